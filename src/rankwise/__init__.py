@@ -1,0 +1,26 @@
+"""rankwise: exact, fast, reproducible evaluation of rankings.
+
+>>> import rankwise
+>>> rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, "P@2").summary["P@2"].item()
+0.5
+"""
+
+from rankwise._version import __version__
+
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "Result", "Conventions", "load_qrels", "load_run"]
+
+
+def __getattr__(name: str):  # lazy imports keep `import rankwise` light
+    if name in ("evaluate", "Result"):
+        import importlib
+
+        return getattr(importlib.import_module("rankwise.evaluate"), name)
+    if name in ("Qrels", "Run", "load_qrels", "load_run"):
+        from rankwise import data
+
+        return getattr(data, name)
+    if name == "Conventions":
+        from rankwise.engine.conventions import Conventions
+
+        return Conventions
+    raise AttributeError(f"module 'rankwise' has no attribute {name!r}")

@@ -1,0 +1,102 @@
+"""``rankwise trec-eval``: a drop-in for the trec_eval program (same flags, names, output)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rankwise.data.load import load_qrels, load_run
+from rankwise.engine.align import QrelsIndex, align
+from rankwise.engine.conventions import Conventions
+from rankwise.errors import RankwiseError
+from rankwise.evaluate import compute_scores
+from rankwise.metrics.names import MetricSpec, parse_params
+from rankwise.metrics.registry import BY_NAME, NICKNAMES, ORDER
+from rankwise.report.trec_format import format_trec
+
+USAGE = "rankwise trec-eval [-h] [-q] [-n] [-c] [-J] [-l N] [-M N] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rankwise trec-eval", usage=USAGE,
+                                description="Evaluate RUN against QRELS exactly as trec_eval 10.0 does.")
+    p.add_argument("-q", "--query", action="store_true", help="print per-query values as well")
+    p.add_argument("-n", "--nosummary", action="store_true", help="do not print the summary")
+    p.add_argument("-c", "--complete", action="store_true",
+                   help="average over every query of the qrels (missing queries score 0)")
+    p.add_argument("-J", "--judged_docs_only", action="store_true", help="drop unjudged documents")
+    p.add_argument("-l", "--level_for_rel", type=int, default=1, metavar="N",
+                   help="relevance level: label >= N is relevant (default 1)")
+    p.add_argument("-M", "--max_retrieved_per_topic", type=int, default=None, metavar="N",
+                   help="evaluate only the top N documents of each query")
+    p.add_argument("-N", "--number_docs_in_coll", type=int, default=0, metavar="N",
+                   help="collection size (for utility)")
+    p.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
+                   help="measure name, nickname (official, all_trec, set) or name.params")
+    p.add_argument("qrels")
+    p.add_argument("run")
+    return p
+
+
+def resolve_measures(args: Sequence[str]) -> list[MetricSpec]:
+    """Turn trec_eval ``-m`` arguments into specs, one per family, in trec_eval's order.
+
+    >>> [s.family for s in resolve_measures(["P.5", "map"])]
+    ['map', 'P']
+    """
+    params: dict[str, tuple[tuple, str]] = {}
+    marked: list[str] = []
+    for arg in args or ["official"]:
+        name, dot, text = arg.partition(".")
+        if dot and not text:
+            raise RankwiseError(f"improper measure in parameter {arg!r}")
+        if name in NICKNAMES:
+            marked.extend(NICKNAMES[name])
+        elif name in BY_NAME and BY_NAME[name].trec:
+            marked.append(name)
+        else:
+            raise RankwiseError(f"illegal measure {arg!r}")
+        if dot:
+            fam = BY_NAME.get(name)
+            if fam is None or fam.params == "none":
+                raise RankwiseError(f"illegal measure {arg!r}: it takes no parameters")
+            if name not in params:
+                params[name] = (parse_params(fam, text), text)
+    specs = []
+    for name in sorted(set(marked), key=ORDER.__getitem__):
+        fam = BY_NAME[name]
+        values, printable = params.get(name, (fam.default, None))
+        specs.append(MetricSpec(name, values, printable, name))
+    return specs
+
+
+def run_trec_eval(argv: Sequence[str], out=None) -> int:
+    """Entry point: parse trec_eval arguments, evaluate, print; returns the exit code."""
+    out = out or sys.stdout
+    args = _parser().parse_args(list(argv))
+    try:
+        specs = resolve_measures(args.measure)
+        conv = Conventions(rel_level=args.level_for_rel, depth=args.max_retrieved_per_topic,
+                           judged_only=args.judged_docs_only, missing="zero" if args.complete else "skip",
+                           num_docs_in_coll=args.number_docs_in_coll)
+        index = QrelsIndex.build(load_qrels(args.qrels))
+        rl, warnings = align(load_run(args.run), index, conv)
+        if rl.n_queries == 0:
+            raise RankwiseError("no queries with both results and relevance info")
+        scores = compute_scores(rl, specs, conv)
+        override = {}
+        if args.complete:
+            # trec_eval quirk: with -c the summary num_rel counts labels >= 1 whatever -l says
+            override["num_rel"] = int(index.level_counts[:, index.level_values >= 1].sum())
+    except RankwiseError as exc:
+        print(f"rankwise trec-eval: {exc}", file=sys.stderr)
+        return 2
+    columns = [c for s in specs if s.family not in ("runid", "num_q") for c in s.columns()]
+    families = {s.family for s in specs}
+    out.write(format_trec(scores, columns, per_query=args.query, summary=not args.nosummary,
+                          with_runid="runid" in families, with_num_q="num_q" in families,
+                          summary_override=override))
+    for w in warnings:
+        print(f"rankwise trec-eval: warning: {w}", file=sys.stderr)
+    return 0

@@ -1,0 +1,65 @@
+"""One entry point per input kind: anything a user may pass becomes a Qrels or a Run."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rankwise.data.containers import Qrels, Run
+from rankwise.errors import InputError
+
+_TABULAR_SUFFIXES = (".parquet", ".json", ".jsonl", ".ndjson", ".json.gz", ".jsonl.gz")
+
+
+def _is_pandas(obj: Any) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def load_qrels(obj: Any) -> Qrels:
+    """Accept a Qrels, a path (TREC, Parquet, JSON, JSONL, optionally .gz), a DataFrame or a dict.
+
+    >>> load_qrels({"q1": {"d1": 1}}).label.tolist()
+    [1]
+    """
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        if path.endswith(_TABULAR_SUFFIXES):
+            from rankwise.data.tabular_io import read_tabular_qrels
+
+            return read_tabular_qrels(path)
+        from rankwise.data.trec_io import read_trec_qrels
+
+        return read_trec_qrels(path)
+    if _is_pandas(obj):
+        return Qrels.from_dataframe(obj)
+    if isinstance(obj, dict):
+        return Qrels.from_dict(obj)
+    raise InputError(f"cannot read qrels from a {type(obj).__name__}; expected a path, DataFrame or dict")
+
+
+def load_run(obj: Any, name: str | None = None) -> Run:
+    """Accept a Run, a path (TREC, Parquet, JSON, JSONL, optionally .gz), a DataFrame or a dict.
+
+    >>> load_run({"q1": {"d1": 0.5}}, name="mine").name
+    'mine'
+    """
+    if isinstance(obj, Run):
+        if name is not None:
+            obj.name = name
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        if path.endswith(_TABULAR_SUFFIXES):
+            from rankwise.data.tabular_io import read_tabular_run
+
+            return read_tabular_run(path, name=name)
+        from rankwise.data.trec_io import read_trec_run
+
+        return read_trec_run(path, name=name)
+    if _is_pandas(obj):
+        return Run.from_dataframe(obj, name=name)
+    if isinstance(obj, dict):
+        return Run.from_dict(obj, name=name or "run")
+    raise InputError(f"cannot read a run from a {type(obj).__name__}; expected a path, DataFrame or dict")

@@ -1,0 +1,223 @@
+"""Alignment of a run with qrels into RankedLists: encode ids, join labels, sort under a tie rule.
+
+Query ids are encoded once per qrels (shared by every run evaluated against them). A run's
+rows are joined to their labels with one integer key per (query, document), then sorted by one
+``argsort`` of a packed (query, score) key; only rows whose score ties a neighbour are ordered
+again by document id, as the tie rule asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankwise.data.containers import Qrels, Run
+from rankwise.engine.conventions import Conventions
+from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
+from rankwise.errors import InputError
+
+
+def _line(lines: np.ndarray | None, row: int) -> int:
+    return int(lines[row]) if lines is not None else row + 1
+
+
+@dataclass
+class QrelsIndex:
+    """Qrels encoded for fast joins: sorted query ids, a document vocabulary, sorted join keys."""
+
+    query_ids: np.ndarray
+    query_array: pa.Array
+    doc_vocab: pa.Array
+    keys: np.ndarray
+    labels: np.ndarray
+    level_values: np.ndarray
+    level_counts: np.ndarray
+    source: str = "<qrels>"
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, qrels: Qrels) -> QrelsIndex:
+        """Encode ``qrels``; a document judged twice for one query is an error (as in trec_eval)."""
+        qdict = pc.dictionary_encode(qrels.query)
+        uniq_q = np.asarray(qdict.dictionary.to_pylist(), dtype=object)
+        order = np.argsort(uniq_q.astype(str), kind="stable")
+        query_ids = uniq_q[order]
+        rank_of = np.empty(len(order), dtype=np.int64)
+        rank_of[order] = np.arange(len(order))
+        qcode = rank_of[qdict.indices.to_numpy(zero_copy_only=False)]
+        ddict = pc.dictionary_encode(qrels.doc)
+        doc_vocab = ddict.dictionary
+        dcode = ddict.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        keys = qcode * max(len(doc_vocab), 1) + dcode
+        sort = np.argsort(keys, kind="stable")
+        keys = keys[sort]
+        labels = qrels.label[sort]
+        dup = np.flatnonzero(keys[1:] == keys[:-1])
+        if len(dup):
+            first, second = sort[dup[0]], sort[dup[0] + 1]
+            raise InputError(
+                f"document {qrels.doc[int(second)].as_py()!r} is judged twice for query "
+                f"{qrels.query[int(second)].as_py()!r} (first at line {_line(qrels.lines, int(first))}); "
+                "expected one judgment per (query, document)",
+                source=qrels.source, line=_line(qrels.lines, int(second)), field="doc",
+            )
+        judged = labels >= 0
+        level_values = np.unique(labels[judged])
+        level_counts = np.zeros((len(query_ids), len(level_values)), dtype=np.int64)
+        if len(level_values):
+            lvl = np.searchsorted(level_values, labels[judged])
+            np.add.at(level_counts, (qcode[sort][judged], lvl), 1)
+        return cls(query_ids, pa.array(query_ids.tolist(), pa.string()), doc_vocab, keys, labels,
+                   level_values, level_counts, qrels.source)
+
+    def lookup(self, qcode: np.ndarray, doc: pa.Array) -> np.ndarray:
+        """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL."""
+        dcode = pc.index_in(doc, value_set=self.doc_vocab)
+        found = dcode.is_valid().to_numpy(zero_copy_only=False)
+        codes = dcode.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        key = qcode * max(len(self.doc_vocab), 1) + codes
+        pos = np.searchsorted(self.keys, key)
+        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
+        hit = found & (self.keys[pos_c] == key)
+        label = np.full(len(key), NONPOOL, dtype=np.int64)
+        label[hit] = self.labels[pos_c[hit]]
+        label[hit & (label < 0)] = UNJUDGED
+        return label
+
+
+def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
+    """uint32 key whose ascending order is the descending order of ``score`` as float32."""
+    s32 = score.astype(np.float32) + np.float32(0.0)  # -0.0 becomes 0.0
+    bits = s32.view(np.uint32)
+    asc = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
+    return ~asc
+
+
+def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str) -> tuple[np.ndarray | None, int]:
+    """Return a keep-mask (None if no duplicates) and the number of rows dropped."""
+    ddict = pc.dictionary_encode(run.doc)
+    dcode = ddict.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    key = qcode * max(len(ddict.dictionary), 1) + dcode
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    dup_pos = np.flatnonzero(sk[1:] == sk[:-1]) + 1
+    if len(dup_pos) == 0:
+        return None, 0
+    if policy == "error":
+        row = int(order[dup_pos[0]])
+        first = int(order[dup_pos[0] - 1])
+        raise InputError(
+            f"document {run.doc[row].as_py()!r} is listed twice for query {run.query[row].as_py()!r} "
+            f"(first at line {_line(run.lines, first)}; {len(dup_pos)} duplicate row(s) in all); "
+            "trec_eval refuses this. Pass duplicates='first' or 'best' to keep one occurrence",
+            source=run.source, line=_line(run.lines, row), field="doc",
+        )
+    keep = np.ones(len(key), dtype=bool)
+    if policy == "first":
+        keep[order[dup_pos]] = False
+    else:  # best: highest score, then earliest row
+        order = np.lexsort((np.arange(len(key)), -run.score, key))
+        sk = key[order]
+        later = np.flatnonzero(sk[1:] == sk[:-1]) + 1
+        keep[order[later]] = False
+    return keep, int((~keep).sum())
+
+
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray, conv: Conventions) -> np.ndarray:
+    """Return ``rows`` sorted by query, then score descending, then the tie rule."""
+    q = qcode[rows].astype(np.uint64)
+    if conv.score_precision == "float32":
+        packed = (q << np.uint64(32)) | _descending_score_key(run.score[rows], "float32").astype(np.uint64)
+        kind = "stable" if conv.ties == "input" else "quicksort"
+        local = np.argsort(packed, kind=kind)
+        sorted_key = packed[local]
+        tied = sorted_key[1:] == sorted_key[:-1]
+    else:
+        local = np.lexsort((-run.score[rows], q))
+        sq, ss = q[local], run.score[rows][local]
+        tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+    if conv.ties == "input" or not tied.any():
+        if conv.ties == "input" and conv.score_precision == "float64":
+            local = np.lexsort((np.arange(len(rows)), -run.score[rows], q))
+        return rows[local]
+    # rows inside runs of equal keys: order them by document id
+    in_group = np.zeros(len(local), dtype=bool)
+    in_group[1:] |= tied
+    in_group[:-1] |= tied
+    pos = np.flatnonzero(in_group)
+    starts = np.ones(len(pos), dtype=bool)
+    starts[1:] = ~tied[pos[1:] - 1]
+    group = np.cumsum(starts)
+    docs = run.doc.take(pa.array(rows[local[pos]])).to_numpy(zero_copy_only=False)
+    _, doc_rank = np.unique(docs.astype(object), return_inverse=True)
+    doc_rank = doc_rank.reshape(-1)
+    direction = -1 if conv.ties == "trec" else 1
+    perm = np.lexsort((direction * doc_rank, group))
+    local[pos] = local[pos][perm]
+    return rows[local]
+
+
+def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, list[str]]:
+    """Join ``run`` with the encoded qrels and sort it; returns the lists and warnings.
+
+    Queries of the run absent from the qrels are left out (counted in a warning); queries of
+    the qrels absent from the run are left out, or kept as empty rankings with
+    ``missing='zero'``.
+    """
+    warnings: list[str] = list(run.notes)
+    qc = pc.index_in(run.query, value_set=index.query_array)
+    known = qc.is_valid().to_numpy(zero_copy_only=False)
+    qcode = qc.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    qcode[~known] = -1
+    keep, dropped = _resolve_duplicates(run, np.where(known, qcode, len(index.query_ids)), conv.duplicates)
+    if dropped:
+        warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
+                        f"keeping the {conv.duplicates} occurrence")
+    if not known.all():
+        unknown = pc.unique(run.query.filter(pa.array(~known)))
+        warnings.append(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
+                        f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}")
+    rows = np.flatnonzero(known if keep is None else (known & keep))
+    rows = _order_rows(run, qcode, rows, conv)
+    qsorted = qcode[rows]
+    label = index.lookup(qsorted, run.doc.take(pa.array(rows)))
+    n_q = len(index.query_ids)
+    counts = np.bincount(qsorted, minlength=n_q)
+    present = counts > 0
+    if conv.depth is not None or conv.judged_only:
+        starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
+        rank0 = np.arange(len(rows)) - np.repeat(starts, counts)
+        mask = np.ones(len(rows), dtype=bool)
+        if conv.depth is not None:
+            mask &= rank0 < conv.depth
+        if conv.judged_only:
+            mask &= label >= 0
+        rows, qsorted, label = rows[mask], qsorted[mask], label[mask]
+        counts = np.bincount(qsorted, minlength=n_q)
+    missing = int((~present).sum())
+    if conv.missing == "zero":
+        evaluated = np.arange(n_q)
+        if missing:
+            warnings.append(f"{run.name}: {missing} judged query(ies) are absent from the run and "
+                            "were scored as empty rankings (missing='zero')")
+    else:
+        evaluated = np.flatnonzero(present)
+        if missing:
+            warnings.append(f"{run.name}: {missing} judged query(ies) are absent from the run and "
+                            "were left out (missing='skip'; use missing='zero' to score them 0)")
+    offsets = np.concatenate(([0], np.cumsum(counts[evaluated]))).astype(np.int64)
+    lists = RankedLists(
+        query_ids=index.query_ids[evaluated],
+        offsets=offsets,
+        label=label,
+        level_values=index.level_values,
+        level_counts=index.level_counts[evaluated],
+        rel_level=conv.rel_level,
+        run_name=run.name,
+        in_run=present[evaluated],
+    )
+    lists.docs = rows  # row numbers into the run, in rank order (for detail views)
+    return lists, warnings

@@ -1,0 +1,68 @@
+"""Every evaluation convention as a named parameter; the defaults reproduce trec_eval 10.0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from rankwise.errors import RankwiseError
+
+TIES = ("trec", "input", "docid_asc")
+MISSING = ("skip", "zero")
+DUPLICATES = ("error", "first", "best")
+PRECISIONS = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How a run is turned into ranked lists and how queries are counted.
+
+    - ``rel_level``: a label >= ``rel_level`` is relevant (trec_eval ``-l``).
+    - ``depth``: keep only the top ``depth`` documents per query (trec_eval ``-M``); None keeps all.
+    - ``judged_only``: drop retrieved documents without a judgment before ranking (``-J``).
+    - ``missing``: queries in the qrels but absent from the run are left out (``skip``) or
+      scored as empty rankings (``zero``, trec_eval ``-c``).
+    - ``ties``: ``trec`` (score descending, then doc id descending), ``input`` (file order),
+      ``docid_asc`` (score descending, then doc id ascending).
+    - ``score_precision``: ``float32`` compares scores as C floats, as trec_eval does; ``float64``
+      keeps full precision.
+    - ``duplicates``: a doc listed twice for one query is an ``error`` (trec_eval), or the
+      ``first`` or ``best``-scored occurrence is kept (counted in the warnings).
+    - ``num_docs_in_coll``: collection size, used only by ``utility``'s fourth coefficient (``-N``).
+
+    >>> Conventions().signature_part()
+    'ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32'
+    """
+
+    rel_level: int = 1
+    depth: int | None = None
+    judged_only: bool = False
+    missing: str = "skip"
+    ties: str = "trec"
+    score_precision: str = "float32"
+    duplicates: str = "error"
+    num_docs_in_coll: int = 0
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("ties", TIES), ("missing", MISSING), ("duplicates", DUPLICATES),
+                              ("score_precision", PRECISIONS)):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise RankwiseError(f"convention {name}={value!r}: expected one of {', '.join(allowed)}")
+        if self.depth is not None and self.depth <= 0:
+            raise RankwiseError(f"convention depth={self.depth}: expected a positive integer or None")
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The names accepted as keyword arguments by ``evaluate``."""
+        return [f.name for f in fields(cls)]
+
+    def signature_part(self) -> str:
+        """The conventions as ``key=value`` pairs for a metric signature."""
+        return "|".join([
+            f"ties={self.ties}",
+            f"rel={self.rel_level}",
+            f"judged={'only' if self.judged_only else 'all'}",
+            f"missing={self.missing}",
+            f"depth={self.depth if self.depth is not None else 'all'}",
+            f"scores={self.score_precision}",
+        ])

@@ -1,0 +1,133 @@
+"""Primitives over segmented (CSR-style) arrays: one contiguous array, per-segment offsets.
+
+``offsets`` has one more entry than there are segments; segment ``i`` is
+``values[offsets[i]:offsets[i + 1]]``. Every function is vectorised: no Python loop over
+segments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def segment_ids(offsets: np.ndarray) -> np.ndarray:
+    """Segment index of every element.
+
+    >>> segment_ids(np.array([0, 2, 2, 3])).tolist()
+    [0, 0, 2]
+    """
+    lengths = np.diff(offsets)
+    return np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+
+
+def positions(offsets: np.ndarray) -> np.ndarray:
+    """0-based position of every element inside its segment.
+
+    >>> positions(np.array([0, 2, 5])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    n = int(offsets[-1])
+    return np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
+
+
+def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of each segment (0 for empty segments).
+
+    >>> segment_sum(np.array([1.0, 2.0, 4.0]), np.array([0, 2, 2, 3])).tolist()
+    [3.0, 0.0, 4.0]
+    """
+    n_seg = len(offsets) - 1
+    out_dtype = np.float64 if values.dtype.kind == "f" else np.int64
+    if n_seg == 0:
+        return np.zeros(0, dtype=out_dtype)
+    if len(values) == 0:
+        return np.zeros(n_seg, dtype=out_dtype)
+    starts = np.minimum(offsets[:-1], len(values) - 1)
+    sums = np.add.reduceat(values.astype(out_dtype, copy=False), starts)
+    sums[np.diff(offsets) == 0] = 0
+    return sums
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Inclusive running sum inside each segment.
+
+    Integers use one global cumulative sum (exact). Floats are summed row by row inside each
+    segment, in order, as a sequential loop would, through a padded 2-D view when that view is
+    small, so that per-segment results do not carry rounding from earlier segments.
+
+    >>> segment_cumsum(np.array([1, 2, 3, 4]), np.array([0, 2, 4])).tolist()
+    [1, 3, 3, 7]
+    """
+    n = len(values)
+    if n == 0:
+        return values.copy()
+    lengths = np.diff(offsets)
+    if values.dtype.kind in "iub":
+        total = np.cumsum(values, dtype=np.int64)
+        before = np.concatenate(([0], total))[offsets[:-1]]
+        return total - np.repeat(before, lengths)
+    max_len = int(lengths.max())
+    n_seg = len(lengths)
+    if max_len * n_seg <= 4 * n + 1024:
+        padded = np.zeros((n_seg, max_len), dtype=np.float64)
+        pos = positions(offsets)
+        seg = segment_ids(offsets)
+        padded[seg, pos] = values
+        np.cumsum(padded, axis=1, out=padded)
+        return padded[seg, pos]
+    total = np.cumsum(values, dtype=np.float64)
+    before = np.concatenate(([0.0], total))[offsets[:-1]]
+    return total - np.repeat(before, lengths)
+
+
+def value_at(cumulative: np.ndarray, offsets: np.ndarray, k: np.ndarray | int) -> np.ndarray:
+    """Value of an inclusive per-segment cumulative array after the first ``k`` elements.
+
+    ``k`` is clipped to the segment length; ``k == 0`` (or an empty segment) gives 0.
+
+    >>> value_at(np.array([1, 3, 3, 7]), np.array([0, 2, 4]), 1).tolist()
+    [1, 3]
+    """
+    lengths = np.diff(offsets)
+    take = np.minimum(np.broadcast_to(np.asarray(k, dtype=np.int64), lengths.shape), lengths)
+    idx = offsets[:-1] + take - 1
+    safe = np.clip(idx, 0, max(len(cumulative) - 1, 0))
+    if len(cumulative) == 0:
+        return np.zeros(len(lengths), dtype=cumulative.dtype)
+    out = cumulative[safe].copy()
+    out[take <= 0] = 0
+    return out
+
+
+def first_index(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Position (inside its segment) of the first True of each segment, or -1.
+
+    >>> first_index(np.array([False, True, False, False]), np.array([0, 2, 4])).tolist()
+    [1, -1]
+    """
+    n_seg = len(offsets) - 1
+    out = np.full(n_seg, -1, dtype=np.int64)
+    hits = np.flatnonzero(mask)
+    if len(hits) == 0:
+        return out
+    seg = np.searchsorted(offsets, hits, side="right") - 1
+    first_of_seg, where = np.unique(seg, return_index=True)
+    out[first_of_seg] = hits[where] - offsets[first_of_seg]
+    return out
+
+
+def reverse_cummax(values: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
+    """Maximum of each element and every later element of the same segment (exact).
+
+    ``seg`` must be non-decreasing. Works on exact ordinal codes, so no rounding is added.
+
+    >>> reverse_cummax(np.array([0.5, 0.2, 0.3, 0.1]), np.array([0, 0, 0, 1]), 2).tolist()
+    [0.5, 0.3, 0.3, 0.1]
+    """
+    if len(values) == 0:
+        return values.copy()
+    uniq, codes = np.unique(values, return_inverse=True)
+    n_codes = len(uniq)
+    key = (n_seg - 1 - seg).astype(np.int64) * n_codes + codes.reshape(-1)
+    rev = np.maximum.accumulate(key[::-1])[::-1]
+    return uniq[rev - (n_seg - 1 - seg).astype(np.int64) * n_codes]

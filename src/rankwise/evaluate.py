@@ -1,0 +1,240 @@
+"""evaluate(qrels, runs, metrics, **conventions) -> Result: per-query values, means, signatures."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankwise._version import __version__
+from rankwise.data.containers import Qrels, Run
+from rankwise.data.load import load_qrels, load_run
+from rankwise.engine.align import QrelsIndex, align
+from rankwise.engine.conventions import Conventions
+from rankwise.engine.ranked import RankedLists
+from rankwise.errors import RankwiseError
+from rankwise.metrics.names import MetricSpec, parse_metric
+from rankwise.metrics.ranking.average_precision import geometric_mean
+from rankwise.metrics.registry import BY_NAME, ORDER
+
+GAIN_FAMILIES = {"ndcg", "ndcg_rel", "Rndcg", "G", "ndcg_cut", "dcg_cut", "rbp"}
+
+
+@dataclass
+class RunScores:
+    """Per-query values of one run: column name -> array aligned with ``query_ids``."""
+
+    name: str
+    query_ids: np.ndarray
+    values: dict[str, Any]
+    kinds: dict[str, str]
+    summary_rule: dict[str, str]
+
+    def summary(self, column: str) -> Any:
+        """The summary of a column over queries: mean, sum, geometric mean or None."""
+        rule = self.summary_rule[column]
+        vals = self.values[column]
+        if rule == "sum":
+            return int(np.sum(vals))
+        if rule == "mean":
+            v = np.asarray(vals, dtype=np.float64)
+            return float(np.cumsum(v)[-1] / len(v)) if len(v) else 0.0
+        if rule == "gmean":
+            return geometric_mean(np.asarray(vals, dtype=np.float64))
+        return None
+
+
+def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventions) -> RunScores:
+    """Compute every requested column on one aligned run, each family once per parameter set."""
+    values: dict[str, Any] = {}
+    kinds: dict[str, str] = {}
+    rules: dict[str, str] = {}
+    done: set[tuple] = set()
+    for spec in sorted(specs, key=lambda s: ORDER[s.family]):
+        key = (spec.family, spec.values, spec.printable)
+        if key in done:
+            continue
+        done.add(key)
+        fam = BY_NAME[spec.family]
+        cols = spec.columns()
+        if fam.kind in ("runid", "num_q"):
+            continue
+        out = fam.compute(rl, spec.values, conv)
+        if fam.kind == "string":
+            values[cols[0]] = out
+        else:
+            arr = np.asarray(out)
+            if arr.ndim == 1:
+                arr = arr.reshape(-1, 1)
+            for i, col in enumerate(cols):
+                values[col] = arr[:, i]
+        for col in cols:
+            kinds[col] = fam.kind
+            rules[col] = fam.summary
+    return RunScores(rl.run_name, rl.query_ids, values, kinds, rules)
+
+
+def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
+    """The reproducibility signature of one column: its canonical name and every convention.
+
+    >>> signature(parse_metric("ndcg@10"), "ndcg_cut_10", Conventions())
+    'ndcg_cut_10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32|rankwise-0.1.0'
+    """
+    parts = [column]
+    if spec.family in GAIN_FAMILIES:
+        custom = [f"{k}={v:g}" for k, v in spec.values if k != "p"] if spec.definition.params == "pairs" else []
+        parts.append("gain=" + (",".join(custom) if custom else "linear"))
+    parts.append(conv.signature_part())
+    parts.append(f"rankwise-{__version__}")
+    return "|".join(parts)
+
+
+@dataclass
+class Result:
+    """Outcome of ``evaluate``: per-query values, means, signatures and warnings.
+
+    ``per_query`` has one row per (run, query) and one column per metric; ``summary`` one row
+    per run. Column names are the metric names as written by the caller (a name that stands for
+    several cut-offs, such as ``P.5,10``, becomes one column per cut-off).
+    """
+
+    runs: list[RunScores]
+    labels: dict[str, list[str]]
+    signatures: dict[str, str]
+    conventions: Conventions
+    warnings: list[str] = field(default_factory=list)
+
+    def _column_map(self) -> dict[str, str]:
+        out = {}
+        for label, cols in self.labels.items():
+            if len(cols) == 1:
+                out[label] = cols[0]
+            else:
+                for c in cols:
+                    out[c] = c
+        return out
+
+    @property
+    def per_query(self) -> Any:
+        import pandas as pd
+
+        colmap = self._column_map()
+        frames = []
+        for rs in self.runs:
+            data = {"run": rs.name, "query": rs.query_ids.astype(str)}
+            for out, col in colmap.items():
+                data[out] = rs.values[col]
+            frames.append(pd.DataFrame(data))
+        frame = pd.concat(frames, ignore_index=True)
+        return frame.set_index(["run", "query"])
+
+    @property
+    def summary(self) -> Any:
+        import pandas as pd
+
+        colmap = self._column_map()
+        rows = {rs.name: {out: rs.summary(col) for out, col in colmap.items()} for rs in self.runs}
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame.index.name = "run"
+        return frame
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """The stable JSON shape: ``{"rankwise", "metrics", "runs", "warnings"}``."""
+        colmap = self._column_map()
+        runs: dict[str, Any] = {}
+        for rs in self.runs:
+            entry: dict[str, Any] = {"summary": {out: rs.summary(col) for out, col in colmap.items()}}
+            if per_query:
+                entry["per_query"] = {
+                    str(q): {out: _plain(rs.values[col][i]) for out, col in colmap.items()}
+                    for i, q in enumerate(rs.query_ids)
+                }
+            runs[rs.name] = entry
+        metrics = {out: {"signature": self.signatures[out]} for out in colmap}
+        return {"rankwise": __version__, "metrics": metrics, "runs": runs, "warnings": list(self.warnings)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
+    """Normalise the ``runs`` argument into (run-like, name) pairs."""
+    if isinstance(runs, (Run, str, os.PathLike)) or type(runs).__name__ == "DataFrame":
+        return [(runs, None)]
+    if isinstance(runs, Mapping):
+        values = list(runs.values())
+        if values and all(isinstance(v, Mapping) for v in values) and all(
+            all(not isinstance(x, Mapping) for x in v.values()) for v in values
+        ):
+            return [(dict(runs), None)]  # one {qid: {doc: score}} run
+        return [(v, str(k)) for k, v in runs.items()]
+    if isinstance(runs, Sequence):
+        return [(r, None) for r in runs]
+    raise RankwiseError(f"cannot read runs from a {type(runs).__name__}")
+
+
+def evaluate(
+    qrels: Any,
+    runs: Any,
+    metrics: str | Sequence[str],
+    **conventions: Any,
+) -> Result:
+    """Evaluate one or many runs against qrels.
+
+    ``qrels`` and each run may be a path (TREC, Parquet, JSON, JSONL), a DataFrame, a
+    ``{qid: {docid: value}}`` dict or a Qrels/Run. ``runs`` may be one run, a list, or a
+    ``{name: run}`` mapping. ``metrics`` are names in trec_eval, ranx or ir_measures
+    spelling. Keyword arguments set conventions (see ``Conventions``): ``rel_level``,
+    ``depth``, ``judged_only``, ``missing``, ``ties``, ``score_precision``, ``duplicates``.
+
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 1}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+    >>> res = evaluate(qrels, run, ["map", "P@2", "ndcg@3"])
+    >>> res.summary.round(4).to_dict("records")   # AP = (1/1 + 2/3) / 2
+    [{'map': 0.8333, 'P@2': 0.5, 'ndcg@3': 0.9197}]
+    """
+    unknown = set(conventions) - set(Conventions.names())
+    if unknown:
+        raise RankwiseError(f"unknown convention(s) {sorted(unknown)}; expected {Conventions.names()}")
+    conv = Conventions(**conventions)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    specs = [parse_metric(m) for m in metrics]
+    q = qrels if isinstance(qrels, Qrels) else load_qrels(qrels)
+    index = QrelsIndex.build(q)
+    results: list[RunScores] = []
+    warnings: list[str] = []
+    seen: set[str] = set()
+    for obj, name in _as_runs(runs):
+        run = load_run(obj, name=name)
+        if run.name in seen:
+            base, n = run.name, 2
+            while f"{base}#{n}" in seen:
+                n += 1
+            warnings.append(f"two runs are named {base!r}; the later one is reported as '{base}#{n}'")
+            run.name = f"{base}#{n}"
+        seen.add(run.name)
+        rl, notes = align(run, index, conv)
+        warnings.extend(notes)
+        if rl.n_queries == 0:
+            raise RankwiseError(f"{run.name}: no query has both a ranking and judgments "
+                                f"(run {run.source}, qrels {q.source})")
+        results.append(compute_scores(rl, specs, conv))
+    labels = {s.label: s.columns() for s in specs}
+    sigs: dict[str, str] = {}
+    for s in specs:
+        cols = s.columns()
+        if len(cols) == 1:
+            sigs[s.label] = signature(s, cols[0], conv)
+        else:
+            for c in cols:
+                sigs[c] = signature(s, c, conv)
+    return Result(results, labels, sigs, conv, warnings)

@@ -1,0 +1,1 @@
+"""Metric definitions (one pure function per metric) and the metric-name registry."""

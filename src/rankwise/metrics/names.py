@@ -1,0 +1,162 @@
+"""Metric names: trec_eval (``ndcg_cut.10``, ``P_5``), ranx (``ndcg@10``, ``map@100``) and
+ir_measures (``nDCG@10``, ``AP``, ``RR@10``) spellings all parse to one MetricSpec."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from rankwise.errors import RankwiseError, UnknownMetricError
+from rankwise.metrics.registry import BY_NAME, FAMILIES, NICKNAMES, Family
+
+
+class MetricParameterError(RankwiseError, ValueError):
+    """A metric parameter that cannot be read (bad cut-off, malformed pair)."""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A parsed metric: its family, parameter values, and the name the user wrote.
+
+    >>> spec = parse_metric("ndcg@10")
+    >>> spec.family, spec.values, spec.columns()
+    ('ndcg_cut', (10,), ['ndcg_cut_10'])
+    """
+
+    family: str
+    values: tuple
+    printable: str | None
+    label: str
+
+    @property
+    def definition(self) -> Family:
+        return BY_NAME[self.family]
+
+    def columns(self) -> list[str]:
+        return self.definition.columns(self.values, self.printable)
+
+
+def _atol(text: str) -> int:
+    m = re.match(r"\s*[+-]?\d+", text)
+    if not m:
+        raise MetricParameterError(f"expected an integer cut-off, got {text!r}")
+    return int(m.group())
+
+
+def _atof(text: str) -> float:
+    m = re.match(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
+    if not m:
+        raise MetricParameterError(f"expected a number, got {text!r}")
+    return float(m.group())
+
+
+def parse_params(family: Family, text: str) -> tuple:
+    """Read a trec_eval parameter string for ``family`` (``5,10`` or ``1=3,2=9``).
+
+    >>> parse_params(BY_NAME["P"], "10,5")
+    (5, 10)
+    """
+    parts = text.split(",")
+    if family.params == "cut_long":
+        values = sorted(_atol(p) for p in parts)
+        if values[0] <= 0:
+            raise MetricParameterError(f"{family.name}: cut-offs must be positive, got {text!r}")
+        if len(set(values)) != len(values):
+            raise MetricParameterError(f"{family.name}: duplicate cut-offs in {text!r}")
+        return tuple(values)
+    if family.params == "cut_double":
+        dvalues = sorted(_atof(p) for p in parts)
+        if len(set(dvalues)) != len(dvalues):
+            raise MetricParameterError(f"{family.name}: duplicate cut-offs in {text!r}")
+        return tuple(dvalues)
+    if family.params == "double":
+        return tuple(_atof(p) for p in parts)
+    if family.params == "pairs":
+        pairs = []
+        for p in parts:
+            if p.count("=") != 1 or not p.split("=")[0]:
+                raise MetricParameterError(f"{family.name}: expected name=value pairs, got {text!r}")
+            key, value = p.split("=")
+            pairs.append((key, _atof(value)))
+        return tuple(pairs)
+    raise MetricParameterError(f"{family.name} takes no parameters, got {text!r}")
+
+
+_AT_ALIASES = {
+    "ndcg": "ndcg_cut", "ndcg_cut": "ndcg_cut", "map": "map_cut", "ap": "map_cut", "map_cut": "map_cut",
+    "p": "P", "precision": "P", "r": "recall", "recall": "recall", "mrr": "RR_cut", "rr": "RR_cut",
+    "recip_rank": "RR_cut", "success": "success", "hit_rate": "success", "hitrate": "success",
+    "hits": "hits", "judged": "judged", "dcg": "dcg_cut", "relative_p": "relative_P",
+    "unj": "unj", "iprec_at_recall": "iprec_at_recall",
+}
+_PLAIN_ALIASES = {
+    "ndcg": "ndcg", "map": "map", "ap": "map", "mrr": "recip_rank", "rr": "recip_rank",
+    "recip_rank": "recip_rank", "rprec": "Rprec", "r_precision": "Rprec", "r-prec": "Rprec",
+    "rprec_mult": "Rprec_mult", "bpref": "bpref", "infap": "infAP", "gm_map": "gm_map",
+    "gmap": "gm_map", "gm_bpref": "gm_bpref", "numret": "num_ret", "num_ret": "num_ret",
+    "numrel": "num_rel", "num_rel": "num_rel", "numrelret": "num_rel_ret", "num_rel_ret": "num_rel_ret",
+    "rbp": "rbp", "rbp_resid": "rbp_resid", "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg", "g": "G",
+    "bing": "binG", "11pt_avg": "11pt_avg", "set_p": "set_P", "set_recall": "set_recall",
+    "set_relative_p": "set_relative_P", "set_map": "set_map", "set_f": "set_F", "utility": "utility",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret", "relstring": "relstring",
+    "ndcg_burges": None,
+}
+
+
+def known_names() -> list[str]:
+    """Every spelling the parser knows, for suggestions and ``rankwise metrics``."""
+    names = {f.name for f in FAMILIES}
+    names |= {f"{a}@10" for a in _AT_ALIASES}
+    names |= {a for a, v in _PLAIN_ALIASES.items() if v}
+    names |= set(NICKNAMES)
+    return sorted(names)
+
+
+def _unknown(name: str) -> UnknownMetricError:
+    lowered = {n.lower(): n for n in known_names()}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
+    return UnknownMetricError(name, [lowered[c] for c in close])
+
+
+def parse_metric(name: str) -> MetricSpec:
+    """Parse one metric name in any supported spelling.
+
+    >>> [parse_metric(n).columns()[0] for n in ["ndcg@10", "nDCG@10", "ndcg_cut.10", "ndcg_cut_10"]]
+    ['ndcg_cut_10', 'ndcg_cut_10', 'ndcg_cut_10', 'ndcg_cut_10']
+    >>> parse_metric("P.5,10").columns()
+    ['P_5', 'P_10']
+    """
+    text = name.strip()
+    if not text:
+        raise _unknown(name)
+    if "@" in text:
+        base, _, k = text.partition("@")
+        family = _AT_ALIASES.get(base.lower())
+        if family is None or not re.fullmatch(r"\d+", k):
+            raise _unknown(name)
+        if int(k) <= 0:
+            raise MetricParameterError(f"{name}: the cut-off must be positive")
+        return MetricSpec(family, (int(k),), None, name)
+    if text in BY_NAME and BY_NAME[text].trec:
+        fam = BY_NAME[text]
+        return MetricSpec(fam.name, fam.default, None, name)
+    if "." in text:
+        base, _, params = text.partition(".")
+        fam = BY_NAME.get(base) or BY_NAME.get(_PLAIN_ALIASES.get(base.lower()) or "")
+        if fam is not None:
+            if fam.name == "rbp" and re.fullmatch(r"\d+", params):  # ranx: rbp.95 -> p = 0.95
+                p = float("0." + params)
+                return MetricSpec("rbp", (("p", p),), f"p={p}", name)
+            if fam.params == "none":
+                raise MetricParameterError(f"{name}: {fam.name} takes no parameters")
+            return MetricSpec(fam.name, parse_params(fam, params), params, name)
+    m = re.fullmatch(r"(.+?)_(\d+(?:\.\d+)?)", text)
+    if m and m.group(1) in BY_NAME and BY_NAME[m.group(1)].params.startswith("cut"):
+        fam = BY_NAME[m.group(1)]
+        return MetricSpec(fam.name, parse_params(fam, m.group(2)), None, name)
+    alias = _PLAIN_ALIASES.get(text.lower())
+    if alias:
+        fam = BY_NAME[alias]
+        return MetricSpec(fam.name, fam.default, None, name)
+    raise _unknown(name)

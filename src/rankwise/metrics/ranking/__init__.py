@@ -1,0 +1,1 @@
+"""Ranking metrics over RankedLists: each returns one value per query."""

@@ -1,0 +1,176 @@
+"""Precision-at-relevant measures: AP and its cut-off, bpref, infAP, reciprocal rank,
+interpolated precision at recall levels and the 11-point average.
+
+Example used below (see ``_example``): relevant documents at ranks 1 and 4, R = 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankwise.engine import segments
+from rankwise.engine.ranked import UNJUDGED, RankedLists
+from rankwise.metrics.ranking._seq import safe_divide, seq_sum
+
+INFAP_EPSILON = 0.00001
+MIN_GEO_MEAN = 0.00001
+DEFAULT_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def _precision_terms(rl: RankedLists) -> np.ndarray:
+    """Precision at each row if the row is relevant, else 0."""
+    terms = np.zeros(len(rl.label), dtype=np.float64)
+    rel = rl.is_rel
+    terms[rel] = rl.cum_rel[rel] / (rl.rank0[rel] + 1.0)
+    return terms
+
+
+def average_precision(rl: RankedLists) -> np.ndarray:
+    """AP = (sum over relevant retrieved d of P@rank(d)) / R; 0 when R = 0.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> average_precision(example()).tolist()   # (1/1 + 2/4) / 3
+    [0.5]
+    """
+    return safe_divide(seq_sum(_precision_terms(rl), rl.offsets), rl.num_rel)
+
+
+def average_precision_at(rl: RankedLists, ks: Sequence[int]) -> np.ndarray:
+    """AP@k (trec_eval ``map_cut``): AP counting only the top k, still divided by R.
+
+    Returns one column per cut-off.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> average_precision_at(example(), [3, 5]).round(4).tolist()   # [1/3], [(1 + 0.5)/3]
+    [[0.3333, 0.5]]
+    """
+    cum = segments.segment_cumsum(_precision_terms(rl), rl.offsets)
+    cols = [safe_divide(segments.value_at(cum, rl.offsets, k), rl.num_rel) for k in ks]
+    return np.column_stack(cols) if cols else np.zeros((rl.n_queries, 0))
+
+
+def geometric_mean(values: np.ndarray) -> float:
+    """Geometric mean with trec_eval's floor: exp(mean(log(max(v, 0.00001)))).
+
+    >>> round(geometric_mean(np.array([0.5, 0.0])), 6)
+    0.002236
+    """
+    if len(values) == 0:
+        return 0.0
+    logs = np.log(np.maximum(values, MIN_GEO_MEAN))
+    return float(np.exp(np.cumsum(logs)[-1] / len(values)))
+
+
+def reciprocal_rank(rl: RankedLists, k: int | None = None) -> np.ndarray:
+    """RR = 1 / rank of the first relevant document (0 if none, or if beyond ``k``).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> reciprocal_rank(example()).tolist()
+    [1.0]
+    """
+    first = segments.first_index(rl.is_rel, rl.offsets)
+    ok = first >= 0
+    if k is not None:
+        ok &= first < k
+    out = np.zeros(rl.n_queries, dtype=np.float64)
+    out[ok] = 1.0 / (first[ok] + 1.0)
+    return out
+
+
+def bpref(rl: RankedLists) -> np.ndarray:
+    """bpref = (1/R) sum over relevant retrieved r of (1 - min(n_r, R) / min(N, R)).
+
+    n_r = judged non-relevant documents ranked above r, N = judged non-relevant documents
+    of the query; a term is 1 when n_r = 0. Unjudged documents are ignored.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(bpref(example())[0]), 4)   # d1: 1; d3: 1 - 1/1 = 0 -> 1/3
+    0.3333
+    """
+    nonrel_cum = segments.segment_cumsum(rl.is_judged_nonrel.astype(np.int64), rl.offsets)
+    rel = rl.is_rel
+    r = rl.num_rel[rl.qidx]
+    n_before = nonrel_cum
+    denom = np.minimum(rl.num_judged_nonrel[rl.qidx], r)
+    terms = np.zeros(len(rl.label), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = 1.0 - np.minimum(n_before, r) / denom
+    terms[rel] = np.where(n_before[rel] > 0, frac[rel], 1.0)
+    return safe_divide(seq_sum(terms, rl.offsets), rl.num_rel)
+
+
+def inferred_ap(rl: RankedLists) -> np.ndarray:
+    """infAP (Yilmaz & Aslam, CIKM 2006), as trec_eval computes it.
+
+    For a relevant document at 0-based rank j > 0 with r relevant, n judged non-relevant and
+    u pooled-unjudged documents above it, the term is
+    1/(j+1) + j/(j+1) * ((r + n + u)/j) * ((r + eps)/(r + n + 2 eps)); at j = 0 the term is 1.
+    infAP = sum of terms / R.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(inferred_ap(example())[0]), 4)   # (1 + (1/4 + 3/4 * 2/3 * ~1/2)) / 3
+    0.5
+    """
+    off = rl.offsets
+    rel_b = rl.cum_rel - rl.is_rel
+    nonrel_b = segments.segment_cumsum(rl.is_judged_nonrel.astype(np.int64), off) - rl.is_judged_nonrel
+    unj = rl.label == UNJUDGED
+    unj_b = segments.segment_cumsum(unj.astype(np.int64), off) - unj
+    j = rl.rank0.astype(np.float64)
+    rel = rl.is_rel
+    terms = np.zeros(len(rl.label), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        full = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rel_b + nonrel_b + unj_b) / j)
+                * ((rel_b + INFAP_EPSILON) / ((rel_b + nonrel_b) + 2 * INFAP_EPSILON)))
+    terms[rel] = np.where(rl.rank0[rel] == 0, 1.0, full[rel])
+    return safe_divide(seq_sum(terms, off), rl.num_rel)
+
+
+def interpolated_precision_at_recall(rl: RankedLists, levels: Sequence[float] = DEFAULT_RECALL_LEVELS
+                                     ) -> np.ndarray:
+    """Interpolated precision at recall levels (trec_eval ``iprec_at_recall``).
+
+    Int_P(level) = max precision at any rank at or after the rank where c = int(level * R + 0.5)
+    relevant documents have been seen; 0 when fewer than c are retrieved. One column per level.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> interpolated_precision_at_recall(example(), [0.0, 0.5, 1.0]).tolist()
+    [[1.0, 0.5, 0.0]]
+    """
+    n_q = rl.n_queries
+    rel_rows = np.flatnonzero(rl.is_rel)
+    prec = rl.cum_rel[rel_rows] / (rl.rank0[rel_rows] + 1.0)
+    seg = rl.qidx[rel_rows]
+    best_after = segments.reverse_cummax(prec, seg, n_q)
+    rel_ret = rl.num_rel_ret
+    rel_off = np.concatenate(([0], np.cumsum(rel_ret)))
+    end_prec = safe_divide(rel_ret, rl.num_ret)
+    overall = end_prec.copy()
+    has = rel_ret > 0
+    if len(best_after):
+        overall[has] = np.maximum(end_prec[has], best_after[rel_off[:-1][has]])
+    out = np.zeros((n_q, len(levels)), dtype=np.float64)
+    for col, level in enumerate(levels):
+        cut = (level * rl.num_rel + 0.5).astype(np.int64)
+        zero = cut == 0
+        out[zero, col] = overall[zero]
+        ok = (cut >= 1) & (cut <= rel_ret)
+        if ok.any():
+            out[ok, col] = best_after[rel_off[:-1][ok] + cut[ok] - 1]
+    return out
+
+
+def eleven_point_average(rl: RankedLists, levels: Sequence[float] = DEFAULT_RECALL_LEVELS) -> np.ndarray:
+    """Mean interpolated precision over recall levels (trec_eval ``11pt_avg``).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> eleven_point_average(example(), [0.0, 0.5, 1.0]).tolist()   # (1 + 0.5 + 0) / 3
+    [0.5]
+    """
+    iprec = interpolated_precision_at_recall(rl, levels)
+    total = np.zeros(rl.n_queries, dtype=np.float64)
+    for col in range(len(levels) - 1, -1, -1):  # trec_eval adds from the highest level down
+        total = total + iprec[:, col]
+    return total / float(len(levels))

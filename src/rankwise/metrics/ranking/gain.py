@@ -1,0 +1,227 @@
+"""Graded-gain measures: nDCG (full and cut-off), ndcg_rel, Rndcg, G and binG.
+
+Gains default to the label (linear gain, trec_eval's default); ``gains`` maps a label to a
+custom gain (trec_eval ``-m ndcg.1=3,2=9``). Discount is 1 / log2(rank + 1). The ideal
+ordering uses every judged document of the query with positive gain.
+
+Example used below (see ``_example``): labels by rank 2, -, 0, 1, -; judged labels 2, 1, 1, 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rankwise.engine import segments
+from rankwise.engine.ranked import RankedLists
+from rankwise.metrics.ranking._seq import safe_divide, seq_sum
+
+
+def row_gains(labels: np.ndarray, gains: Mapping[int, float] | None) -> np.ndarray:
+    """Gain of each retrieved row: the custom gain of its label, else the label (0 if < 0).
+
+    >>> row_gains(np.array([2, -1, 0]), {2: 9.0}).tolist()
+    [9.0, 0.0, 0.0]
+    """
+    out = np.where(labels > 0, labels, 0).astype(np.float64)
+    for level, gain in (gains or {}).items():
+        out[labels == level] = gain
+    return out
+
+
+@dataclass
+class Ideal:
+    """The ideal ranking of every query: positive gains in decreasing order, flat with offsets."""
+
+    offsets: np.ndarray
+    gains: np.ndarray
+    cum_dcg: np.ndarray
+
+    @property
+    def n_pos(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def dcg_at(self, k: np.ndarray | int) -> np.ndarray:
+        return segments.value_at(self.cum_dcg, self.offsets, k)
+
+    def total(self) -> np.ndarray:
+        return self.dcg_at(self.n_pos)
+
+
+def _level_gains(rl: RankedLists, gains: Mapping[int, float] | None) -> np.ndarray:
+    return row_gains(rl.level_values, gains) if len(rl.level_values) else np.zeros(0)
+
+
+def ideal(rl: RankedLists, gains: Mapping[int, float] | None = None) -> Ideal:
+    """Build (and cache on ``rl``) the ideal ranking for the given gains."""
+    cache = rl.__dict__.setdefault("_ideal_cache", {})
+    key = tuple(sorted((gains or {}).items()))
+    if key in cache:
+        return cache[key]
+    lg = _level_gains(rl, gains)
+    order = np.argsort(-lg, kind="stable")
+    positive = lg[order] > 0
+    g = lg[order][positive]
+    counts = rl.level_counts[:, order][:, positive] if len(lg) else np.zeros((rl.n_queries, 0), np.int64)
+    n_pos = counts.sum(axis=1).astype(np.int64)
+    offsets = np.concatenate(([0], np.cumsum(n_pos))).astype(np.int64)
+    flat = np.repeat(np.tile(g, rl.n_queries), counts.ravel())
+    pos = segments.positions(offsets)
+    terms = flat / np.log2(pos + 2.0)
+    result = Ideal(offsets, flat, segments.segment_cumsum(terms, offsets))
+    cache[key] = result
+    return result
+
+
+def _dcg_terms(rl: RankedLists, gains: Mapping[int, float] | None) -> tuple[np.ndarray, np.ndarray]:
+    g = row_gains(rl.label, gains)
+    return g, g / np.log2(rl.rank0 + 2.0)
+
+
+def ndcg(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """nDCG over the whole ranking: DCG / ideal DCG, DCG = sum gain(d) / log2(rank(d) + 1).
+
+    The ideal DCG uses every judged document (not cut at the run's length).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(ndcg(example())[0]), 4)   # (2/log2 2 + 1/log2 5) / (2 + 1/log2 3 + 1/log2 4)
+    0.7763
+    """
+    _, terms = _dcg_terms(rl, gains)
+    return safe_divide(seq_sum(terms, rl.offsets), ideal(rl, gains).total())
+
+
+def dcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """DCG@k for each cut-off (one column per k).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> dcg_at(example(), [1]).tolist()
+    [[2.0]]
+    """
+    _, terms = _dcg_terms(rl, gains)
+    cum = segments.segment_cumsum(terms, rl.offsets)
+    return np.column_stack([segments.value_at(cum, rl.offsets, k) for k in ks])
+
+
+def ndcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """nDCG@k (trec_eval ``ndcg_cut``): DCG of the top k / ideal DCG of the top k.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> ndcg_at(example(), [1, 5]).round(4).tolist()
+    [[1.0, 0.7763]]
+    """
+    dcg = dcg_at(rl, ks, gains)
+    ide = ideal(rl, gains)
+    return np.column_stack([safe_divide(dcg[:, i], ide.dcg_at(k)) for i, k in enumerate(ks)])
+
+
+def ndcg_rel(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """nDCG averaged over the relevant (positive-gain) documents (trec_eval ``ndcg_rel``).
+
+    For each retrieved document with positive gain, take DCG / ideal DCG at its rank (the
+    ideal stops growing once its positive gains run out); every positive-gain document not
+    retrieved contributes DCG / ideal DCG at the end. The sum is divided by the number of
+    positive-gain judged documents.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(ndcg_rel(example())[0]), 4)   # (2/2 + 2.4307/3.1309 + 1 * 2.4307/3.1309) / 3
+    0.8509
+    """
+    g, terms = _dcg_terms(rl, gains)
+    dcg_cum = segments.segment_cumsum(terms, rl.offsets)
+    ide = ideal(rl, gains)
+    n_pos = ide.n_pos
+    q = rl.qidx
+    at = np.minimum(rl.rank0, np.maximum(n_pos[q] - 1, 0))
+    ideal_here = ide.cum_dcg[np.minimum(ide.offsets[:-1][q] + at, max(len(ide.cum_dcg) - 1, 0))] \
+        if len(ide.cum_dcg) else np.zeros(len(q))
+    pos_rows = g > 0
+    contrib = np.zeros(len(g), dtype=np.float64)
+    contrib[pos_rows] = safe_divide(dcg_cum[pos_rows], ideal_here[pos_rows])
+    total = seq_sum(contrib, rl.offsets)
+    n_pos_ret = seq_sum(pos_rows.astype(np.int64), rl.offsets)
+    dcg_all = seq_sum(terms, rl.offsets)
+    total = total + (n_pos - n_pos_ret) * safe_divide(dcg_all, ide.total())
+    return np.where(total > 0, safe_divide(total, n_pos), 0.0)
+
+
+def rndcg(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """nDCG averaged at the R-levels of the ideal ranking (trec_eval ``Rndcg``).
+
+    The R-levels are the ranks where the ideal gain changes (after all documents of the top
+    grade, then of the next, ..., down to gain 0), plus the run's length when the run goes at
+    least two documents past the last positive ideal gain. Rndcg is the mean of
+    DCG(top min(b, retrieved)) / ideal DCG(top b) over those ranks b; 0 when R = 0.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(rndcg(example())[0]), 4)   # ranks 1, 3 and 5: mean(2/2, 2/3.1309, 2.4307/3.1309)
+    0.805
+    """
+    _, terms = _dcg_terms(rl, gains)
+    dcg_cum = segments.segment_cumsum(terms, rl.offsets)
+    ide = ideal(rl, gains)
+    lg = _level_gains(rl, gains)
+    distinct = np.unique(lg[lg > 0])[::-1]
+    per_gain = np.column_stack([rl.level_counts[:, lg == v].sum(axis=1) for v in distinct]) \
+        if len(distinct) else np.zeros((rl.n_queries, 0), np.int64)
+    bounds = np.cumsum(per_gain, axis=1)
+    total = np.zeros(rl.n_queries, dtype=np.float64)
+    count = np.zeros(rl.n_queries, dtype=np.int64)
+    ret = rl.num_ret
+    for col in range(per_gain.shape[1]):
+        b = bounds[:, col]
+        ok = per_gain[:, col] > 0
+        idcg = ide.dcg_at(b)
+        ok &= idcg > 0
+        val = safe_divide(segments.value_at(dcg_cum, rl.offsets, np.minimum(b, ret)), idcg)
+        total = np.where(ok, total + val, total)
+        count += ok
+    n_pos = ide.n_pos
+    extra = (n_pos + 1 < ret) & (ide.total() > 0)
+    total = np.where(extra, total + safe_divide(segments.value_at(dcg_cum, rl.offsets, ret), ide.total()),
+                     total)
+    count += extra
+    return np.where((rl.num_rel > 0) & (count > 0), safe_divide(total, count), 0.0)
+
+
+def g_measure(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """G (trec_eval, experimental): gain(d) / log2(2 + ideal cost so far - gain so far), normalised.
+
+    Cost at rank i is max(ideal gain at i, 1); G = sum / total ideal gain.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(g_measure(example())[0]), 4)   # (2/log2(2+2-2) + 1/log2(2+5-3)) / (2+1+1)
+    0.625
+    """
+    g, _ = _dcg_terms(rl, gains)
+    ide = ideal(rl, gains)
+    q = rl.qidx
+    n_pos = ide.n_pos
+    inside = rl.rank0 < n_pos[q]
+    ideal_here = np.zeros(len(g), dtype=np.float64)
+    if inside.any():
+        ideal_here[inside] = ide.gains[ide.offsets[:-1][q[inside]] + rl.rank0[inside]]
+    cost = np.where(ideal_here >= 1.0, ideal_here, 1.0)
+    sum_cost = segments.segment_cumsum(cost, rl.offsets)
+    sum_res = segments.segment_cumsum(g, rl.offsets)
+    terms = np.zeros(len(g), dtype=np.float64)
+    nz = g != 0
+    terms[nz] = g[nz] / np.log2((2 + sum_cost[nz]) - sum_res[nz])
+    ideal_sum = seq_sum(ide.gains, ide.offsets)
+    return safe_divide(seq_sum(terms, rl.offsets), ideal_sum)
+
+
+def binary_g(rl: RankedLists) -> np.ndarray:
+    """binG = (1/R) sum over relevant retrieved d of 1 / log2(2 + non-relevant ranked above d).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(binary_g(example())[0]), 4)   # (1/log2 2 + 1/log2 4) / 3
+    0.5
+    """
+    rel = rl.is_rel
+    terms = np.zeros(len(rl.label), dtype=np.float64)
+    terms[rel] = 1.0 / np.log2(3.0 + rl.rank0[rel] - rl.cum_rel[rel])
+    out = safe_divide(seq_sum(terms, rl.offsets), rl.num_rel)
+    return np.where(rl.num_rel_ret > 0, out, 0.0)

@@ -1,0 +1,1 @@
+"""Output formats: trec_eval-compatible text, tables, JSON and CSV."""

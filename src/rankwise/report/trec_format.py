@@ -1,0 +1,49 @@
+"""trec_eval's output format, byte for byte: ``"%-22s\\t%s\\t%6.4f\\n"`` per value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rankwise.evaluate import RunScores
+
+
+def _line(name: str, qid: str, value: object, kind: str) -> str:
+    if kind == "int":
+        text = "%ld" % int(value)  # noqa: UP031 - mirrors trec_eval's printf
+    elif kind == "string":
+        text = f"'{value}'"
+    elif kind == "raw":
+        text = str(value)
+    else:
+        text = "%6.4f" % float(value)  # noqa: UP031
+    return "%-22s\t%s\t%s\n" % (name, qid, text)  # noqa: UP031
+
+
+def format_trec(
+    scores: RunScores,
+    columns: Sequence[str],
+    *,
+    per_query: bool = False,
+    summary: bool = True,
+    with_runid: bool = True,
+    with_num_q: bool = True,
+    summary_override: dict[str, object] | None = None,
+) -> str:
+    """Render one run's scores as trec_eval prints them (per query first, then ``all``)."""
+    out: list[str] = []
+    if per_query:
+        per_query_cols = [c for c in columns if scores.summary_rule.get(c) != "gmean"]
+        for i, qid in enumerate(scores.query_ids):
+            for col in per_query_cols:
+                out.append(_line(col, str(qid), scores.values[col][i], scores.kinds[col]))
+    if summary:
+        if with_runid:
+            out.append(_line("runid", "all", scores.name, "raw"))
+        if with_num_q:
+            out.append(_line("num_q", "all", len(scores.query_ids), "int"))
+        for col in columns:
+            if scores.kinds[col] == "string":
+                continue
+            value = (summary_override or {}).get(col, scores.summary(col))
+            out.append(_line(col, "all", value, scores.kinds[col]))
+    return "".join(out)
