@@ -16,13 +16,16 @@ import pyarrow.compute as pc
 from rankwise.errors import InputError
 
 
-def as_string_array(values: Any) -> pa.Array:
-    """Convert ids (list, NumPy/pandas column, Arrow array) to one Arrow string array.
+def as_string_array(values: Any) -> pa.Array | pa.ChunkedArray:
+    """Convert ids (list, NumPy/pandas column, Arrow array) to an Arrow string array
+    (a chunked array stays chunked, to avoid copying large columns).
 
     >>> as_string_array([1, "b"]).to_pylist()
     ['1', 'b']
     """
     if isinstance(values, pa.ChunkedArray):
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            return values
         values = values.combine_chunks()
     if not isinstance(values, pa.Array):
         arr = np.asarray(values, dtype=object)
@@ -126,7 +129,7 @@ class Qrels:
     def to_dict(self) -> dict[str, dict[str, int]]:
         """Return ``{qid: {docid: label}}``."""
         out: dict[str, dict[str, int]] = {}
-        for q, d, lab in zip(self.query.to_pylist(), self.doc.to_pylist(), self.label.tolist()):
+        for q, d, lab in zip(self.query.to_pylist(), self.doc.to_pylist(), self.label.tolist(), strict=False):
             out.setdefault(q, {})[d] = lab
         return out
 
@@ -198,7 +201,13 @@ class Run:
     @classmethod
     def from_dataframe(cls, frame: Any, name: str | None = None, source: str = "<DataFrame>") -> Run:
         """Build from a pandas DataFrame with query, doc and score columns (common names accepted)."""
-        from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS, pick_column
+        from rankwise.data.columns import (
+            DOC_COLUMNS,
+            QUERY_COLUMNS,
+            SCORE_COLUMNS,
+            TAG_COLUMNS,
+            pick_column,
+        )
 
         qcol = pick_column(frame.columns, QUERY_COLUMNS, "query id", source)
         dcol = pick_column(frame.columns, DOC_COLUMNS, "document id", source)
@@ -219,6 +228,6 @@ class Run:
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return ``{qid: {docid: score}}``."""
         out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(self.query.to_pylist(), self.doc.to_pylist(), self.score.tolist()):
+        for q, d, s in zip(self.query.to_pylist(), self.doc.to_pylist(), self.score.tolist(), strict=False):
             out.setdefault(q, {})[d] = s
         return out

@@ -9,13 +9,13 @@ precise error messages: file, line, field and what was expected.
 from __future__ import annotations
 
 import gzip
-import io
 import math
 import os
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rankwise.data.containers import Qrels, Run
@@ -40,32 +40,52 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     return data
 
 
-def _regular_delimiter(data: bytes) -> str | None:
-    """Return the single-character delimiter if the file can take the fast path, else None."""
-    if data.startswith(b"#") or b"\n#" in data or b"\r" in data:
-        return None
-    has_tab = b"\t" in data
-    if has_tab and (b" " in data):
-        return None
-    delim = b"\t" if has_tab else b" "
-    if delim + delim in data or data.startswith(delim) or (delim + b"\n") in data or b"\n" + delim in data:
-        return None
-    if b"\n\n" in data:
-        return None
-    return delim.decode()
+def _head(path: str | os.PathLike[str], size: int = 1 << 16) -> bytes:
+    """The first bytes of a file (decompressed when gzipped)."""
+    with open(path, "rb") as f:
+        head = f.read(size)
+    if head[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as g:
+            head = g.read(size)
+    return head
 
 
-def _fast_table(data: bytes, names: tuple[str, ...], types: dict[str, pa.DataType], delim: str) -> pa.Table | None:
+def _guess_delimiter(head: bytes) -> str | None:
+    """Delimiter for the fast path, judged from the first line; None sends the file to the
+    careful line reader (comments, leading whitespace, empty file)."""
+    first = head.split(b"\n", 1)[0]
+    if not first.strip() or first.startswith((b"#", b" ", b"\t")):
+        return None
+    return "\t" if b"\t" in first else " "
+
+
+def _irregular(table: pa.Table, delim: str, columns: tuple[str, ...]) -> bool:
+    """True if the fast parse cannot be trusted: a line starts with '#' (a comment for
+    trec_eval 10.0) or a field holds the other whitespace character (mixed separators)."""
+    if bool(pc.any(pc.starts_with(table.column("query"), "#")).as_py()):
+        return True
+    other = "\t" if delim == " " else " "
+    return any(bool(pc.any(pc.match_substring(table.column(c), other)).as_py()) for c in columns)
+
+
+def _fast_table(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
+                delim: str, include: list[str]) -> pa.Table | None:
+    """Parse with Arrow; None when the file is irregular (the careful reader then explains why)."""
     try:
-        return pacsv.read_csv(
-            io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False),
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False, null_values=[]),
-        )
+        with pa.input_stream(str(path), compression="detect") as stream:
+            table = pacsv.read_csv(
+                stream,
+                read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True,
+                                               block_size=1 << 24),
+                parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
+                                                 ignore_empty_lines=False),
+                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=include,
+                                                     strings_can_be_null=False,
+                                                     quoted_strings_can_be_null=False, null_values=[]),
+            )
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+    return table
 
 
 def _split_lines(data: bytes, source: str, n_fields: int, names: tuple[str, ...], allow_extra: bool):
@@ -151,18 +171,20 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     ('bm25', [2.5, 1.0])
     """
     source = str(path)
-    data = read_bytes(path)
-    delim = _regular_delimiter(data)
+    if not Path(path).exists():
+        raise InputError("file not found", source=source)
+    delim = _guess_delimiter(_head(path))
     table = None
     if delim is not None:
         types = {"query": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.string(),
                  "score": pa.float64(), "tag": pa.string()}
-        table = _fast_table(data, RUN_FIELDS, types, delim)
-    if table is not None:
+        table = _fast_table(path, RUN_FIELDS, types, delim, ["query", "doc", "score", "tag"])
+    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "doc", "tag")):
         tag = table.column("tag")[0].as_py()
         score = table.column("score").to_numpy()
-        return Run(table.column("query").combine_chunks(), table.column("doc").combine_chunks(), score,
+        return Run(table.column("query"), table.column("doc"), score,
                    name if name is not None else tag, source)
+    data = read_bytes(path)
     cols, lines, counts = _split_lines(data, source, 6, RUN_FIELDS, allow_extra=True)
     score = _parse_floats(cols[4], lines, source, "score")
     run = Run(pa.array(cols[0], pa.string()), pa.array(cols[2], pa.string()), score,
@@ -182,15 +204,16 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     [2, -1]
     """
     source = str(path)
-    data = read_bytes(path)
-    delim = _regular_delimiter(data)
+    if not Path(path).exists():
+        raise InputError("file not found", source=source)
+    delim = _guess_delimiter(_head(path))
     table = None
     if delim is not None:
         types = {"query": pa.string(), "iteration": pa.string(), "doc": pa.string(), "label": pa.int64()}
-        table = _fast_table(data, QRELS_FIELDS, types, delim)
-    if table is not None:
-        return Qrels(table.column("query").combine_chunks(), table.column("doc").combine_chunks(),
-                     table.column("label").to_numpy(), source)
+        table = _fast_table(path, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
+    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "doc")):
+        return Qrels(table.column("query"), table.column("doc"), table.column("label").to_numpy(), source)
+    data = read_bytes(path)
     cols, lines, counts = _split_lines(data, source, 4, QRELS_FIELDS, allow_extra=False)
     labels = _parse_ints(cols[3], lines, source, "label")
     return Qrels(pa.array(cols[0], pa.string()), pa.array(cols[2], pa.string()), labels, source, lines)
@@ -201,5 +224,5 @@ def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:
     frame = run.to_dataframe().sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
     frame["rank"] = frame.groupby("query_id").cumcount() + 1
     with open(path, "w", encoding="utf-8") as out:
-        for q, d, r, s in zip(frame["query_id"], frame["doc_id"], frame["rank"], frame["score"]):
+        for q, d, r, s in zip(frame["query_id"], frame["doc_id"], frame["rank"], frame["score"], strict=False):
             out.write(f"{q} Q0 {d} {r} {s!r} {run.name}\n")

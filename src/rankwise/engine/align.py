@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
+from rankwise.engine.strings import hash_rows, string_words
 from rankwise.errors import InputError
 
 
@@ -41,14 +42,16 @@ class QrelsIndex:
     @classmethod
     def build(cls, qrels: Qrels) -> QrelsIndex:
         """Encode ``qrels``; a document judged twice for one query is an error (as in trec_eval)."""
-        qdict = pc.dictionary_encode(qrels.query)
+        query = qrels.query.combine_chunks() if isinstance(qrels.query, pa.ChunkedArray) else qrels.query
+        doc = qrels.doc.combine_chunks() if isinstance(qrels.doc, pa.ChunkedArray) else qrels.doc
+        qdict = pc.dictionary_encode(query)
         uniq_q = np.asarray(qdict.dictionary.to_pylist(), dtype=object)
         order = np.argsort(uniq_q.astype(str), kind="stable")
         query_ids = uniq_q[order]
         rank_of = np.empty(len(order), dtype=np.int64)
         rank_of[order] = np.arange(len(order))
         qcode = rank_of[qdict.indices.to_numpy(zero_copy_only=False)]
-        ddict = pc.dictionary_encode(qrels.doc)
+        ddict = pc.dictionary_encode(doc)
         doc_vocab = ddict.dictionary
         dcode = ddict.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         keys = qcode * max(len(doc_vocab), 1) + dcode
@@ -73,18 +76,19 @@ class QrelsIndex:
         return cls(query_ids, pa.array(query_ids.tolist(), pa.string()), doc_vocab, keys, labels,
                    level_values, level_counts, qrels.source)
 
-    def lookup(self, qcode: np.ndarray, doc: pa.Array) -> np.ndarray:
+    def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL."""
         dcode = pc.index_in(doc, value_set=self.doc_vocab)
-        found = dcode.is_valid().to_numpy(zero_copy_only=False)
-        codes = dcode.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        key = qcode * max(len(self.doc_vocab), 1) + codes
-        pos = np.searchsorted(self.keys, key)
-        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
-        hit = found & (self.keys[pos_c] == key)
-        label = np.full(len(key), NONPOOL, dtype=np.int64)
-        label[hit] = self.labels[pos_c[hit]]
-        label[hit & (label < 0)] = UNJUDGED
+        found = np.flatnonzero(dcode.is_valid().to_numpy(zero_copy_only=False) & (qcode >= 0))
+        label = np.full(len(qcode), NONPOOL, dtype=np.int64)
+        if len(found) == 0 or len(self.keys) == 0:
+            return label
+        codes = dcode.take(pa.array(found)).to_numpy(zero_copy_only=False).astype(np.int64)
+        key = qcode[found] * max(len(self.doc_vocab), 1) + codes
+        pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        hit = self.keys[pos] == key
+        got = self.labels[pos[hit]]
+        label[found[hit]] = np.where(got < 0, UNJUDGED, got)
         return label
 
 
@@ -96,54 +100,61 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
     return ~asc
 
 
-def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str) -> tuple[np.ndarray | None, int]:
+def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndarray,
+                        lengths: np.ndarray) -> tuple[np.ndarray | None, int]:
     """Return a keep-mask (None if no duplicates) and the number of rows dropped."""
-    ddict = pc.dictionary_encode(run.doc)
-    dcode = ddict.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    key = qcode * max(len(ddict.dictionary), 1) + dcode
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    dup_pos = np.flatnonzero(sk[1:] == sk[:-1]) + 1
-    if len(dup_pos) == 0:
+    h = hash_rows(words, lengths, salt=qcode)
+    quick = np.sort(h)
+    if not (quick[1:] == quick[:-1]).any():
+        return None, 0
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    cand = np.flatnonzero(hs[1:] == hs[:-1])
+    if len(cand) == 0:
+        return None, 0
+    a, b = order[cand], order[cand + 1]
+    same = (qcode[a] == qcode[b]) & (lengths[a] == lengths[b]) & (words[a] == words[b]).all(axis=1)
+    pairs = cand[same]
+    if len(pairs) == 0:
         return None, 0
     if policy == "error":
-        row = int(order[dup_pos[0]])
-        first = int(order[dup_pos[0] - 1])
+        first, row = int(order[pairs[0]]), int(order[pairs[0] + 1])
         raise InputError(
             f"document {run.doc[row].as_py()!r} is listed twice for query {run.query[row].as_py()!r} "
-            f"(first at line {_line(run.lines, first)}; {len(dup_pos)} duplicate row(s) in all); "
+            f"(first at line {_line(run.lines, first)}; {len(pairs)} duplicate row(s) in all); "
             "trec_eval refuses this. Pass duplicates='first' or 'best' to keep one occurrence",
             source=run.source, line=_line(run.lines, row), field="doc",
         )
-    keep = np.ones(len(key), dtype=bool)
+    linked = np.zeros(len(order), dtype=bool)
+    linked[pairs + 1] = True  # sorted position i+1 duplicates position i
+    group = np.cumsum(~linked)
+    keep = np.ones(len(order), dtype=bool)
     if policy == "first":
-        keep[order[dup_pos]] = False
-    else:  # best: highest score, then earliest row
-        order = np.lexsort((np.arange(len(key)), -run.score, key))
-        sk = key[order]
-        later = np.flatnonzero(sk[1:] == sk[:-1]) + 1
-        keep[order[later]] = False
+        keep[order[linked]] = False
+    else:  # best: highest score, then the earliest row
+        best = np.lexsort((order, -run.score[order], group))
+        first_of = np.ones(len(best), dtype=bool)
+        first_of[1:] = group[best][1:] != group[best][:-1]
+        keep[order[best[~first_of]]] = False
     return keep, int((~keep).sum())
 
 
-def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray, conv: Conventions) -> np.ndarray:
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray, conv: Conventions,
+                words: np.ndarray) -> np.ndarray:
     """Return ``rows`` sorted by query, then score descending, then the tie rule."""
     q = qcode[rows].astype(np.uint64)
     if conv.score_precision == "float32":
         packed = (q << np.uint64(32)) | _descending_score_key(run.score[rows], "float32").astype(np.uint64)
-        kind = "stable" if conv.ties == "input" else "quicksort"
-        local = np.argsort(packed, kind=kind)
+        local = np.argsort(packed, kind="stable")
         sorted_key = packed[local]
         tied = sorted_key[1:] == sorted_key[:-1]
     else:
-        local = np.lexsort((-run.score[rows], q))
+        local = np.lexsort((np.arange(len(rows)), -run.score[rows], q))
         sq, ss = q[local], run.score[rows][local]
         tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
     if conv.ties == "input" or not tied.any():
-        if conv.ties == "input" and conv.score_precision == "float64":
-            local = np.lexsort((np.arange(len(rows)), -run.score[rows], q))
         return rows[local]
-    # rows inside runs of equal keys: order them by document id
+    # rows inside runs of equal keys: order them by document id (byte order)
     in_group = np.zeros(len(local), dtype=bool)
     in_group[1:] |= tied
     in_group[:-1] |= tied
@@ -151,11 +162,10 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray, conv: Conventions
     starts = np.ones(len(pos), dtype=bool)
     starts[1:] = ~tied[pos[1:] - 1]
     group = np.cumsum(starts)
-    docs = run.doc.take(pa.array(rows[local[pos]])).to_numpy(zero_copy_only=False)
-    _, doc_rank = np.unique(docs.astype(object), return_inverse=True)
-    doc_rank = doc_rank.reshape(-1)
-    direction = -1 if conv.ties == "trec" else 1
-    perm = np.lexsort((direction * doc_rank, group))
+    words = words[rows[local[pos]]]
+    if conv.ties == "trec":
+        words = ~words  # descending doc id
+    perm = np.lexsort(tuple(words[:, c] for c in range(words.shape[1] - 1, -1, -1)) + (group,))
     local[pos] = local[pos][perm]
     return rows[local]
 
@@ -172,7 +182,9 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     known = qc.is_valid().to_numpy(zero_copy_only=False)
     qcode = qc.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     qcode[~known] = -1
-    keep, dropped = _resolve_duplicates(run, np.where(known, qcode, len(index.query_ids)), conv.duplicates)
+    words, lengths = string_words(run.doc)
+    keep, dropped = _resolve_duplicates(run, np.where(known, qcode, len(index.query_ids)), conv.duplicates,
+                                        words, lengths)
     if dropped:
         warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                         f"keeping the {conv.duplicates} occurrence")
@@ -181,9 +193,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         warnings.append(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
                         f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}")
     rows = np.flatnonzero(known if keep is None else (known & keep))
-    rows = _order_rows(run, qcode, rows, conv)
+    label_all = index.lookup(qcode, run.doc)
+    rows = _order_rows(run, qcode, rows, conv, words)
     qsorted = qcode[rows]
-    label = index.lookup(qsorted, run.doc.take(pa.array(rows)))
+    label = label_all[rows]
     n_q = len(index.query_ids)
     counts = np.bincount(qsorted, minlength=n_q)
     present = counts > 0

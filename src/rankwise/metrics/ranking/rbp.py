@@ -100,7 +100,7 @@ def relstring(rl: RankedLists, length: int = 10) -> list[str]:
     ends = np.cumsum(counts)
     joined = "".join(kept.tolist())
     starts = ends - counts
-    return [joined[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
+    return [joined[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=False)]
 
 
 __all__ = ["rbp", "rbp_residual", "relstring", "segments"]
