@@ -14,7 +14,7 @@ def __getattr__(name: str):  # lazy imports keep `import rankwise` light
     if name in ("evaluate", "Result"):
         import importlib
 
-        return getattr(importlib.import_module("rankwise.evaluate"), name)
+        return getattr(importlib.import_module("rankwise.evaluation"), name)
     if name in ("Qrels", "Run", "load_qrels", "load_run"):
         from rankwise import data
 

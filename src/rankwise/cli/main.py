@@ -43,7 +43,7 @@ def evaluate(
 ) -> None:
     """Evaluate RUNS against QRELS and print runs x metrics."""
     from rankwise.errors import RankwiseError
-    from rankwise.evaluate import evaluate as run_evaluate
+    from rankwise.evaluation import evaluate as run_evaluate
     from rankwise.report import tables
 
     metrics = metric or ["ndcg@10", "map", "recip_rank", "P@10", "recall@100"]

@@ -10,7 +10,7 @@ from rankwise.data.load import load_qrels, load_run
 from rankwise.engine.align import QrelsIndex, align
 from rankwise.engine.conventions import Conventions
 from rankwise.errors import RankwiseError
-from rankwise.evaluate import compute_scores
+from rankwise.evaluation import compute_scores
 from rankwise.metrics.names import MetricSpec, parse_params
 from rankwise.metrics.registry import BY_NAME, NICKNAMES, ORDER
 from rankwise.report.trec_format import format_trec

@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from rankwise.evaluate import Result
+from rankwise.evaluation import Result
 
 
 def _fmt(value: Any) -> str:

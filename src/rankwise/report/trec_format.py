@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rankwise.evaluate import RunScores
+from rankwise.evaluation import RunScores
 
 
 def _line(name: str, qid: str, value: object, kind: str) -> str:
