@@ -101,13 +101,17 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
 
 
 def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndarray,
-                        lengths: np.ndarray) -> tuple[np.ndarray | None, int]:
-    """Return a keep-mask (None if no duplicates) and the number of rows dropped."""
+                        lengths: np.ndarray, known: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """Return a keep-mask (None if no duplicates) and the number of rows dropped.
+
+    Only rows of ``known`` queries are checked; hashes find candidates, exact comparison of
+    the query code and the document's bytes confirms them.
+    """
     h = hash_rows(words, lengths, salt=qcode)
-    quick = np.sort(h)
+    quick = np.sort(h[known]) if not known.all() else np.sort(h)
     if not (quick[1:] == quick[:-1]).any():
         return None, 0
-    order = np.argsort(h, kind="stable")
+    order = np.flatnonzero(known)[np.argsort(h[known], kind="stable")]
     hs = h[order]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
     if len(cand) == 0:
@@ -128,7 +132,7 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndar
     linked = np.zeros(len(order), dtype=bool)
     linked[pairs + 1] = True  # sorted position i+1 duplicates position i
     group = np.cumsum(~linked)
-    keep = np.ones(len(order), dtype=bool)
+    keep = np.ones(len(qcode), dtype=bool)
     if policy == "first":
         keep[order[linked]] = False
     else:  # best: highest score, then the earliest row
@@ -183,8 +187,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     qcode = qc.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     qcode[~known] = -1
     words, lengths = string_words(run.doc)
-    keep, dropped = _resolve_duplicates(run, np.where(known, qcode, len(index.query_ids)), conv.duplicates,
-                                        words, lengths)
+    # duplicates matter only in queries that are evaluated (trec_eval checks those alone)
+    keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, words, lengths, known)
     if dropped:
         warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                         f"keeping the {conv.duplicates} occurrence")

@@ -1,0 +1,123 @@
+"""The Python API: conventions, many runs, warnings, signatures, hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import DATA
+
+import rankwise
+from rankwise.errors import InputError, RankwiseError, UnknownMetricError
+
+QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 1, "d9": -1}, "q2": {"a": 1}, "q3": {"z": 1}}
+RUN = {"q1": {"d1": 5.0, "d5": 4.0, "d2": 3.0, "d3": 2.0, "d9": 1.0}, "q2": {"b": 2.0, "a": 1.0},
+       "q4": {"x": 1.0}}
+
+
+def test_hand_computed_values() -> None:
+    res = rankwise.evaluate(QRELS, RUN, ["map", "P@2", "ndcg@5", "recip_rank", "bpref", "num_rel_ret"])
+    pq = res.per_query.loc["run"]
+    # q1: relevant at ranks 1 and 4, R = 3: AP = (1/1 + 2/4) / 3 = 0.5
+    assert pq.loc["q1", "map"] == pytest.approx(0.5)
+    # q2: relevant at rank 2, R = 1: AP = 1/2
+    assert pq.loc["q2", "map"] == pytest.approx(0.5)
+    assert pq.loc["q1", "P@2"] == 0.5 and pq.loc["q2", "P@2"] == 0.5
+    # q1 DCG@5 = 2/log2(2) + 1/log2(5); ideal = 2 + 1/log2(3) + 1/log2(4)
+    expected = (2 + 1 / math.log2(5)) / (2 + 1 / math.log2(3) + 0.5)
+    assert pq.loc["q1", "ndcg@5"] == pytest.approx(expected, abs=1e-15)
+    assert pq.loc["q2", "recip_rank"] == 0.5
+    # q1 bpref: d1 has no judged non-relevant above (1), d3 has d2 above: 1 - 1/min(1, 3) = 0 -> 1/3
+    assert pq.loc["q1", "bpref"] == pytest.approx(1 / 3)
+    assert res.summary.loc["run", "num_rel_ret"] == 3
+    assert res.summary.loc["run", "map"] == pytest.approx(0.5)
+
+
+def test_warnings_count_what_was_left_out() -> None:
+    res = rankwise.evaluate(QRELS, RUN, "map")
+    assert any("1 query(ies) of the run have no judgments" in w and "'q4'" in w for w in res.warnings)
+    assert any("1 judged query(ies) are absent from the run and were left out" in w for w in res.warnings)
+    assert list(res.per_query.index.get_level_values("query")) == ["q1", "q2"]
+
+
+def test_missing_zero_scores_absent_queries() -> None:
+    res = rankwise.evaluate(QRELS, RUN, "map", missing="zero")
+    pq = res.per_query.loc["run"]
+    assert pq.loc["q3", "map"] == 0.0
+    assert res.summary.loc["run", "map"] == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+
+
+def test_signatures_name_every_convention() -> None:
+    res = rankwise.evaluate(QRELS, RUN, ["ndcg@10", "P@5"], rel_level=2, depth=100)
+    assert res.signatures["ndcg@10"] == (
+        "ndcg_cut_10|gain=linear|ties=trec|rel=2|judged=all|missing=skip|depth=100|scores=float32|"
+        f"rankwise-{rankwise.__version__}")
+    assert res.signatures["P@5"].startswith("P_5|ties=trec|rel=2|")
+
+
+def test_many_runs_share_qrels_and_keep_names() -> None:
+    res = rankwise.evaluate(DATA / "qrels.test", {"a": DATA / "results.test", "b": DATA / "results.trunc"},
+                            ["map", "P.5,10"])
+    assert list(res.summary.index) == ["a", "b"]
+    assert list(res.summary.columns) == ["map", "P_5", "P_10"]
+    assert res.summary.loc["a", "map"] == pytest.approx(0.1785, abs=5e-5)  # trec_eval: 0.1785
+
+
+def test_ties_conventions() -> None:
+    qrels = {"q": {"b": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    # trec: doc id descending -> c, b, a: relevant at rank 2
+    assert rankwise.evaluate(qrels, run, "recip_rank").summary.iloc[0, 0] == 0.5
+    assert rankwise.evaluate(qrels, run, "recip_rank", ties="docid_asc").summary.iloc[0, 0] == 0.5
+    run2 = {"q": {"b": 1.0, "a": 1.0, "c": 1.0}}
+    assert rankwise.evaluate(qrels, run2, "recip_rank", ties="input").summary.iloc[0, 0] == 1.0
+    # float32: 1.00000001 and 1.0 are the same C float, so they tie
+    run3 = {"q": {"a": 1.00000001, "b": 1.0}}
+    assert rankwise.evaluate(qrels, run3, "recip_rank").summary.iloc[0, 0] == 1.0
+    assert rankwise.evaluate(qrels, run3, "recip_rank", score_precision="float64").summary.iloc[0, 0] == 0.5
+
+
+def test_duplicate_policies(tmp_path) -> None:
+    path = tmp_path / "dup.trec"
+    path.write_text("q Q0 a 1 1.0 t\nq Q0 b 2 2.0 t\nq Q0 a 3 3.0 t\n")
+    qrels = {"q": {"a": 1}}
+    with pytest.raises(InputError, match=r"dup.trec:3: field 'doc': document 'a' is listed twice .*first at line 1"):
+        rankwise.evaluate(qrels, path, "recip_rank")
+    first = rankwise.evaluate(qrels, path, "recip_rank", duplicates="first")
+    assert first.summary.iloc[0, 0] == 0.5  # a keeps score 1.0, ranked after b
+    best = rankwise.evaluate(qrels, path, "recip_rank", duplicates="best")
+    assert best.summary.iloc[0, 0] == 1.0  # a keeps score 3.0
+    assert any("1 duplicate (query, document) row(s) dropped" in w for w in best.warnings)
+
+
+def test_qrels_judged_twice_is_an_error(tmp_path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_text("q 0 a 1\nq 0 a 0\n")
+    with pytest.raises(InputError, match=r"q.txt:2: field 'doc': document 'a' is judged twice"):
+        rankwise.evaluate(path, {"q": {"a": 1.0}}, "map")
+
+
+def test_unknown_metric_and_convention() -> None:
+    with pytest.raises(UnknownMetricError, match="did you mean 'ndcg@10'"):
+        rankwise.evaluate(QRELS, RUN, "ndgc@10")
+    with pytest.raises(RankwiseError, match="unknown convention"):
+        rankwise.evaluate(QRELS, RUN, "map", relevance=2)
+    with pytest.raises(RankwiseError, match="convention ties='random'"):
+        rankwise.evaluate(QRELS, RUN, "map", ties="random")
+
+
+def test_judged_only_and_depth() -> None:
+    # q1 judged-only ranking: d1(2), d2(0), d3(1), d9(-1 is judged unjudgeable: dropped too)
+    res = rankwise.evaluate(QRELS, RUN, ["P@3", "num_ret"], judged_only=True)
+    assert res.per_query.loc[("run", "q1"), "num_ret"] == 3
+    assert res.per_query.loc[("run", "q1"), "P@3"] == pytest.approx(2 / 3)
+    res = rankwise.evaluate(QRELS, RUN, ["num_ret", "map"], depth=1)
+    assert res.per_query.loc[("run", "q1"), "num_ret"] == 1
+    assert res.per_query.loc[("run", "q1"), "map"] == pytest.approx(1 / 3)
+
+
+def test_json_shape() -> None:
+    out = rankwise.evaluate(QRELS, RUN, ["map"]).to_dict(per_query=True)
+    assert set(out) == {"rankwise", "metrics", "runs", "warnings"}
+    assert out["runs"]["run"]["per_query"]["q1"] == {"map": 0.5}
+    assert out["metrics"]["map"]["signature"].startswith("map|")

@@ -1,0 +1,119 @@
+"""Readers: every input shape gives the same data; bad input names file, line, field."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import DATA
+
+from rankwise.data import load_qrels, load_run
+from rankwise.data.containers import Qrels, Run
+from rankwise.errors import InputError
+
+RUN_TEXT = "q1 Q0 d1 1 2.5 tagA\nq1 Q0 d2 2 1.5 tagA\nq2 Q0 d3 1 0.5 tagA\n"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_trec_run_fast_path(tmp_path: Path) -> None:
+    run = load_run(_write(tmp_path, "r.trec", RUN_TEXT))
+    assert run.name == "tagA"
+    assert run.query.to_pylist() == ["q1", "q1", "q2"]
+    assert run.doc.to_pylist() == ["d1", "d2", "d3"]
+    assert run.score.tolist() == [2.5, 1.5, 0.5]
+
+
+def test_trec_run_mixed_whitespace_and_gzip(tmp_path: Path) -> None:
+    text = "q1\tQ0\td1\t1\t  2.5\ttagA\n  q1   Q0 d2 2 1.5 tagA   \n\n"
+    path = tmp_path / "r.trec.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    run = load_run(path)
+    assert run.doc.to_pylist() == ["d1", "d2"]
+    assert run.score.tolist() == [2.5, 1.5]
+    assert any("blank line" in n for n in run.notes)
+
+
+def test_trec_run_comments_are_counted(tmp_path: Path) -> None:
+    run = load_run(_write(tmp_path, "r.trec", "# a comment\n" + RUN_TEXT))
+    assert len(run) == 3
+    assert run.notes == [f"1 comment line(s) starting with '#' skipped in {tmp_path / 'r.trec'}"]
+
+
+def test_trec_run_extra_columns_ignored_with_a_note() -> None:
+    run = load_run(DATA / "results.trunc")
+    assert run.name == "STANDARD"
+    assert any("fields after the 6th" in n for n in run.notes)
+
+
+def test_trec_qrels_keeps_negative_labels(tmp_path: Path) -> None:
+    qrels = load_qrels(_write(tmp_path, "q.txt", "q1 0 d1 2\nq1 0 d2 -1\nq2 Q0 d3 0\n"))
+    assert qrels.label.tolist() == [2, -1, 0]
+    assert qrels.doc.to_pylist() == ["d1", "d2", "d3"]
+
+
+def test_all_run_shapes_agree(tmp_path: Path) -> None:
+    reference = load_run(_write(tmp_path, "r.trec", RUN_TEXT)).to_dict()
+    frame = pd.DataFrame({"qid": ["q1", "q1", "q2"], "docno": ["d1", "d2", "d3"], "score": [2.5, 1.5, 0.5]})
+    frame.to_parquet(tmp_path / "r.parquet")
+    (tmp_path / "r.json").write_text(json.dumps(reference))
+    (tmp_path / "r.jsonl").write_text("".join(
+        json.dumps({"query_id": q, "doc_id": d, "score": s}) + "\n" for q, d, s in frame.itertuples(index=False)))
+    for source in (frame, reference, tmp_path / "r.parquet", tmp_path / "r.json", tmp_path / "r.jsonl"):
+        assert load_run(source).to_dict() == reference
+
+
+def test_all_qrels_shapes_agree(tmp_path: Path) -> None:
+    judgments = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    frame = Qrels.from_dict(judgments).to_dataframe()
+    frame.to_parquet(tmp_path / "q.parquet")
+    (tmp_path / "q.json").write_text(json.dumps(judgments))
+    for source in (judgments, frame, tmp_path / "q.parquet", tmp_path / "q.json"):
+        assert load_qrels(source).to_dict() == judgments
+
+
+@pytest.mark.parametrize("text,line,field,message", [
+    ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 abc t\n", 2, "score", "expected a number, got 'abc'"),
+    ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2\n", 2, None, "expected 6 whitespace-separated fields"),
+    ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 nan t\n", 2, "score", "expected a finite number"),
+    ("q1 Q0 d1 1 inf t\n", 1, "score", "expected a finite number"),
+])
+def test_bad_run_lines(tmp_path: Path, text: str, line: int, field: str | None, message: str) -> None:
+    path = _write(tmp_path, "bad.trec", text)
+    with pytest.raises(InputError) as err:
+        load_run(path)
+    assert err.value.source == str(path)
+    assert err.value.line == line
+    assert err.value.field == field
+    assert message in str(err.value)
+
+
+def test_bad_qrels_label(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q.txt", "q1 0 d1 1\nq1 0 d2 high\n")
+    with pytest.raises(InputError, match=r"q.txt:2: field 'label': expected an integer, got 'high'"):
+        load_qrels(path)
+
+
+def test_empty_and_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="the file is empty"):
+        load_run(_write(tmp_path, "empty.trec", "\n"))
+    with pytest.raises(InputError, match="file not found"):
+        load_qrels(tmp_path / "nope.txt")
+
+
+def test_dataframe_without_score_column() -> None:
+    with pytest.raises(InputError, match="no score column"):
+        Run.from_dataframe(pd.DataFrame({"qid": ["q"], "docno": ["d"]}))
+
+
+def test_scores_keep_full_precision(tmp_path: Path) -> None:
+    run = load_run(_write(tmp_path, "r.trec", "q1 Q0 d1 1 15.780599594116211 t\n"))
+    assert run.score[0] == np.float64("15.780599594116211")
