@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankwise.data import arrow
 from rankwise.errors import InputError
 
 
@@ -29,7 +30,7 @@ def as_string_array(values: Any) -> pa.Array | pa.ChunkedArray:
         values = values.combine_chunks()
     if not isinstance(values, pa.Array):
         arr = np.asarray(values, dtype=object)
-        values = pa.array([v if isinstance(v, str) else str(v) for v in arr], type=pa.string())
+        values = arrow.strings([v if isinstance(v, str) else str(v) for v in arr])
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
@@ -100,7 +101,7 @@ class Qrels:
             label_arr = np.asarray(labels, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise InputError(f"expected numeric labels ({exc})", source=source, field="label") from None
-        return cls(pa.array(queries, pa.string()), pa.array(docs, pa.string()), label_arr, source)
+        return cls(arrow.strings(queries), arrow.strings(docs), label_arr, source)
 
     @classmethod
     def from_dataframe(cls, frame: Any, source: str = "<DataFrame>") -> Qrels:
@@ -196,7 +197,7 @@ class Run:
             score_arr = np.asarray(values, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise InputError(f"expected numeric scores ({exc})", source=source, field="score") from None
-        return cls(pa.array(queries, pa.string()), pa.array(docs, pa.string()), score_arr, name, source)
+        return cls(arrow.strings(queries), arrow.strings(docs), score_arr, name, source)
 
     @classmethod
     def from_dataframe(cls, frame: Any, name: str | None = None, source: str = "<DataFrame>") -> Run:

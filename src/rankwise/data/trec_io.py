@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import gzip
 import math
+import mmap
 import os
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from rankwise.data import arrow
+from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.errors import InputError
 
@@ -40,52 +42,53 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     return data
 
 
-def _head(path: str | os.PathLike[str], size: int = 1 << 16) -> bytes:
-    """The first bytes of a file (decompressed when gzipped)."""
+def _open_bytes(path: str | os.PathLike[str]):
+    """The file's bytes without copying (a read-only mmap), decompressed when gzipped."""
     with open(path, "rb") as f:
-        head = f.read(size)
-    if head[:2] == b"\x1f\x8b":
-        with gzip.open(path, "rb") as g:
-            head = g.read(size)
-    return head
+        if f.read(2) == b"\x1f\x8b":
+            return gzip.decompress(Path(path).read_bytes())
+        if os.fstat(f.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def _guess_delimiter(head: bytes) -> str | None:
-    """Delimiter for the fast path, judged from the first line; None sends the file to the
-    careful line reader (comments, leading whitespace, empty file)."""
-    first = head.split(b"\n", 1)[0]
-    if not first.strip() or first.startswith((b"#", b" ", b"\t")):
+def _fast_delimiter(data) -> str | None:
+    """The delimiter of a regular file (one tab or one space between fields, no comment lines),
+    or None to send the file to the careful line reader. Cheap byte scans only; runs of spaces,
+    leading or trailing whitespace and extra fields make Arrow's parse fail, which also falls back.
+    """
+    first = data[: data.find(b"\n")] if data.find(b"\n") >= 0 else data[:]
+    if not bytes(first).strip() or first[:1] in (b"#", b" ", b"\t"):
         return None
-    return "\t" if b"\t" in first else " "
+    delim = b"\t" if b"\t" in first else b" "
+    other = b" " if delim == b"\t" else b"\t"
+    if data.find(other) >= 0:
+        return None
+    if data.find(b"#") >= 0 and (data[:1] == b"#" or data.find(b"\n#") >= 0):
+        return None
+    return delim.decode()
 
 
-def _irregular(table: pa.Table, delim: str, columns: tuple[str, ...]) -> bool:
-    """True if the fast parse cannot be trusted: a line starts with '#' (a comment for
-    trec_eval 10.0) or a field holds the other whitespace character (mixed separators)."""
-    if bool(pc.any(pc.starts_with(table.column("query"), "#")).as_py()):
-        return True
-    other = "\t" if delim == " " else " "
-    return any(bool(pc.any(pc.match_substring(table.column(c), other)).as_py()) for c in columns)
-
-
-def _fast_table(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
-                delim: str, include: list[str]) -> pa.Table | None:
-    """Parse with Arrow; None when the file is irregular (the careful reader then explains why)."""
+def _fast_table(data, names: tuple[str, ...], types: dict[str, pa.DataType], delim: str,
+                include: list[str]) -> pa.Table | None:
+    """Parse with Arrow's multithreaded reader; None when the file is irregular."""
     try:
-        with pa.input_stream(str(path), compression="detect") as stream:
-            table = pacsv.read_csv(
-                stream,
-                read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True,
-                                               block_size=1 << 24),
-                parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
-                                                 ignore_empty_lines=False),
-                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=include,
-                                                     strings_can_be_null=False,
-                                                     quoted_strings_can_be_null=False, null_values=[]),
-            )
+        return pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(data)),
+            read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=1 << 22),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
+                                             ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, include_columns=include,
+                                                 strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False, null_values=[]),
+        )
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    return table
+
+
+def _numeric(column: pa.ChunkedArray) -> np.ndarray:
+    """A numeric Arrow column as one NumPy array (chunk by chunk: much faster than to_numpy)."""
+    return to_numpy(column)
 
 
 def _split_lines(data: bytes, source: str, n_fields: int, names: tuple[str, ...], allow_extra: bool):
@@ -173,21 +176,22 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     source = str(path)
     if not Path(path).exists():
         raise InputError("file not found", source=source)
-    delim = _guess_delimiter(_head(path))
+    data = _open_bytes(path)
+    delim = _fast_delimiter(data) if len(data) else None
     table = None
     if delim is not None:
         types = {"query": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.string(),
                  "score": pa.float64(), "tag": pa.string()}
-        table = _fast_table(path, RUN_FIELDS, types, delim, ["query", "doc", "score", "tag"])
-    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "doc", "tag")):
-        tag = table.column("tag")[0].as_py()
-        score = table.column("score").to_numpy()
-        return Run(table.column("query"), table.column("doc"), score,
+        table = _fast_table(data, RUN_FIELDS, types, delim, ["query", "doc", "score"])
+    if table is not None and table.num_rows:
+        first = bytes(data[: data.find(b"\n")]).split()
+        tag = first[5].decode("utf-8", errors="replace")
+        return Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
                    name if name is not None else tag, source)
     data = read_bytes(path)
     cols, lines, counts = _split_lines(data, source, 6, RUN_FIELDS, allow_extra=True)
     score = _parse_floats(cols[4], lines, source, "score")
-    run = Run(pa.array(cols[0], pa.string()), pa.array(cols[2], pa.string()), score,
+    run = Run(arrow.strings(cols[0]), arrow.strings(cols[2]), score,
               name if name is not None else cols[5][0], source, lines)
     run.notes.extend(_notes(counts, source))
     return run
@@ -206,17 +210,18 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     source = str(path)
     if not Path(path).exists():
         raise InputError("file not found", source=source)
-    delim = _guess_delimiter(_head(path))
+    data = _open_bytes(path)
+    delim = _fast_delimiter(data) if len(data) else None
     table = None
     if delim is not None:
         types = {"query": pa.string(), "iteration": pa.string(), "doc": pa.string(), "label": pa.int64()}
-        table = _fast_table(path, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
-    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "doc")):
-        return Qrels(table.column("query"), table.column("doc"), table.column("label").to_numpy(), source)
+        table = _fast_table(data, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
+    if table is not None and table.num_rows:
+        return Qrels(table.column("query"), table.column("doc"), _numeric(table.column("label")), source)
     data = read_bytes(path)
     cols, lines, counts = _split_lines(data, source, 4, QRELS_FIELDS, allow_extra=False)
     labels = _parse_ints(cols[3], lines, source, "label")
-    return Qrels(pa.array(cols[0], pa.string()), pa.array(cols[2], pa.string()), labels, source, lines)
+    return Qrels(arrow.strings(cols[0]), arrow.strings(cols[2]), labels, source, lines)
 
 
 def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:

@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankwise.data import arrow
+from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
@@ -50,10 +52,10 @@ class QrelsIndex:
         query_ids = uniq_q[order]
         rank_of = np.empty(len(order), dtype=np.int64)
         rank_of[order] = np.arange(len(order))
-        qcode = rank_of[qdict.indices.to_numpy(zero_copy_only=False)]
+        qcode = rank_of[to_numpy(qdict.indices)]
         ddict = pc.dictionary_encode(doc)
         doc_vocab = ddict.dictionary
-        dcode = ddict.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        dcode = to_numpy(ddict.indices, np.int64)
         keys = qcode * max(len(doc_vocab), 1) + dcode
         sort = np.argsort(keys, kind="stable")
         keys = keys[sort]
@@ -73,49 +75,57 @@ class QrelsIndex:
         if len(level_values):
             lvl = np.searchsorted(level_values, labels[judged])
             np.add.at(level_counts, (qcode[sort][judged], lvl), 1)
-        return cls(query_ids, pa.array(query_ids.tolist(), pa.string()), doc_vocab, keys, labels,
+        return cls(query_ids, arrow.strings([str(q) for q in query_ids]), doc_vocab, keys, labels,
                    level_values, level_counts, qrels.source)
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL."""
         dcode = pc.index_in(doc, value_set=self.doc_vocab)
-        found = np.flatnonzero(dcode.is_valid().to_numpy(zero_copy_only=False) & (qcode >= 0))
-        label = np.full(len(qcode), NONPOOL, dtype=np.int64)
+        found = np.flatnonzero(to_numpy(dcode.is_valid()) & (qcode >= 0))
+        label = np.full(len(qcode), NONPOOL, dtype=np.int32)
         if len(found) == 0 or len(self.keys) == 0:
             return label
-        codes = dcode.take(pa.array(found)).to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = to_numpy(dcode.take(arrow.indices(found)), np.int64)
         key = qcode[found] * max(len(self.doc_vocab), 1) + codes
         pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
         hit = self.keys[pos] == key
         got = self.labels[pos[hit]]
-        label[found[hit]] = np.where(got < 0, UNJUDGED, got)
+        label[found[hit]] = np.where(got < 0, UNJUDGED, got).astype(np.int32)
         return label
 
 
 def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
-    """uint32 key whose ascending order is the descending order of ``score`` as float32."""
-    s32 = score.astype(np.float32) + np.float32(0.0)  # -0.0 becomes 0.0
+    """uint32 key whose ascending order is the descending order of ``score`` as float32.
+
+    >>> _descending_score_key(np.array([2.0, -1.0, 0.0, -0.0, 3.0]), "float32").argsort(kind="stable").tolist()
+    [4, 0, 2, 3, 1]
+    """
+    s32 = score.astype(np.float32)
+    s32 += np.float32(0.0)  # -0.0 becomes 0.0
     bits = s32.view(np.uint32)
-    asc = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
-    return ~asc
+    # non-negative floats: flip the 31 low bits (larger first); negative: keep (more negative last)
+    return bits ^ (((bits >> np.uint32(31)) ^ np.uint32(1)) * np.uint32(0x7FFFFFFF))
 
 
 def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndarray,
                         lengths: np.ndarray, known: np.ndarray) -> tuple[np.ndarray | None, int]:
     """Return a keep-mask (None if no duplicates) and the number of rows dropped.
 
-    Only rows of ``known`` queries are checked; hashes find candidates, exact comparison of
-    the query code and the document's bytes confirms them.
+    Only rows of ``known`` queries are checked. Rows are sorted by (query, high bits of a hash of
+    the document id); equal neighbours are confirmed by comparing the documents' bytes.
     """
-    h = hash_rows(words, lengths, salt=qcode)
-    quick = np.sort(h[known]) if not known.all() else np.sort(h)
+    h = hash_rows(words, lengths)
+    packed = (qcode.astype(np.uint64) << np.uint64(32)) | (h >> np.uint64(32))
+    subset = None if known.all() else np.flatnonzero(known)
+    if subset is not None:
+        packed = packed[subset]
+    quick = np.sort(packed, kind="stable")
     if not (quick[1:] == quick[:-1]).any():
         return None, 0
-    order = np.flatnonzero(known)[np.argsort(h[known], kind="stable")]
-    hs = h[order]
+    local = np.argsort(packed, kind="stable")
+    hs = packed[local]
+    order = local if subset is None else subset[local]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
-    if len(cand) == 0:
-        return None, 0
     a, b = order[cand], order[cand + 1]
     same = (qcode[a] == qcode[b]) & (lengths[a] == lengths[b]) & (words[a] == words[b]).all(axis=1)
     pairs = cand[same]
@@ -143,35 +153,41 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndar
     return keep, int((~keep).sum())
 
 
-def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray, conv: Conventions,
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions,
                 words: np.ndarray) -> np.ndarray:
-    """Return ``rows`` sorted by query, then score descending, then the tie rule."""
-    q = qcode[rows].astype(np.uint64)
+    """Return ``rows`` (None: every row) sorted by query, then score descending, then the tie rule."""
+    if rows is None:
+        q = qcode.astype(np.uint64)
+        score = run.score
+    else:
+        q = qcode[rows].astype(np.uint64)
+        score = run.score[rows]
     if conv.score_precision == "float32":
-        packed = (q << np.uint64(32)) | _descending_score_key(run.score[rows], "float32").astype(np.uint64)
-        local = np.argsort(packed, kind="stable")
-        sorted_key = packed[local]
+        q <<= np.uint64(32)
+        q |= _descending_score_key(score, "float32")
+        local = np.argsort(q, kind="stable")
+        sorted_key = q[local]
         tied = sorted_key[1:] == sorted_key[:-1]
     else:
-        local = np.lexsort((np.arange(len(rows)), -run.score[rows], q))
-        sq, ss = q[local], run.score[rows][local]
+        local = np.lexsort((-score, q))
+        sq, ss = q[local], score[local]
         tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
-    if conv.ties == "input" or not tied.any():
-        return rows[local]
-    # rows inside runs of equal keys: order them by document id (byte order)
-    in_group = np.zeros(len(local), dtype=bool)
-    in_group[1:] |= tied
-    in_group[:-1] |= tied
-    pos = np.flatnonzero(in_group)
-    starts = np.ones(len(pos), dtype=bool)
-    starts[1:] = ~tied[pos[1:] - 1]
-    group = np.cumsum(starts)
-    words = words[rows[local[pos]]]
-    if conv.ties == "trec":
-        words = ~words  # descending doc id
-    perm = np.lexsort(tuple(words[:, c] for c in range(words.shape[1] - 1, -1, -1)) + (group,))
-    local[pos] = local[pos][perm]
-    return rows[local]
+    if conv.ties != "input" and tied.any():
+        # rows inside runs of equal keys: order them by document id (byte order)
+        in_group = np.zeros(len(local), dtype=bool)
+        in_group[1:] |= tied
+        in_group[:-1] |= tied
+        pos = np.flatnonzero(in_group)
+        starts = np.ones(len(pos), dtype=bool)
+        starts[1:] = ~tied[pos[1:] - 1]
+        group = np.cumsum(starts)
+        tied_rows = local[pos] if rows is None else rows[local[pos]]
+        w = words[tied_rows]
+        if conv.ties == "trec":
+            w = ~w  # descending doc id
+        perm = np.lexsort(tuple(w[:, c] for c in range(w.shape[1] - 1, -1, -1)) + (group,))
+        local[pos] = local[pos][perm]
+    return local if rows is None else rows[local]
 
 
 def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, list[str]]:
@@ -183,9 +199,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     """
     warnings: list[str] = list(run.notes)
     qc = pc.index_in(run.query, value_set=index.query_array)
-    known = qc.is_valid().to_numpy(zero_copy_only=False)
-    qcode = qc.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    qcode[~known] = -1
+    known = to_numpy(qc.is_valid())
+    qcode = np.where(known, to_numpy(qc, np.int32, raw=True), -1).astype(np.int32)
     words, lengths = string_words(run.doc)
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone)
     keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, words, lengths, known)
@@ -193,10 +208,11 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                         f"keeping the {conv.duplicates} occurrence")
     if not known.all():
-        unknown = pc.unique(run.query.filter(pa.array(~known)))
+        unknown = pc.unique(run.query.filter(arrow.mask(~known)))
         warnings.append(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
                         f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}")
-    rows = np.flatnonzero(known if keep is None else (known & keep))
+    everything = keep is None and bool(known.all())
+    rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
     label_all = index.lookup(qcode, run.doc)
     rows = _order_rows(run, qcode, rows, conv, words)
     qsorted = qcode[rows]

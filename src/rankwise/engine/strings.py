@@ -28,10 +28,14 @@ def _chunk_words(arr: pa.Array, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     windows = np.lib.stride_tricks.as_strided(padded, shape=(len(data) + 1, width), strides=(1, 1))
     starts = offsets[:-1]
     lengths = offsets[1:] - starts
-    raw = windows[starts]  # one 8*n_words-byte copy per string
-    if n_words * 8 > 0:
-        raw[np.arange(width)[None, :] >= lengths[:, None]] = 0
-    words = raw.view(">u8").astype(np.uint64).reshape(len(arr), n_words)
+    words = windows[starts].view(">u8").astype(np.uint64)  # one copy of 8*n_words bytes per string
+    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for c in range(n_words):
+        valid = np.clip(lengths - 8 * c, 0, 8).astype(np.uint64)  # bytes of the string in this word
+        # keep the first `valid` bytes: shift the all-ones mask left by 8*(8-valid) bits (two
+        # steps, so a 64-bit shift never happens)
+        half = (np.uint64(8) - valid) * np.uint64(4)
+        words[:, c] &= (ones << half) << half
     return words, lengths
 
 
@@ -54,17 +58,17 @@ def string_words(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nda
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def hash_rows(words: np.ndarray, lengths: np.ndarray, salt: np.ndarray | None = None) -> np.ndarray:
-    """A 64-bit hash of each row of words (plus length and an optional per-row salt).
+def hash_rows(words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of words and its length; its high bits mix every input bit.
 
     Equal strings always get equal hashes; callers confirm equality of colliding rows.
+
+    >>> w, n = string_words(pa.array(["a", "a", "b"]))
+    >>> h = hash_rows(w, n); bool(h[0] == h[1]), bool(h[0] == h[2])
+    (True, False)
     """
-    h = lengths.astype(np.uint64) * _MIX
     with np.errstate(over="ignore"):
-        for col in range(words.shape[1]):
-            h = (h ^ words[:, col]) * _MIX
-            h ^= h >> np.uint64(29)
-        if salt is not None:
-            h = (h ^ salt.astype(np.uint64)) * _MIX
-            h ^= h >> np.uint64(31)
+        h = (words[:, 0] ^ lengths.astype(np.uint64)) * _MIX
+        for col in range(1, words.shape[1]):
+            h = (h ^ (h >> np.uint64(29)) ^ words[:, col]) * _MIX
     return h

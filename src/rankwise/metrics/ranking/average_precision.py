@@ -12,7 +12,7 @@ import numpy as np
 
 from rankwise.engine import segments
 from rankwise.engine.ranked import UNJUDGED, RankedLists
-from rankwise.metrics.ranking._seq import safe_divide, seq_sum
+from rankwise.metrics.ranking._seq import SparseTerms, safe_divide, seq_sum
 
 INFAP_EPSILON = 0.00001
 MIN_GEO_MEAN = 0.00001
@@ -46,8 +46,8 @@ def average_precision_at(rl: RankedLists, ks: Sequence[int]) -> np.ndarray:
     >>> average_precision_at(example(), [3, 5]).round(4).tolist()   # [1/3], [(1 + 0.5)/3]
     [[0.3333, 0.5]]
     """
-    cum = segments.segment_cumsum(_precision_terms(rl), rl.offsets)
-    cols = [safe_divide(segments.value_at(cum, rl.offsets, k), rl.num_rel) for k in ks]
+    terms = SparseTerms.of(_precision_terms(rl), rl.offsets, rl.rank0)
+    cols = [safe_divide(terms.upto(k), rl.num_rel) for k in ks]
     return np.column_stack(cols) if cols else np.zeros((rl.n_queries, 0))
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from rankwise.engine import segments
 from rankwise.engine.ranked import RankedLists
-from rankwise.metrics.ranking._seq import safe_divide, seq_sum
+from rankwise.metrics.ranking._seq import SparseTerms, safe_divide, seq_sum
 
 
 def row_gains(labels: np.ndarray, gains: Mapping[int, float] | None) -> np.ndarray:
@@ -77,7 +77,10 @@ def ideal(rl: RankedLists, gains: Mapping[int, float] | None = None) -> Ideal:
 
 def _dcg_terms(rl: RankedLists, gains: Mapping[int, float] | None) -> tuple[np.ndarray, np.ndarray]:
     g = row_gains(rl.label, gains)
-    return g, g / np.log2(rl.rank0 + 2.0)
+    terms = np.zeros(len(g), dtype=np.float64)
+    nz = np.flatnonzero(g)
+    terms[nz] = g[nz] / np.log2(rl.rank0[nz] + 2.0)
+    return g, terms
 
 
 def ndcg(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarray:
@@ -101,8 +104,8 @@ def dcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None
     [[2.0]]
     """
     _, terms = _dcg_terms(rl, gains)
-    cum = segments.segment_cumsum(terms, rl.offsets)
-    return np.column_stack([segments.value_at(cum, rl.offsets, k) for k in ks])
+    sparse = SparseTerms.of(terms, rl.offsets, rl.rank0)
+    return np.column_stack([sparse.upto(k) for k in ks])
 
 
 def ndcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None = None) -> np.ndarray:

@@ -1,0 +1,158 @@
+"""Time rankwise against pytrec_eval, ranx and ir_measures on an MS MARCO dev-sized run.
+
+Each tool runs in a fresh subprocess (so peak memory is its own): load qrels + run, compute
+nDCG@10, MAP, MRR@10, Recall@100 and P@10, report load / compute / end-to-end seconds, peak
+memory and the mean values, which must agree with rankwise's.
+
+Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--tools rankwise,pytrec_eval,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from generate import generate  # noqa: E402
+
+COMMON = """
+import json, resource, sys, time
+qrels_path, run_path = sys.argv[1], sys.argv[2]
+out = {}
+def done(values):
+    out["values"] = {k: float(v) for k, v in values.items()}
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+"""
+
+TOOLS = {
+    "rankwise": """
+t0 = time.perf_counter()
+import rankwise
+from rankwise.data import load_qrels, load_run
+qrels = load_qrels(qrels_path); run = load_run(run_path)
+t1 = time.perf_counter()
+res = rankwise.evaluate(qrels, run, ["ndcg@10", "map", "mrr@10", "recall@100", "P@10"])
+t2 = time.perf_counter()
+res2 = rankwise.evaluate(qrels, run, ["ndcg@10", "map", "mrr@10", "recall@100", "P@10"])
+t3 = time.perf_counter()
+out.update(load=t1 - t0, compute=t2 - t1, compute_warm=t3 - t2, total=t2 - t0)
+s = res.summary.iloc[0]
+done({"ndcg@10": s["ndcg@10"], "map": s["map"], "mrr@10": s["mrr@10"], "recall@100": s["recall@100"],
+      "P@10": s["P@10"]})
+""",
+    "pytrec_eval": """
+t0 = time.perf_counter()
+import pytrec_eval
+with open(qrels_path) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(run_path) as f: run = pytrec_eval.parse_run(f)
+t1 = time.perf_counter()
+ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "recip_rank", "recall.100", "P.10"})
+res = ev.evaluate(run)
+t2 = time.perf_counter()
+out.update(load=t1 - t0, compute=t2 - t1, compute_warm=None, total=t2 - t0)
+n = len(res)
+mean = lambda k: sum(v[k] for v in res.values()) / n
+done({"ndcg@10": mean("ndcg_cut_10"), "map": mean("map"), "mrr@10": mean("recip_rank"),
+      "recall@100": mean("recall_100"), "P@10": mean("P_10")})
+""",
+    "ranx": """
+t0 = time.perf_counter()
+from ranx import Qrels, Run, evaluate
+qrels = Qrels.from_file(qrels_path, kind="trec"); run = Run.from_file(run_path, kind="trec")
+t1 = time.perf_counter()
+m = ["ndcg@10", "map", "mrr@10", "recall@100", "precision@10"]
+res = evaluate(qrels, run, m)
+t2 = time.perf_counter()
+res = evaluate(qrels, run, m)
+t3 = time.perf_counter()
+out.update(load=t1 - t0, compute=t2 - t1, compute_warm=t3 - t2, total=t2 - t0)
+done({"ndcg@10": res["ndcg@10"], "map": res["map"], "mrr@10": res["mrr@10"],
+      "recall@100": res["recall@100"], "P@10": res["precision@10"]})
+""",
+    "ir_measures": """
+t0 = time.perf_counter()
+import ir_measures
+from ir_measures import nDCG, AP, RR, R, P
+qrels = list(ir_measures.read_trec_qrels(qrels_path)); run = list(ir_measures.read_trec_run(run_path))
+t1 = time.perf_counter()
+res = ir_measures.calc_aggregate([nDCG@10, AP, RR@10, R@100, P@10], qrels, run)
+t2 = time.perf_counter()
+out.update(load=t1 - t0, compute=t2 - t1, compute_warm=None, total=t2 - t0)
+done({"ndcg@10": res[nDCG@10], "map": res[AP], "mrr@10": res[RR@10], "recall@100": res[R@100],
+      "P@10": res[P@10]})
+""",
+}
+
+FIRST_SMALL = """
+import time
+t0 = time.perf_counter()
+import rankwise
+res = rankwise.evaluate(sys.argv[1], sys.argv[2], ["ndcg@10", "map"])
+out.update(total=time.perf_counter() - t0)
+done({"ndcg@10": res.summary.iloc[0]["ndcg@10"], "map": res.summary.iloc[0]["map"]})
+"""
+
+
+def run_tool(code: str, qrels: Path, run: Path) -> dict | None:
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(COMMON + code), str(qrels), str(run)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        if "ModuleNotFoundError" in proc.stderr:
+            return None
+        raise RuntimeError(proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, default=6980)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--data", default=str(HERE / "_data"))
+    args = ap.parse_args()
+    data = Path(args.data) / f"q{args.queries}_d{args.depth}"
+    run_path, qrels_path = data / "run.trec", data / "qrels.txt"
+    if not run_path.exists():
+        print(f"generating {args.queries} x {args.depth} run in {data} ...", file=sys.stderr)
+        generate(data, args.queries, args.depth)
+    size_mb = run_path.stat().st_size / 2**20
+    example = HERE.parent / "examples"
+    small = run_tool(FIRST_SMALL, example / "qrels.test", example / "results.test")
+    results = {}
+    for name in args.tools.split(","):
+        print(f"running {name} ...", file=sys.stderr)
+        r = run_tool(TOOLS[name], qrels_path, run_path)
+        if r is None:
+            print(f"  {name} is not installed; skipped (pip install -e '.[bench]')", file=sys.stderr)
+            continue
+        results[name] = r
+    base = results["rankwise"]
+    print(f"\nrun: {args.queries:,} queries x {args.depth:,} docs = {args.queries * args.depth:,} rows, "
+          f"{size_mb:.0f} MB; import + first small evaluation (rankwise): {small['total']:.2f} s\n")
+    head = ("tool", "load s", "compute s", "warm compute s", "end-to-end s", "x rankwise (e2e)",
+            "x rankwise (warm compute)", "peak MB", "peak / file")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for name, r in results.items():
+        warm = r["compute_warm"] if r["compute_warm"] is not None else r["compute"]
+        print(f"| {name} | {r['load']:.2f} | {r['compute']:.2f} | "
+              f"{warm:.2f} | {r['total']:.2f} | {r['total'] / base['total']:.1f} | "
+              f"{warm / base['compute_warm']:.1f} | {r['peak_mb']:.0f} | {r['peak_mb'] / size_mb:.2f} |")
+    print("\nmean values (pytrec_eval's MRR has no cut-off; ranx breaks ties by score only):")
+    metrics = list(base["values"])
+    print("| tool | " + " | ".join(metrics) + " | max abs diff vs rankwise |")
+    print("|" + "---|" * (len(metrics) + 2))
+    for name, r in results.items():
+        diffs = [abs(r["values"][m] - base["values"][m]) for m in metrics if not (name == "pytrec_eval" and
+                                                                                m == "mrr@10")]
+        print(f"| {name} | " + " | ".join(f"{r['values'][m]:.6f}" for m in metrics) + f" | {max(diffs):.2e} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Arrow to NumPy without detours: ChunkedArray.to_numpy and copying conversions go through
+pandas (slow to import, slow to run); zero-copy views of each chunk do not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_NUMPY_TYPES = {
+    pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+    pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
+    pa.float32(): np.float32, pa.float64(): np.float64,
+}
+
+
+def _chunk_to_numpy(chunk: pa.Array, raw: bool = False) -> np.ndarray:
+    """A view of one chunk's data buffer (pyarrow's own to_numpy imports pandas)."""
+    if chunk.null_count and not raw:
+        raise ValueError("cannot convert an Arrow array with nulls")
+    buf = chunk.buffers()[1]
+    n, off = len(chunk), chunk.offset
+    if pa.types.is_boolean(chunk.type):
+        if buf is None:
+            return np.zeros(0, dtype=bool)
+        bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8), bitorder="little")
+        return bits[off: off + n].astype(bool)
+    dtype = _NUMPY_TYPES.get(chunk.type)
+    if dtype is None:
+        return pc.cast(chunk, pa.float64()).to_numpy(zero_copy_only=True)
+    if buf is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype)[off: off + n]
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray, dtype: type | None = None, raw: bool = False) -> np.ndarray:
+    """Concatenate the chunks of an Arrow array (booleans and numbers, no nulls) into NumPy.
+
+    ``raw=True`` accepts nulls and returns whatever the data buffer holds in their slots
+    (combine with ``is_valid``).
+
+    >>> to_numpy(pa.chunked_array([[1, 2], [3]])).tolist()
+    [1, 2, 3]
+    >>> to_numpy(pa.array([True, False])).tolist()
+    [True, False]
+    """
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    parts = [_chunk_to_numpy(c, raw) for c in chunks]
+    if not parts:
+        return np.zeros(0, dtype=dtype or np.float64)
+    out = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return out.astype(dtype, copy=False) if dtype is not None else out
+
+
+def strings(values: list[str]) -> pa.Array:
+    """An Arrow string array from Python strings (built from buffers: ``pa.array`` imports pandas).
+
+    >>> strings(["a", "bé", ""]).to_pylist()
+    ['a', 'bé', '']
+    """
+    encoded = [v.encode("utf-8") for v in values]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    large = offsets[-1] >= 2**31
+    typ = pa.large_string() if large else pa.string()
+    offs = offsets if large else offsets.astype(np.int32)
+    return pa.Array.from_buffers(typ, len(encoded), [None, pa.py_buffer(offs), pa.py_buffer(b"".join(encoded))])
+
+
+def indices(values: np.ndarray) -> pa.Array:
+    """An Arrow int64 array viewing a NumPy integer array (for ``take``).
+
+    >>> indices(np.array([2, 0])).to_pylist()
+    [2, 0]
+    """
+    arr = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(arr), [None, pa.py_buffer(arr)])
+
+
+def mask(values: np.ndarray) -> pa.Array:
+    """An Arrow boolean array from a NumPy boolean array (for ``filter``).
+
+    >>> mask(np.array([True, False, True])).to_pylist()
+    [True, False, True]
+    """
+    arr = np.asarray(values, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(arr), [None, pa.py_buffer(np.packbits(arr, bitorder="little"))])
