@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import math
-import mmap
 import os
 from pathlib import Path
 
@@ -42,48 +41,62 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     return data
 
 
-def _open_bytes(path: str | os.PathLike[str]):
-    """The file's bytes without copying (a read-only mmap), decompressed when gzipped."""
+def _is_gzip(path: str | os.PathLike[str]) -> bool:
     with open(path, "rb") as f:
-        if f.read(2) == b"\x1f\x8b":
-            return gzip.decompress(Path(path).read_bytes())
-        if os.fstat(f.fileno()).st_size == 0:
-            return b""
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return f.read(2) == b"\x1f\x8b"
 
 
-def _fast_delimiter(data) -> str | None:
-    """The delimiter of a regular file (one tab or one space between fields, no comment lines),
-    or None to send the file to the careful line reader. Cheap byte scans only; runs of spaces,
-    leading or trailing whitespace and extra fields make Arrow's parse fail, which also falls back.
-    """
-    first = data[: data.find(b"\n")] if data.find(b"\n") >= 0 else data[:]
-    if not bytes(first).strip() or first[:1] in (b"#", b" ", b"\t"):
-        return None
-    delim = b"\t" if b"\t" in first else b" "
-    other = b" " if delim == b"\t" else b"\t"
-    if data.find(other) >= 0:
-        return None
-    if data.find(b"#") >= 0 and (data[:1] == b"#" or data.find(b"\n#") >= 0):
-        return None
-    return delim.decode()
+def _scan(path: str | os.PathLike[str], block: int = 1 << 24) -> tuple[bytes, bool, bool, bool]:
+    """One streaming pass over the file: (first line, has tab, has space, has a '#' line start)."""
+    opener = gzip.open if _is_gzip(path) else open
+    first = b""
+    has_tab = has_space = has_comment = False
+    prev_last = b"\n"
+    with opener(path, "rb") as f:
+        while True:
+            chunk = f.read(block)
+            if not chunk:
+                break
+            if not first:
+                first = chunk.split(b"\n", 1)[0]
+            has_tab = has_tab or chunk.find(b"\t") >= 0
+            has_space = has_space or chunk.find(b" ") >= 0
+            if not has_comment and chunk.find(b"#") >= 0:
+                has_comment = (prev_last + chunk).find(b"\n#") >= 0
+            prev_last = chunk[-1:]
+    return first, has_tab, has_space, has_comment
 
 
-def _fast_table(data, names: tuple[str, ...], types: dict[str, pa.DataType], delim: str,
-                include: list[str]) -> pa.Table | None:
-    """Parse with Arrow's multithreaded reader; None when the file is irregular."""
+def _fast_delimiter(path: str | os.PathLike[str]) -> tuple[str | None, bytes]:
+    """The delimiter of a regular file (one tab or one space between fields, no comment lines)
+    and its first line; None sends the file to the careful line reader. Runs of spaces, leading
+    or trailing whitespace and extra fields make Arrow's parse fail, which also falls back."""
+    first, has_tab, has_space, has_comment = _scan(path)
+    if not first.strip() or first[:1] in (b"#", b" ", b"\t") or has_comment:
+        return None, first
+    if b"\t" in first:
+        return ("\t" if not has_space else None), first
+    return (" " if not has_tab else None), first
+
+
+def _fast_table(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
+                delim: str, include: list[str]) -> pa.Table | None:
+    """Parse with Arrow's multithreaded streaming reader; None when the file is irregular."""
     try:
-        return pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(data)),
-            read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=1 << 22),
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
-                                             ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(column_types=types, include_columns=include,
-                                                 strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False, null_values=[]),
-        )
+        with pa.input_stream(str(path), compression="gzip" if _is_gzip(path) else None) as stream:
+            return pacsv.read_csv(
+                stream,
+                read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=1 << 22),
+                parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
+                                                 ignore_empty_lines=False),
+                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=include,
+                                                     strings_can_be_null=False,
+                                                     quoted_strings_can_be_null=False, null_values=[]),
+            )
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+    finally:
+        pa.default_memory_pool().release_unused()  # hand the parser's scratch memory back
 
 
 def _numeric(column: pa.ChunkedArray) -> np.ndarray:
@@ -176,15 +189,14 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     source = str(path)
     if not Path(path).exists():
         raise InputError("file not found", source=source)
-    data = _open_bytes(path)
-    delim = _fast_delimiter(data) if len(data) else None
+    delim, first_line = _fast_delimiter(path)
     table = None
     if delim is not None:
         types = {"query": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.string(),
                  "score": pa.float64(), "tag": pa.string()}
-        table = _fast_table(data, RUN_FIELDS, types, delim, ["query", "doc", "score"])
+        table = _fast_table(path, RUN_FIELDS, types, delim, ["query", "doc", "score"])
     if table is not None and table.num_rows:
-        first = bytes(data[: data.find(b"\n")]).split()
+        first = first_line.split()
         tag = first[5].decode("utf-8", errors="replace")
         return Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
                    name if name is not None else tag, source)
@@ -210,12 +222,11 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     source = str(path)
     if not Path(path).exists():
         raise InputError("file not found", source=source)
-    data = _open_bytes(path)
-    delim = _fast_delimiter(data) if len(data) else None
+    delim, _ = _fast_delimiter(path)
     table = None
     if delim is not None:
         types = {"query": pa.string(), "iteration": pa.string(), "doc": pa.string(), "label": pa.int64()}
-        table = _fast_table(data, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
+        table = _fast_table(path, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
     if table is not None and table.num_rows:
         return Qrels(table.column("query"), table.column("doc"), _numeric(table.column("label")), source)
     data = read_bytes(path)

@@ -114,14 +114,21 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndar
     Only rows of ``known`` queries are checked. Rows are sorted by (query, high bits of a hash of
     the document id); equal neighbours are confirmed by comparing the documents' bytes.
     """
-    h = hash_rows(words, lengths)
-    packed = (qcode.astype(np.uint64) << np.uint64(32)) | (h >> np.uint64(32))
+    packed = hash_rows(words, lengths)
+    packed >>= np.uint64(32)
+    packed |= qcode.astype(np.uint64) << np.uint64(32)
     subset = None if known.all() else np.flatnonzero(known)
     if subset is not None:
         packed = packed[subset]
-    quick = np.sort(packed, kind="stable")
+    packed.sort(kind="stable") if subset is None else None
+    quick = packed if subset is None else np.sort(packed, kind="stable")
     if not (quick[1:] == quick[:-1]).any():
         return None, 0
+    packed = hash_rows(words, lengths)  # sorted in place above: build the keys again
+    packed >>= np.uint64(32)
+    packed |= qcode.astype(np.uint64) << np.uint64(32)
+    if subset is not None:
+        packed = packed[subset]
     local = np.argsort(packed, kind="stable")
     hs = packed[local]
     order = local if subset is None else subset[local]
@@ -153,8 +160,7 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndar
     return keep, int((~keep).sum())
 
 
-def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions,
-                words: np.ndarray) -> np.ndarray:
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions) -> np.ndarray:
     """Return ``rows`` (None: every row) sorted by query, then score descending, then the tie rule."""
     if rows is None:
         q = qcode.astype(np.uint64)
@@ -166,8 +172,9 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conv
         q <<= np.uint64(32)
         q |= _descending_score_key(score, "float32")
         local = np.argsort(q, kind="stable")
-        sorted_key = q[local]
-        tied = sorted_key[1:] == sorted_key[:-1]
+        q = q[local]
+        tied = q[1:] == q[:-1]
+        del q
     else:
         local = np.lexsort((-score, q))
         sq, ss = q[local], score[local]
@@ -182,7 +189,7 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conv
         starts[1:] = ~tied[pos[1:] - 1]
         group = np.cumsum(starts)
         tied_rows = local[pos] if rows is None else rows[local[pos]]
-        w = words[tied_rows]
+        w, _ = string_words(run.doc.take(arrow.indices(tied_rows)))
         if conv.ties == "trec":
             w = ~w  # descending doc id
         perm = np.lexsort(tuple(w[:, c] for c in range(w.shape[1] - 1, -1, -1)) + (group,))
@@ -204,6 +211,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     words, lengths = string_words(run.doc)
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone)
     keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, words, lengths, known)
+    del words, lengths
     if dropped:
         warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                         f"keeping the {conv.duplicates} occurrence")
@@ -214,7 +222,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
     label_all = index.lookup(qcode, run.doc)
-    rows = _order_rows(run, qcode, rows, conv, words)
+    rows = _order_rows(run, qcode, rows, conv)
     qsorted = qcode[rows]
     label = label_all[rows]
     n_q = len(index.query_ids)

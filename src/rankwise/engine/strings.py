@@ -27,7 +27,7 @@ def _chunk_words(arr: pa.Array, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     padded[: len(data)] = data
     windows = np.lib.stride_tricks.as_strided(padded, shape=(len(data) + 1, width), strides=(1, 1))
     starts = offsets[:-1]
-    lengths = offsets[1:] - starts
+    lengths = (offsets[1:] - starts).astype(np.int32)
     words = windows[starts].view(">u8").astype(np.uint64)  # one copy of 8*n_words bytes per string
     ones = np.uint64(0xFFFFFFFFFFFFFFFF)
     for c in range(n_words):
@@ -51,7 +51,7 @@ def string_words(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nda
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
     chunks = [c for c in chunks if len(c)]
     if not chunks:
-        return np.zeros((0, 1), np.uint64), np.zeros(0, np.int64)
+        return np.zeros((0, 1), np.uint64), np.zeros(0, np.int32)
     max_len = max(int(np.diff(_offsets(c)).max(initial=0)) for c in chunks)
     n_words = max(1, -(-max_len // 8))
     parts = [_chunk_words(c, n_words) for c in chunks]
