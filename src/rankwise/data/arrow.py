@@ -7,6 +7,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+POOL = pa.default_memory_pool()
+"""The Arrow memory pool of rankwise's large reads and joins."""
+
+
+def release_unused() -> None:
+    """Return memory the Arrow pool keeps cached to the operating system (lowers peak memory
+    when large temporary buffers were just freed)."""
+    POOL.release_unused()
+
 _NUMPY_TYPES = {
     pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
     pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,

@@ -17,16 +17,23 @@ from rankwise.data import arrow
 from rankwise.errors import InputError
 
 
-def as_string_array(values: Any) -> pa.Array | pa.ChunkedArray:
+def _is_text(typ: pa.DataType, keep_dictionary: bool) -> bool:
+    if keep_dictionary and pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    return pa.types.is_string(typ) or pa.types.is_large_string(typ)
+
+
+def as_string_array(values: Any, keep_dictionary: bool = False) -> pa.Array | pa.ChunkedArray:
     """Convert ids (list, NumPy/pandas column, Arrow array) to an Arrow string array
-    (a chunked array stays chunked, to avoid copying large columns).
+    (a chunked array stays chunked, to avoid copying large columns; with ``keep_dictionary``
+    a dictionary-encoded column stays encoded).
 
     >>> as_string_array([1, "b"]).to_pylist()
     ['1', 'b']
     """
+    if isinstance(values, (pa.ChunkedArray, pa.Array)) and _is_text(values.type, keep_dictionary):
+        return values
     if isinstance(values, pa.ChunkedArray):
-        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-            return values
         values = values.combine_chunks()
     if not isinstance(values, pa.Array):
         arr = np.asarray(values, dtype=object)
@@ -156,7 +163,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.query = as_string_array(self.query)
+        self.query = as_string_array(self.query, keep_dictionary=True)
         self.doc = as_string_array(self.doc)
         try:
             self.score = np.asarray(self.score, dtype=np.float64)

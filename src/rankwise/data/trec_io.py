@@ -95,8 +95,6 @@ def _fast_table(path: str | os.PathLike[str], names: tuple[str, ...], types: dic
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    finally:
-        pa.default_memory_pool().release_unused()  # hand the parser's scratch memory back
 
 
 def _numeric(column: pa.ChunkedArray) -> np.ndarray:
@@ -192,14 +190,18 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     delim, first_line = _fast_delimiter(path)
     table = None
     if delim is not None:
-        types = {"query": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.string(),
-                 "score": pa.float64(), "tag": pa.string()}
+        # query ids repeat on every line of their ranking: keep them dictionary-encoded
+        types = {"query": pa.dictionary(pa.int32(), pa.string()), "q0": pa.string(), "doc": pa.string(),
+                 "rank": pa.string(), "score": pa.float64(), "tag": pa.string()}
         table = _fast_table(path, RUN_FIELDS, types, delim, ["query", "doc", "score"])
     if table is not None and table.num_rows:
         first = first_line.split()
         tag = first[5].decode("utf-8", errors="replace")
-        return Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
-                   name if name is not None else tag, source)
+        run = Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
+                  name if name is not None else tag, source)
+        del table
+        arrow.release_unused()  # the parser's scratch memory goes back to the system
+        return run
     data = read_bytes(path)
     cols, lines, counts = _split_lines(data, source, 6, RUN_FIELDS, allow_extra=True)
     score = _parse_floats(cols[4], lines, source, "score")

@@ -80,7 +80,7 @@ class QrelsIndex:
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL."""
-        dcode = pc.index_in(doc, value_set=self.doc_vocab)
+        dcode = pc.index_in(doc, value_set=self.doc_vocab, memory_pool=arrow.POOL)
         found = np.flatnonzero(to_numpy(dcode.is_valid()) & (qcode >= 0))
         label = np.full(len(qcode), NONPOOL, dtype=np.int32)
         if len(found) == 0 or len(self.keys) == 0:
@@ -94,6 +94,25 @@ class QrelsIndex:
         return label
 
 
+def _query_codes(query: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
+    """Code of each row's query in ``vocabulary`` (int32), -1 for queries not in it.
+
+    Dictionary-encoded columns are looked up once per distinct query, not once per row.
+    """
+    chunks = query.chunks if isinstance(query, pa.ChunkedArray) else [query]
+    parts = []
+    for chunk in chunks:
+        if pa.types.is_dictionary(chunk.type):
+            codes = pc.index_in(chunk.dictionary, value_set=vocabulary)
+            table = np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True), -1)
+            parts.append(table.astype(np.int32)[to_numpy(chunk.indices)])
+        else:
+            codes = pc.index_in(chunk, value_set=vocabulary, memory_pool=arrow.POOL)
+            parts.append(np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True),
+                                  -1).astype(np.int32))
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+
 def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
     """uint32 key whose ascending order is the descending order of ``score`` as float32.
 
@@ -104,29 +123,40 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
     s32 += np.float32(0.0)  # -0.0 becomes 0.0
     bits = s32.view(np.uint32)
     # non-negative floats: flip the 31 low bits (larger first); negative: keep (more negative last)
-    return bits ^ (((bits >> np.uint32(31)) ^ np.uint32(1)) * np.uint32(0x7FFFFFFF))
+    flip = bits >> np.uint32(31)
+    flip ^= np.uint32(1)
+    flip *= np.uint32(0x7FFFFFFF)
+    bits ^= flip
+    return bits
 
 
-def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndarray,
-                        lengths: np.ndarray, known: np.ndarray) -> tuple[np.ndarray | None, int]:
+def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """(query, high 32 bits of the document hash) packed into one uint64 per row."""
+    words, lengths = string_words(doc)
+    packed = hash_rows(words, lengths)
+    del words, lengths
+    packed >>= np.uint64(32)
+    q = qcode.astype(np.uint64)
+    q <<= np.uint64(32)
+    packed |= q
+    return packed
+
+
+def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
+                        known: np.ndarray) -> tuple[np.ndarray | None, int]:
     """Return a keep-mask (None if no duplicates) and the number of rows dropped.
 
     Only rows of ``known`` queries are checked. Rows are sorted by (query, high bits of a hash of
     the document id); equal neighbours are confirmed by comparing the documents' bytes.
     """
-    packed = hash_rows(words, lengths)
-    packed >>= np.uint64(32)
-    packed |= qcode.astype(np.uint64) << np.uint64(32)
     subset = None if known.all() else np.flatnonzero(known)
+    packed = _dedup_keys(qcode, run.doc)
     if subset is not None:
         packed = packed[subset]
-    packed.sort(kind="stable") if subset is None else None
-    quick = packed if subset is None else np.sort(packed, kind="stable")
-    if not (quick[1:] == quick[:-1]).any():
+    packed.sort(kind="stable")
+    if not (packed[1:] == packed[:-1]).any():
         return None, 0
-    packed = hash_rows(words, lengths)  # sorted in place above: build the keys again
-    packed >>= np.uint64(32)
-    packed |= qcode.astype(np.uint64) << np.uint64(32)
+    packed = _dedup_keys(qcode, run.doc)  # rare path: sort again, keeping the order
     if subset is not None:
         packed = packed[subset]
     local = np.argsort(packed, kind="stable")
@@ -134,7 +164,9 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndar
     order = local if subset is None else subset[local]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
     a, b = order[cand], order[cand + 1]
-    same = (qcode[a] == qcode[b]) & (lengths[a] == lengths[b]) & (words[a] == words[b]).all(axis=1)
+    words, lengths = string_words(run.doc.take(arrow.indices(np.concatenate([a, b]))))
+    wa, wb, la, lb = words[: len(a)], words[len(a):], lengths[: len(a)], lengths[len(a):]
+    same = (qcode[a] == qcode[b]) & (la == lb) & (wa == wb).all(axis=1)
     pairs = cand[same]
     if len(pairs) == 0:
         return None, 0
@@ -160,8 +192,14 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, words: np.ndar
     return keep, int((~keep).sum())
 
 
-def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions) -> np.ndarray:
-    """Return ``rows`` (None: every row) sorted by query, then score descending, then the tie rule."""
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
+                conv: Conventions) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+    """Sort ``rows`` (None: every row) by query, then score descending, then the tie rule.
+
+    Returns ``(order, None)`` with the sorted row numbers, or, when the rows were already in
+    order except inside runs of tied scores (the usual run file), ``(None, (pos, src))``: the
+    file order with position ``pos[i]`` taken by row ``src[i]``.
+    """
     if rows is None:
         q = qcode.astype(np.uint64)
         score = run.score
@@ -170,31 +208,39 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conv
         score = run.score[rows]
     if conv.score_precision == "float32":
         q <<= np.uint64(32)
-        q |= _descending_score_key(score, "float32")
-        local = np.argsort(q, kind="stable")
-        q = q[local]
+        q |= _descending_score_key(score, "float32")  # uint32 -> uint64 in place
+        if rows is None and bool((q[1:] >= q[:-1]).all()):
+            local = None  # already in order: no sort, no permutation
+        else:
+            local = np.argsort(q, kind="stable")
+            q.sort(kind="stable")  # in place: the same order as q[local], without a second array
         tied = q[1:] == q[:-1]
         del q
     else:
         local = np.lexsort((-score, q))
         sq, ss = q[local], score[local]
         tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
-    if conv.ties != "input" and tied.any():
-        # rows inside runs of equal keys: order them by document id (byte order)
-        in_group = np.zeros(len(local), dtype=bool)
-        in_group[1:] |= tied
-        in_group[:-1] |= tied
-        pos = np.flatnonzero(in_group)
-        starts = np.ones(len(pos), dtype=bool)
-        starts[1:] = ~tied[pos[1:] - 1]
-        group = np.cumsum(starts)
-        tied_rows = local[pos] if rows is None else rows[local[pos]]
-        w, _ = string_words(run.doc.take(arrow.indices(tied_rows)))
-        if conv.ties == "trec":
-            w = ~w  # descending doc id
-        perm = np.lexsort(tuple(w[:, c] for c in range(w.shape[1] - 1, -1, -1)) + (group,))
-        local[pos] = local[pos][perm]
-    return local if rows is None else rows[local]
+    if conv.ties == "input" or not tied.any():
+        return (rows if local is None else (local if rows is None else rows[local])), None
+    # rows inside runs of equal keys: order them by document id (byte order)
+    in_group = np.zeros(len(tied) + 1, dtype=bool)
+    in_group[1:] |= tied
+    in_group[:-1] |= tied
+    pos = np.flatnonzero(in_group)
+    del in_group
+    starts = np.ones(len(pos), dtype=bool)
+    starts[1:] = ~tied[pos[1:] - 1]
+    group = np.cumsum(starts)
+    src = pos if local is None else local[pos]
+    tied_rows = src if rows is None else rows[src]
+    w, _ = string_words(pc.take(run.doc, arrow.indices(tied_rows), memory_pool=arrow.POOL))
+    if conv.ties == "trec":
+        w = ~w  # descending doc id
+    perm = np.lexsort(tuple(w[:, c] for c in range(w.shape[1] - 1, -1, -1)) + (group,))
+    if local is None:
+        return None, (pos, pos[perm])
+    local[pos] = src[perm]
+    return (local if rows is None else rows[local]), None
 
 
 def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, list[str]]:
@@ -205,13 +251,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     ``missing='zero'``.
     """
     warnings: list[str] = list(run.notes)
-    qc = pc.index_in(run.query, value_set=index.query_array)
-    known = to_numpy(qc.is_valid())
-    qcode = np.where(known, to_numpy(qc, np.int32, raw=True), -1).astype(np.int32)
-    words, lengths = string_words(run.doc)
+    qcode = _query_codes(run.query, index.query_array)
+    known = qcode >= 0
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone)
-    keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, words, lengths, known)
-    del words, lengths
+    keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, known)
     if dropped:
         warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                         f"keeping the {conv.duplicates} occurrence")
@@ -221,10 +264,18 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
                         f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}")
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
+    order, patch = _order_rows(run, qcode, rows, conv)
     label_all = index.lookup(qcode, run.doc)
-    rows = _order_rows(run, qcode, rows, conv)
-    qsorted = qcode[rows]
-    label = label_all[rows]
+    if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
+        qsorted, label = qcode, label_all
+        rows = np.arange(len(qcode), dtype=np.int32 if len(qcode) < 2**31 else np.int64)
+        if patch is not None:
+            pos, src = patch
+            label[pos] = label_all[src]
+            rows[pos] = src
+    else:
+        rows = order
+        qsorted, label = qcode[rows], label_all[rows]
     n_q = len(index.query_ids)
     counts = np.bincount(qsorted, minlength=n_q)
     present = counts > 0
@@ -260,5 +311,5 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         run_name=run.name,
         in_run=present[evaluated],
     )
-    lists.docs = rows  # row numbers into the run, in rank order (for detail views)
+    lists.docs = rows  # run rows in rank order
     return lists, warnings

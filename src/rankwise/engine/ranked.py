@@ -49,12 +49,45 @@ class RankedLists:
 
     @cached_property
     def qidx(self) -> np.ndarray:
-        return segments.segment_ids(self.offsets)
+        """Query index of every row (int32)."""
+        return segments.segment_ids(self.offsets).astype(np.int32)
 
     @cached_property
     def rank0(self) -> np.ndarray:
-        """0-based rank of every row."""
-        return segments.positions(self.offsets)
+        """0-based rank of every row (int32)."""
+        return segments.positions(self.offsets).astype(np.int32)
+
+    def query_of(self, rows: np.ndarray) -> np.ndarray:
+        """Query index of the given rows, without building the dense ``qidx``."""
+        return (np.searchsorted(self.offsets, rows, side="right") - 1).astype(np.int64)
+
+    def rank_of(self, rows: np.ndarray) -> np.ndarray:
+        """0-based rank of the given rows, without building the dense ``rank0``."""
+        return rows - self.offsets[self.query_of(rows)]
+
+    @cached_property
+    def rel_rows(self) -> np.ndarray:
+        """Row numbers of the relevant rows, in rank order."""
+        return np.flatnonzero(self.label >= self.rel_level)
+
+    @cached_property
+    def rel_qidx(self) -> np.ndarray:
+        return self.query_of(self.rel_rows)
+
+    @cached_property
+    def rel_rank0(self) -> np.ndarray:
+        return self.rel_rows - self.offsets[self.rel_qidx]
+
+    @cached_property
+    def rel_offsets(self) -> np.ndarray:
+        """Offsets of each query's relevant rows inside ``rel_rows``."""
+        counts = np.bincount(self.rel_qidx, minlength=self.n_queries)
+        return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    @cached_property
+    def rel_cum(self) -> np.ndarray:
+        """How many relevant rows are at or above each relevant row (1, 2, 3 ... per query)."""
+        return np.arange(len(self.rel_rows), dtype=np.int64) - self.rel_offsets[self.rel_qidx] + 1
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -70,12 +103,12 @@ class RankedLists:
 
     @cached_property
     def cum_rel(self) -> np.ndarray:
-        """Relevant rows at or above each row (inclusive)."""
-        return segments.segment_cumsum(self.is_rel.astype(np.int64), self.offsets)
+        """Relevant rows at or above each row (inclusive), for every row."""
+        return segments.segment_cumsum(self.is_rel.astype(np.int32), self.offsets)
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
-        return segments.segment_sum(self.is_rel.astype(np.int64), self.offsets)
+        return np.diff(self.rel_offsets)
 
     @cached_property
     def num_rel(self) -> np.ndarray:
@@ -89,5 +122,8 @@ class RankedLists:
         return self.level_counts[:, keep].sum(axis=1).astype(np.int64)
 
     def rel_in_top(self, k: int | np.ndarray) -> np.ndarray:
-        """Relevant rows among the first ``k`` of each query."""
-        return segments.value_at(self.cum_rel, self.offsets, k)
+        """Relevant rows among the first ``k`` of each query (``k`` a number or one per query)."""
+        kk = np.asarray(k)
+        limit = kk[self.rel_qidx] if kk.ndim else kk
+        inside = self.rel_rank0 < limit
+        return np.bincount(self.rel_qidx[inside], minlength=self.n_queries).astype(np.int64)

@@ -18,7 +18,12 @@ def _offsets(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(bufs[1], dtype=off_type)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64)
 
 
-def _chunk_words(arr: pa.Array, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+_KEEP_BYTES = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)], dtype=np.uint64)
+"""_KEEP_BYTES[k]: a mask keeping the first k bytes of a big-endian 64-bit word."""
+
+
+def _chunk_words(arr: pa.Array, n_words: int, words: np.ndarray, lengths: np.ndarray) -> None:
+    """Fill ``words``/``lengths`` (views of the output rows of this chunk)."""
     offsets = _offsets(arr)
     data = arr.buffers()[2]
     data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
@@ -27,16 +32,12 @@ def _chunk_words(arr: pa.Array, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     padded[: len(data)] = data
     windows = np.lib.stride_tricks.as_strided(padded, shape=(len(data) + 1, width), strides=(1, 1))
     starts = offsets[:-1]
-    lengths = (offsets[1:] - starts).astype(np.int32)
-    words = windows[starts].view(">u8").astype(np.uint64)  # one copy of 8*n_words bytes per string
-    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
+    lengths[:] = offsets[1:] - starts
+    words[:] = windows[starts].view(np.uint64)  # one copy of 8*n_words bytes per string
+    del padded, windows
+    words.byteswap(inplace=True)  # little-endian machines: now each word compares like its bytes
     for c in range(n_words):
-        valid = np.clip(lengths - 8 * c, 0, 8).astype(np.uint64)  # bytes of the string in this word
-        # keep the first `valid` bytes: shift the all-ones mask left by 8*(8-valid) bits (two
-        # steps, so a 64-bit shift never happens)
-        half = (np.uint64(8) - valid) * np.uint64(4)
-        words[:, c] &= (ones << half) << half
-    return words, lengths
+        words[:, c] &= _KEEP_BYTES[np.clip(lengths - 8 * c, 0, 8)]
 
 
 def string_words(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,8 +55,14 @@ def string_words(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nda
         return np.zeros((0, 1), np.uint64), np.zeros(0, np.int32)
     max_len = max(int(np.diff(_offsets(c)).max(initial=0)) for c in chunks)
     n_words = max(1, -(-max_len // 8))
-    parts = [_chunk_words(c, n_words) for c in chunks]
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    n = sum(len(c) for c in chunks)
+    words = np.empty((n, n_words), dtype=np.uint64)
+    lengths = np.empty(n, dtype=np.int32)
+    at = 0
+    for c in chunks:
+        _chunk_words(c, n_words, words[at: at + len(c)], lengths[at: at + len(c)])
+        at += len(c)
+    return words, lengths
 
 
 def hash_rows(words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -68,7 +75,11 @@ def hash_rows(words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     (True, False)
     """
     with np.errstate(over="ignore"):
-        h = (words[:, 0] ^ lengths.astype(np.uint64)) * _MIX
+        h = lengths.astype(np.uint64)
+        h ^= words[:, 0]
+        h *= _MIX
         for col in range(1, words.shape[1]):
-            h = (h ^ (h >> np.uint64(29)) ^ words[:, col]) * _MIX
+            h ^= h >> np.uint64(29)
+            h ^= words[:, col]
+            h *= _MIX
     return h

@@ -19,12 +19,10 @@ MIN_GEO_MEAN = 0.00001
 DEFAULT_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
-def _precision_terms(rl: RankedLists) -> np.ndarray:
-    """Precision at each row if the row is relevant, else 0."""
-    terms = np.zeros(len(rl.label), dtype=np.float64)
-    rel = rl.is_rel
-    terms[rel] = rl.cum_rel[rel] / (rl.rank0[rel] + 1.0)
-    return terms
+def _precision_terms(rl: RankedLists) -> SparseTerms:
+    """Precision at each relevant row (the only rows where AP adds anything)."""
+    prec = rl.rel_cum / (rl.rel_rank0 + 1.0)
+    return SparseTerms(prec, rl.rel_rank0, rl.rel_offsets)
 
 
 def average_precision(rl: RankedLists) -> np.ndarray:
@@ -34,7 +32,7 @@ def average_precision(rl: RankedLists) -> np.ndarray:
     >>> average_precision(example()).tolist()   # (1/1 + 2/4) / 3
     [0.5]
     """
-    return safe_divide(seq_sum(_precision_terms(rl), rl.offsets), rl.num_rel)
+    return safe_divide(_precision_terms(rl).total(), rl.num_rel)
 
 
 def average_precision_at(rl: RankedLists, ks: Sequence[int]) -> np.ndarray:
@@ -46,7 +44,7 @@ def average_precision_at(rl: RankedLists, ks: Sequence[int]) -> np.ndarray:
     >>> average_precision_at(example(), [3, 5]).round(4).tolist()   # [1/3], [(1 + 0.5)/3]
     [[0.3333, 0.5]]
     """
-    terms = SparseTerms.of(_precision_terms(rl), rl.offsets, rl.rank0)
+    terms = _precision_terms(rl)
     cols = [safe_divide(terms.upto(k), rl.num_rel) for k in ks]
     return np.column_stack(cols) if cols else np.zeros((rl.n_queries, 0))
 
@@ -70,7 +68,9 @@ def reciprocal_rank(rl: RankedLists, k: int | None = None) -> np.ndarray:
     >>> reciprocal_rank(example()).tolist()
     [1.0]
     """
-    first = segments.first_index(rl.is_rel, rl.offsets)
+    has = rl.num_rel_ret > 0
+    first = np.full(rl.n_queries, -1, dtype=np.int64)
+    first[has] = rl.rel_rank0[rl.rel_offsets[:-1][has]]
     ok = first >= 0
     if k is not None:
         ok &= first < k
@@ -140,12 +140,10 @@ def interpolated_precision_at_recall(rl: RankedLists, levels: Sequence[float] = 
     [[1.0, 0.5, 0.0]]
     """
     n_q = rl.n_queries
-    rel_rows = np.flatnonzero(rl.is_rel)
-    prec = rl.cum_rel[rel_rows] / (rl.rank0[rel_rows] + 1.0)
-    seg = rl.qidx[rel_rows]
-    best_after = segments.reverse_cummax(prec, seg, n_q)
+    prec = rl.rel_cum / (rl.rel_rank0 + 1.0)
+    best_after = segments.reverse_cummax(prec, rl.rel_qidx, n_q)
     rel_ret = rl.num_rel_ret
-    rel_off = np.concatenate(([0], np.cumsum(rel_ret)))
+    rel_off = rl.rel_offsets
     end_prec = safe_divide(rel_ret, rl.num_ret)
     overall = end_prec.copy()
     has = rel_ret > 0

@@ -75,6 +75,29 @@ def ideal(rl: RankedLists, gains: Mapping[int, float] | None = None) -> Ideal:
     return result
 
 
+def _gain_rows(rl: RankedLists, gains: Mapping[int, float] | None) -> np.ndarray:
+    """Rows whose gain is not zero (labels > 0, or any label given a non-zero custom gain)."""
+    candidate = rl.label > 0
+    for level, gain in (gains or {}).items():
+        candidate |= rl.label == level if gain != 0 else False
+    rows = np.flatnonzero(candidate)
+    return rows[row_gains(rl.label[rows], gains) != 0]
+
+
+def _dcg_sparse(rl: RankedLists, gains: Mapping[int, float] | None) -> SparseTerms:
+    """DCG terms gain / log2(rank + 1) of the rows with non-zero gain, in rank order."""
+    cache = rl.__dict__.setdefault("_dcg_cache", {})
+    key = tuple(sorted((gains or {}).items()))
+    if key not in cache:
+        rows = _gain_rows(rl, gains)
+        q = rl.query_of(rows)
+        rank0 = rows - rl.offsets[q]
+        terms = row_gains(rl.label[rows], gains) / np.log2(rank0 + 2.0)
+        counts = np.bincount(q, minlength=rl.n_queries)
+        cache[key] = SparseTerms(terms, rank0, np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
+    return cache[key]
+
+
 def _dcg_terms(rl: RankedLists, gains: Mapping[int, float] | None) -> tuple[np.ndarray, np.ndarray]:
     g = row_gains(rl.label, gains)
     terms = np.zeros(len(g), dtype=np.float64)
@@ -92,8 +115,7 @@ def ndcg(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarra
     >>> round(float(ndcg(example())[0]), 4)   # (2/log2 2 + 1/log2 5) / (2 + 1/log2 3 + 1/log2 4)
     0.7763
     """
-    _, terms = _dcg_terms(rl, gains)
-    return safe_divide(seq_sum(terms, rl.offsets), ideal(rl, gains).total())
+    return safe_divide(_dcg_sparse(rl, gains).total(), ideal(rl, gains).total())
 
 
 def dcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None = None) -> np.ndarray:
@@ -103,8 +125,7 @@ def dcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None
     >>> dcg_at(example(), [1]).tolist()
     [[2.0]]
     """
-    _, terms = _dcg_terms(rl, gains)
-    sparse = SparseTerms.of(terms, rl.offsets, rl.rank0)
+    sparse = _dcg_sparse(rl, gains)
     return np.column_stack([sparse.upto(k) for k in ks])
 
 
