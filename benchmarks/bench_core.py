@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-from generate import generate  # noqa: E402
 
 COMMON = """
-import json, resource, sys, time
+import json, sys, time
 qrels_path, run_path = sys.argv[1], sys.argv[2]
 out = {}
 def done(values):
     out["values"] = {k: float(v) for k, v in values.items()}
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
 """
 
@@ -99,14 +98,35 @@ done({"ndcg@10": res.summary.iloc[0]["ndcg@10"], "map": res.summary.iloc[0]["map
 """
 
 
-def run_tool(code: str, qrels: Path, run: Path) -> dict | None:
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(COMMON + code), str(qrels), str(run)],
-                          capture_output=True, text=True)
+def run_once(code: str, qrels: Path, run: Path) -> dict | None:
+    """Run one tool in a fresh interpreter; its peak memory comes from wait4's rusage."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(COMMON + code), str(qrels), str(run)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        if "ModuleNotFoundError" in proc.stderr:
+        if "ModuleNotFoundError" in err:
             return None
-        raise RuntimeError(proc.stderr[-2000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(err[-2000:])
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def run_tool(code: str, qrels: Path, run: Path, repeat: int) -> dict | None:
+    """The median of ``repeat`` runs for every time and for the peak memory."""
+    runs = []
+    for _ in range(repeat):
+        r = run_once(code, qrels, run)
+        if r is None:
+            return None
+        runs.append(r)
+    merged = dict(runs[0])
+    for key in ("load", "compute", "compute_warm", "total", "peak_mb"):
+        if runs[0].get(key) is not None:
+            merged[key] = statistics.median(r[key] for r in runs)
+    return merged
 
 
 def main() -> None:
@@ -115,26 +135,29 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--data", default=str(HERE / "_data"))
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tool; medians are reported")
     args = ap.parse_args()
     data = Path(args.data) / f"q{args.queries}_d{args.depth}"
     run_path, qrels_path = data / "run.trec", data / "qrels.txt"
     if not run_path.exists():
         print(f"generating {args.queries} x {args.depth} run in {data} ...", file=sys.stderr)
-        generate(data, args.queries, args.depth)
+        subprocess.run([sys.executable, str(HERE / "generate.py"), str(data), "--queries", str(args.queries),
+                        "--depth", str(args.depth)], check=True, stdout=subprocess.DEVNULL)
     size_mb = run_path.stat().st_size / 2**20
     example = HERE.parent / "examples"
-    small = run_tool(FIRST_SMALL, example / "qrels.test", example / "results.test")
+    small = run_tool(FIRST_SMALL, example / "qrels.test", example / "results.test", max(args.repeat, 5))
     results = {}
     for name in args.tools.split(","):
         print(f"running {name} ...", file=sys.stderr)
-        r = run_tool(TOOLS[name], qrels_path, run_path)
+        r = run_tool(TOOLS[name], qrels_path, run_path, args.repeat)
         if r is None:
             print(f"  {name} is not installed; skipped (pip install -e '.[bench]')", file=sys.stderr)
             continue
         results[name] = r
     base = results["rankwise"]
     print(f"\nrun: {args.queries:,} queries x {args.depth:,} docs = {args.queries * args.depth:,} rows, "
-          f"{size_mb:.0f} MB; import + first small evaluation (rankwise): {small['total']:.2f} s\n")
+          f"{size_mb:.0f} MB; medians of {args.repeat} runs per tool; import + first small evaluation "
+          f"(rankwise, median of {max(args.repeat, 5)}): {small['total']:.2f} s\n")
     head = ("tool", "load s", "compute s", "warm compute s", "end-to-end s", "x rankwise (e2e)",
             "x rankwise (warm compute)", "peak MB", "peak / file")
     print("| " + " | ".join(head) + " |")

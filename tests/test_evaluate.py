@@ -121,3 +121,19 @@ def test_json_shape() -> None:
     assert set(out) == {"rankwise", "metrics", "runs", "warnings"}
     assert out["runs"]["run"]["per_query"]["q1"] == {"map": 0.5}
     assert out["metrics"]["map"]["signature"].startswith("map|")
+
+
+def test_loaded_objects_cache_their_alignment() -> None:
+    from rankwise.data import load_qrels, load_run
+
+    qrels, run = load_qrels(DATA / "qrels.test"), load_run(DATA / "results.test")
+    first = rankwise.evaluate(qrels, run, ["map", "ndcg@10"])
+    again = rankwise.evaluate(qrels, run, ["map", "ndcg@10"])
+    assert first.summary.equals(again.summary)
+    assert len(run.__dict__["_rankwise_aligned"]) == 1
+    deeper = rankwise.evaluate(qrels, run, ["map"], depth=10)  # other conventions: a new alignment
+    assert len(run.__dict__["_rankwise_aligned"]) == 2
+    assert deeper.summary.loc["STANDARD", "map"] < first.summary.loc["STANDARD", "map"]
+    other = load_qrels(DATA / "qrels.rel_level")  # other qrels: never served from the cache
+    assert rankwise.evaluate(other, run, ["map"]).summary.loc["STANDARD", "map"] != pytest.approx(
+        first.summary.loc["STANDARD", "map"])

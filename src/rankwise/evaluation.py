@@ -165,6 +165,27 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _index_of(qrels: Qrels) -> QrelsIndex:
+    """The encoded qrels, built once per Qrels object (Qrels are treated as immutable)."""
+    index = qrels.__dict__.get("_rankwise_index")
+    if index is None:
+        index = QrelsIndex.build(qrels)
+        qrels.__dict__["_rankwise_index"] = index
+    return index
+
+
+def _aligned(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, list[str]]:
+    """The run aligned with these qrels under these conventions, computed once per Run object
+    (Runs are treated as immutable), so repeated evaluations skip the join and the sort."""
+    cache = run.__dict__.setdefault("_rankwise_aligned", {})
+    hit = cache.get(conv)
+    if hit is not None and hit[0] is index:
+        return hit[1], list(hit[2])
+    rl, notes = align(run, index, conv)
+    cache[conv] = (index, rl, notes)
+    return rl, list(notes)
+
+
 def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     """Normalise the ``runs`` argument into (run-like, name) pairs."""
     if isinstance(runs, (Run, str, os.PathLike)) or type(runs).__name__ == "DataFrame":
@@ -195,6 +216,9 @@ def evaluate(
     spelling. Keyword arguments set conventions (see ``Conventions``): ``rel_level``,
     ``depth``, ``judged_only``, ``missing``, ``ties``, ``score_precision``, ``duplicates``.
 
+    Qrels and Run objects remember their encoding and alignment, so evaluating the same loaded
+    objects again (other metrics, a training loop) skips the join and the sort.
+
     >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 1}}
     >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
     >>> res = evaluate(qrels, run, ["map", "P@2", "ndcg@3"])
@@ -209,7 +233,7 @@ def evaluate(
         metrics = [metrics]
     specs = [parse_metric(m) for m in metrics]
     q = qrels if isinstance(qrels, Qrels) else load_qrels(qrels)
-    index = QrelsIndex.build(q)
+    index = _index_of(q)
     results: list[RunScores] = []
     warnings: list[str] = []
     seen: set[str] = set()
@@ -222,12 +246,14 @@ def evaluate(
             warnings.append(f"two runs are named {base!r}; the later one is reported as '{base}#{n}'")
             run.name = f"{base}#{n}"
         seen.add(run.name)
-        rl, notes = align(run, index, conv)
+        rl, notes = _aligned(run, index, conv)
         warnings.extend(notes)
         if rl.n_queries == 0:
             raise RankwiseError(f"{run.name}: no query has both a ranking and judgments "
                                 f"(run {run.source}, qrels {q.source})")
-        results.append(compute_scores(rl, specs, conv))
+        scores = compute_scores(rl, specs, conv)
+        scores.name = run.name
+        results.append(scores)
     labels = {s.label: s.columns() for s in specs}
     sigs: dict[str, str] = {}
     for s in specs:
