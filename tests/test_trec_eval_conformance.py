@@ -21,6 +21,7 @@ CASES = [
                               "recall.20,2000", "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m",
                               "11pt_avg..25,.5,.75", "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4",
                               "-msuccess.2,5,20", "qrels.test", "results.test"]),
+    ("out.test.aqZ", ["-q", "-m", "all_trec", "-Z", "zscores_file", "qrels.test", "results.test"]),
 ]
 
 
@@ -59,3 +60,10 @@ def test_published_bm25_figures() -> None:
 def test_unknown_measure_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_trec_eval(["-m", "nope", str(DATA / "qrels.test"), str(DATA / "results.test")]) == 2
     assert "illegal measure 'nope'" in capsys.readouterr().err
+
+
+def test_bad_zscores_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "z.txt"
+    bad.write_text("301 map 0.2\n")
+    assert run_trec_eval(["-Z", str(bad), str(DATA / "qrels.test"), str(DATA / "results.test")]) == 2
+    assert "z.txt:1: expected 4 fields (qid measure mean stddev), found 3" in capsys.readouterr().err

@@ -38,7 +38,10 @@ class RunScores:
         rule = self.summary_rule[column]
         vals = self.values[column]
         if rule == "sum":
-            return int(np.sum(vals))
+            if self.kinds[column] == "int":
+                return int(np.sum(vals))
+            v = np.asarray(vals, dtype=np.float64)
+            return float(np.cumsum(v)[-1]) if len(v) else 0.0
         if rule == "mean":
             v = np.asarray(vals, dtype=np.float64)
             return float(np.cumsum(v)[-1] / len(v)) if len(v) else 0.0

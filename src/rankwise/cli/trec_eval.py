@@ -14,8 +14,10 @@ from rankwise.evaluation import compute_scores
 from rankwise.metrics.names import MetricSpec, parse_params
 from rankwise.metrics.registry import BY_NAME, NICKNAMES, ORDER
 from rankwise.report.trec_format import format_trec
+from rankwise.report.zscores import read_zscores, to_zscores
 
-USAGE = "rankwise trec-eval [-h] [-q] [-n] [-c] [-J] [-l N] [-M N] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN"
+USAGE = ("rankwise trec-eval [-h] [-q] [-n] [-c] [-J] [-l N] [-M N] [-N N] [-Z FILE] "
+         "[-m MEASURE[.PARAMS]]... QRELS RUN")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="evaluate only the top N documents of each query")
     p.add_argument("-N", "--number_docs_in_coll", type=int, default=0, metavar="N",
                    help="collection size (for utility)")
+    p.add_argument("-Z", "--Zscore", default=None, metavar="FILE",
+                   help="report z-scores against the per-query means and deviations in FILE")
     p.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
                    help="measure name, nickname (official, all_trec, set) or name.params")
     p.add_argument("qrels")
@@ -94,9 +98,16 @@ def run_trec_eval(argv: Sequence[str], out=None) -> int:
         return 2
     columns = [c for s in specs if s.family not in ("runid", "num_q") for c in s.columns()]
     families = {s.family for s in specs}
+    if args.Zscore:
+        try:
+            scores = to_zscores(scores, read_zscores(args.Zscore))
+        except RankwiseError as exc:
+            print(f"rankwise trec-eval: {exc}", file=sys.stderr)
+            return 2
+        override = {}
     out.write(format_trec(scores, columns, per_query=args.query, summary=not args.nosummary,
                           with_runid="runid" in families, with_num_q="num_q" in families,
-                          summary_override=override))
+                          summary_override=override, zscores=bool(args.Zscore)))
     for w in warnings:
         print(f"rankwise trec-eval: warning: {w}", file=sys.stderr)
     return 0

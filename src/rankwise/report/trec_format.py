@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rankwise.evaluation import RunScores
 
 
-def _line(name: str, qid: str, value: object, kind: str) -> str:
+def _line(name: str, qid: str, value: object, kind: str, z: bool = False) -> str:
     if kind == "int":
         text = "%ld" % int(value)  # noqa: UP031 - mirrors trec_eval's printf
     elif kind == "string":
@@ -16,7 +16,8 @@ def _line(name: str, qid: str, value: object, kind: str) -> str:
         text = str(value)
     else:
         text = "%6.4f" % float(value)  # noqa: UP031
-    return "%-22s\t%s\t%s\n" % (name, qid, text)  # noqa: UP031
+    prefix = "Z" if z and kind not in ("string", "raw") else ""  # trec_eval -Z: "Z%-22s"
+    return "%s%-22s\t%s\t%s\n" % (prefix, name, qid, text)  # noqa: UP031
 
 
 def format_trec(
@@ -28,6 +29,7 @@ def format_trec(
     with_runid: bool = True,
     with_num_q: bool = True,
     summary_override: dict[str, object] | None = None,
+    zscores: bool = False,
 ) -> str:
     """Render one run's scores as trec_eval prints them (per query first, then ``all``)."""
     out: list[str] = []
@@ -35,15 +37,15 @@ def format_trec(
         per_query_cols = [c for c in columns if scores.summary_rule.get(c) != "gmean"]
         for i, qid in enumerate(scores.query_ids):
             for col in per_query_cols:
-                out.append(_line(col, str(qid), scores.values[col][i], scores.kinds[col]))
+                out.append(_line(col, str(qid), scores.values[col][i], scores.kinds[col], zscores))
     if summary:
         if with_runid:
             out.append(_line("runid", "all", scores.name, "raw"))
         if with_num_q:
-            out.append(_line("num_q", "all", len(scores.query_ids), "int"))
+            out.append(_line("num_q", "all", len(scores.query_ids), "float" if zscores else "int", zscores))
         for col in columns:
             if scores.kinds[col] == "string":
                 continue
             value = (summary_override or {}).get(col, scores.summary(col))
-            out.append(_line(col, "all", value, scores.kinds[col]))
+            out.append(_line(col, "all", value, scores.kinds[col], zscores))
     return "".join(out)
