@@ -117,3 +117,17 @@ def test_dataframe_without_score_column() -> None:
 def test_scores_keep_full_precision(tmp_path: Path) -> None:
     run = load_run(_write(tmp_path, "r.trec", "q1 Q0 d1 1 15.780599594116211 t\n"))
     assert run.score[0] == np.float64("15.780599594116211")
+
+
+def test_string_words_order_like_strcmp() -> None:
+    import pyarrow as pa
+
+    from rankwise.engine.strings import hash_rows, string_words
+
+    ids = ["", "a", "ab", "abcdefgh", "abcdefghi", "abcdefgh\x7f", "b", "ä", "zz" * 9, "zz" * 8, "Z", "10", "9"]
+    words, lengths = string_words(pa.chunked_array([pa.array(ids[:5]), pa.array(ids[5:])]))
+    assert lengths.tolist() == [len(s.encode()) for s in ids]
+    order = np.lexsort(words.T[::-1])
+    assert [ids[i] for i in order] == sorted(ids, key=lambda s: s.encode())
+    h = hash_rows(words)
+    assert len(set(h.tolist())) == len(ids)

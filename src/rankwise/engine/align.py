@@ -132,14 +132,43 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
 
 def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """(query, high 32 bits of the document hash) packed into one uint64 per row."""
-    words, lengths = string_words(doc)
-    packed = hash_rows(words, lengths)
-    del words, lengths
+    words, _ = string_words(doc)
+    packed = hash_rows(words)
+    del words
     packed >>= np.uint64(32)
     q = qcode.astype(np.uint64)
     q <<= np.uint64(32)
     packed |= q
     return packed
+
+
+def _any_equal_keys(packed: np.ndarray, qcode: np.ndarray) -> bool:
+    """True if two rows share a key (``packed`` is consumed). Keys embed the query, so when
+    each query's rows are contiguous (the usual run file) sorting within each query's block
+    suffices: blocks become rows of a padded matrix, sorted row by row."""
+    n = len(packed)
+    if n < 2:
+        return False
+    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    lengths = np.diff(np.concatenate((starts, [n])))
+    width = int(lengths.max())
+    contiguous = len(np.unique(qcode[starts])) == len(starts)
+    if contiguous and width * len(starts) <= 2 * n:
+        if width * len(starts) == n:  # every query has the same depth: a free reshape
+            matrix = packed.reshape(len(starts), width)
+        else:
+            matrix = np.full((len(starts), width), np.iinfo(np.uint64).max, dtype=np.uint64)
+            dest = np.arange(n, dtype=np.int64)
+            dest += np.repeat(np.arange(len(starts), dtype=np.int64) * width - starts, lengths)
+            matrix.ravel()[dest] = packed
+            del packed, dest
+        matrix.sort(axis=1)
+        equal = matrix[:, 1:] == matrix[:, :-1]
+        equal &= matrix[:, 1:] != np.iinfo(np.uint64).max
+        return bool(equal.any())
+    packed.sort(kind="stable")
+    return bool((packed[1:] == packed[:-1]).any())
 
 
 def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
@@ -153,8 +182,7 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     packed = _dedup_keys(qcode, run.doc)
     if subset is not None:
         packed = packed[subset]
-    packed.sort(kind="stable")
-    if not (packed[1:] == packed[:-1]).any():
+    if not _any_equal_keys(packed, qcode if subset is None else qcode[subset]):
         return None, 0
     packed = _dedup_keys(qcode, run.doc)  # rare path: sort again, keeping the order
     if subset is not None:
@@ -164,9 +192,9 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     order = local if subset is None else subset[local]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
     a, b = order[cand], order[cand + 1]
-    words, lengths = string_words(run.doc.take(arrow.indices(np.concatenate([a, b]))))
-    wa, wb, la, lb = words[: len(a)], words[len(a):], lengths[: len(a)], lengths[len(a):]
-    same = (qcode[a] == qcode[b]) & (la == lb) & (wa == wb).all(axis=1)
+    words, _ = string_words(run.doc.take(arrow.indices(np.concatenate([a, b]))))
+    wa, wb = words[: len(a)], words[len(a):]
+    same = (qcode[a] == qcode[b]) & (wa == wb).all(axis=1)
     pairs = cand[same]
     if len(pairs) == 0:
         return None, 0

@@ -18,10 +18,6 @@ def _offsets(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(bufs[1], dtype=off_type)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64)
 
 
-_KEEP_BYTES = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)], dtype=np.uint64)
-"""_KEEP_BYTES[k]: a mask keeping the first k bytes of a big-endian 64-bit word."""
-
-
 def _chunk_words(arr: pa.Array, n_words: int, words: np.ndarray, lengths: np.ndarray) -> None:
     """Fill ``words``/``lengths`` (views of the output rows of this chunk)."""
     offsets = _offsets(arr)
@@ -37,7 +33,13 @@ def _chunk_words(arr: pa.Array, n_words: int, words: np.ndarray, lengths: np.nda
     del padded, windows
     words.byteswap(inplace=True)  # little-endian machines: now each word compares like its bytes
     for c in range(n_words):
-        words[:, c] &= _KEEP_BYTES[np.clip(lengths - 8 * c, 0, 8)]
+        # zero the bytes past the end of the string: shift them out and back (a shift of 64
+        # bits gives 0 in NumPy)
+        drop = np.clip(8 * (c + 1) - lengths, 0, 8).astype(np.uint64)
+        drop <<= np.uint64(3)
+        col = words[:, c]
+        col >>= drop
+        col <<= drop
 
 
 def string_words(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,19 +67,18 @@ def string_words(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nda
     return words, lengths
 
 
-def hash_rows(words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row of words and its length; its high bits mix every input bit.
+def hash_rows(words: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of words; its high bits mix every input bit.
 
-    Equal strings always get equal hashes; callers confirm equality of colliding rows.
+    Rows are zero-padded strings without NUL bytes, so equal rows mean equal strings. Equal
+    strings always get equal hashes; callers confirm equality of colliding rows.
 
     >>> w, n = string_words(pa.array(["a", "a", "b"]))
-    >>> h = hash_rows(w, n); bool(h[0] == h[1]), bool(h[0] == h[2])
+    >>> h = hash_rows(w); bool(h[0] == h[1]), bool(h[0] == h[2])
     (True, False)
     """
     with np.errstate(over="ignore"):
-        h = lengths.astype(np.uint64)
-        h ^= words[:, 0]
-        h *= _MIX
+        h = words[:, 0] * _MIX
         for col in range(1, words.shape[1]):
             h ^= h >> np.uint64(29)
             h ^= words[:, col]
