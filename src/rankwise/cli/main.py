@@ -97,6 +97,134 @@ def metrics() -> None:
     Console().print(table)
 
 
+class CompareFormat(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    latex = "latex"
+    csv = "csv"
+    json = "json"
+
+
+@app.command()
+def compare(
+    qrels: Annotated[Path, typer.Argument(help="Relevance judgments.")],
+    runs: Annotated[list[Path], typer.Argument(help="Two or more runs.")],
+    metric: Annotated[list[str] | None, typer.Option("-m", "--metric", help="Metric; repeatable.")] = None,
+    baseline: Annotated[str | None, typer.Option(help="Compare every run with this one only.")] = None,
+    test: Annotated[str, typer.Option(help="t | wilcoxon | sign | randomization | bootstrap | tukey | nemenyi")] = "t",
+    correction: Annotated[str, typer.Option(help="holm | bonferroni | bh | none")] = "holm",
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    permutations: Annotated[int, typer.Option(help="Randomisation / bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the resampling tests.")] = 0,
+    bootstrap_ci: Annotated[str | None, typer.Option("--bootstrap-ci", help="percentile | BCa")] = None,
+    complete: Annotated[bool, typer.Option("-c", "--complete", help="Score missing queries as 0.")] = False,
+    rel_level: Annotated[int, typer.Option("-l", "--rel-level", help="Label >= N is relevant.")] = 1,
+    fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+) -> None:
+    """Compare runs pairwise with significance tests, intervals and corrections."""
+    import json
+
+    from rankwise.comparison import compare as run_compare
+    from rankwise.errors import RankwiseError
+    from rankwise.report import formats
+
+    try:
+        comp = run_compare(str(qrels), [str(r) for r in runs], metric or ["ndcg@10", "map"], baseline=baseline,
+                           test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
+                           bootstrap_ci=bootstrap_ci, progress=sys.stderr.isatty(), rel_level=rel_level,
+                           missing="zero" if complete else "skip")
+    except (RankwiseError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    for w in comp.warnings:
+        typer.secho(f"warning: {w}", err=True, fg=typer.colors.YELLOW)
+    if fmt is CompareFormat.table:
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        console = Console(file=open(output, "w", encoding="utf-8") if output else None)
+        console.print(Markdown(formats.summary_markdown(comp.evaluation, comp)))
+        console.print(Markdown(formats.comparison_markdown(comp)))
+        return
+    text = {CompareFormat.markdown: lambda: formats.summary_markdown(comp.evaluation, comp) + "\n\n"
+            + formats.comparison_markdown(comp),
+            CompareFormat.latex: lambda: formats.summary_latex(comp.evaluation, comp),
+            CompareFormat.csv: lambda: comp.table.to_csv(index=False),
+            CompareFormat.json: lambda: json.dumps(comp.to_dict(), indent=2)}[fmt]()
+    if output:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    else:
+        typer.echo(text, nl=not text.endswith("\n"))
+
+
+class PlotKind(str, Enum):
+    curve = "curve"
+    difference = "difference"
+    box = "box"
+    violin = "violin"
+    pr = "pr"
+    roc = "roc"
+
+
+@app.command()
+def plot(
+    kind: Annotated[PlotKind, typer.Argument(help="curve (metric@k) | difference | box | violin | pr | roc")],
+    qrels: Annotated[Path, typer.Argument(help="Relevance judgments.")],
+    runs: Annotated[list[Path], typer.Argument(help="Runs.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png, .svg or .pdf).")],
+    metric: Annotated[str, typer.Option("-m", "--metric", help="Metric (curve: ndcg, P, recall, ...).")] = "ndcg@10",
+    max_k: Annotated[int, typer.Option("--max-k", help="Largest cut-off of a curve.")] = 100,
+) -> None:
+    """Write a plot of RUNS against QRELS."""
+    from rankwise.errors import RankwiseError
+    from rankwise.evaluation import evaluate as run_evaluate
+    from rankwise.report import plots
+
+    paths = [str(r) for r in runs]
+    try:
+        if kind is PlotKind.curve:
+            plots.metric_at_k(str(qrels), paths, metric.split("@")[0], max_k, path=output)
+        elif kind is PlotKind.pr:
+            plots.precision_recall(str(qrels), paths, path=output)
+        elif kind is PlotKind.roc:
+            plots.roc(str(qrels), paths, path=output)
+        else:
+            res = run_evaluate(str(qrels), paths, [metric])
+            if kind is PlotKind.difference:
+                names = [rs.name for rs in res.runs]
+                if len(names) != 2:
+                    _fail("a difference plot needs exactly two runs")
+                plots.per_query_difference(res, metric, names[0], names[1], path=output)
+            else:
+                plots.distribution(res, metric, kind.value, path=output)
+    except (RankwiseError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {output}")
+
+
+@app.command()
+def report(
+    qrels: Annotated[Path, typer.Argument(help="Relevance judgments.")],
+    runs: Annotated[list[Path], typer.Argument(help="Two or more runs.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    metric: Annotated[list[str] | None, typer.Option("-m", "--metric", help="Metric; repeatable.")] = None,
+    baseline: Annotated[str | None, typer.Option(help="Compare every run with this one only.")] = None,
+    test: Annotated[str, typer.Option(help="Significance test.")] = "t",
+    correction: Annotated[str, typer.Option(help="holm | bonferroni | bh | none")] = "holm",
+) -> None:
+    """Write one self-contained HTML page: tables, comparisons, plots, signatures."""
+    from rankwise.errors import RankwiseError
+    from rankwise.report.html import write_report
+
+    try:
+        write_report(str(qrels), [str(r) for r in runs], metric or ["ndcg@10", "map", "recall@100"], output,
+                     baseline=baseline, test=test, correction=correction)
+    except (RankwiseError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {output}")
+
+
 @app.command("trec-eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def trec_eval(ctx: typer.Context) -> None:
     """Drop-in for trec_eval: same flags (-q -c -l -M -J -N -n -m), same output, byte for byte."""

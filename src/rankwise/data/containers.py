@@ -49,6 +49,19 @@ def _line_of(lines: np.ndarray | None, row: int) -> int:
     return int(lines[row]) if lines is not None else row + 1
 
 
+def _frame(query: Any, doc: Any, value_name: str, values: np.ndarray) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame({"query_id": query.to_pylist(), "doc_id": doc.to_pylist(), value_name: values})
+
+
+def _nested(query: Any, doc: Any, values: np.ndarray) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for q, d, v in zip(query.to_pylist(), doc.to_pylist(), values.tolist(), strict=True):
+        out.setdefault(q, {})[d] = v
+    return out
+
+
 @dataclass
 class Qrels:
     """Relevance judgments: one (query, doc, label) per row.
@@ -128,18 +141,11 @@ class Qrels:
 
     def to_dataframe(self) -> Any:
         """Return the judgments as a pandas DataFrame (query_id, doc_id, relevance)."""
-        import pandas as pd
-
-        return pd.DataFrame(
-            {"query_id": self.query.to_pylist(), "doc_id": self.doc.to_pylist(), "relevance": self.label}
-        )
+        return _frame(self.query, self.doc, "relevance", self.label)
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """Return ``{qid: {docid: label}}``."""
-        out: dict[str, dict[str, int]] = {}
-        for q, d, lab in zip(self.query.to_pylist(), self.doc.to_pylist(), self.label.tolist(), strict=False):
-            out.setdefault(q, {})[d] = lab
-        return out
+        return _nested(self.query, self.doc, self.label)
 
 
 @dataclass
@@ -227,15 +233,8 @@ class Run:
 
     def to_dataframe(self) -> Any:
         """Return the run as a pandas DataFrame (query_id, doc_id, score)."""
-        import pandas as pd
-
-        return pd.DataFrame(
-            {"query_id": self.query.to_pylist(), "doc_id": self.doc.to_pylist(), "score": self.score}
-        )
+        return _frame(self.query, self.doc, "score", self.score)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return ``{qid: {docid: score}}``."""
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(self.query.to_pylist(), self.doc.to_pylist(), self.score.tolist(), strict=False):
-            out.setdefault(q, {})[d] = s
-        return out
+        return _nested(self.query, self.doc, self.score)

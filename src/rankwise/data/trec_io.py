@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rankwise.data import arrow
@@ -46,37 +47,43 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
-def _scan(path: str | os.PathLike[str], block: int = 1 << 24) -> tuple[bytes, bool, bool, bool]:
-    """One streaming pass over the file: (first line, has tab, has space, has a '#' line start)."""
+def _first_line(path: str | os.PathLike[str]) -> bytes:
     opener = gzip.open if _is_gzip(path) else open
-    first = b""
-    has_tab = has_space = has_comment = False
-    prev_last = b"\n"
     with opener(path, "rb") as f:
-        while True:
-            chunk = f.read(block)
-            if not chunk:
-                break
-            if not first:
-                first = chunk.split(b"\n", 1)[0]
-            has_tab = has_tab or chunk.find(b"\t") >= 0
-            has_space = has_space or chunk.find(b" ") >= 0
-            if not has_comment and chunk.find(b"#") >= 0:
-                has_comment = (prev_last + chunk).find(b"\n#") >= 0
-            prev_last = chunk[-1:]
-    return first, has_tab, has_space, has_comment
+        return f.readline().rstrip(b"\r\n")
 
 
 def _fast_delimiter(path: str | os.PathLike[str]) -> tuple[str | None, bytes]:
-    """The delimiter of a regular file (one tab or one space between fields, no comment lines)
-    and its first line; None sends the file to the careful line reader. Runs of spaces, leading
-    or trailing whitespace and extra fields make Arrow's parse fail, which also falls back."""
-    first, has_tab, has_space, has_comment = _scan(path)
-    if not first.strip() or first[:1] in (b"#", b" ", b"\t") or has_comment:
+    """The delimiter of a regular file (fields separated by one tab or one space), judged from
+    its first line, and that line; None sends the file to the careful line reader. Runs of
+    whitespace, leading or trailing whitespace and extra fields make Arrow's parse fail, and
+    ``_irregular`` catches the rest, which also falls back."""
+    first = _first_line(path)
+    if not first.strip() or first[:1] in (b"#", b" ", b"\t"):
         return None, first
-    if b"\t" in first:
-        return ("\t" if not has_space else None), first
-    return (" " if not has_tab else None), first
+    return ("\t" if b"\t" in first else " "), first
+
+
+def _strings_of(column: pa.ChunkedArray) -> list[pa.Array]:
+    """The distinct-enough string arrays to check: a dictionary column's dictionaries only."""
+    out = []
+    for chunk in column.chunks:
+        out.append(chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk)
+    return out
+
+
+def _irregular(table: pa.Table, delim: str, columns: tuple[str, ...]) -> bool:
+    """True if the fast parse cannot be trusted: a line starts with '#' (a comment for trec_eval
+    10.0) or a field holds the other whitespace character (mixed separators)."""
+    other = "\t" if delim == " " else " "
+    for arr in _strings_of(table.column(columns[0])):
+        if pc.any(pc.starts_with(arr, "#")).as_py():
+            return True
+    for name in columns:
+        for arr in _strings_of(table.column(name)):
+            if pc.any(pc.match_substring(arr, other)).as_py():
+                return True
+    return False
 
 
 def _fast_table(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
@@ -193,8 +200,10 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
         # query ids repeat on every line of their ranking: keep them dictionary-encoded
         types = {"query": pa.dictionary(pa.int32(), pa.string()), "q0": pa.string(), "doc": pa.string(),
                  "rank": pa.string(), "score": pa.float64(), "tag": pa.string()}
-        table = _fast_table(path, RUN_FIELDS, types, delim, ["query", "doc", "score"])
-    if table is not None and table.num_rows:
+        include = ["query", "doc", "score"] + (["tag"] if delim == "\t" else [])
+        table = _fast_table(path, RUN_FIELDS, types, delim, include)
+    if table is not None and table.num_rows and not _irregular(table, delim, tuple(c for c in include
+                                                                                   if c != "score")):
         first = first_line.split()
         tag = first[5].decode("utf-8", errors="replace")
         run = Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
@@ -229,7 +238,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     if delim is not None:
         types = {"query": pa.string(), "iteration": pa.string(), "doc": pa.string(), "label": pa.int64()}
         table = _fast_table(path, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
-    if table is not None and table.num_rows:
+    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "doc")):
         return Qrels(table.column("query"), table.column("doc"), _numeric(table.column("label")), source)
     data = read_bytes(path)
     cols, lines, counts = _split_lines(data, source, 4, QRELS_FIELDS, allow_extra=False)

@@ -1,0 +1,131 @@
+"""Plots (matplotlib, written as PNG/SVG/PDF): metric@k curves, per-query differences, score
+distributions, interpolated precision-recall curves and ROC curves. Every plot has labelled
+axes, a legend and a title naming the metric and its signature."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankwise.evaluation import Result, evaluate
+
+CURVE_FAMILIES = {"ndcg": "ndcg_cut", "p": "P", "precision": "P", "recall": "recall", "map": "map_cut",
+                  "ap": "map_cut", "success": "success", "mrr": "RR_cut", "rr": "RR_cut"}
+
+
+def _figure(width: float = 7.0, height: float = 4.2):
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(width, height), dpi=110)
+    return fig, ax
+
+
+def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None) -> Any:
+    ax.set_title(title, fontsize=11)
+    fig.text(0.5, 0.005, signature, ha="center", va="bottom", fontsize=6, color="0.35")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    if path is not None:
+        fig.savefig(path)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return fig
+
+
+def metric_at_k(qrels: Any, runs: Any, metric: str = "ndcg", max_k: int = 100, path: str | Path | None = None,
+                **conventions: Any) -> Any:
+    """Mean metric@k for k = 1..max_k for every run (where more results stop helping).
+
+    ``metric``: ndcg, P, recall, map, success or mrr.
+    """
+    family = CURVE_FAMILIES.get(metric.lower())
+    if family is None:
+        raise ValueError(f"metric@k curves exist for {', '.join(sorted(CURVE_FAMILIES))}, not {metric!r}")
+    ks = list(range(1, max_k + 1))
+    res = evaluate(qrels, runs, [f"{family}." + ",".join(map(str, ks))], **conventions)
+    fig, ax = _figure()
+    summary = res.summary
+    for run in summary.index:
+        ax.plot(ks, summary.loc[run].to_numpy(), label=str(run), lw=1.6)
+    ax.set_xlabel("cut-off k")
+    ax.set_ylabel(f"mean {metric}@k")
+    sig = res.signatures[f"{family}_{ks[0]}"].replace(f"{family}_{ks[0]}", f"{family}_k")
+    return _finish(fig, ax, f"{metric}@k, k = 1..{max_k}", sig, path)
+
+
+def per_query_difference(result: Result, metric: str, a: str, b: str, path: str | Path | None = None) -> Any:
+    """Per-query difference b - a on ``metric``, sorted, as bars (wins above 0, losses below)."""
+    frame = result.per_query[metric].unstack("run")[[a, b]].dropna()
+    d = np.sort((frame[b] - frame[a]).to_numpy())
+    fig, ax = _figure()
+    x = np.arange(len(d))
+    ax.bar(x[d > 0], d[d > 0], color="tab:green", width=1.0, label=f"{b} better ({int((d > 0).sum())})")
+    ax.bar(x[d < 0], d[d < 0], color="tab:red", width=1.0, label=f"{a} better ({int((d < 0).sum())})")
+    ax.axhline(0, color="0.2", lw=0.8)
+    ax.axhline(d.mean() if len(d) else 0, color="tab:blue", lw=1, ls="--", label=f"mean {d.mean():+.4f}")
+    ax.set_xlabel(f"queries sorted by difference ({len(d)}; {int((d == 0).sum())} ties)")
+    ax.set_ylabel(f"{metric}: {b} - {a}")
+    return _finish(fig, ax, f"Per-query {metric}: {b} vs {a}", result.signatures[metric], path)
+
+
+def distribution(result: Result, metric: str, kind: str = "box", path: str | Path | None = None) -> Any:
+    """Box or violin plot of per-query values of ``metric``, one per run."""
+    frame = result.per_query[metric].unstack("run")
+    runs = [rs.name for rs in result.runs]
+    data = [frame[r].dropna().to_numpy() for r in runs]
+    fig, ax = _figure()
+    if kind == "violin":
+        ax.violinplot(data, showmeans=True)
+    elif kind == "box":
+        ax.boxplot(data, showmeans=True)
+    else:
+        raise ValueError(f"kind={kind!r}: expected box or violin")
+    ax.set_xticks(range(1, len(runs) + 1), runs)
+    for i, values in enumerate(data, start=1):
+        ax.plot([], [], " ", label=f"{runs[i - 1]}: mean {values.mean():.4f}, n={len(values)}")
+    ax.set_xlabel("run")
+    ax.set_ylabel(f"per-query {metric}")
+    return _finish(fig, ax, f"Distribution of per-query {metric}", result.signatures[metric], path)
+
+
+def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
+    """Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 for every run."""
+    levels = [i / 10 for i in range(11)]
+    res = evaluate(qrels, runs, ["iprec_at_recall." + ",".join(f"{x:.1f}" for x in levels)], **conventions)
+    fig, ax = _figure()
+    for run in res.summary.index:
+        ax.plot(levels, res.summary.loc[run].to_numpy(), marker="o", ms=3, label=str(run))
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    return _finish(fig, ax, "Interpolated precision-recall", res.signatures["iprec_at_recall_0.00"], path)
+
+
+def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
+    """Vertically averaged ROC curves of the rankings, with the mean per-query AUC."""
+    from rankwise.data import load_qrels, load_run
+    from rankwise.engine.align import QrelsIndex, align
+    from rankwise.engine.conventions import Conventions
+    from rankwise.evaluation import _as_runs
+    from rankwise.metrics.ranking.roc import roc_curves
+
+    conv = Conventions(**conventions)
+    index = QrelsIndex.build(load_qrels(qrels))
+    fig, ax = _figure()
+    for obj, name in _as_runs(runs):
+        rl, _ = align(load_run(obj, name=name), index, conv)
+        fpr, tpr, auc = roc_curves(rl)
+        ax.plot(fpr, tpr, label=f"{rl.run_name} (mean AUC {np.nanmean(auc):.3f})")
+    ax.plot([0, 1], [0, 1], color="0.6", ls=":", label="chance")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    return _finish(fig, ax, "ROC of the rankings (vertical average over queries)",
+                   f"roc|{conv.signature_part()}", path)

@@ -1,0 +1,1 @@
+"""Paired significance tests, confidence intervals, effect sizes and multiple-comparison corrections."""

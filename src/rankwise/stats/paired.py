@@ -1,0 +1,150 @@
+"""Paired tests on per-query values of two systems (same queries, same order).
+
+Every function takes ``a`` and ``b`` (one value per query) and returns a two-sided p-value for
+"the mean difference d = b - a is 0". The parametric and rank tests are scipy's; the
+randomisation and bootstrap tests are vectorised here (one matrix product per chunk of
+resamples, no Python loop per permutation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
+EXACT_LIMIT = 2**16
+"""Randomisation tests enumerate every sign flip when there are at most this many."""
+
+
+def _diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"expected two 1-D arrays of equal length, got {a.shape} and {b.shape}")
+    return b - a
+
+
+def t_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Paired Student t-test: t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom.
+
+    >>> # d = 0.1, 0.05, 0.2, 0.05: mean 0.1, sd 0.0707, t = 0.1 / (0.0707 / 2) = 2.83, 3 df
+    >>> round(t_test(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.2, 0.25, 0.5, 0.45])), 4)
+    0.0663
+    """
+    from scipy import stats
+
+    d = _diff(a, b)
+    if np.all(d == d[0]):
+        return 1.0 if d[0] == 0 else 0.0
+    return float(stats.ttest_rel(b, a).pvalue)
+
+
+def wilcoxon_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Wilcoxon signed-rank test on d = b - a (zero differences dropped, scipy's default).
+
+    >>> round(wilcoxon_test(np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([0.2, 0.3, 0.5, 0.45, 0.9])), 4)
+    0.0625
+    """
+    from scipy import stats
+
+    d = _diff(a, b)
+    if not np.any(d):
+        return 1.0
+    return float(stats.wilcoxon(d).pvalue)
+
+
+def sign_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Sign test: wins of b among the queries where the systems differ, Binomial(n, 1/2).
+
+    >>> round(sign_test(np.zeros(10), np.array([1] * 8 + [-1] * 2)), 4)   # 8 wins of 10
+    0.1094
+    """
+    from scipy import stats
+
+    d = _diff(a, b)
+    wins, losses = int((d > 0).sum()), int((d < 0).sum())
+    if wins + losses == 0:
+        return 1.0
+    return float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+
+
+def _chunks(total: int, size: int):
+    done = 0
+    while done < total:
+        step = min(size, total - done)
+        yield step
+        done += step
+
+
+def randomization_test(a: np.ndarray, b: np.ndarray, permutations: int = 10_000, seed: int = 0,
+                       progress: Callable[[int], None] | None = None) -> float:
+    """Fisher/Pitman randomisation test: under the null each query's difference keeps or flips
+    its sign with probability 1/2. p = P(|mean of flipped d| >= |mean d|).
+
+    With at most ``EXACT_LIMIT`` sign patterns (2^n, n = queries with d != 0) every pattern is
+    enumerated and p is exact; otherwise ``permutations`` random patterns are drawn from
+    ``seed`` and p = (hits + 1) / (permutations + 1).
+
+    >>> randomization_test(np.zeros(3), np.array([1.0, 2.0, 3.0]))   # 1 of 8 patterns each side
+    0.25
+    """
+    d = _diff(a, b)
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0
+    observed = abs(d.sum()) * (1 - 1e-12)  # tolerate rounding of equal sums
+    if 2**n <= EXACT_LIMIT:
+        patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
+        sums = np.abs(patterns @ d)
+        return float((sums >= observed).mean())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for step in _chunks(permutations, max(1, 2**24 // max(n, 1))):
+        signs = rng.integers(0, 2, size=(step, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        hits += int((np.abs(signs @ d) >= observed).sum())
+        if progress:
+            progress(step)
+    return (hits + 1) / (permutations + 1)
+
+
+def bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: int = 0,
+                   progress: Callable[[int], None] | None = None) -> float:
+    """Paired bootstrap test (shift method): resample queries with replacement from the
+    differences centred on 0; p = (hits + 1) / (resamples + 1) with hits the resampled means
+    at least as far from 0 as the observed mean.
+
+    >>> round(bootstrap_test(np.zeros(20), np.ones(20) * 0.1 + np.arange(20) * 0.001), 4)
+    0.0001
+    """
+    d = _diff(a, b)
+    n = len(d)
+    if n == 0 or not np.any(d):
+        return 1.0
+    centred = d - d.mean()
+    observed = abs(d.mean()) * (1 - 1e-12)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for step in _chunks(resamples, max(1, 2**24 // n)):
+        idx = rng.integers(0, n, size=(step, n))
+        hits += int((np.abs(centred[idx].mean(axis=1)) >= observed).sum())
+        if progress:
+            progress(step)
+    return (hits + 1) / (resamples + 1)
+
+
+def p_value(test: str, a: np.ndarray, b: np.ndarray, permutations: int = 10_000, seed: int = 0,
+            progress: Callable[[int], None] | None = None) -> float:
+    """Dispatch to one of ``TESTS`` by name."""
+    if test == "t":
+        return t_test(a, b)
+    if test == "wilcoxon":
+        return wilcoxon_test(a, b)
+    if test == "sign":
+        return sign_test(a, b)
+    if test == "randomization":
+        return randomization_test(a, b, permutations, seed, progress)
+    if test == "bootstrap":
+        return bootstrap_test(a, b, permutations, seed, progress)
+    raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
