@@ -54,3 +54,33 @@ def test_trec_eval_console_script_matches_trec_eval() -> None:
     proc = subprocess.run([sys.executable, "-m", "rankwise.cli.main", "trec-eval", "-q", "-m", "all_trec", Q, R],
                           capture_output=True, text=True, check=True)
     assert proc.stdout == (DATA / "out.test.aq").read_text()
+
+
+G = DATA / "golden"
+DL19 = [str(G / "qrels.dl19-passage.txt"), str(G / "BM25.dl19.trec"), str(G / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec")]
+
+
+def test_compare_formats(tmp_path) -> None:
+    res = runner.invoke(app, ["compare", *DL19, "-m", "ndcg@10", "-l", "2", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    pair = out["pairs"][0]
+    assert (pair["a"], pair["b"], pair["n"]) == ("BM25.dl19", "SPLADE_P_P_ENSEMBLE_DISTIL.dl19", 43)
+    assert pair["significant"] is True and out["comparison"]["correction"] == "holm"
+    tex = runner.invoke(app, ["compare", *DL19, "-m", "map", "--test", "randomization", "--format", "latex"])
+    assert "\\begin{tabular}" in tex.stdout and "randomization test" in tex.stdout
+    md = runner.invoke(app, ["compare", *DL19, "-m", "map", "--format", "markdown", "-o", str(tmp_path / "c.md")])
+    assert md.exit_code == 0 and "| metric | a | b |" in (tmp_path / "c.md").read_text()
+    bad = runner.invoke(app, ["compare", *DL19, "--test", "magic"])
+    assert bad.exit_code == 2 and "unknown test 'magic'" in bad.output
+
+
+def test_plot_and_report_commands(tmp_path) -> None:
+    for kind in ("curve", "difference", "box", "violin", "pr", "roc"):
+        out = tmp_path / f"{kind}.svg"
+        res = runner.invoke(app, ["plot", kind, *DL19, "-o", str(out), "-m", "ndcg@10" if kind != "curve" else "ndcg"])
+        assert res.exit_code == 0, res.output
+        assert out.read_text().startswith("<?xml")
+    page = tmp_path / "r.html"
+    res = runner.invoke(app, ["report", *DL19, "-o", str(page), "-m", "map"])
+    assert res.exit_code == 0 and "<table id='summary'>" in page.read_text()

@@ -189,6 +189,29 @@ def _aligned(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedList
     return rl, list(notes)
 
 
+def _unique_names(runs: list[Run], warnings: list[str]) -> None:
+    """Runs sharing a tag are named after their files (or numbered), with a warning."""
+    from collections import Counter
+    from pathlib import Path
+
+    counts = Counter(r.name for r in runs)
+    for run in runs:
+        if counts[run.name] > 1 and not run.source.startswith("<"):
+            new = Path(run.source).name.split(".gz")[0].rsplit(".", 1)[0] if "." in Path(run.source).name \
+                else Path(run.source).name
+            warnings.append(f"several runs are tagged {run.name!r}; {run.source} is reported as {new!r}")
+            run.name = new
+    seen: set[str] = set()
+    for run in runs:
+        if run.name in seen:
+            base, n = run.name, 2
+            while f"{base}#{n}" in seen:
+                n += 1
+            warnings.append(f"two runs are named {base!r}; the later one is reported as '{base}#{n}'")
+            run.name = f"{base}#{n}"
+        seen.add(run.name)
+
+
 def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     """Normalise the ``runs`` argument into (run-like, name) pairs."""
     if isinstance(runs, (Run, str, os.PathLike)) or type(runs).__name__ == "DataFrame":
@@ -239,16 +262,9 @@ def evaluate(
     index = _index_of(q)
     results: list[RunScores] = []
     warnings: list[str] = []
-    seen: set[str] = set()
-    for obj, name in _as_runs(runs):
-        run = load_run(obj, name=name)
-        if run.name in seen:
-            base, n = run.name, 2
-            while f"{base}#{n}" in seen:
-                n += 1
-            warnings.append(f"two runs are named {base!r}; the later one is reported as '{base}#{n}'")
-            run.name = f"{base}#{n}"
-        seen.add(run.name)
+    loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
+    _unique_names(loaded, warnings)
+    for run in loaded:
         rl, notes = _aligned(run, index, conv)
         warnings.extend(notes)
         if rl.n_queries == 0:

@@ -100,10 +100,15 @@ def randomization_test(a: np.ndarray, b: np.ndarray, permutations: int = 10_000,
         sums = np.abs(patterns @ d)
         return float((sums >= observed).mean())
     rng = np.random.default_rng(seed)
+    total = d.sum()
+    words = -(-n // 64)
     hits = 0
-    for step in _chunks(permutations, max(1, 2**24 // max(n, 1))):
-        signs = rng.integers(0, 2, size=(step, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        hits += int((np.abs(signs @ d) >= observed).sum())
+    for step in _chunks(permutations, max(1, 2**23 // max(n, 1))):
+        # one random bit per query: flipped queries (bit 1) change the sum by -2 d
+        raw = rng.integers(0, 2**64, size=(step, words), dtype=np.uint64, endpoint=False)
+        bits = np.unpackbits(raw.view(np.uint8), axis=1, count=n, bitorder="little")
+        flipped = bits.astype(np.float64) @ d
+        hits += int((np.abs(total - 2.0 * flipped) >= observed).sum())
         if progress:
             progress(step)
     return (hits + 1) / (permutations + 1)
@@ -126,8 +131,8 @@ def bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: 
     observed = abs(d.mean()) * (1 - 1e-12)
     rng = np.random.default_rng(seed)
     hits = 0
-    for step in _chunks(resamples, max(1, 2**24 // n)):
-        idx = rng.integers(0, n, size=(step, n))
+    for step in _chunks(resamples, max(1, 2**23 // n)):
+        idx = rng.integers(0, n, size=(step, n), dtype=np.int32)
         hits += int((np.abs(centred[idx].mean(axis=1)) >= observed).sum())
         if progress:
             progress(step)

@@ -1,0 +1,110 @@
+"""compare(): matched queries, p-values equal to scipy on the per-query arrays, reports, plots."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import GOLDEN
+from scipy import stats
+
+import rankwise
+from rankwise.comparison import compare
+from rankwise.report import formats, plots
+
+QRELS = GOLDEN / "qrels.dl19-passage.txt"
+RUNS = {"bm25": GOLDEN / "BM25.dl19.trec", "splade": GOLDEN / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec"}
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    return compare(QRELS, RUNS, ["ndcg@10", "map"], test="t", rel_level=2)
+
+
+def test_p_values_equal_scipy_on_the_same_arrays(comparison) -> None:
+    pq = comparison.evaluation.per_query
+    for metric in ("ndcg@10", "map"):
+        a = pq.loc["bm25", metric].to_numpy()
+        b = pq.loc["splade", metric].to_numpy()
+        row = comparison.table[comparison.table.metric == metric].iloc[0]
+        assert row.p_value == pytest.approx(stats.ttest_rel(b, a).pvalue, abs=1e-12)
+        assert row["diff"] == pytest.approx((b - a).mean(), abs=1e-15)
+        assert row.n == 43
+        assert row.wins + row.ties + row.losses == 43
+    assert comparison.table.significant.all()  # SPLADE++ beats BM25 on DL19
+
+
+@pytest.mark.parametrize("test", ["wilcoxon", "sign", "randomization", "bootstrap", "tukey", "nemenyi"])
+def test_every_test_runs_and_is_deterministic(test: str) -> None:
+    runs = dict(RUNS, again=GOLDEN / "BM25.dl19.trec")
+    c1 = compare(QRELS, runs, "ndcg@10", test=test, permutations=2000, seed=1)
+    c2 = compare(QRELS, runs, "ndcg@10", test=test, permutations=2000, seed=1)
+    assert c1.table.p_value.tolist() == c2.table.p_value.tolist()
+    assert len(c1.table) == 3  # all pairs of three runs
+    same = c1.table[(c1.table.a == "bm25") & (c1.table.b == "again")].iloc[0]
+    assert same["diff"] == 0 and not same.significant
+
+
+def test_baseline_and_corrections() -> None:
+    runs = dict(RUNS, again=GOLDEN / "BM25.dl19.trec")
+    raw = compare(QRELS, runs, "map", baseline="bm25", correction="none")
+    holm = compare(QRELS, runs, "map", baseline="bm25", correction="bonferroni")
+    assert list(raw.table.b) == ["splade", "again"]
+    assert holm.table.p_corrected.tolist() == pytest.approx(np.minimum(raw.table.p_value * 2, 1).tolist())
+
+
+def test_missing_queries_are_left_out_for_all_runs(tmp_path) -> None:
+    short = tmp_path / "short.trec"
+    lines = (GOLDEN / "BM25.dl19.trec").read_text().splitlines()
+    first_query = lines[0].split()[0]
+    short.write_text("\n".join(line for line in lines if line.split()[0] != first_query) + "\n")
+    c = compare(QRELS, {"full": RUNS["splade"], "short": short}, "map")
+    assert c.n_queries["map"] == 42
+    assert any("1 query(ies) are not in every run" in w for w in c.warnings)
+    z = compare(QRELS, {"full": RUNS["splade"], "short": short}, "map", missing="zero")
+    assert z.n_queries["map"] == 43
+
+
+def test_reports(comparison) -> None:
+    md = formats.summary_markdown(comparison.evaluation, comparison)
+    assert "| b | splade | **" in md and "<sup>a</sup>" in md
+    tex = formats.summary_latex(comparison.evaluation, comparison)
+    assert "\\toprule" in tex and "\\mathbf{" in tex and "^{a}" in tex and "t test, holm correction" in tex
+    data = json.loads(json.dumps(comparison.to_dict()))
+    assert data["comparison"]["test"] == "t" and data["comparison"]["seed"] == 0
+    assert data["metrics"]["ndcg@10"]["signature"].startswith("ndcg_cut_10|gain=linear|ties=trec|rel=2")
+    assert "| metric | a | b | n |" in formats.comparison_markdown(comparison)
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])
+def test_plots_write_files(tmp_path, comparison, suffix: str) -> None:
+    res = comparison.evaluation
+    paths = {
+        "curve": lambda p: plots.metric_at_k(QRELS, RUNS, "ndcg", 20, path=p, rel_level=2),
+        "diff": lambda p: plots.per_query_difference(res, "ndcg@10", "bm25", "splade", path=p),
+        "box": lambda p: plots.distribution(res, "map", "violin", path=p),
+        "pr": lambda p: plots.precision_recall(QRELS, RUNS, path=p),
+        "roc": lambda p: plots.roc(QRELS, RUNS, path=p),
+    }
+    for name, draw in paths.items():
+        out = tmp_path / f"{name}.{suffix}"
+        draw(out)
+        assert out.stat().st_size > 1000, name
+
+
+def test_plot_has_labels_legend_and_signature(comparison) -> None:
+    fig = plots.per_query_difference(comparison.evaluation, "map", "bm25", "splade")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() and ax.get_ylabel() == "map: splade - bm25"
+    assert ax.get_legend() is not None and "map" in ax.get_title()
+    assert any("ties=trec" in t.get_text() for t in fig.texts)
+
+
+def test_compare_errors() -> None:
+    with pytest.raises(rankwise.errors.RankwiseError, match="at least two runs"):
+        compare(QRELS, RUNS["bm25"], "map")
+    with pytest.raises(rankwise.errors.RankwiseError, match="baseline 'nope'"):
+        compare(QRELS, RUNS, "map", baseline="nope")
+    with pytest.raises(rankwise.errors.RankwiseError, match="unknown test"):
+        compare(QRELS, RUNS, "map", test="z")
