@@ -84,3 +84,10 @@ def test_plot_and_report_commands(tmp_path) -> None:
     page = tmp_path / "r.html"
     res = runner.invoke(app, ["report", *DL19, "-o", str(page), "-m", "map"])
     assert res.exit_code == 0 and "<table id='summary'>" in page.read_text()
+
+
+def test_evaluate_markdown_and_latex() -> None:
+    md = runner.invoke(app, ["evaluate", Q, R, "-m", "P@5", "--format", "markdown"]).stdout
+    assert md.splitlines()[0] == "| | run | P@5 |" and "**0.2667**" in md
+    tex = runner.invoke(app, ["evaluate", Q, R, "-m", "P@5", "--format", "latex"]).stdout
+    assert "\\toprule" in tex and "$\\mathbf{0.2667}$" in tex

@@ -108,3 +108,12 @@ def test_compare_errors() -> None:
         compare(QRELS, RUNS, "map", baseline="nope")
     with pytest.raises(rankwise.errors.RankwiseError, match="unknown test"):
         compare(QRELS, RUNS, "map", test="z")
+
+
+def test_nemenyi_reports_friedman() -> None:
+    runs = dict(RUNS, again=GOLDEN / "BM25.dl19.trec")
+    c = compare(QRELS, runs, "ndcg@10", test="nemenyi")
+    pq = c.evaluation.per_query["ndcg@10"].unstack("run")
+    expected = stats.friedmanchisquare(*[pq[n].to_numpy() for n in ["bm25", "splade", "again"]]).pvalue
+    assert c.omnibus["ndcg@10"] == pytest.approx(expected)
+    assert c.to_dict()["friedman_p"]["ndcg@10"] == pytest.approx(expected)

@@ -38,6 +38,8 @@ class Comparison:
     bootstrap_ci: str | None
     n_queries: dict[str, int]
     warnings: list[str] = field(default_factory=list)
+    omnibus: dict[str, float] = field(default_factory=dict)
+    """Friedman test p-value per metric (with ``test="nemenyi"``): do the systems differ at all."""
 
     def settings(self) -> dict[str, Any]:
         """Everything needed to reproduce the comparison."""
@@ -53,7 +55,8 @@ class Comparison:
         return {"rankwise": __version__,
                 "metrics": {m: {"signature": self.evaluation.signatures[m]} for m in self.n_queries},
                 "comparison": self.settings(), "queries_compared": self.n_queries,
-                "summary": self.evaluation.to_dict()["runs"], "pairs": rows, "warnings": self.warnings}
+                "summary": self.evaluation.to_dict()["runs"], "pairs": rows, "friedman_p": self.omnibus,
+                "warnings": self.warnings}
 
     def significant_pairs(self, metric: str) -> set[tuple[str, str]]:
         """(winner, loser) pairs that differ significantly on ``metric``."""
@@ -127,7 +130,7 @@ def compare(
              else list(itertools.combinations(names, 2)))
     missing = result.conventions.missing
     columns = list(result.summary.columns)
-    rows, warnings, n_queries = [], list(result.warnings), {}
+    rows, warnings, n_queries, omnibus = [], list(result.warnings), {}, {}
     bar = _progress(progress, len(columns) * len(pairs) * (permutations if test in ("randomization", "bootstrap")
                                                             else 1))
     for metric in columns:
@@ -138,6 +141,8 @@ def compare(
         family_p = None
         if test in ("tukey", "nemenyi"):
             family_p = many.tukey_hsd(matrix) if test == "tukey" else many.nemenyi(matrix)
+            if test == "nemenyi" and matrix.shape[1] >= 3:
+                omnibus[metric] = many.friedman(matrix)
         metric_rows = []
         for a, b in pairs:
             va, vb = frame[a].to_numpy(dtype=np.float64), frame[b].to_numpy(dtype=np.float64)
@@ -169,7 +174,7 @@ def compare(
     if bar:
         bar(None)
     return Comparison(pd.DataFrame(rows), result, test, correction if test not in ("tukey", "nemenyi") else "none",
-                      alpha, seed, permutations, confidence, bootstrap_ci, n_queries, warnings)
+                      alpha, seed, permutations, confidence, bootstrap_ci, n_queries, warnings, omnibus)
 
 
 def _progress(enabled: bool, total: int):

@@ -18,6 +18,8 @@ class OutputFormat(str, Enum):
     json = "json"
     csv = "csv"
     trec = "trec"
+    markdown = "markdown"
+    latex = "latex"
 
 
 def _fail(message: str) -> None:
@@ -62,8 +64,12 @@ def evaluate(
         console = Console(file=open(output, "w", encoding="utf-8") if output else None)
         console.print(tables.render_table(result, per_query))
         return
+    from rankwise.report import formats
+
     render = {OutputFormat.json: tables.render_json, OutputFormat.csv: tables.render_csv,
-              OutputFormat.trec: tables.render_trec}[fmt]
+              OutputFormat.trec: tables.render_trec,
+              OutputFormat.markdown: lambda r, q: formats.summary_markdown(r),
+              OutputFormat.latex: lambda r, q: formats.summary_latex(r)}[fmt]
     text = render(result, per_query)
     if output:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
