@@ -137,3 +137,38 @@ def test_loaded_objects_cache_their_alignment() -> None:
     other = load_qrels(DATA / "qrels.rel_level")  # other qrels: never served from the cache
     assert rankwise.evaluate(other, run, ["map"]).summary.loc["STANDARD", "map"] != pytest.approx(
         first.summary.loc["STANDARD", "map"])
+
+
+def test_duplicates_found_across_chunks_and_lengths() -> None:
+    """A duplicate in another Arrow chunk, beside ids longer than 8 bytes, is still found."""
+    import pyarrow as pa
+
+    from rankwise.data.containers import Run
+
+    query = pa.chunked_array([["q", "q"], ["q", "q"]])
+    doc = pa.chunked_array([["a", "b"], ["a-very-long-document-id", "a"]])
+    run = Run(query, doc, [4.0, 3.0, 2.0, 1.0], source="chunks")
+    with pytest.raises(InputError, match="document 'a' is listed twice"):
+        rankwise.evaluate({"q": {"a": 1}}, run, "map")
+
+
+def test_threaded_alignment_equals_sequential(monkeypatch) -> None:
+    """Large runs check duplicates on a second thread; the result must not change."""
+    import importlib
+
+    from rankwise.data import load_qrels, load_run
+
+    align_module = importlib.import_module("rankwise.engine.align")
+    qrels, metrics = DATA / "qrels.test", ["map", "ndcg", "P@10", "bpref", "relstring"]
+    monkeypatch.setattr(align_module, "PARALLEL_MIN_ROWS", 10**12)
+    sequential = rankwise.evaluate(load_qrels(qrels), load_run(DATA / "results.test"), metrics).per_query
+    monkeypatch.setattr(align_module, "PARALLEL_MIN_ROWS", 0)
+    threaded = rankwise.evaluate(load_qrels(qrels), load_run(DATA / "results.test"), metrics).per_query
+    assert threaded.equals(sequential)
+    rows = [line.split() for line in (DATA / "results.test").read_text().splitlines()]
+    rows.append(rows[0])  # the first document once more, at the end of the file
+    from rankwise.data.containers import Run
+
+    duplicated = Run([r[0] for r in rows], [r[2] for r in rows], [float(r[4]) for r in rows], source="dup")
+    with pytest.raises(InputError, match=r"dup:1501: field 'doc': document '.*' is listed twice"):
+        rankwise.evaluate(qrels, duplicated, "map")

@@ -8,6 +8,7 @@ again by document id, as the tie rule asks.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +20,7 @@ from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
-from rankwise.engine.strings import hash_rows, string_words
+from rankwise.engine.strings import string_hashes, string_words
 from rankwise.errors import InputError
 
 
@@ -94,6 +95,10 @@ class QrelsIndex:
         return label
 
 
+PARALLEL_MIN_ROWS = 200_000
+"""Runs this large check duplicates on a second thread while the main thread sorts."""
+
+
 def _query_codes(query: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
     """Code of each row's query in ``vocabulary`` (int32), -1 for queries not in it.
 
@@ -132,9 +137,7 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
 
 def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """(query, high 32 bits of the document hash) packed into one uint64 per row."""
-    words, _ = string_words(doc)
-    packed = hash_rows(words)
-    del words
+    packed = string_hashes(doc)
     packed >>= np.uint64(32)
     q = qcode.astype(np.uint64)
     q <<= np.uint64(32)
@@ -281,8 +284,17 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     warnings: list[str] = list(run.notes)
     qcode = _query_codes(run.query, index.query_array)
     known = qcode >= 0
-    # duplicates matter only in queries that are evaluated (trec_eval checks those alone)
-    keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, known)
+    # duplicates matter only in queries that are evaluated (trec_eval checks those alone); the
+    # check runs on a second core while this thread sorts and joins the rows
+    speculative = None
+    if len(qcode) >= PARALLEL_MIN_ROWS:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(_resolve_duplicates, run, qcode, conv.duplicates, known)
+            rows0 = None if bool(known.all()) else np.flatnonzero(known).astype(np.int64)
+            speculative = (_order_rows(run, qcode, rows0, conv), index.lookup(qcode, run.doc))
+            keep, dropped = pending.result()
+    else:
+        keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, known)
     if dropped:
         warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                         f"keeping the {conv.duplicates} occurrence")
@@ -292,8 +304,11 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
                         f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}")
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
-    order, patch = _order_rows(run, qcode, rows, conv)
-    label_all = index.lookup(qcode, run.doc)
+    if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
+        (order, patch), label_all = speculative
+    else:
+        order, patch = _order_rows(run, qcode, rows, conv)
+        label_all = index.lookup(qcode, run.doc)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
         rows = np.arange(len(qcode), dtype=np.int32 if len(qcode) < 2**31 else np.int64)

@@ -84,3 +84,28 @@ def hash_rows(words: np.ndarray) -> np.ndarray:
             h ^= words[:, col]
             h *= _MIX
     return h
+
+
+def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """``hash_rows(string_words(values)[0])``, computed chunk by chunk so that the words of the
+    whole column never exist at once (every chunk uses the column's word count, so equal
+    strings hash equally wherever they are).
+
+    >>> h = string_hashes(pa.chunked_array([["a", "b"], ["a", "a-much-longer-id"]]))
+    >>> bool(h[0] == h[2]), bool(h[0] == h[1])
+    (True, False)
+    """
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    chunks = [c for c in chunks if len(c)]
+    out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
+    if not chunks:
+        return out
+    max_len = max(int(np.diff(_offsets(c)).max(initial=0)) for c in chunks)
+    n_words = max(1, -(-max_len // 8))
+    at = 0
+    for chunk in chunks:
+        words = np.empty((len(chunk), n_words), dtype=np.uint64)
+        _chunk_words(chunk, n_words, words, np.empty(len(chunk), dtype=np.int32))
+        out[at: at + len(chunk)] = hash_rows(words)
+        at += len(chunk)
+    return out
