@@ -57,15 +57,16 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
     rules: dict[str, str] = {}
     done: set[tuple] = set()
     for spec in sorted(specs, key=lambda s: ORDER[s.family]):
-        key = (spec.family, spec.values, spec.printable)
+        key = (spec.family, spec.values, spec.printable, spec.rel)
         if key in done:
             continue
         done.add(key)
         fam = BY_NAME[spec.family]
-        cols = spec.columns()
+        cols = spec_columns(spec)
         if fam.kind in ("runid", "num_q"):
             continue
-        out = fam.compute(rl, spec.values, conv)
+        lists = rl if spec.rel is None or spec.rel == rl.rel_level else rl.with_rel_level(spec.rel)
+        out = fam.compute(lists, spec.values, conv)
         if fam.kind == "string":
             values[cols[0]] = out
         else:
@@ -80,6 +81,12 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
     return RunScores(rl.run_name, rl.query_ids, values, kinds, rules)
 
 
+def spec_columns(spec: MetricSpec) -> list[str]:
+    """Column names of a spec; a metric-specific relevance level is part of the name."""
+    cols = spec.columns()
+    return [f"{c}(rel={spec.rel})" for c in cols] if spec.rel is not None else cols
+
+
 def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
     """The reproducibility signature of one column: its canonical name and every convention.
 
@@ -90,7 +97,10 @@ def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
     if spec.family in GAIN_FAMILIES:
         custom = [f"{k}={v:g}" for k, v in spec.values if k != "p"] if spec.definition.params == "pairs" else []
         parts.append("gain=" + (",".join(custom) if custom else "linear"))
-    parts.append(conv.signature_part())
+    conv_part = conv.signature_part()
+    if spec.rel is not None:
+        conv_part = conv_part.replace(f"rel={conv.rel_level}", f"rel={spec.rel}")
+    parts.append(conv_part)
     parts.append(f"rankwise-{__version__}")
     return "|".join(parts)
 
@@ -273,10 +283,10 @@ def evaluate(
         scores = compute_scores(rl, specs, conv)
         scores.name = run.name
         results.append(scores)
-    labels = {s.label: s.columns() for s in specs}
+    labels = {s.label: spec_columns(s) for s in specs}
     sigs: dict[str, str] = {}
     for s in specs:
-        cols = s.columns()
+        cols = spec_columns(s)
         if len(cols) == 1:
             sigs[s.label] = signature(s, cols[0], conv)
         else:

@@ -139,6 +139,32 @@ class Qrels:
                 raise InputError("expected numeric labels", source=source, field=lcol) from None
         return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), labels, source)
 
+    @classmethod
+    def from_sets(cls, ground_truth: Any, relevance: Any = None, key: Any = str,
+                  source: str = "<sets>") -> Qrels:
+        """Judgments from sets of correct items per query (recommender style).
+
+        ``ground_truth`` maps a query (or user) to its correct items, or is a list of such
+        collections (queries are then numbered from 0). Items may be any Python objects: ``key``
+        turns each into the string that identifies it. ``relevance`` optionally gives graded
+        labels: a mapping item -> label per query (same shape as ``ground_truth``); by default
+        every correct item has label 1.
+
+        >>> q = Qrels.from_sets({"u1": {("m", 1), ("m", 2)}}, key=repr)
+        >>> sorted(q.to_dict()["u1"].items())
+        [("('m', 1)", 1), ("('m', 2)", 1)]
+        """
+        items = ground_truth.items() if isinstance(ground_truth, dict) else enumerate(ground_truth)
+        grades = relevance if relevance is not None else {}
+        queries, docs, labels = [], [], []
+        for qid, truth in items:
+            graded = (grades.get(qid) if isinstance(grades, dict) else grades[qid]) if relevance is not None else None
+            for item in truth:
+                queries.append(str(qid))
+                docs.append(key(item))
+                labels.append(1 if graded is None else graded[item])
+        return cls(arrow.strings(queries), arrow.strings(docs), np.asarray(labels, dtype=np.float64), source)
+
     def to_dataframe(self) -> Any:
         """Return the judgments as a pandas DataFrame (query_id, doc_id, relevance)."""
         return _frame(self.query, self.doc, "relevance", self.label)
@@ -230,6 +256,27 @@ class Run:
         if name is None:
             name = str(frame[tcol].iloc[0]) if tcol is not None and len(frame) else "run"
         return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[scol].to_numpy(), name, source)
+
+    @classmethod
+    def from_ranked_lists(cls, lists: Any, key: Any = str, name: str = "run", source: str = "<lists>") -> Run:
+        """A run from ranked lists of arbitrary items, best first (recommender style).
+
+        ``lists`` maps a query (or user) to a sequence of items, or is a list of sequences
+        (queries numbered from 0). ``key`` turns each item into its identifying string. The
+        list order is kept exactly: scores are n, n-1, ..., 1, so no tie rule ever applies.
+
+        >>> r = Run.from_ranked_lists({"u1": [("m", 2), ("m", 1)]}, key=repr)
+        >>> r.to_dict()
+        {'u1': {"('m', 2)": 2.0, "('m', 1)": 1.0}}
+        """
+        items = lists.items() if isinstance(lists, dict) else enumerate(lists)
+        queries, docs, scores = [], [], []
+        for qid, ranked in items:
+            ranked = list(ranked)
+            queries.extend([str(qid)] * len(ranked))
+            docs.extend(key(item) for item in ranked)
+            scores.extend(range(len(ranked), 0, -1))
+        return cls(arrow.strings(queries), arrow.strings(docs), np.asarray(scores, dtype=np.float64), name, source)
 
     def to_dataframe(self) -> Any:
         """Return the run as a pandas DataFrame (query_id, doc_id, score)."""

@@ -106,6 +106,8 @@ def _fast_table(path: str | os.PathLike[str], names: tuple[str, ...], types: dic
 
 def _numeric(column: pa.ChunkedArray) -> np.ndarray:
     """A numeric Arrow column as one NumPy array (chunk by chunk: much faster than to_numpy)."""
+    if column.num_chunks > 1:  # one Arrow concatenation (its pool reuses the parser's memory)
+        column = pa.chunked_array([pa.concat_arrays(column.chunks)])
     return to_numpy(column)
 
 

@@ -39,6 +39,13 @@ class RankedLists:
     in_run: np.ndarray | None = None
     docs: np.ndarray | None = field(default=None, repr=False)
 
+    def with_rel_level(self, rel_level: int) -> RankedLists:
+        """The same rankings judged at another relevance level (arrays shared, caches fresh)."""
+        twin = RankedLists(self.query_ids, self.offsets, self.label, self.level_values, self.level_counts,
+                           rel_level, self.run_name, self.in_run)
+        twin.docs = self.docs
+        return twin
+
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)

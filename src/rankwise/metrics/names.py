@@ -28,6 +28,8 @@ class MetricSpec:
     values: tuple
     printable: str | None
     label: str
+    rel: int | None = None
+    """A relevance level of this metric alone (ir_measures' ``rel=``), else the conventions'."""
 
     @property
     def definition(self) -> Family:
@@ -88,7 +90,9 @@ _AT_ALIASES = {
     "p": "P", "precision": "P", "r": "recall", "recall": "recall", "mrr": "RR_cut", "rr": "RR_cut",
     "recip_rank": "RR_cut", "success": "success", "hit_rate": "success", "hitrate": "success",
     "hits": "hits", "judged": "judged", "dcg": "dcg_cut", "relative_p": "relative_P",
-    "unj": "unj", "iprec_at_recall": "iprec_at_recall",
+    "unj": "unj", "iprec_at_recall": "iprec_at_recall", "ndcg_burges": "ndcg_exp_cut",
+    "ndcg_exp": "ndcg_exp_cut", "f1": "F1", "ap_min": "AP_min", "map_min": "AP_min", "mar": "AR",
+    "ar": "AR", "arhr": "ARHR", "cg": "CG", "err": "ERR",
 }
 _PLAIN_ALIASES = {
     "ndcg": "ndcg", "map": "map", "ap": "map", "mrr": "recip_rank", "rr": "recip_rank",
@@ -100,7 +104,7 @@ _PLAIN_ALIASES = {
     "bing": "binG", "11pt_avg": "11pt_avg", "set_p": "set_P", "set_recall": "set_recall",
     "set_relative_p": "set_relative_P", "set_map": "set_map", "set_f": "set_F", "utility": "utility",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret", "relstring": "relstring",
-    "ndcg_burges": None,
+    "lag": "LAG", "fcp": "FCP", "auc": "AUC", "roc_auc": "AUC",
 }
 
 
@@ -130,6 +134,9 @@ def parse_metric(name: str) -> MetricSpec:
     text = name.strip()
     if not text:
         raise _unknown(name)
+    m = re.fullmatch(r"([A-Za-z_0-9]+)\((.*)\)(@\d+)?", text)
+    if m:
+        return _parse_with_arguments(name, m.group(1), m.group(2), m.group(3))
     if "@" in text:
         base, _, k = text.partition("@")
         family = _AT_ALIASES.get(base.lower())
@@ -160,3 +167,52 @@ def parse_metric(name: str) -> MetricSpec:
         fam = BY_NAME[alias]
         return MetricSpec(fam.name, fam.default, None, name)
     raise _unknown(name)
+
+
+_GAIN_SWITCH = {"ndcg_cut": "ndcg_exp_cut", "ndcg": "ndcg_exp_cut"}
+
+
+def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None) -> MetricSpec:
+    """ir_measures' ``Name(key=value, ...)@k``: ``rel`` (relevance level of this metric),
+    ``dcg`` (``log2`` linear gain, ``exp-log2`` exponential gain) and ``p`` (RBP persistence).
+
+    >>> s = parse_metric("P(rel=2)@5"); (s.family, s.values, s.rel)
+    ('P', (5,), 2)
+    >>> parse_metric("nDCG(dcg='exp-log2')@10").family
+    'ndcg_exp_cut'
+    >>> parse_metric("RBP(p=0.8)").values
+    (('p', 0.8),)
+    """
+    args: dict[str, str] = {}
+    for part in filter(None, (a.strip() for a in arguments.split(","))):
+        if "=" not in part:
+            raise MetricParameterError(f"{name}: expected key=value arguments, got {part!r}")
+        key, value = (x.strip() for x in part.split("=", 1))
+        args[key.lower()] = value.strip("'\"")
+    inner = base + (cut or "")
+    if base.lower() == "rbp":
+        p = float(args.pop("p", "0.9"))
+        spec = MetricSpec("rbp", (("p", p),), f"p={p:g}", name)
+    else:
+        plain = parse_metric(inner)
+        spec = MetricSpec(plain.family, plain.values, plain.printable, name)
+    rel = None
+    if "rel" in args:
+        try:
+            rel = int(args.pop("rel"))
+        except ValueError:
+            raise MetricParameterError(f"{name}: rel must be an integer") from None
+    gain = args.pop("dcg", args.pop("gain", None))
+    family = spec.family
+    if gain is not None:
+        if gain in ("exp-log2", "exp"):
+            if family not in _GAIN_SWITCH:
+                raise MetricParameterError(f"{name}: dcg= applies to nDCG only")
+            family = _GAIN_SWITCH[family]
+            values = spec.values if family == spec.family or spec.family == "ndcg_cut" else (10**9,)
+            spec = MetricSpec(family, values, None, name)
+        elif gain not in ("log2", "linear"):
+            raise MetricParameterError(f"{name}: dcg must be 'log2' or 'exp-log2', got {gain!r}")
+    if args:
+        raise MetricParameterError(f"{name}: unknown argument(s) {', '.join(sorted(args))}")
+    return MetricSpec(spec.family, spec.values, spec.printable, name, rel)

@@ -16,7 +16,7 @@ import numpy as np
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
 from rankwise.metrics.ranking import average_precision as ap
-from rankwise.metrics.ranking import counts, gain, precision, rbp
+from rankwise.metrics.ranking import counts, gain, precision, rbp, recsys, roc
 from rankwise.metrics.ranking.average_precision import DEFAULT_RECALL_LEVELS
 
 STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -160,7 +160,31 @@ FAMILIES: list[Family] = [
            "Fraction of the top k that is judged.", False),
     Family("dcg_cut", "cut_long", (10,), lambda rl, v, c: gain.dcg_at(rl, v), "mean", "float",
            "DCG at cut-off k (linear gain, log2(rank+1) discount), not normalised.", False),
+    Family("ndcg_exp_cut", "cut_long", (10,), lambda rl, v, c: gain.ndcg_at(rl, v, _exp_gains(rl)), "mean", "float",
+           "nDCG@k with exponential gain 2^label - 1 (Burges et al.), trec_eval's ideal rule.", False),
+    Family("F1", "cut_long", (10,), _cols(recsys.f1_at), "mean", "float",
+           "F1@k: harmonic mean of P@k and recall@k.", False),
+    Family("AP_min", "cut_long", (10,), _cols(recsys.average_precision_min_at), "mean", "float",
+           "AP@k normalised by min(R, k) (RecBole's MAP@k).", False),
+    Family("AR", "cut_long", (10,), _cols(recsys.average_recall_at), "mean", "float",
+           "Average recall@k: mean recall at each hit in the top k (MAR@k over queries).", False),
+    Family("ARHR", "cut_long", (10,), _cols(recsys.arhr_at), "mean", "float",
+           "Average reciprocal hit rank: sum of 1/rank over the hits in the top k.", False),
+    Family("CG", "cut_long", (10,), _cols(recsys.cumulative_gain_at), "mean", "float",
+           "Cumulative gain: sum of the labels in the top k.", False),
+    Family("ERR", "cut_long", (10,), _cols(recsys.err_at), "mean", "float",
+           "Expected reciprocal rank: sum_r R_r/r prod_{i<r}(1-R_i), R = (2^label-1)/2^max.", False),
+    Family("LAG", "none", (), lambda rl, v, c: recsys.lag(rl), "mean", "float",
+           "Mean number of non-relevant items ranked above each relevant retrieved item.", False),
+    Family("FCP", "none", (), lambda rl, v, c: recsys.fcp(rl), "mean", "float",
+           "Fraction of concordant pairs among retrieved judged items with different labels.", False),
+    Family("AUC", "none", (), lambda rl, v, c: roc.roc_curves(rl, np.array([0.0, 1.0]))[2], "mean", "float",
+           "Per-query ROC AUC of the ranking (unretrieved judged documents tied at the bottom).", False),
 ]
+
+
+def _exp_gains(rl: RankedLists) -> dict[int, float]:
+    return {int(level): float(2.0 ** level - 1.0) for level in rl.level_values if level > 0}
 
 BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 ORDER: dict[str, int] = {f.name: i for i, f in enumerate(FAMILIES)}
