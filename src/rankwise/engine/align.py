@@ -128,10 +128,10 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
     s32 += np.float32(0.0)  # -0.0 becomes 0.0
     bits = s32.view(np.uint32)
     # non-negative floats: flip the 31 low bits (larger first); negative: keep (more negative last)
-    flip = bits >> np.uint32(31)
-    flip ^= np.uint32(1)
-    flip *= np.uint32(0x7FFFFFFF)
-    bits ^= flip
+    flip = np.right_shift(bits, np.uint32(31))
+    np.bitwise_xor(flip, np.uint32(1), out=flip)
+    np.multiply(flip, np.uint32(0x7FFFFFFF), out=flip)
+    np.bitwise_xor(bits, flip, out=bits)
     return bits
 
 
@@ -139,10 +139,17 @@ def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarra
     """(query, high 32 bits of the document hash) packed into one uint64 per row."""
     packed = string_hashes(doc)
     packed >>= np.uint64(32)
-    q = qcode.astype(np.uint64)
-    q <<= np.uint64(32)
-    packed |= q
+    _high_half(packed)[:] = qcode  # the query code in the high 32 bits, without a temporary
     return packed
+
+
+def _high_half(words: np.ndarray) -> np.ndarray:
+    """A uint32 view of the high halves of a uint64 array (little-endian machines)."""
+    return words.view(np.uint32)[1::2] if np.little_endian else words.view(np.uint32)[0::2]
+
+
+def _low_half(words: np.ndarray) -> np.ndarray:
+    return words.view(np.uint32)[0::2] if np.little_endian else words.view(np.uint32)[1::2]
 
 
 def _any_equal_keys(packed: np.ndarray, qcode: np.ndarray) -> bool:
@@ -232,14 +239,14 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     file order with position ``pos[i]`` taken by row ``src[i]``.
     """
     if rows is None:
-        q = qcode.astype(np.uint64)
         score = run.score
     else:
-        q = qcode[rows].astype(np.uint64)
         score = run.score[rows]
     if conv.score_precision == "float32":
-        q <<= np.uint64(32)
-        q |= _descending_score_key(score, "float32")  # uint32 -> uint64 in place
+        # one uint64 key per row: query code in the high half, descending score in the low half
+        q = np.empty(len(score), dtype=np.uint64)
+        _high_half(q)[:] = qcode if rows is None else qcode[rows]
+        _low_half(q)[:] = _descending_score_key(score, "float32")
         if rows is None and bool((q[1:] >= q[:-1]).all()):
             local = None  # already in order: no sort, no permutation
         else:
@@ -248,6 +255,7 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
         tied = q[1:] == q[:-1]
         del q
     else:
+        q = (qcode if rows is None else qcode[rows]).astype(np.uint64)
         local = np.lexsort((-score, q))
         sq, ss = q[local], score[local]
         tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])

@@ -26,11 +26,12 @@ def _figure(width: float = 7.0, height: float = 4.2):
 
 
 def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None) -> Any:
-    ax.set_title(title, fontsize=11)
-    fig.text(0.5, 0.005, signature, ha="center", va="bottom", fontsize=6, color="0.35")
+    # the title names the metric; its second line is the metric's signature
+    ax.set_title(f"{title}\n{signature}", fontsize=9)
+    ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout()
     if path is not None:
         fig.savefig(path)
         import matplotlib.pyplot as plt
