@@ -80,3 +80,20 @@ def test_auc_per_query() -> None:
     # u1: positives A, C, F (F unretrieved); negatives B, D, E. Ranking A+ B- C+ D- E- then F+:
     # points (0,1/3) (1/3,1/3) (1/3,2/3) (2/3,2/3) (1,2/3) (1,1): area 1/9 + 2/9 + 2/9
     assert pq.loc[("run", "u1"), "auc"] == pytest.approx(1 / 3 * 1 / 3 + 1 / 3 * 2 / 3 + 1 / 3 * 2 / 3)
+
+
+def test_ir_measures_arguments() -> None:
+    from conftest import GOLDEN
+
+    qrels, run = GOLDEN / "qrels.dl19-passage.txt", GOLDEN / "BM25.dl19.trec"
+    both = rankwise.evaluate(qrels, run, ["P(rel=2)@10", "P@10", "AP(rel=2)"])
+    level2 = rankwise.evaluate(qrels, run, ["P@10", "map"], rel_level=2)
+    assert list(both.summary.columns) == ["P(rel=2)@10", "P@10", "AP(rel=2)"]
+    assert both.summary.iloc[0]["P(rel=2)@10"] == level2.summary.iloc[0]["P@10"]
+    assert both.summary.iloc[0]["AP(rel=2)"] == level2.summary.iloc[0]["map"]
+    assert both.summary.iloc[0]["P@10"] != level2.summary.iloc[0]["P@10"]
+    assert "|rel=2|" in both.signatures["P(rel=2)@10"] and "|rel=1|" in both.signatures["P@10"]
+    exp = rankwise.evaluate(qrels, run, ["nDCG(dcg='exp-log2')@10", "ndcg_burges@10"]).summary.iloc[0]
+    assert exp.iloc[0] == exp.iloc[1]
+    with pytest.raises(ValueError, match="unknown argument"):
+        rankwise.evaluate(qrels, run, "P(foo=1)@5")
