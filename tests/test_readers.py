@@ -131,3 +131,15 @@ def test_string_words_order_like_strcmp() -> None:
     assert [ids[i] for i in order] == sorted(ids, key=lambda s: s.encode())
     h = hash_rows(words)
     assert len(set(h.tolist())) == len(ids)
+
+
+def test_write_trec_run_round_trip(tmp_path: Path) -> None:
+    from rankwise.data.trec_io import write_trec_run
+
+    run = load_run(DATA / "results.test")
+    out = tmp_path / "copy.trec"
+    write_trec_run(run, out)
+    again = load_run(out)
+    assert again.name == "STANDARD" and again.to_dict() == run.to_dict()
+    first = out.read_text().splitlines()[0].split()
+    assert first[1] == "Q0" and first[3] == "1"  # ranks numbered from 1 by descending score

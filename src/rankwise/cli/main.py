@@ -22,6 +22,14 @@ class OutputFormat(str, Enum):
     latex = "latex"
 
 
+def _emit(text: str, output: Path | None) -> None:
+    """Write ``text`` to ``output`` (ending with a newline) or to standard output."""
+    if output:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    else:
+        typer.echo(text, nl=not text.endswith("\n"))
+
+
 def _fail(message: str) -> None:
     typer.echo(f"rankwise: error: {message}", err=True)
     raise typer.Exit(code=2)
@@ -71,10 +79,7 @@ def evaluate(
               OutputFormat.markdown: lambda r, q: formats.summary_markdown(r),
               OutputFormat.latex: lambda r, q: formats.summary_latex(r)}[fmt]
     text = render(result, per_query)
-    if output:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    else:
-        typer.echo(text, nl=not text.endswith("\n"))
+    _emit(text, output)
 
 
 @app.command()
@@ -158,10 +163,7 @@ def compare(
             CompareFormat.latex: lambda: formats.summary_latex(comp.evaluation, comp),
             CompareFormat.csv: lambda: comp.table.to_csv(index=False),
             CompareFormat.json: lambda: json.dumps(comp.to_dict(), indent=2)}[fmt]()
-    if output:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    else:
-        typer.echo(text, nl=not text.endswith("\n"))
+    _emit(text, output)
 
 
 class PlotKind(str, Enum):

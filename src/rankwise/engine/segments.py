@@ -99,23 +99,6 @@ def value_at(cumulative: np.ndarray, offsets: np.ndarray, k: np.ndarray | int) -
     return out
 
 
-def first_index(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Position (inside its segment) of the first True of each segment, or -1.
-
-    >>> first_index(np.array([False, True, False, False]), np.array([0, 2, 4])).tolist()
-    [1, -1]
-    """
-    n_seg = len(offsets) - 1
-    out = np.full(n_seg, -1, dtype=np.int64)
-    hits = np.flatnonzero(mask)
-    if len(hits) == 0:
-        return out
-    seg = np.searchsorted(offsets, hits, side="right") - 1
-    first_of_seg, where = np.unique(seg, return_index=True)
-    out[first_of_seg] = hits[where] - offsets[first_of_seg]
-    return out
-
-
 def reverse_cummax(values: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
     """Maximum of each element and every later element of the same segment (exact).
 

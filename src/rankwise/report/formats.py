@@ -4,6 +4,7 @@ marked with the letters of the systems a value beats, as in TREC papers)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from rankwise.comparison import Comparison
@@ -42,25 +43,37 @@ def summary_markdown(result: Result, comparison: Comparison | None = None, digit
     | a | x | **1.0000** |
     | b | y | 0.0000 |
     """
+    cols = list(result.summary.columns)
+    lines = ["| | run | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+    for letter, name, cells in marked_cells(result, comparison, digits, lambda t: f"**{t}**",
+                                            lambda t, m: f"{t}<sup>{m}</sup>"):
+        lines.append(f"| {letter} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def marked_cells(result: Result, comparison: Comparison | None, digits: int, bold: Callable[[str], str],
+                 mark: Callable[[str, str], str]) -> list[tuple[str, str, list[str]]]:
+    """(letter, run, cells) per run: values formatted, the best of each metric passed through
+    ``bold``, and the letters of the runs it beats significantly added by ``mark``."""
     summary = result.summary
     names = list(summary.index)
     letters = _letters(names)
     cols = list(summary.columns)
-    lines = ["| | run | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
     best = {c: summary[c].max() for c in cols}
     marks = {c: _beats(comparison, c, letters) for c in cols}
+    rows = []
     for name in names:
         cells = []
         for c in cols:
             v = summary.loc[name, c]
             text = _fmt(float(v), digits)
             if v == best[c]:
-                text = f"**{text}**"
+                text = bold(text)
             if marks[c].get(name):
-                text += f"<sup>{marks[c][name]}</sup>"
+                text = mark(text, marks[c][name])
             cells.append(text)
-        lines.append(f"| {letters[name]} | {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append((letters[name], str(name), cells))
+    return rows
 
 
 def _tex(s: str) -> str:
@@ -74,25 +87,12 @@ def summary_latex(result: Result, comparison: Comparison | None = None, digits: 
                   caption: str | None = None) -> str:
     """A booktabs LaTeX table of runs x metrics: best value bold, superscript letters of the
     runs a value beats significantly (after correction), test and correction in the caption."""
-    summary = result.summary
-    names = list(summary.index)
-    letters = _letters(names)
-    cols = list(summary.columns)
-    best = {c: summary[c].max() for c in cols}
-    marks = {c: _beats(comparison, c, letters) for c in cols}
+    cols = list(result.summary.columns)
     out = ["\\begin{table}[t]", "\\centering", "\\begin{tabular}{ll" + "r" * len(cols) + "}", "\\toprule",
            " & Run & " + " & ".join(_tex(c) for c in cols) + " \\\\", "\\midrule"]
-    for name in names:
-        cells = []
-        for c in cols:
-            v = summary.loc[name, c]
-            text = _fmt(float(v), digits)
-            if v == best[c]:
-                text = f"\\mathbf{{{text}}}"
-            if marks[c].get(name):
-                text += f"^{{{marks[c][name]}}}"
-            cells.append(f"${text}$")
-        out.append(f"{letters[name]} & {_tex(name)} & " + " & ".join(cells) + " \\\\")
+    for letter, name, cells in marked_cells(result, comparison, digits, lambda t: f"\\mathbf{{{t}}}",
+                                            lambda t, m: f"{t}^{{{m}}}"):
+        out.append(f"{letter} & {_tex(name)} & " + " & ".join(f"${c}$" for c in cells) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}"]
     if caption is None and comparison is not None:
         caption = (f"Superscripts: significantly better than the run of that letter "

@@ -11,6 +11,7 @@ from typing import Any
 from rankwise._version import __version__
 from rankwise.comparison import Comparison, compare
 from rankwise.report import plots
+from rankwise.report.formats import marked_cells
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -18,7 +19,7 @@ h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid
 table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}
 th,td{padding:.3rem .6rem;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
-td.best{font-weight:bold}.sig{color:#0a7a2f;font-weight:bold}code{font-size:.8rem;color:#555}
+.sig{color:#0a7a2f;font-weight:bold}code{font-size:.8rem;color:#555}
 img{max-width:100%;border:1px solid #eee;margin:.5rem 0}.warn{color:#9a6700}
 """
 
@@ -33,21 +34,13 @@ def _png(fig: Any) -> str:
 
 
 def _summary_table(comparison: Comparison) -> str:
-    summary = comparison.evaluation.summary
-    cols = list(summary.columns)
-    letters = {n: chr(ord("a") + i) for i, n in enumerate(summary.index)}
-    wins = {c: comparison.significant_pairs(c) for c in cols}
+    cols = list(comparison.evaluation.summary.columns)
     rows = ["<table id='summary'><tr><th></th><th>run</th>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols)
             + "</tr>"]
-    for name in summary.index:
-        cells = []
-        for c in cols:
-            v = summary.loc[name, c]
-            beaten = "".join(sorted(letters[lo] for w, lo in wins[c] if w == name))
-            cls = " class='best'" if v == summary[c].max() else ""
-            sup = f"<sup class='sig'>{beaten}</sup>" if beaten else ""
-            cells.append(f"<td{cls}>{v:.4f}{sup}</td>")
-        rows.append(f"<tr><td>{letters[name]}</td><td>{html.escape(str(name))}</td>{''.join(cells)}</tr>")
+    for letter, name, cells in marked_cells(comparison.evaluation, comparison, 4, lambda t: f"<b>{t}</b>",
+                                            lambda t, m: f"{t}<sup class='sig'>{m}</sup>"):
+        rows.append(f"<tr><td>{letter}</td><td>{html.escape(name)}</td>"
+                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return "\n".join(rows) + "</table>"
 
 
