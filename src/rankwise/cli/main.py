@@ -30,6 +30,24 @@ def _emit(text: str, output: Path | None) -> None:
         typer.echo(text, nl=not text.endswith("\n"))
 
 
+def _warn(warnings: list[str]) -> None:
+    for w in warnings:
+        typer.secho(f"warning: {w}", err=True, fg=typer.colors.YELLOW)
+
+
+def _show(renderables: list, output: Path | None) -> None:
+    """Print rich renderables to the terminal, or to ``output``."""
+    from rich.console import Console
+
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            for r in renderables:
+                Console(file=f, width=200).print(r)
+    else:
+        for r in renderables:
+            Console().print(r)
+
+
 def _fail(message: str) -> None:
     typer.echo(f"rankwise: error: {message}", err=True)
     raise typer.Exit(code=2)
@@ -64,13 +82,9 @@ def evaluate(
     except RankwiseError as exc:
         _fail(str(exc))
         return
-    for w in result.warnings:
-        typer.secho(f"warning: {w}", err=True, fg=typer.colors.YELLOW)
+    _warn(result.warnings)
     if fmt is OutputFormat.table:
-        from rich.console import Console
-
-        console = Console(file=open(output, "w", encoding="utf-8") if output else None)
-        console.print(tables.render_table(result, per_query))
+        _show([tables.render_table(result, per_query)], output)
         return
     from rankwise.report import formats
 
@@ -148,15 +162,12 @@ def compare(
     except (RankwiseError, ValueError) as exc:
         _fail(str(exc))
         return
-    for w in comp.warnings:
-        typer.secho(f"warning: {w}", err=True, fg=typer.colors.YELLOW)
+    _warn(comp.warnings)
     if fmt is CompareFormat.table:
-        from rich.console import Console
         from rich.markdown import Markdown
 
-        console = Console(file=open(output, "w", encoding="utf-8") if output else None)
-        console.print(Markdown(formats.summary_markdown(comp.evaluation, comp)))
-        console.print(Markdown(formats.comparison_markdown(comp)))
+        _show([Markdown(formats.summary_markdown(comp.evaluation, comp)),
+               Markdown(formats.comparison_markdown(comp))], output)
         return
     text = {CompareFormat.markdown: lambda: formats.summary_markdown(comp.evaluation, comp) + "\n\n"
             + formats.comparison_markdown(comp),
