@@ -265,7 +265,7 @@ def evaluate(
     if unknown:
         raise RankwiseError(f"unknown convention(s) {sorted(unknown)}; expected {Conventions.names()}")
     conv = Conventions(**conventions)
-    if isinstance(metrics, str):
+    if isinstance(metrics, (str, dict)):
         metrics = [metrics]
     specs = [parse_metric(m) for m in metrics]
     q = qrels if isinstance(qrels, Qrels) else load_qrels(qrels)

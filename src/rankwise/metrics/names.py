@@ -123,7 +123,49 @@ def _unknown(name: str) -> UnknownMetricError:
     return UnknownMetricError(name, [lowered[c] for c in close])
 
 
-def parse_metric(name: str) -> MetricSpec:
+ES_METRICS = {"precision": "es_precision", "recall": "es_recall", "mean_reciprocal_rank": "es_mean_reciprocal_rank",
+              "dcg": "es_dcg", "expected_reciprocal_rank": "es_expected_reciprocal_rank"}
+ES_PARAMETERS = {
+    "es_precision": ("k", "relevant_rating_threshold", "ignore_unlabeled"),
+    "es_recall": ("k", "relevant_rating_threshold"),
+    "es_mean_reciprocal_rank": ("k", "relevant_rating_threshold"),
+    "es_dcg": ("k", "normalize", "unknown_doc_rating"),
+    "es_expected_reciprocal_rank": ("k", "maximum_relevance", "unknown_doc_rating"),
+}
+
+
+def parse_elasticsearch(metric: dict | str) -> MetricSpec:
+    """An Elasticsearch rank_eval metric object, as a dict or its JSON text.
+
+    >>> s = parse_elasticsearch({"dcg": {"k": 10, "normalize": True}})
+    >>> s.family, s.values
+    ('es_dcg', (('k', 10.0), ('normalize', 1.0)))
+    """
+    import json
+
+    label = metric if isinstance(metric, str) else json.dumps(metric, sort_keys=True)
+    obj = json.loads(metric) if isinstance(metric, str) else metric
+    if not isinstance(obj, dict) or len(obj) != 1:
+        raise MetricParameterError(f"{label}: expected one Elasticsearch metric, e.g. {{\"dcg\": {{\"k\": 10}}}}")
+    (kind, params), = obj.items()
+    family = ES_METRICS.get(kind)
+    if family is None:
+        raise MetricParameterError(f"{label}: unknown Elasticsearch metric {kind!r}; expected one of "
+                                   f"{', '.join(ES_METRICS)}")
+    params = params or {}
+    unknown = set(params) - set(ES_PARAMETERS[family])
+    if unknown:
+        raise MetricParameterError(f"{label}: unknown parameter(s) {', '.join(sorted(unknown))} of {kind}; "
+                                   f"expected {', '.join(ES_PARAMETERS[family])}")
+    if family == "es_expected_reciprocal_rank" and "maximum_relevance" not in params:
+        raise MetricParameterError(f"{label}: expected_reciprocal_rank needs maximum_relevance")
+    values = tuple((key, float(params[key])) for key in ES_PARAMETERS[family] if key in params
+                   and params[key] is not None)
+    printable = ",".join(f"{k}={params[k]}" for k in ES_PARAMETERS[family] if k in params) or None
+    return MetricSpec(family, values, printable, label)
+
+
+def parse_metric(name: str | dict) -> MetricSpec:
     """Parse one metric name in any supported spelling.
 
     >>> [parse_metric(n).columns()[0] for n in ["ndcg@10", "nDCG@10", "ndcg_cut.10", "ndcg_cut_10"]]
@@ -131,6 +173,8 @@ def parse_metric(name: str) -> MetricSpec:
     >>> parse_metric("P.5,10").columns()
     ['P_5', 'P_10']
     """
+    if isinstance(name, dict) or name.lstrip().startswith("{"):
+        return parse_elasticsearch(name)
     text = name.strip()
     if not text:
         raise _unknown(name)

@@ -17,6 +17,7 @@ from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
 from rankwise.metrics.ranking import average_precision as ap
 from rankwise.metrics.ranking import counts, gain, precision, rbp, recsys, roc
+from rankwise.metrics.ranking import elasticsearch as es
 from rankwise.metrics.ranking.average_precision import DEFAULT_RECALL_LEVELS
 
 STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -180,7 +181,36 @@ FAMILIES: list[Family] = [
            "Fraction of concordant pairs among retrieved judged items with different labels.", False),
     Family("AUC", "none", (), lambda rl, v, c: roc.roc_curves(rl, np.array([0.0, 1.0]))[2], "mean", "float",
            "Per-query ROC AUC of the ranking (unretrieved judged documents tied at the bottom).", False),
+    Family("es_precision", "pairs", (), lambda rl, v, c: es.precision(
+        rl, _int(v, "k", 10), _int(v, "relevant_rating_threshold", 1), bool(_int(v, "ignore_unlabeled", 0))),
+        "mean", "float", "Elasticsearch precision: relevant hits / hits in the top k.", False),
+    Family("es_recall", "pairs", (), lambda rl, v, c: es.recall(
+        rl, _int(v, "k", 10), _int(v, "relevant_rating_threshold", 1)),
+        "mean", "float", "Elasticsearch recall: relevant hits in the top k / relevant rated docs.", False),
+    Family("es_mean_reciprocal_rank", "pairs", (), lambda rl, v, c: es.mean_reciprocal_rank(
+        rl, _int(v, "k", 10), _int(v, "relevant_rating_threshold", 1)),
+        "mean", "float", "Elasticsearch MRR: 1 / rank of the first relevant hit in the top k.", False),
+    Family("es_dcg", "pairs", (), lambda rl, v, c: es.dcg(
+        rl, _int(v, "k", 10), bool(_int(v, "normalize", 0)), _opt_int(v, "unknown_doc_rating"))[0],
+        "mean", "float", "Elasticsearch DCG@k (gain 2^r - 1), normalised by the ideal DCG if asked.", False),
+    Family("es_expected_reciprocal_rank", "pairs", (), lambda rl, v, c: es.expected_reciprocal_rank(
+        rl, _int(v, "k", 10), _int(v, "maximum_relevance", 3), _opt_int(v, "unknown_doc_rating")),
+        "mean", "float", "Elasticsearch ERR@k, R = (2^r - 1) / 2^maximum_relevance.", False),
 ]
+
+
+def _int(values: tuple, key: str, default: int) -> int:
+    for k, v in values:
+        if k == key:
+            return int(v)
+    return default
+
+
+def _opt_int(values: tuple, key: str) -> int | None:
+    for k, v in values:
+        if k == key:
+            return int(v)
+    return None
 
 
 def _exp_gains(rl: RankedLists) -> dict[int, float]:
