@@ -97,3 +97,12 @@ def test_ir_measures_arguments() -> None:
     assert exp.iloc[0] == exp.iloc[1]
     with pytest.raises(ValueError, match="unknown argument"):
         rankwise.evaluate(qrels, run, "P(foo=1)@5")
+
+
+def test_docs_metrics_page_is_generated_from_the_registry() -> None:
+    from pathlib import Path
+
+    from rankwise.metrics.catalogue import markdown
+
+    page = Path(__file__).parent.parent / "docs" / "metrics.md"
+    assert page.read_text() == markdown(), "regenerate: python -m rankwise.metrics.catalogue > docs/metrics.md"
