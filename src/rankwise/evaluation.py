@@ -18,6 +18,7 @@ from rankwise.engine.ranked import RankedLists
 from rankwise.errors import RankwiseError
 from rankwise.metrics.names import MetricSpec, parse_metric
 from rankwise.metrics.ranking.average_precision import geometric_mean
+from rankwise.metrics.ranking.expected import SUPPORTED as TIE_AWARE
 from rankwise.metrics.registry import BY_NAME, ORDER
 
 GAIN_FAMILIES = {"ndcg", "ndcg_rel", "Rndcg", "G", "ndcg_cut", "dcg_cut", "rbp"}
@@ -65,6 +66,9 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
         cols = spec_columns(spec)
         if fam.kind in ("runid", "num_q"):
             continue
+        if rl.tie_size is not None and spec.family not in TIE_AWARE:
+            raise RankwiseError(f"{spec.label}: no tie-aware form; ties='expected' supports P, recall, AP, RR, "
+                                "DCG and nDCG (and the set measures)")
         lists = rl if spec.rel is None or spec.rel == rl.rel_level else rl.with_rel_level(spec.rel)
         out = fam.compute(lists, spec.values, conv)
         if fam.kind == "string":

@@ -259,7 +259,7 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
         local = np.lexsort((-score, q))
         sq, ss = q[local], score[local]
         tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
-    if conv.ties == "input" or not tied.any():
+    if conv.ties in ("input", "expected") or not tied.any():
         return (rows if local is None else (local if rows is None else rows[local])), None
     # rows inside runs of equal keys: order them by document id (byte order)
     in_group = np.zeros(len(tied) + 1, dtype=bool)
@@ -363,4 +363,20 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         in_run=present[evaluated],
     )
     lists.docs = rows  # run rows in rank order
+    if conv.ties == "expected":
+        lists.tie_start, lists.tie_size = _tie_groups(run.score[rows], offsets)
     return lists, warnings
+
+
+def _tie_groups(score: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per ranked row: the rank where its run of equal (float32) scores starts, and its size."""
+    n = len(score)
+    s32 = score.astype(np.float32)
+    start = np.ones(n, dtype=bool)
+    start[1:] = s32[1:] != s32[:-1]
+    start[offsets[:-1][offsets[:-1] < n]] = True
+    first = np.flatnonzero(start)
+    sizes = np.diff(np.concatenate((first, [n])))
+    gid = np.cumsum(start) - 1
+    rank0 = np.arange(n) - np.repeat(offsets[:-1], np.diff(offsets))
+    return rank0[first][gid].astype(np.int32), sizes[gid].astype(np.int32)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 from rankwise.errors import RankwiseError
 
-TIES = ("trec", "input", "docid_asc")
+TIES = ("trec", "input", "docid_asc", "expected")
 MISSING = ("skip", "zero")
 DUPLICATES = ("error", "first", "best")
 PRECISIONS = ("float32", "float64")
@@ -22,7 +22,8 @@ class Conventions:
     - ``missing``: queries in the qrels but absent from the run are left out (``skip``) or
       scored as empty rankings (``zero``, trec_eval ``-c``).
     - ``ties``: ``trec`` (score descending, then doc id descending), ``input`` (file order),
-      ``docid_asc`` (score descending, then doc id ascending).
+      ``docid_asc`` (score descending, then doc id ascending), ``expected`` (the expected value
+      over every order of tied documents, McSherry & Najork 2008; P, recall, AP, RR, DCG/nDCG).
     - ``score_precision``: ``float32`` compares scores as C floats, as trec_eval does; ``float64``
       keeps full precision.
     - ``duplicates``: a doc listed twice for one query is an ``error`` (trec_eval), or the
@@ -48,6 +49,8 @@ class Conventions:
             value = getattr(self, name)
             if value not in allowed:
                 raise RankwiseError(f"convention {name}={value!r}: expected one of {', '.join(allowed)}")
+        if self.ties == "expected" and (self.depth is not None or self.judged_only):
+            raise RankwiseError("ties='expected' cannot be combined with depth or judged_only")
         if self.depth is not None and self.depth <= 0:
             raise RankwiseError(f"convention depth={self.depth}: expected a positive integer or None")
 

@@ -38,13 +38,37 @@ class RankedLists:
     run_name: str = "run"
     in_run: np.ndarray | None = None
     docs: np.ndarray | None = field(default=None, repr=False)
+    tie_start: np.ndarray | None = field(default=None, repr=False)
+    """With ties='expected': 0-based rank where each row's group of tied rows starts."""
+    tie_size: np.ndarray | None = field(default=None, repr=False)
+    """With ties='expected': size of each row's group of tied rows."""
 
     def with_rel_level(self, rel_level: int) -> RankedLists:
         """The same rankings judged at another relevance level (arrays shared, caches fresh)."""
         twin = RankedLists(self.query_ids, self.offsets, self.label, self.level_values, self.level_counts,
                            rel_level, self.run_name, self.in_run)
         twin.docs = self.docs
+        twin.tie_start, twin.tie_size = self.tie_start, self.tie_size
         return twin
+
+    def require_plain_ties(self, metric: str) -> None:
+        """Metrics without an expected-value form refuse ties='expected'."""
+        if self.tie_size is not None:
+            from rankwise.errors import RankwiseError
+
+            raise RankwiseError(f"{metric} has no tie-aware form: ties='expected' supports P, recall, AP, RR, "
+                                "DCG and nDCG")
+
+    @cached_property
+    def tie_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(group id per row, first row of each group, size of each group) for ties='expected'."""
+        start = np.ones(len(self.label), dtype=bool)
+        if len(self.label):
+            start[1:] = self.tie_start[1:] != self.tie_start[:-1]
+            start[self.offsets[:-1][self.offsets[:-1] < len(self.label)]] = True
+        gid = np.cumsum(start) - 1
+        first = np.flatnonzero(start)
+        return gid, first, self.tie_size[first]
 
     @property
     def n_queries(self) -> int:
@@ -129,7 +153,12 @@ class RankedLists:
         return self.level_counts[:, keep].sum(axis=1).astype(np.int64)
 
     def rel_in_top(self, k: int | np.ndarray) -> np.ndarray:
-        """Relevant rows among the first ``k`` of each query (``k`` a number or one per query)."""
+        """Relevant rows among the first ``k`` of each query (``k`` a number or one per query);
+        with ties='expected', the expected number over the orders of tied rows."""
+        if self.tie_size is not None:
+            from rankwise.metrics.ranking import expected
+
+            return expected.rel_in_top(self, k)
         kk = np.asarray(k)
         limit = kk[self.rel_qidx] if kk.ndim else kk
         inside = self.rel_rank0 < limit

@@ -12,6 +12,7 @@ import numpy as np
 
 from rankwise.engine import segments
 from rankwise.engine.ranked import UNJUDGED, RankedLists
+from rankwise.metrics.ranking import expected
 from rankwise.metrics.ranking._seq import SparseTerms, safe_divide, seq_sum
 
 INFAP_EPSILON = 0.00001
@@ -20,7 +21,12 @@ DEFAULT_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def _precision_terms(rl: RankedLists) -> SparseTerms:
-    """Precision at each relevant row (the only rows where AP adds anything)."""
+    """Precision at each relevant row (the only rows where AP adds anything); with
+    ties='expected', the expected term of every row."""
+    if rl.tie_size is not None:
+        terms, rank0 = expected.precision_terms(rl)
+        sparse = SparseTerms.of(terms, rl.offsets)
+        return sparse
     prec = rl.rel_cum / (rl.rel_rank0 + 1.0)
     return SparseTerms(prec, rl.rel_rank0, rl.rel_offsets)
 
@@ -68,6 +74,8 @@ def reciprocal_rank(rl: RankedLists, k: int | None = None) -> np.ndarray:
     >>> reciprocal_rank(example()).tolist()
     [1.0]
     """
+    if rl.tie_size is not None:
+        return expected.reciprocal_rank(rl, k)
     has = rl.num_rel_ret > 0
     first = np.full(rl.n_queries, -1, dtype=np.int64)
     first[has] = rl.rel_rank0[rl.rel_offsets[:-1][has]]

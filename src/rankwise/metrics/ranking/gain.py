@@ -88,6 +88,11 @@ def _dcg_sparse(rl: RankedLists, gains: Mapping[int, float] | None) -> SparseTer
     """DCG terms gain / log2(rank + 1) of the rows with non-zero gain, in rank order."""
     cache = rl.__dict__.setdefault("_dcg_cache", {})
     key = tuple(sorted((gains or {}).items()))
+    if key not in cache and rl.tie_size is not None:  # expected gain at each rank: the tie group's mean
+        from rankwise.metrics.ranking import expected
+
+        g = expected.group_mean(rl, row_gains(rl.label, gains))
+        cache[key] = SparseTerms.of(g / np.log2(rl.rank0 + 2.0), rl.offsets)
     if key not in cache:
         rows = _gain_rows(rl, gains)
         q = rl.query_of(rows)

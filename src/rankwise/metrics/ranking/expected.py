@@ -1,0 +1,97 @@
+"""Tie-aware metrics (McSherry & Najork, ECIR 2008): the expected value over every order of the
+documents that share a score, computed in closed form, without enumerating orders.
+
+A tie group of n documents with r relevant ones, starting after rank s and after c relevant
+documents, contributes:
+- to the relevant count in the top k: r * overlap(k) / n (each position holds a relevant
+  document with probability r / n);
+- to DCG: the group's mean gain at each of its positions;
+- to AP, at its i-th position: (r / n) (c + 1 + (i - 1)(r - 1)/(n - 1)) / (s + i);
+- to RR (first group with r > 0): sum_j P(first relevant at j) / (s + j), with
+  P(first at 1) = r / n and P(first at j + 1) = P(first at j) (n - j - r + 1) / (n - j).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankwise.engine.ranked import RankedLists
+
+SUPPORTED = frozenset({
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map", "gm_map", "map_cut",
+    "P", "recall", "relative_P", "Rprec", "Rprec_mult", "recip_rank", "RR_cut", "ndcg", "ndcg_cut", "dcg_cut",
+    "ndcg_exp_cut", "hits", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "utility",
+})
+"""Measure families with a tie-aware form (the others refuse ties='expected')."""
+
+
+def _groups(rl: RankedLists) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(group per row, group start rank, group size, relevant per group, relevant before group)."""
+    gid, first, size = rl.tie_groups
+    rel = np.bincount(gid, weights=rl.is_rel, minlength=len(first))
+    q = rl.query_of(first)
+    cum = np.cumsum(rel)
+    before_query = np.concatenate(([0.0], cum))[np.searchsorted(first, rl.offsets[:-1])[q]]
+    before = cum - rel - before_query
+    return gid, rl.tie_start[first].astype(np.int64), size.astype(np.int64), rel, before
+
+
+def rel_in_top(rl: RankedLists, k: int | np.ndarray) -> np.ndarray:
+    """Expected relevant documents among the first k of each query.
+
+    >>> from rankwise.metrics.ranking._example import tied_example
+    >>> rel_in_top(tied_example(), 1).tolist()   # one relevant of two tied at ranks 1-2
+    [0.5]
+    """
+    gid, start, size, rel, _ = _groups(rl)
+    _, first, _ = rl.tie_groups
+    q = rl.query_of(first)
+    kk = np.asarray(k)
+    limit = kk[q] if kk.ndim else kk
+    overlap = np.clip(limit - start, 0, size)
+    return np.bincount(q, weights=rel * overlap / size, minlength=rl.n_queries)
+
+
+def precision_terms(rl: RankedLists) -> tuple[np.ndarray, np.ndarray]:
+    """(expected AP term per row, rank per row): sum the terms and divide by R for AP."""
+    gid, start, size, rel, before = _groups(rl)
+    rank0 = rl.rank0.astype(np.int64)
+    i = rank0 - start[gid] + 1
+    n, r, c = size[gid], rel[gid], before[gid]
+    share = np.where(n > 1, (i - 1) * (r - 1) / np.maximum(n - 1, 1), 0.0)
+    return (r / n) * (c + 1 + share) / (rank0 + 1.0), rank0
+
+
+def reciprocal_rank(rl: RankedLists, k: int | None = None) -> np.ndarray:
+    """Expected 1 / rank of the first relevant document (0 beyond ``k``).
+
+    >>> from rankwise.metrics.ranking._example import tied_example
+    >>> reciprocal_rank(tied_example()).tolist()   # (1/1 + 1/2) / 2
+    [0.75]
+    """
+    gid, start, size, rel, before = _groups(rl)
+    _, first, _ = rl.tie_groups
+    q = rl.query_of(first)
+    candidate = (rel > 0) & (before == 0)
+    out = np.zeros(rl.n_queries)
+    g = np.flatnonzero(candidate)
+    if len(g) == 0:
+        return out
+    n, r, s = size[g].astype(np.float64), rel[g], start[g].astype(np.float64)
+    p = r / n
+    total = np.zeros(len(g))
+    for j in range(1, int(n.max()) + 1):
+        live = j <= n - r + 1
+        pos = s + j
+        ok = live & ((pos <= k) if k is not None else True)
+        total += np.where(ok, p / pos, 0.0)
+        p = np.where(live, p * (n - j - r + 1) / np.maximum(n - j, 1), 0.0)
+    out[q[g]] = total
+    return out
+
+
+def group_mean(rl: RankedLists, values: np.ndarray) -> np.ndarray:
+    """Each row's value replaced by the mean over its tie group (the expected value at its rank)."""
+    gid, _, size = rl.tie_groups
+    sums = np.bincount(gid, weights=values, minlength=len(size))
+    return (sums / size)[gid]

@@ -1,0 +1,56 @@
+"""ties='expected' equals the average over every order of the tied documents (brute force)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankwise
+from rankwise.data.containers import Qrels, Run
+from rankwise.errors import RankwiseError
+
+METRICS = ["P@1", "P@3", "recall@2", "map", "map@3", "recip_rank", "mrr@2", "ndcg@3", "ndcg", "dcg@2", "Rprec"]
+
+
+def _orders(scores: dict[str, float]):
+    """Every ranking of the documents consistent with the scores (ties in any order)."""
+    groups = {}
+    for doc, s in scores.items():
+        groups.setdefault(s, []).append(doc)
+    blocks = [groups[s] for s in sorted(groups, reverse=True)]
+    for perms in itertools.product(*(itertools.permutations(b) for b in blocks)):
+        yield [d for block in perms for d in block]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from("abcdefg"), st.sampled_from([1.0, 2.0, 3.0]), min_size=1, max_size=6),
+       st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from([0, 1, 2]), min_size=1, max_size=6))
+def test_expected_equals_brute_force(scores: dict[str, float], labels: dict[str, int]) -> None:
+    qrels = Qrels.from_dict({"q": labels})
+    expected = rankwise.evaluate(qrels, {"q": scores}, METRICS, ties="expected").summary.iloc[0]
+    values = [rankwise.evaluate(qrels, Run.from_ranked_lists({"q": order}), METRICS).summary.iloc[0]
+              for order in _orders(scores)]
+    brute = np.mean([v.to_numpy() for v in values], axis=0)
+    assert expected.to_numpy() == pytest.approx(brute, abs=1e-12)
+
+
+def test_hand_computed_tie() -> None:
+    # d1 (relevant) and d2 tied first, then d3 (relevant): each order counts half
+    qrels = {"q": {"d1": 1, "d2": 0, "d3": 1}}
+    run = {"q": {"d1": 2.0, "d2": 2.0, "d3": 1.0}}
+    res = rankwise.evaluate(qrels, run, ["P@1", "recip_rank", "map"], ties="expected").summary.iloc[0]
+    assert res["P@1"] == 0.5
+    assert res["recip_rank"] == 0.75  # (1/1 + 1/2) / 2
+    # AP: d1 first -> (1 + 2/3)/2; d2 first -> (1/2 + 2/3)/2; mean
+    assert res["map"] == pytest.approx(((1 + 2 / 3) / 2 + (1 / 2 + 2 / 3) / 2) / 2)
+
+
+def test_unsupported_metrics_refuse() -> None:
+    with pytest.raises(RankwiseError, match="bpref: no tie-aware form"):
+        rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "bpref", ties="expected")
+    with pytest.raises(RankwiseError, match="cannot be combined with depth"):
+        rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "map", ties="expected", depth=10)
