@@ -54,3 +54,17 @@ def test_unsupported_metrics_refuse() -> None:
         rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "bpref", ties="expected")
     with pytest.raises(RankwiseError, match="cannot be combined with depth"):
         rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "map", ties="expected", depth=10)
+
+
+def test_warning_when_ties_straddle_a_cut_off() -> None:
+    qrels = {"q": {"a": 1, "b": 0, "c": 1}, "r": {"x": 1}}
+    # a (relevant) and b tie at ranks 1-2: P@1 depends on the tie rule; P@2 does not
+    run = {"q": {"a": 2.0, "b": 2.0, "c": 1.0}, "r": {"x": 1.0, "y": 1.0}}
+    res = rankwise.evaluate(qrels, run, ["P@1", "P@2"])
+    straddle = [w for w in res.warnings if "tie across cut-off" in w]
+    # one warning for P@1 naming both queries (in r, x is relevant and y unjudged: labels differ)
+    assert len(straddle) == 1
+    assert "P@1: in 2 query(ies)" in straddle[0] and "cut-off 1" in straddle[0]
+    assert not any("cut-off 2" in w for w in res.warnings)
+    same_labels = rankwise.evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 2.0}}, "P@1")
+    assert not any("tie across" in w for w in same_labels.warnings)

@@ -33,6 +33,7 @@ class RunScores:
     values: dict[str, Any]
     kinds: dict[str, str]
     summary_rule: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self, column: str) -> Any:
         """The summary of a column over queries: mean, sum, geometric mean or None."""
@@ -56,6 +57,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
     values: dict[str, Any] = {}
     kinds: dict[str, str] = {}
     rules: dict[str, str] = {}
+    notes: list[str] = []
     done: set[tuple] = set()
     for spec in sorted(specs, key=lambda s: ORDER[s.family]):
         key = (spec.family, spec.values, spec.printable, spec.rel)
@@ -71,6 +73,13 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
                                 "DCG and nDCG (and the set measures)")
         lists = rl if spec.rel is None or spec.rel == rl.rel_level else rl.with_rel_level(spec.rel)
         out = fam.compute(lists, spec.values, conv)
+        if fam.params == "cut_long" and fam.name != "unj":
+            for k in spec.values:
+                straddling = rl.ties_straddling(int(k))
+                if straddling:
+                    notes.append(f"{rl.run_name}: {spec.label}: in {straddling} query(ies) documents with "
+                                 f"different labels tie across cut-off {int(k)}, so the tie rule "
+                                 f"(ties={conv.ties!r}) decides the value; ties='expected' averages over orders")
         if fam.kind == "string":
             values[cols[0]] = out
         else:
@@ -82,7 +91,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
         for col in cols:
             kinds[col] = fam.kind
             rules[col] = fam.summary
-    return RunScores(rl.run_name, rl.query_ids, values, kinds, rules)
+    return RunScores(rl.run_name, rl.query_ids, values, kinds, rules, notes)
 
 
 def spec_columns(spec: MetricSpec) -> list[str]:
@@ -286,6 +295,7 @@ def evaluate(
                                 f"(run {run.source}, qrels {q.source})")
         scores = compute_scores(rl, specs, conv)
         scores.name = run.name
+        warnings.extend(scores.warnings)
         results.append(scores)
     labels = {s.label: spec_columns(s) for s in specs}
     sigs: dict[str, str] = {}

@@ -365,7 +365,34 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     lists.docs = rows  # run rows in rank order
     if conv.ties == "expected":
         lists.tie_start, lists.tie_size = _tie_groups(run.score[rows], offsets)
+    else:
+        lists.tie_spans = _tie_spans(run.score[rows], offsets, label)
     return lists, warnings
+
+
+def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
+    the rows whose order the tie rule decides and where that order can change a value."""
+    n = len(score)
+    if n < 2:
+        return np.zeros((0, 3), dtype=np.int64)
+    s32 = score.astype(np.float32)
+    same = s32[1:] == s32[:-1]
+    bounds = offsets[1:-1]
+    same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
+    if not same.any():
+        return np.zeros((0, 3), dtype=np.int64)
+    start = np.ones(n, dtype=bool)
+    start[1:] = ~same
+    first = np.flatnonzero(start)
+    size = np.diff(np.concatenate((first, [n])))
+    lo = np.minimum.reduceat(label, first)  # one slice per group: first[i] .. first[i + 1]
+    hi = np.maximum.reduceat(label, first)
+    keep = size > 1
+    first, size, lo, hi = first[keep], size[keep], lo[keep], hi[keep]
+    mixed = lo != hi
+    q = np.searchsorted(offsets, first, side="right") - 1
+    return np.column_stack([q, first - offsets[q], size])[mixed].astype(np.int64)
 
 
 def _tie_groups(score: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

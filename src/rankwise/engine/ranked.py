@@ -42,13 +42,24 @@ class RankedLists:
     """With ties='expected': 0-based rank where each row's group of tied rows starts."""
     tie_size: np.ndarray | None = field(default=None, repr=False)
     """With ties='expected': size of each row's group of tied rows."""
+    tie_spans: np.ndarray | None = field(default=None, repr=False)
+    """Other tie rules: (query, first rank, size) of tied groups with differing labels."""
+
+    def ties_straddling(self, k: int) -> int:
+        """Queries where tied documents with different labels straddle cut-off ``k`` (so the
+        tie rule decides the value at k)."""
+        if self.tie_spans is None or len(self.tie_spans) == 0:
+            return 0
+        q, start, size = self.tie_spans.T
+        cut = (start < k) & (start + size > k)
+        return len(np.unique(q[cut]))
 
     def with_rel_level(self, rel_level: int) -> RankedLists:
         """The same rankings judged at another relevance level (arrays shared, caches fresh)."""
         twin = RankedLists(self.query_ids, self.offsets, self.label, self.level_values, self.level_counts,
                            rel_level, self.run_name, self.in_run)
         twin.docs = self.docs
-        twin.tie_start, twin.tie_size = self.tie_start, self.tie_size
+        twin.tie_start, twin.tie_size, twin.tie_spans = self.tie_start, self.tie_size, self.tie_spans
         return twin
 
     def require_plain_ties(self, metric: str) -> None:
