@@ -363,37 +363,40 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         in_run=present[evaluated],
     )
     lists.docs = rows  # run rows in rank order
+    score32 = run.score.astype(np.float32)[rows]
     if conv.ties == "expected":
-        lists.tie_start, lists.tie_size = _tie_groups(run.score[rows], offsets)
+        lists.tie_start, lists.tie_size = _tie_groups(score32, offsets)
     else:
-        lists.tie_spans = _tie_spans(run.score[rows], offsets, label)
+        lists.tie_spans = _tie_spans(score32, offsets, label)
+    del score32
     return lists, warnings
 
 
-def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:
+def _tie_spans(score32: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:
     """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
-    the rows whose order the tie rule decides and where that order can change a value."""
-    n = len(score)
+    the rows whose order the tie rule decides and where that order can change a value. Only
+    tied rows are visited (a few percent of a run)."""
+    n = len(score32)
     if n < 2:
         return np.zeros((0, 3), dtype=np.int64)
-    s32 = score.astype(np.float32)
-    same = s32[1:] == s32[:-1]
+    same = score32[1:] == score32[:-1]
     bounds = offsets[1:-1]
     same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
-    if not same.any():
+    pairs = np.flatnonzero(same)  # row i ties with row i + 1
+    if len(pairs) == 0:
         return np.zeros((0, 3), dtype=np.int64)
-    start = np.ones(n, dtype=bool)
-    start[1:] = ~same
-    first = np.flatnonzero(start)
-    size = np.diff(np.concatenate((first, [n])))
-    lo = np.minimum.reduceat(label, first)  # one slice per group: first[i] .. first[i + 1]
-    hi = np.maximum.reduceat(label, first)
-    keep = size > 1
-    first, size, lo, hi = first[keep], size[keep], lo[keep], hi[keep]
+    new_group = np.ones(len(pairs), dtype=bool)
+    new_group[1:] = pairs[1:] != pairs[:-1] + 1
+    first = pairs[new_group]
+    last = np.append(pairs[np.flatnonzero(new_group)[1:] - 1], pairs[-1]) + 1
+    size = last - first + 1
+    members = np.repeat(first, size) + (np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size))
+    group_starts = np.concatenate(([0], np.cumsum(size)[:-1]))
+    lo = np.minimum.reduceat(label[members], group_starts)
+    hi = np.maximum.reduceat(label[members], group_starts)
     mixed = lo != hi
     q = np.searchsorted(offsets, first, side="right") - 1
     return np.column_stack([q, first - offsets[q], size])[mixed].astype(np.int64)
-
 
 def _tie_groups(score: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per ranked row: the rank where its run of equal (float32) scores starts, and its size."""
