@@ -68,3 +68,17 @@ def test_bad_elasticsearch_metrics() -> None:
         rankwise.evaluate(QRELS, RUN, {"dcg": {"k": 10, "gain": "exp"}})
     with pytest.raises(MetricParameterError, match="needs maximum_relevance"):
         rankwise.evaluate(QRELS, RUN, '{"expected_reciprocal_rank": {"k": 10}}')
+
+
+def test_per_query_details() -> None:
+    run = Run.from_ranked_lists({"q": [0, "u1", 1, "u2"]})
+    metric = '{"dcg": {"k": 4, "normalize": true}}'
+    res = rankwise.evaluate(QRELS, run, [metric, {"precision": {"k": 4}}, {"mean_reciprocal_rank": {"k": 4}}])
+    dcg = res.details(metric).loc[("run", "q")]
+    assert dcg["dcg"] == pytest.approx(7 + 3 / 2) and dcg["unrated_docs"] == 2
+    assert dcg["normalized_dcg"] == pytest.approx(res.summary.iloc[0][metric])
+    prec = res.details('{"precision": {"k": 4}}').loc[("run", "q")]
+    assert (prec["relevant_docs_retrieved"], prec["docs_retrieved"]) == (2, 4)
+    assert res.details('{"mean_reciprocal_rank": {"k": 4}}').loc[("run", "q"), "first_relevant"] == 1
+    with pytest.raises(rankwise.errors.RankwiseError, match="no per-query details"):
+        rankwise.evaluate(QRELS, RUN, "map").details("map")

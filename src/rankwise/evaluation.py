@@ -34,6 +34,8 @@ class RunScores:
     kinds: dict[str, str]
     summary_rule: dict[str, str]
     warnings: list[str] = field(default_factory=list)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per-query details of metrics that have them (Elasticsearch's metric_details)."""
 
     def summary(self, column: str) -> Any:
         """The summary of a column over queries: mean, sum, geometric mean or None."""
@@ -58,6 +60,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
     kinds: dict[str, str] = {}
     rules: dict[str, str] = {}
     notes: list[str] = []
+    details: dict[str, dict[str, Any]] = {}
     done: set[tuple] = set()
     for spec in sorted(specs, key=lambda s: ORDER[s.family]):
         key = (spec.family, spec.values, spec.printable, spec.rel)
@@ -73,6 +76,11 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
                                 "DCG and nDCG (and the set measures)")
         lists = rl if spec.rel is None or spec.rel == rl.rel_level else rl.with_rel_level(spec.rel)
         out = fam.compute(lists, spec.values, conv)
+        if fam.name.startswith("es_"):
+            from rankwise.metrics.ranking import elasticsearch
+
+            detail_params = {k: int(v) for k, v in spec.values}
+            details[spec.label] = elasticsearch.details(lists, fam.name, detail_params)
         if fam.params == "cut_long" and fam.name != "unj":
             for k in spec.values:
                 straddling = rl.ties_straddling(int(k))
@@ -91,7 +99,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
         for col in cols:
             kinds[col] = fam.kind
             rules[col] = fam.summary
-    return RunScores(rl.run_name, rl.query_ids, values, kinds, rules, notes)
+    return RunScores(rl.run_name, rl.query_ids, values, kinds, rules, notes, details)
 
 
 def spec_columns(spec: MetricSpec) -> list[str]:
@@ -166,6 +174,20 @@ class Result:
         frame = pd.DataFrame.from_dict(rows, orient="index")
         frame.index.name = "run"
         return frame
+
+    def details(self, metric: str) -> Any:
+        """Per-query details of an Elasticsearch metric (relevant and retrieved hits, first
+        relevant rank, dcg / ideal_dcg, unrated_docs), one row per (run, query)."""
+        import pandas as pd
+
+        frames = []
+        for rs in self.runs:
+            if metric not in rs.details:
+                raise RankwiseError(f"{metric!r} has no per-query details (Elasticsearch metrics do)")
+            data = {"run": rs.name, "query": rs.query_ids.astype(str)}
+            data.update({k: np.asarray(v) for k, v in rs.details[metric].items()})
+            frames.append(pd.DataFrame(data))
+        return pd.concat(frames, ignore_index=True).set_index(["run", "query"])
 
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         """The stable JSON shape: ``{"rankwise", "metrics", "runs", "warnings"}``."""

@@ -149,3 +149,37 @@ def expected_reciprocal_rank(rl: RankedLists, k: int = 10, maximum_relevance: in
     before = segments.segment_cumsum(log_keep, rl.offsets) - log_keep
     stop = np.where(inside, r * np.exp(before) / (rank0 + 1.0), 0.0)
     return SparseTerms.of(stop, rl.offsets).total()
+
+
+def details(rl: RankedLists, family: str, params: dict[str, int]) -> dict[str, np.ndarray]:
+    """Elasticsearch's per-query ``metric_details`` of one rank_eval metric.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> {k: v.tolist() for k, v in details(example(), "es_precision", {"k": 10}).items()}
+    {'relevant_docs_retrieved': [2], 'docs_retrieved': [5], 'unrated_docs': [2]}
+    """
+    k = params.get("k", 10)
+    threshold = params.get("relevant_rating_threshold", 1)
+    out: dict[str, np.ndarray] = {}
+    if family == "es_precision":
+        out["relevant_docs_retrieved"] = _top(rl, k, rl.label >= threshold)
+        retrieved = np.minimum(rl.num_ret, k)
+        if params.get("ignore_unlabeled"):
+            retrieved = retrieved - unrated_docs(rl, k)
+        out["docs_retrieved"] = retrieved
+    elif family == "es_recall":
+        out["relevant_docs_retrieved"] = _top(rl, k, rl.label >= threshold)
+        out["relevant_docs"] = rl.level_counts[:, rl.level_values >= threshold].sum(axis=1)
+    elif family == "es_mean_reciprocal_rank":
+        out["first_relevant"] = first_relevant(rl, k, threshold)
+    elif family == "es_dcg":
+        unknown = params.get("unknown_doc_rating")
+        value, ideal = dcg(rl, k, False, unknown)
+        out["dcg"], out["ideal_dcg"] = value, ideal
+        out["normalized_dcg"] = safe_divide(value, ideal)
+    elif family == "es_expected_reciprocal_rank":
+        pass
+    else:
+        raise ValueError(f"{family} is not an Elasticsearch metric")
+    out["unrated_docs"] = unrated_docs(rl, k)
+    return out
