@@ -277,6 +277,7 @@ def evaluate(
     qrels: Any,
     runs: Any,
     metrics: str | Sequence[str],
+    profile: str | None = None,
     **conventions: Any,
 ) -> Result:
     """Evaluate one or many runs against qrels.
@@ -285,7 +286,9 @@ def evaluate(
     ``{qid: {docid: value}}`` dict or a Qrels/Run. ``runs`` may be one run, a list, or a
     ``{name: run}`` mapping. ``metrics`` are names in trec_eval, ranx or ir_measures
     spelling. Keyword arguments set conventions (see ``Conventions``): ``rel_level``,
-    ``depth``, ``judged_only``, ``missing``, ``ties``, ``score_precision``, ``duplicates``.
+    ``depth``, ``judged_only``, ``missing``, ``ties``, ``score_precision``, ``duplicates``, ``gains``.
+    ``profile`` (``trec_eval``, ``ranx``, ``recbole``, ``elasticsearch``) sets conventions and
+    metric meanings to reproduce that tool; explicit conventions override it.
 
     Qrels and Run objects remember their encoding and alignment, so evaluating the same loaded
     objects again (other metrics, a training loop) skips the join and the sort.
@@ -296,14 +299,21 @@ def evaluate(
     >>> res.summary.round(4).to_dict("records")   # AP = (1/1 + 2/3) / 2
     [{'map': 0.8333, 'P@2': 0.5, 'ndcg@3': 0.9197}]
     """
+    from rankwise.metrics import profiles
+
     unknown = set(conventions) - set(Conventions.names())
     if unknown:
         raise RankwiseError(f"unknown convention(s) {sorted(unknown)}; expected {Conventions.names()}")
-    conv = Conventions(**conventions)
+    conv = Conventions(**profiles.conventions_of(profile, conventions))
     if isinstance(metrics, (str, dict)):
         metrics = [metrics]
-    specs = [parse_metric(m) for m in metrics]
     q = qrels if isinstance(qrels, Qrels) else load_qrels(qrels)
+    max_label = int(q.label.max()) if len(q.label) else 1
+    specs = []
+    for m in metrics:
+        meant = profiles.metric_of(profile, m, max_label)
+        spec = parse_metric(meant)
+        specs.append(spec if meant is m else MetricSpec(spec.family, spec.values, spec.printable, m, spec.rel))
     index = _index_of(q)
     results: list[RunScores] = []
     warnings: list[str] = []

@@ -10,6 +10,7 @@ TIES = ("trec", "input", "docid_asc", "expected")
 MISSING = ("skip", "zero")
 DUPLICATES = ("error", "first", "best")
 PRECISIONS = ("float32", "float64")
+GAINS = ("labels", "above_level", "binary")
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Conventions:
     - ``duplicates``: a doc listed twice for one query is an ``error`` (trec_eval), or the
       ``first`` or ``best``-scored occurrence is kept (counted in the warnings).
     - ``num_docs_in_coll``: collection size, used only by ``utility``'s fourth coefficient (``-N``).
+    - ``gains``: graded gains of the nDCG family are the ``labels`` (trec_eval), the labels at or
+      above ``rel_level`` with 0 below (``above_level``, ranx), or ``binary`` (RecBole).
 
     >>> Conventions().signature_part()
     'ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32'
@@ -42,10 +45,11 @@ class Conventions:
     score_precision: str = "float32"
     duplicates: str = "error"
     num_docs_in_coll: int = 0
+    gains: str = "labels"
 
     def __post_init__(self) -> None:
         for name, allowed in (("ties", TIES), ("missing", MISSING), ("duplicates", DUPLICATES),
-                              ("score_precision", PRECISIONS)):
+                              ("score_precision", PRECISIONS), ("gains", GAINS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise RankwiseError(f"convention {name}={value!r}: expected one of {', '.join(allowed)}")
@@ -68,4 +72,4 @@ class Conventions:
             f"missing={self.missing}",
             f"depth={self.depth if self.depth is not None else 'all'}",
             f"scores={self.score_precision}",
-        ])
+        ] + ([f"gains={self.gains}"] if self.gains != "labels" else []))

@@ -120,13 +120,14 @@ FAMILIES: list[Family] = [
            "Binary G: mean over relevant docs of 1 / log2(2 + non-relevant above)."),
     Family("G", "pairs", (), lambda rl, v, c: gain.g_measure(rl, _gains(v)), "mean", "float",
            "G: gain-based measure combining MAP and nDCG (experimental in trec_eval)."),
-    Family("ndcg", "pairs", (), lambda rl, v, c: gain.ndcg(rl, _gains(v)), "mean", "float",
+    Family("ndcg", "pairs", (), lambda rl, v, c: gain.ndcg(rl, _convention_gains(rl, c, _gains(v))), "mean", "float",
            "nDCG over the whole ranking; gains = labels unless set per grade (1=3,2=9)."),
     Family("ndcg_rel", "pairs", (), lambda rl, v, c: gain.ndcg_rel(rl, _gains(v)), "mean", "float",
            "nDCG averaged over the relevant documents."),
     Family("Rndcg", "pairs", (), lambda rl, v, c: gain.rndcg(rl, _gains(v)), "mean", "float",
            "nDCG averaged at the R-levels of the ideal ranking."),
-    Family("ndcg_cut", "cut_long", STANDARD_CUTS, lambda rl, v, c: gain.ndcg_at(rl, v), "mean", "float",
+    Family("ndcg_cut", "cut_long", STANDARD_CUTS,
+           lambda rl, v, c: gain.ndcg_at(rl, v, _convention_gains(rl, c)), "mean", "float",
            "nDCG at cut-off k (linear gain, log2(rank+1) discount, ideal cut at k)."),
     Family("map_cut", "cut_long", STANDARD_CUTS, lambda rl, v, c: ap.average_precision_at(rl, v),
            "mean", "float", "AP counting only the top k (still divided by R)."),
@@ -159,9 +160,9 @@ FAMILIES: list[Family] = [
            "Number of relevant documents in the top k.", False),
     Family("judged", "cut_long", (10,), _cols(precision.judged_at), "mean", "float",
            "Fraction of the top k that is judged.", False),
-    Family("dcg_cut", "cut_long", (10,), lambda rl, v, c: gain.dcg_at(rl, v), "mean", "float",
+    Family("dcg_cut", "cut_long", (10,), lambda rl, v, c: gain.dcg_at(rl, v, _convention_gains(rl, c)), "mean", "float",
            "DCG at cut-off k (linear gain, log2(rank+1) discount), not normalised.", False),
-    Family("ndcg_exp_cut", "cut_long", (10,), lambda rl, v, c: gain.ndcg_at(rl, v, _exp_gains(rl)), "mean", "float",
+    Family("ndcg_exp_cut", "cut_long", (10,), lambda rl, v, c: gain.ndcg_at(rl, v, _exp_gains(rl, c)), "mean", "float",
            "nDCG@k with exponential gain 2^label - 1 (Burges et al.), trec_eval's ideal rule.", False),
     Family("F1", "cut_long", (10,), _cols(recsys.f1_at), "mean", "float",
            "F1@k: harmonic mean of P@k and recall@k.", False),
@@ -213,8 +214,26 @@ def _opt_int(values: tuple, key: str) -> int | None:
     return None
 
 
-def _exp_gains(rl: RankedLists) -> dict[int, float]:
-    return {int(level): float(2.0 ** level - 1.0) for level in rl.level_values if level > 0}
+def _exp_gains(rl: RankedLists, conv: Conventions) -> dict[int, float]:
+    """2^label - 1 per grade; grades the conventions zero out (below the level) stay 0."""
+    base = _convention_gains(rl, conv) or {}
+    return {int(level): 0.0 if base.get(int(level), 1.0) == 0 else float(2.0 ** level - 1.0)
+            for level in rl.level_values if level > 0}
+
+
+def _convention_gains(rl: RankedLists, conv: Conventions, custom: dict[int, float] | None = None
+                      ) -> dict[int, float] | None:
+    """Gains of the nDCG family under ``conv.gains`` (custom per-grade gains win)."""
+    if conv.gains == "labels":
+        return custom or None
+    out: dict[int, float] = {}
+    for level in rl.level_values.tolist():
+        if conv.gains == "binary":
+            out[level] = 1.0 if level >= rl.rel_level else 0.0
+        else:  # above_level
+            out[level] = float(level) if level >= rl.rel_level else 0.0
+    out.update(custom or {})
+    return out
 
 BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 ORDER: dict[str, int] = {f.name: i for i, f in enumerate(FAMILIES)}

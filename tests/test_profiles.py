@@ -1,0 +1,56 @@
+"""Profiles reproduce other tools: ranx exactly (differential, when ranx is installed), RecBole's
+and Elasticsearch's definitions by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import GOLDEN
+
+import rankwise
+from rankwise.data import load_qrels, load_run
+from rankwise.data.containers import Qrels, Run
+from rankwise.errors import RankwiseError
+
+RANX = ["ndcg@10", "ndcg", "map@100", "map", "mrr@10", "recall@100", "precision@10", "hit_rate@10",
+        "ndcg_burges@10", "f1@10", "r-precision", "hits@10"]
+OURS = ["ndcg@10", "ndcg", "map@100", "map", "mrr@10", "recall@100", "P@10", "hit_rate@10",
+        "ndcg_burges@10", "f1@10", "Rprec", "hits@10"]
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("system", ["BM25", "SPLADE_P_P_ENSEMBLE_DISTIL"])
+def test_ranx_profile_matches_ranx(system: str, level: int) -> None:
+    ranx = pytest.importorskip("ranx")
+    qrels = load_qrels(GOLDEN / "qrels.dl19-passage.txt").to_dict()
+    run = load_run(GOLDEN / f"{system}.dl19.trec").to_dict()
+    names = [m + (f"-l{level}" if level > 1 else "") for m in RANX]
+    expected = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), names, return_mean=False)
+    ours = rankwise.evaluate(qrels, run, OURS, profile="ranx", rel_level=level).per_query.loc["run"]
+    order = list(ranx.Run(run).keys())
+    for theirs, mine in zip(names, OURS, strict=True):
+        assert ours.loc[order, mine].to_numpy() == pytest.approx(np.asarray(expected[theirs]), abs=1e-12), theirs
+
+
+def test_recbole_profile() -> None:
+    qrels = Qrels.from_sets({"u": {"a", "c", "f"}}, relevance={"u": {"a": 3, "c": 1, "f": 2}})
+    run = Run.from_ranked_lists({"u": ["a", "b", "c"]})
+    res = rankwise.evaluate(qrels, run, ["map@2", "ndcg@3"], profile="recbole").summary.iloc[0]
+    assert res["map@2"] == pytest.approx(1 / 2)  # precision 1 at rank 1, / min(R = 3, k = 2)
+    # binary gains: DCG = 1 + 1/log2(4); ideal = 1 + 1/log2(3) + 1/log2(4)
+    assert res["ndcg@3"] == pytest.approx((1 + 0.5) / (1 + 1 / np.log2(3) + 0.5))
+
+
+def test_elasticsearch_profile_uses_rank_eval_definitions() -> None:
+    qrels = Qrels.from_sets({"q": {0, 1, 2}}, relevance={"q": {0: 3, 1: 0, 2: 1}})
+    run = Run.from_ranked_lists({"q": [0, "unrated", 2]})
+    res = rankwise.evaluate(qrels, run, ["precision@3", "ndcg@3"], profile="elasticsearch").summary.iloc[0]
+    assert res["precision@3"] == pytest.approx(2 / 3)
+    dcg = 7 + 1 / np.log2(4)  # gain 2^r - 1
+    ideal = 7 + 1 / np.log2(3)  # ratings 3, 1, 0, cut at min(3 hits, 3 ratings)
+    assert res["ndcg@3"] == pytest.approx(dcg / ideal)
+
+
+def test_unknown_profile() -> None:
+    with pytest.raises(RankwiseError, match="unknown profile 'pyterrier'"):
+        rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "map", profile="pyterrier")
