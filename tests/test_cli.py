@@ -91,3 +91,10 @@ def test_evaluate_markdown_and_latex() -> None:
     assert md.splitlines()[0] == "| | run | P@5 |" and "**0.2667**" in md
     tex = runner.invoke(app, ["evaluate", Q, R, "-m", "P@5", "--format", "latex"]).stdout
     assert "\\toprule" in tex and "$\\mathbf{0.2667}$" in tex
+
+
+def test_evaluate_profile_option() -> None:
+    res = runner.invoke(app, ["evaluate", *DL19, "-m", "precision@10", "--profile", "elasticsearch", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["metrics"]["precision@10"]["signature"].startswith("es_precision_k=10|ties=input")

@@ -67,6 +67,7 @@ def evaluate(
                                            help="Score judged queries missing from a run as 0.")] = False,
     ties: Annotated[str, typer.Option(help="trec | input | docid_asc")] = "trec",
     duplicates: Annotated[str, typer.Option(help="error | first | best")] = "error",
+    profile: Annotated[str | None, typer.Option(help="trec_eval | ranx | recbole | elasticsearch")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
 ) -> None:
     """Evaluate RUNS against QRELS and print runs x metrics."""
@@ -76,9 +77,10 @@ def evaluate(
 
     metrics = metric or ["ndcg@10", "map", "recip_rank", "P@10", "recall@100"]
     try:
-        result = run_evaluate(str(qrels), [str(r) for r in runs], metrics, rel_level=rel_level, depth=depth,
-                              judged_only=judged_only, missing="zero" if complete else "skip", ties=ties,
-                              duplicates=duplicates)
+        explicit = {"ties": ties} if ties != "trec" or profile is None else {}
+        result = run_evaluate(str(qrels), [str(r) for r in runs], metrics, profile=profile, rel_level=rel_level,
+                              depth=depth, judged_only=judged_only, missing="zero" if complete else "skip",
+                              duplicates=duplicates, **explicit)
     except RankwiseError as exc:
         _fail(str(exc))
         return
