@@ -242,8 +242,8 @@ def _unique_names(runs: list[Run], warnings: list[str]) -> None:
     counts = Counter(r.name for r in runs)
     for run in runs:
         if counts[run.name] > 1 and not run.source.startswith("<"):
-            new = Path(run.source).name.split(".gz")[0].rsplit(".", 1)[0] if "." in Path(run.source).name \
-                else Path(run.source).name
+            new = Path(run.source).name.removesuffix(".gz")
+            new = new.rsplit(".", 1)[0] if "." in new else new  # BM25.dl19.trec -> BM25.dl19
             warnings.append(f"several runs are tagged {run.name!r}; {run.source} is reported as {new!r}")
             run.name = new
     seen: set[str] = set()

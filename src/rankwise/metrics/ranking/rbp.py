@@ -6,7 +6,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rankwise.engine import segments
 from rankwise.engine.ranked import RankedLists
 from rankwise.metrics.ranking._seq import seq_sum
 
@@ -102,5 +101,3 @@ def relstring(rl: RankedLists, length: int = 10) -> list[str]:
     starts = ends - counts
     return [joined[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=False)]
 
-
-__all__ = ["rbp", "rbp_residual", "relstring", "segments"]
