@@ -49,6 +49,10 @@ class RunScores:
         if rule == "mean":
             v = np.asarray(vals, dtype=np.float64)
             return float(np.cumsum(v)[-1] / len(v)) if len(v) else 0.0
+        if rule == "nanmean":  # queries where the value is undefined (NaN) are left out
+            v = np.asarray(vals, dtype=np.float64)
+            v = v[~np.isnan(v)]
+            return float(np.cumsum(v)[-1] / len(v)) if len(v) else float("nan")
         if rule == "gmean":
             return geometric_mean(np.asarray(vals, dtype=np.float64))
         return None

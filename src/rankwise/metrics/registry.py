@@ -180,8 +180,8 @@ FAMILIES: list[Family] = [
            "Mean number of non-relevant items ranked above each relevant retrieved item.", False),
     Family("FCP", "none", (), lambda rl, v, c: recsys.fcp(rl), "mean", "float",
            "Fraction of concordant pairs among retrieved judged items with different labels.", False),
-    Family("AUC", "none", (), lambda rl, v, c: roc.roc_curves(rl, np.array([0.0, 1.0]))[2], "mean", "float",
-           "Per-query ROC AUC of the ranking (unretrieved judged documents tied at the bottom).", False),
+    Family("AUC", "none", (), lambda rl, v, c: roc.roc_curves(rl, np.array([0.0, 1.0]))[2], "nanmean", "float",
+           "Per-query ROC AUC (unretrieved judged docs tied at the bottom; undefined with one class).", False),
     Family("es_precision", "pairs", (), lambda rl, v, c: es.precision(
         rl, _int(v, "k", 10), _int(v, "relevant_rating_threshold", 1), bool(_int(v, "ignore_unlabeled", 0))),
         "mean", "float", "Elasticsearch precision: relevant hits / hits in the top k.", False),

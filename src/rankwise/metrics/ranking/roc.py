@@ -42,4 +42,7 @@ def roc_curves(rl: RankedLists, grid: np.ndarray | None = None) -> tuple[np.ndar
         aucs[q] = np.trapezoid(tpr, fpr)
         # right-continuous step: for equal fpr keep the highest tpr reached
         tprs[q] = np.interp(grid, fpr, tpr)
-    return grid, np.nanmean(tprs, axis=0), aucs
+    with np.errstate(invalid="ignore"):
+        defined = ~np.isnan(tprs[:, 0])
+        mean_tpr = tprs[defined].mean(axis=0) if defined.any() else np.full(len(grid), np.nan)
+    return grid, mean_tpr, aucs
