@@ -69,6 +69,10 @@ def test_all_run_shapes_agree(tmp_path: Path) -> None:
         json.dumps({"query_id": q, "doc_id": d, "score": s}) + "\n" for q, d, s in frame.itertuples(index=False)))
     for source in (frame, reference, tmp_path / "r.parquet", tmp_path / "r.json", tmp_path / "r.jsonl"):
         assert load_run(source).to_dict() == reference
+    # files without a tag column are named after the file
+    assert load_run(tmp_path / "r.jsonl").name == "r" and load_run(tmp_path / "r.parquet").name == "r"
+    tagged = frame.assign(run_id="bm25")
+    assert load_run(tagged).name == "bm25"
 
 
 def test_all_qrels_shapes_agree(tmp_path: Path) -> None:

@@ -239,8 +239,10 @@ class Run:
         return cls(arrow.strings(queries), arrow.strings(docs), score_arr, name, source)
 
     @classmethod
-    def from_dataframe(cls, frame: Any, name: str | None = None, source: str = "<DataFrame>") -> Run:
-        """Build from a pandas DataFrame with query, doc and score columns (common names accepted)."""
+    def from_dataframe(cls, frame: Any, name: str | None = None, source: str = "<DataFrame>",
+                       default_name: str = "run") -> Run:
+        """Build from a pandas DataFrame with query, doc and score columns (common names accepted);
+        the run is ``name``, else the first value of a tag column, else ``default_name``."""
         from rankwise.data.columns import (
             DOC_COLUMNS,
             QUERY_COLUMNS,
@@ -254,7 +256,7 @@ class Run:
         scol = pick_column(frame.columns, SCORE_COLUMNS, "score", source)
         tcol = pick_column(frame.columns, TAG_COLUMNS, "run tag", source, required=False)
         if name is None:
-            name = str(frame[tcol].iloc[0]) if tcol is not None and len(frame) else "run"
+            name = str(frame[tcol].iloc[0]) if tcol is not None and len(frame) else default_name
         return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[scol].to_numpy(), name, source)
 
     @classmethod

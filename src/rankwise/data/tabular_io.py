@@ -57,16 +57,7 @@ def read_tabular_run(path: str | os.PathLike[str], name: str | None = None) -> R
     default_name = Path(source).name.split(".")[0]
     if isinstance(obj, dict):
         return Run.from_dict(obj, name=name or default_name, source=source)
-    return Run.from_dataframe(obj, name=name, source=source) if name else _named(
-        Run.from_dataframe(obj, source=source), default_name, obj)
-
-
-def _named(run: Run, default: str, frame: Any) -> Run:
-    from rankwise.data.columns import TAG_COLUMNS, pick_column
-
-    if pick_column(frame.columns, TAG_COLUMNS, "run tag", run.source, required=False) is None:
-        run.name = default
-    return run
+    return Run.from_dataframe(obj, name=name, source=source, default_name=default_name)
 
 
 def read_tabular_qrels(path: str | os.PathLike[str]) -> Qrels:

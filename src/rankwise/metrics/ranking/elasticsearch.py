@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankwise.engine import segments
 from rankwise.engine.ranked import RankedLists
 from rankwise.metrics.ranking._seq import SparseTerms, safe_divide
+from rankwise.metrics.ranking.recsys import cascade
 
 
 def _top(rl: RankedLists, k: int, mask: np.ndarray) -> np.ndarray:
@@ -103,8 +103,7 @@ def dcg(rl: RankedLists, k: int = 10, normalize: bool = False, unknown_doc_ratin
     (3.4307, 4.1309)
     """
     gain = _rated_gain(rl, unknown_doc_rating)
-    rank0 = segments.positions(rl.offsets)
-    terms = np.where(rank0 < k, gain / np.log2(rank0 + 2.0), 0.0)
+    terms = np.where(rl.rank0 < k, gain / np.log2(rl.rank0 + 2.0), 0.0)
     value = SparseTerms.of(terms, rl.offsets).total()
     # ideal: every rating of the query (levels, by count), best first, cut at min(hits, ratings)
     n_ratings = rl.level_counts.sum(axis=1)
@@ -141,14 +140,7 @@ def expected_reciprocal_rank(rl: RankedLists, k: int = 10, maximum_relevance: in
     >>> round(float(expected_reciprocal_rank(example(), 10, maximum_relevance=2)[0]), 6)   # 3/4 + (1/4)(1/4)/4
     0.765625
     """
-    r = _rated_gain(rl, unknown_doc_rating) / 2.0 ** maximum_relevance
-    rank0 = segments.positions(rl.offsets)
-    inside = rank0 < k
-    keep = np.where(inside, 1.0 - r, 1.0)
-    log_keep = np.log(np.maximum(keep, 1e-300))
-    before = segments.segment_cumsum(log_keep, rl.offsets) - log_keep
-    stop = np.where(inside, r * np.exp(before) / (rank0 + 1.0), 0.0)
-    return SparseTerms.of(stop, rl.offsets).total()
+    return cascade(rl, _rated_gain(rl, unknown_doc_rating) / 2.0 ** maximum_relevance, k)
 
 
 def details(rl: RankedLists, family: str, params: dict[str, int]) -> dict[str, np.ndarray]:

@@ -84,7 +84,17 @@ def err_at(rl: RankedLists, k: int, max_grade: int | None = None) -> np.ndarray:
     """
     top = max_grade if max_grade is not None else int(rl.level_values.max(initial=0))
     r = np.where(rl.label > 0, (2.0 ** np.maximum(rl.label, 0) - 1.0) / 2.0**top, 0.0)
-    r = np.minimum(r, 1.0)
+    return cascade(rl, np.minimum(r, 1.0), k)
+
+
+def cascade(rl: RankedLists, r: np.ndarray, k: int) -> np.ndarray:
+    """The cascade model's expected reciprocal stopping rank over the top k:
+    sum_r R_r / r * prod_{i<r} (1 - R_i), with ``r`` the stopping probability of each row.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> float(cascade(example(), np.array([0.5, 0.0, 0.0, 0.5, 0.0]), 5)[0])   # 1/2 + (1/2)(1/2)/4
+    0.5625
+    """
     inside = rl.rank0 < k
     keep = np.where(inside, 1.0 - r, 1.0)
     # probability the user is still looking at each row: product of (1 - R) above it
