@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -155,7 +156,7 @@ class Result:
                     out[c] = c
         return out
 
-    @property
+    @cached_property
     def per_query(self) -> Any:
         import pandas as pd
 
@@ -169,7 +170,7 @@ class Result:
         frame = pd.concat(frames, ignore_index=True)
         return frame.set_index(["run", "query"])
 
-    @property
+    @cached_property
     def summary(self) -> Any:
         import pandas as pd
 
