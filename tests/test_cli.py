@@ -26,7 +26,7 @@ def test_evaluate_json_per_query() -> None:
     out = json.loads(res.stdout)
     assert out["runs"]["STANDARD"]["summary"]["ndcg@10"] == __import__("pytest").approx(0.3016, abs=5e-5)
     assert round(out["runs"]["STANDARD"]["per_query"]["301"]["ndcg@10"], 4) == 0.1518
-    assert out["metrics"]["ndcg@10"]["signature"].startswith("ndcg_cut_10|gain=linear|ties=trec")
+    assert out["metrics"]["ndcg@10"]["signature"].startswith("nDCG@10|gain=linear|ties=trec")
 
 
 def test_evaluate_csv_and_trec() -> None:

@@ -73,7 +73,7 @@ def test_reports(comparison) -> None:
     assert "\\toprule" in tex and "\\mathbf{" in tex and "^{a}" in tex and "t test, holm correction" in tex
     data = json.loads(json.dumps(comparison.to_dict()))
     assert data["comparison"]["test"] == "t" and data["comparison"]["seed"] == 0
-    assert data["metrics"]["ndcg@10"]["signature"].startswith("ndcg_cut_10|gain=linear|ties=trec|rel=2")
+    assert data["metrics"]["ndcg@10"]["signature"].startswith("nDCG@10|gain=linear|ties=trec|rel=2")
     assert "| metric | a | b | n |" in formats.comparison_markdown(comparison)
 
 
@@ -98,7 +98,7 @@ def test_plot_has_labels_legend_and_signature(comparison) -> None:
     ax = fig.axes[0]
     assert ax.get_xlabel() and ax.get_ylabel() == "map: splade - bm25"
     assert ax.get_legend() is not None and "map" in ax.get_title()
-    assert "map|ties=trec|rel=2|" in ax.get_title()  # the title carries the signature
+    assert "AP|ties=trec|rel=2|" in ax.get_title()  # the title carries the signature
 
 
 def test_compare_errors() -> None:

@@ -50,9 +50,9 @@ def test_missing_zero_scores_absent_queries() -> None:
 def test_signatures_name_every_convention() -> None:
     res = rankwise.evaluate(QRELS, RUN, ["ndcg@10", "P@5"], rel_level=2, depth=100)
     assert res.signatures["ndcg@10"] == (
-        "ndcg_cut_10|gain=linear|ties=trec|rel=2|judged=all|missing=skip|depth=100|scores=float32|"
+        "nDCG@10|gain=linear|ties=trec|rel=2|judged=all|missing=skip|depth=100|scores=float32|"
         f"rankwise-{rankwise.__version__}")
-    assert res.signatures["P@5"].startswith("P_5|ties=trec|rel=2|")
+    assert res.signatures["P@5"].startswith("P@5|ties=trec|rel=2|")
 
 
 def test_many_runs_share_qrels_and_keep_names() -> None:
@@ -120,7 +120,7 @@ def test_json_shape() -> None:
     out = rankwise.evaluate(QRELS, RUN, ["map"]).to_dict(per_query=True)
     assert set(out) == {"rankwise", "metrics", "runs", "warnings"}
     assert out["runs"]["run"]["per_query"]["q1"] == {"map": 0.5}
-    assert out["metrics"]["map"]["signature"].startswith("map|")
+    assert out["metrics"]["map"]["signature"].startswith("AP|")
 
 
 def test_loaded_objects_cache_their_alignment() -> None:
@@ -172,3 +172,29 @@ def test_threaded_alignment_equals_sequential(monkeypatch) -> None:
     duplicated = Run([r[0] for r in rows], [r[2] for r in rows], [float(r[4]) for r in rows], source="dup")
     with pytest.raises(InputError, match=r"dup:1501: field 'doc': document '.*' is listed twice"):
         rankwise.evaluate(qrels, duplicated, "map")
+
+
+def test_a_metric_can_carry_its_own_conventions() -> None:
+    # d1 (rel) and d2 (non-rel) tie: trec order puts d2 first (doc id descending), input order d1;
+    # ties=expected averages: RR = (1/1 + 1/2) / 2
+    qrels = {"q": {"d1": 1, "d2": 0}}
+    run = {"q": {"d1": 1.0, "d2": 1.0}}
+    res = rankwise.evaluate(qrels, run, ["RR", "RR(ties=input)", "RR(ties=expected)"])
+    assert res.summary.iloc[0].tolist() == [0.5, 1.0, 0.75]
+    assert res.signatures["RR(ties=expected)"].startswith("RR(ties=expected)|ties=expected|rel=1|")
+    assert res.signatures["RR"].startswith("RR|ties=trec|")
+
+
+def test_universe_and_retrieved_conventions() -> None:
+    # judged relevant: d1, d3, d9; the run scores d1 (0.5), d2 (0.4, non-rel), d3 (-1)
+    qrels = {"q": {"d1": 1, "d2": 0, "d3": 1, "d9": 1}}
+    run = {"q": {"d1": 0.5, "d2": 0.4, "d3": -1.0}}
+    res = rankwise.evaluate(qrels, run, ["R@3", "R(universe=run)@3", "R(universe=run,retrieved=positive)@3"])
+    assert res.summary.iloc[0].tolist() == pytest.approx([2 / 3, 2 / 2, 1 / 2])
+
+
+def test_conflicting_metric_conventions_are_refused() -> None:
+    with pytest.raises(RankwiseError, match=r"P\(ties=expected,depth=5\)@5: .*ties='expected' cannot"):
+        rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P(ties=expected,depth=5)@5"])
+    with pytest.raises(RankwiseError, match="unknown argument"):
+        rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P(tie=input)@5"])

@@ -27,7 +27,7 @@ def test_page_is_self_contained(page) -> None:
     assert "<table id='summary'>" in text and "<table id='pairs'>" in text
     assert text.count("data:image/png;base64,") == 4
     assert not re.search(r"(src|href)=['\"]https?://", text)  # nothing to fetch: opens offline
-    assert "ndcg_cut_10|gain=linear|ties=trec|rel=2" in text
+    assert "nDCG@10|gain=linear|ties=trec|rel=2" in text
 
 
 def _chromium() -> str | None:

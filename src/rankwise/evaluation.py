@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -17,7 +17,7 @@ from rankwise.engine.align import QrelsIndex, align
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
 from rankwise.errors import RankwiseError
-from rankwise.metrics.names import MetricSpec, parse_metric
+from rankwise.metrics.names import MetricSpec, canonical_name, parse_metric
 from rankwise.metrics.ranking.average_precision import geometric_mean
 from rankwise.metrics.ranking.expected import SUPPORTED as TIE_AWARE
 from rankwise.metrics.registry import BY_NAME, ORDER
@@ -108,18 +108,20 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
 
 
 def spec_columns(spec: MetricSpec) -> list[str]:
-    """Column names of a spec; a metric-specific relevance level is part of the name."""
+    """Column names of a spec; a metric's own relevance level and conventions are part of it."""
     cols = spec.columns()
-    return [f"{c}(rel={spec.rel})" for c in cols] if spec.rel is not None else cols
+    args = ([f"rel={spec.rel}"] if spec.rel is not None else []) + [f"{k}={v}" for k, v in spec.conventions]
+    return [f"{c}({','.join(args)})" for c in cols] if args else cols
 
 
 def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
-    """The reproducibility signature of one column: its canonical name and every convention.
+    """The reproducibility signature of one column: its canonical name and every convention
+    (``conv`` already holds the metric's own conventions).
 
     >>> signature(parse_metric("ndcg@10"), "ndcg_cut_10", Conventions())
-    'ndcg_cut_10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32|rankwise-0.1.0'
+    'nDCG@10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32|rankwise-0.1.0'
     """
-    parts = [column]
+    parts = [canonical_name(spec, column)]
     if spec.family in GAIN_FAMILIES:
         custom = [f"{k}={v:g}" for k, v in spec.values if k != "p"] if spec.definition.params == "pairs" else []
         parts.append("gain=" + (",".join(custom) if custom else "linear"))
@@ -318,29 +320,49 @@ def evaluate(
     for m in metrics:
         meant = profiles.metric_of(profile, m, max_label)
         spec = parse_metric(meant)
-        specs.append(spec if meant is m else MetricSpec(spec.family, spec.values, spec.printable, m, spec.rel))
+        specs.append(spec if meant is m else replace(spec, label=m))
     index = _index_of(q)
+    groups: dict[tuple, list[MetricSpec]] = {}
+    for spec in specs:  # metrics with conventions of their own are computed on their own alignment
+        groups.setdefault(spec.conventions, []).append(spec)
+    own = {key: replace(conv, **dict(key)) for key in groups}
     results: list[RunScores] = []
     warnings: list[str] = []
     loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
     _unique_names(loaded, warnings)
     for run in loaded:
-        rl, notes = _aligned(run, index, conv)
-        warnings.extend(notes)
-        if rl.n_queries == 0:
-            raise RankwiseError(f"{run.name}: no query has both a ranking and judgments "
-                                f"(run {run.source}, qrels {q.source})")
-        scores = compute_scores(rl, specs, conv)
-        scores.name = run.name
-        warnings.extend(scores.warnings)
-        results.append(scores)
+        merged: RunScores | None = None
+        for key, group in groups.items():
+            rl, notes = _aligned(run, index, own[key])
+            warnings.extend(n for n in notes if n not in warnings)
+            if rl.n_queries == 0:
+                raise RankwiseError(f"{run.name}: no query has both a ranking and judgments "
+                                    f"(run {run.source}, qrels {q.source})")
+            scores = compute_scores(rl, group, own[key])
+            warnings.extend(scores.warnings)
+            merged = scores if merged is None else _merge(merged, scores)
+        assert merged is not None
+        merged.name = run.name
+        results.append(merged)
     labels = {s.label: spec_columns(s) for s in specs}
     sigs: dict[str, str] = {}
     for s in specs:
         cols = spec_columns(s)
         if len(cols) == 1:
-            sigs[s.label] = signature(s, cols[0], conv)
+            sigs[s.label] = signature(s, cols[0], own[s.conventions])
         else:
             for c in cols:
-                sigs[c] = signature(s, c, conv)
+                sigs[c] = signature(s, c, own[s.conventions])
     return Result(results, labels, sigs, conv, warnings)
+
+
+def _merge(into: RunScores, other: RunScores) -> RunScores:
+    """Columns computed under other conventions join the same run's scores (same queries)."""
+    if not np.array_equal(into.query_ids, other.query_ids):
+        raise RankwiseError(f"{into.name}: metrics with their own conventions evaluated different queries")
+    into.values.update(other.values)
+    into.kinds.update(other.kinds)
+    into.summary_rule.update(other.summary_rule)
+    into.details.update(other.details)
+    into.warnings.extend(other.warnings)
+    return into

@@ -330,7 +330,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     n_q = len(index.query_ids)
     counts = np.bincount(qsorted, minlength=n_q)
     present = counts > 0
-    if conv.depth is not None or conv.judged_only:
+    level_counts = index.level_counts
+    if conv.universe == "run":  # only the returned documents exist: count their labels alone
+        level_counts = _level_counts(qsorted, label, index.level_values, n_q)
+    if conv.depth is not None or conv.judged_only or conv.retrieved == "positive":
         starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
         rank0 = np.arange(len(rows)) - np.repeat(starts, counts)
         mask = np.ones(len(rows), dtype=bool)
@@ -338,6 +341,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
             mask &= rank0 < conv.depth
         if conv.judged_only:
             mask &= label >= 0
+        if conv.retrieved == "positive":
+            mask &= run.score[rows] > 0
         rows, qsorted, label = rows[mask], qsorted[mask], label[mask]
         counts = np.bincount(qsorted, minlength=n_q)
     missing = int((~present).sum())
@@ -357,7 +362,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         offsets=offsets,
         label=label,
         level_values=index.level_values,
-        level_counts=index.level_counts[evaluated],
+        level_counts=level_counts[evaluated],
         rel_level=conv.rel_level,
         run_name=run.name,
         in_run=present[evaluated],
@@ -370,6 +375,15 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         lists.tie_spans = _tie_spans(score32, offsets, label)
     del score32
     return lists, warnings
+
+
+def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray, n_q: int) -> np.ndarray:
+    """Per query, how many of these rows carry each judged label (``universe='run'``)."""
+    out = np.zeros((n_q, len(level_values)), dtype=np.int64)
+    judged = label >= 0
+    if len(level_values) and judged.any():
+        np.add.at(out, (qcode[judged], np.searchsorted(level_values, label[judged])), 1)
+    return out
 
 
 def _tie_spans(score32: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:

@@ -11,6 +11,8 @@ MISSING = ("skip", "zero")
 DUPLICATES = ("error", "first", "best")
 PRECISIONS = ("float32", "float64")
 GAINS = ("labels", "above_level", "binary")
+UNIVERSES = ("qrels", "run")
+RETRIEVED = ("all", "positive")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,12 @@ class Conventions:
     - ``num_docs_in_coll``: collection size, used only by ``utility``'s fourth coefficient (``-N``).
     - ``gains``: graded gains of the nDCG family are the ``labels`` (trec_eval), the labels at or
       above ``rel_level`` with 0 below (``above_level``, ranx), or ``binary`` (RecBole).
+    - ``universe``: every judged document counts (``qrels``, trec_eval: a relevant document the
+      run missed lowers recall), or only the documents the run returned exist (``run``,
+      torchmetrics and scikit-learn, which see only the scored documents).
+    - ``retrieved``: every returned document is retrieved (``all``), or only those with a score
+      above 0 (``positive``, torchmetrics' precision, recall, MAP and MRR); the others stay in
+      the universe (they count in R) but not in the ranking.
 
     >>> Conventions().signature_part()
     'ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32'
@@ -46,15 +54,18 @@ class Conventions:
     duplicates: str = "error"
     num_docs_in_coll: int = 0
     gains: str = "labels"
+    universe: str = "qrels"
+    retrieved: str = "all"
 
     def __post_init__(self) -> None:
         for name, allowed in (("ties", TIES), ("missing", MISSING), ("duplicates", DUPLICATES),
-                              ("score_precision", PRECISIONS), ("gains", GAINS)):
+                              ("score_precision", PRECISIONS), ("gains", GAINS),
+                              ("universe", UNIVERSES), ("retrieved", RETRIEVED)):
             value = getattr(self, name)
             if value not in allowed:
                 raise RankwiseError(f"convention {name}={value!r}: expected one of {', '.join(allowed)}")
-        if self.ties == "expected" and (self.depth is not None or self.judged_only):
-            raise RankwiseError("ties='expected' cannot be combined with depth or judged_only")
+        if self.ties == "expected" and (self.depth is not None or self.judged_only or self.retrieved != "all"):
+            raise RankwiseError("ties='expected' cannot be combined with depth, judged_only or retrieved='positive'")
         if self.depth is not None and self.depth <= 0:
             raise RankwiseError(f"convention depth={self.depth}: expected a positive integer or None")
 
@@ -72,4 +83,6 @@ class Conventions:
             f"missing={self.missing}",
             f"depth={self.depth if self.depth is not None else 'all'}",
             f"scores={self.score_precision}",
-        ] + ([f"gains={self.gains}"] if self.gains != "labels" else []))
+        ] + ([f"gains={self.gains}"] if self.gains != "labels" else [])
+          + ([f"universe={self.universe}"] if self.universe != "qrels" else [])
+          + ([f"retrieved={self.retrieved}"] if self.retrieved != "all" else []))

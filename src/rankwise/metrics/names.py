@@ -30,6 +30,8 @@ class MetricSpec:
     label: str
     rel: int | None = None
     """A relevance level of this metric alone (ir_measures' ``rel=``), else the conventions'."""
+    conventions: tuple = ()
+    """Conventions of this metric alone, as sorted (name, value) pairs (``nDCG(ties=expected)@10``)."""
 
     @property
     def definition(self) -> Family:
@@ -91,12 +93,13 @@ _AT_ALIASES = {
     "recip_rank": "RR_cut", "success": "success", "hit_rate": "success", "hitrate": "success",
     "hits": "hits", "judged": "judged", "dcg": "dcg_cut", "relative_p": "relative_P",
     "unj": "unj", "iprec_at_recall": "iprec_at_recall", "ndcg_burges": "ndcg_exp_cut",
-    "ndcg_exp": "ndcg_exp_cut", "f1": "F1", "ap_min": "AP_min", "map_min": "AP_min", "mar": "AR",
+    "ndcg_exp": "ndcg_exp_cut", "f1": "F1", "ap_min": "AP_min", "map_min": "AP_min",
+    "ap_ret": "AP_ret", "map_ret": "AP_ret", "mar": "AR",
     "ar": "AR", "arhr": "ARHR", "cg": "CG", "err": "ERR",
 }
 _PLAIN_ALIASES = {
     "ndcg": "ndcg", "map": "map", "ap": "map", "mrr": "recip_rank", "rr": "recip_rank",
-    "recip_rank": "recip_rank", "rprec": "Rprec", "r_precision": "Rprec", "r-prec": "Rprec",
+    "recip_rank": "recip_rank", "rprec": "Rprec", "r_precision": "Rprec", "r-prec": "Rprec", "r-precision": "Rprec",
     "rprec_mult": "Rprec_mult", "bpref": "bpref", "infap": "infAP", "gm_map": "gm_map",
     "gmap": "gm_map", "gm_bpref": "gm_bpref", "numret": "num_ret", "num_ret": "num_ret",
     "numrel": "num_rel", "num_rel": "num_rel", "numrelret": "num_rel_ret", "num_rel_ret": "num_rel_ret",
@@ -104,6 +107,7 @@ _PLAIN_ALIASES = {
     "bing": "binG", "11pt_avg": "11pt_avg", "set_p": "set_P", "set_recall": "set_recall",
     "set_relative_p": "set_relative_P", "set_map": "set_map", "set_f": "set_F", "utility": "utility",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret", "relstring": "relstring",
+    "setp": "set_P", "setr": "set_recall", "setf": "set_F", "setap": "set_map", "setrelp": "set_relative_P",
     "lag": "LAG", "fcp": "FCP", "auc": "AUC", "roc_auc": "AUC",
 }
 
@@ -172,6 +176,8 @@ def parse_metric(name: str | dict) -> MetricSpec:
     ['ndcg_cut_10', 'ndcg_cut_10', 'ndcg_cut_10', 'ndcg_cut_10']
     >>> parse_metric("P.5,10").columns()
     ['P_5', 'P_10']
+    >>> parse_metric("IPrec@0.5").columns(), parse_metric("SetF").columns()
+    (['iprec_at_recall_0.50'], ['set_F'])
     """
     if isinstance(name, dict) or name.lstrip().startswith("{"):
         return parse_elasticsearch(name)
@@ -183,6 +189,9 @@ def parse_metric(name: str | dict) -> MetricSpec:
         return _parse_with_arguments(name, m.group(1), m.group(2), m.group(3))
     if "@" in text:
         base, _, k = text.partition("@")
+        if base.lower() == "iprec" and re.fullmatch(r"\d*\.?\d+", k):  # ir_measures: IPrec@0.5
+            fam = BY_NAME["iprec_at_recall"]
+            return MetricSpec(fam.name, parse_params(fam, k), None, name)
         family = _AT_ALIASES.get(base.lower())
         if family is None or not re.fullmatch(r"\d+", k):
             raise _unknown(name)
@@ -246,6 +255,7 @@ def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None)
             rel = int(args.pop("rel"))
         except ValueError:
             raise MetricParameterError(f"{name}: rel must be an integer") from None
+    overrides = _convention_arguments(name, args)
     gain = args.pop("dcg", args.pop("gain", None))
     family = spec.family
     if gain is not None:
@@ -258,5 +268,75 @@ def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None)
         elif gain not in ("log2", "linear"):
             raise MetricParameterError(f"{name}: dcg must be 'log2' or 'exp-log2', got {gain!r}")
     if args:
-        raise MetricParameterError(f"{name}: unknown argument(s) {', '.join(sorted(args))}")
-    return MetricSpec(spec.family, spec.values, spec.printable, name, rel)
+        raise MetricParameterError(f"{name}: unknown argument(s) {', '.join(sorted(args))}; expected rel, dcg, p "
+                                   f"or a convention ({', '.join(_CONVENTION_ARGS)})")
+    return MetricSpec(spec.family, spec.values, spec.printable, name, rel, overrides)
+
+
+_CONVENTION_ARGS = ("ties", "gains", "universe", "retrieved", "judged_only", "depth", "score_precision")
+
+
+def _convention_arguments(name: str, args: dict[str, str]) -> tuple:
+    """Pop the arguments that set a convention for this metric alone, checked and typed.
+
+    >>> _convention_arguments("P(ties=input,depth=5)@3", {"ties": "input", "depth": "5"})
+    (('depth', 5), ('ties', 'input'))
+    """
+    from rankwise.engine.conventions import Conventions
+
+    out: dict[str, object] = {}
+    for key in [k for k in args if k in _CONVENTION_ARGS]:
+        value: object = args.pop(key)
+        if key == "depth":
+            value = None if value in ("all", "None") else _atol(str(value))
+        elif key == "judged_only":
+            if str(value).lower() not in ("true", "false", "1", "0"):
+                raise MetricParameterError(f"{name}: judged_only must be true or false, got {value!r}")
+            value = str(value).lower() in ("true", "1")
+        out[key] = value
+    try:
+        Conventions(**out)  # type: ignore[arg-type]
+    except RankwiseError as err:
+        raise MetricParameterError(f"{name}: {err}") from None
+    return tuple(sorted(out.items()))
+
+
+_CANONICAL = {
+    "P": "P", "recall": "R", "map": "AP", "map_cut": "AP", "ndcg": "nDCG", "ndcg_cut": "nDCG",
+    "recip_rank": "RR", "RR_cut": "RR", "Rprec": "Rprec", "bpref": "Bpref", "success": "Success",
+    "judged": "Judged", "infAP": "infAP", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
+    "iprec_at_recall": "IPrec", "rbp": "RBP", "ERR": "ERR", "ndcg_exp_cut": "nDCG", "set_P": "SetP",
+    "set_recall": "SetR", "set_F": "SetF", "set_relative_P": "SetRelP", "set_map": "SetAP", "hits": "Hits",
+    "dcg_cut": "DCG", "F1": "F1", "AP_min": "AP_min", "AP_ret": "AP_ret", "AR": "AR", "ARHR": "ARHR",
+    "CG": "CG", "AUC": "AUC", "LAG": "LAG", "FCP": "FCP", "unj": "Unj", "gm_map": "GMAP",
+}
+
+
+def canonical_name(spec: MetricSpec, column: str) -> str:
+    """One unambiguous name per metric, in ir_measures' style where it has the measure
+    (``nDCG@10``, ``P(rel=2)@5``, ``nDCG(dcg='exp-log2')@10``, ``RBP(p=0.8)``), else the
+    trec_eval or rankwise column name.
+
+    >>> [canonical_name(parse_metric(n), parse_metric(n).columns()[0])
+    ...  for n in ["ndcg_cut.10", "map", "P(rel=2)@5", "ndcg_burges@10", "rbp.95", "Rprec_mult"]]
+    ['nDCG@10', 'AP', 'P(rel=2)@5', "nDCG(dcg='exp-log2')@10", 'RBP(p=0.95)', 'Rprec_mult_0.20']
+    """
+    base = _CANONICAL.get(spec.family)
+    if base is None:
+        return column
+    args = []
+    if spec.family == "ndcg_exp_cut":
+        args.append("dcg='exp-log2'")
+    if spec.family == "rbp":
+        args.append(f"p={dict(spec.values).get('p', 0.9):g}")
+    if spec.rel is not None:
+        args.append(f"rel={spec.rel}")
+    args += [f"{k}={v}" for k, v in spec.conventions]
+    name = base + (f"({','.join(args)})" if args else "")
+    if spec.definition.params == "cut_long":
+        k = column.split("(")[0].rsplit("_", 1)[1]
+        if int(k) < 10**9:  # a cut-off that keeps every document is no cut-off
+            name += f"@{k}"
+    elif spec.definition.params == "cut_double":
+        name += f"@{column.split('(')[0].rsplit('_', 1)[1]}"
+    return name

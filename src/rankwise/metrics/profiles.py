@@ -7,6 +7,10 @@
 - ``elasticsearch``: ties keep the hits' order; ``precision@k``, ``recall@k``, ``mrr@k``,
   ``ndcg@k``/``dcg@k`` and ``err@k`` are the rank_eval metrics (gain 2^r - 1, ideal DCG over
   the ratings; ERR's maximum relevance is the largest judged label).
+- ``torchmetrics``: only the scored documents exist (``universe='run'``), ties keep the input
+  order; ``P@k``, ``recall@k``, ``mrr@k`` and ``map@k`` do not count documents scored <= 0 as
+  retrieved and ``map@k`` is normalised by the relevant documents retrieved in the top k
+  (``AP_ret``); ``ndcg@k`` averages the gains of tied documents (``ties='expected'``).
 """
 
 from __future__ import annotations
@@ -16,12 +20,23 @@ from typing import Any
 
 from rankwise.errors import RankwiseError
 
+ALL = 10**9
+"""A cut-off that keeps every document (``map`` without ``@k`` under the torchmetrics profile)."""
+
 PROFILES: dict[str, dict[str, Any]] = {
     "trec_eval": {},
     "ranx": {"ties": "input", "score_precision": "float64", "gains": "above_level"},
     "recbole": {"ties": "input", "score_precision": "float64", "gains": "binary"},
     "elasticsearch": {"ties": "input", "score_precision": "float64"},
+    "torchmetrics": {"ties": "input", "score_precision": "float64", "universe": "run"},
 }
+
+_TORCHMETRICS = {
+    "p": "P(retrieved=positive)", "precision": "P(retrieved=positive)", "r": "R(retrieved=positive)",
+    "recall": "R(retrieved=positive)", "map": "AP_ret(retrieved=positive)", "ap": "AP_ret(retrieved=positive)",
+    "mrr": "RR(retrieved=positive)", "rr": "RR(retrieved=positive)", "ndcg": "nDCG(ties=expected)",
+}
+"""What torchmetrics' retrieval metrics compute, in rankwise's syntax (with ``@k`` or without)."""
 
 
 def conventions_of(profile: str | None, explicit: dict[str, Any]) -> dict[str, Any]:
@@ -42,12 +57,23 @@ def metric_of(profile: str | None, name: Any, max_label: int) -> Any:
 
     >>> metric_of("recbole", "map@10", 3)
     'ap_min@10'
+    >>> metric_of("torchmetrics", "map@10", 1)
+    'AP_ret(retrieved=positive)@10'
     >>> metric_of("elasticsearch", "ndcg@10", 3)
     {'dcg': {'k': 10, 'normalize': True}}
     """
-    if not isinstance(name, str) or profile not in ("recbole", "elasticsearch"):
+    if not isinstance(name, str) or profile not in ("recbole", "elasticsearch", "torchmetrics"):
         return name
     m = re.fullmatch(r"([A-Za-z_]+)@(\d+)", name.strip())
+    if profile == "torchmetrics":
+        base = (m.group(1) if m else name.strip()).lower()
+        if base not in _TORCHMETRICS:
+            return name
+        if not m and base in ("p", "precision", "r", "recall"):
+            raise RankwiseError(f"{name}: under the torchmetrics profile, give a cut-off ({name}@k)")
+        if not m and base in ("map", "ap"):
+            return _TORCHMETRICS[base] + f"@{ALL}"
+        return _TORCHMETRICS[base] + (f"@{m.group(2)}" if m else "")
     if not m:
         return name
     base, k = m.group(1).lower(), int(m.group(2))

@@ -42,6 +42,19 @@ def average_precision_min_at(rl: RankedLists, k: int) -> np.ndarray:
     return safe_divide(prec.upto(k), np.minimum(rl.num_rel, k))
 
 
+def average_precision_retrieved_at(rl: RankedLists, k: int) -> np.ndarray:
+    """AP@k normalised by the relevant documents retrieved in the top k (torchmetrics'
+    RetrievalMAP): sum of P@rank over hits in the top k / number of hits in the top k; 0
+    without a hit.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> round(float(average_precision_retrieved_at(example(), 5)[0]), 4)   # (1/1 + 2/4) / 2
+    0.75
+    """
+    prec = _hit_terms(rl, rl.rel_cum / (rl.rel_rank0 + 1.0))
+    return safe_divide(prec.upto(k), rl.rel_in_top(k))
+
+
 def average_recall_at(rl: RankedLists, k: int) -> np.ndarray:
     """AR@k (mean over queries: MAR@k) = (1/R) sum over hits in the top k of recall at the hit.
 
