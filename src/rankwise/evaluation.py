@@ -204,7 +204,7 @@ class Result:
             entry: dict[str, Any] = {"summary": {out: rs.summary(col) for out, col in colmap.items()}}
             if per_query:
                 entry["per_query"] = {
-                    str(q): {out: _plain(rs.values[col][i]) for out, col in colmap.items()}
+                    str(q): {out: plain_value(rs.values[col][i]) for out, col in colmap.items()}
                     for i, q in enumerate(rs.query_ids)
                 }
             runs[rs.name] = entry
@@ -212,7 +212,8 @@ class Result:
         return {"rankwise": __version__, "metrics": metrics, "runs": runs, "warnings": list(self.warnings)}
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
+    """A NumPy scalar as the plain Python number (for JSON)."""
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, np.floating):

@@ -67,7 +67,8 @@ def evaluate(
                                            help="Score judged queries missing from a run as 0.")] = False,
     ties: Annotated[str, typer.Option(help="trec | input | docid_asc")] = "trec",
     duplicates: Annotated[str, typer.Option(help="error | first | best")] = "error",
-    profile: Annotated[str | None, typer.Option(help="trec_eval | ranx | recbole | elasticsearch")] = None,
+    profile: Annotated[str | None, typer.Option(
+        help="trec_eval | ranx | recbole | elasticsearch | torchmetrics")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
 ) -> None:
     """Evaluate RUNS against QRELS and print runs x metrics."""
@@ -252,6 +253,9 @@ def trec_eval(ctx: typer.Context) -> None:
     from rankwise.cli.trec_eval import run_trec_eval
 
     raise typer.Exit(code=run_trec_eval(ctx.args))
+
+
+from rankwise.cli import rank_eval as _rank_eval_commands  # noqa: E402,F401  (registers rank-eval, index)
 
 
 def main() -> None:

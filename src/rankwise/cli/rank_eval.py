@@ -1,0 +1,252 @@
+"""``rankwise rank-eval`` (rated requests against a search backend) and ``rankwise index build``
+(an embedded Tantivy index from JSONL/CSV documents)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rankwise.cli.main import _emit, _fail, _show, _warn, app
+
+index_app = typer.Typer(no_args_is_help=True, help="Build a search index for rank-eval.")
+app.add_typer(index_app, name="index")
+
+
+class BackendKind(str, Enum):
+    tantivy = "tantivy"
+    elasticsearch = "elasticsearch"
+    opensearch = "opensearch"
+    callable = "callable"
+
+
+class RankEvalFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+@index_app.command("build")
+def index_build(
+    corpus: Annotated[Path, typer.Argument(help="Documents: JSONL (one object per line) or CSV/TSV with a header.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Index directory to create.")],
+    id_field: Annotated[str, typer.Option("--id-field", help="Field holding the document id.")] = "id",
+    fields: Annotated[str, typer.Option("--fields", help="Text fields to index, comma-separated.")] = "title,body",
+    analyzer: Annotated[str, typer.Option(help="default | en_stem (English stemming)")] = "default",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing index.")] = False,
+) -> None:
+    """Index CORPUS with Tantivy (BM25) for `rankwise rank-eval --backend tantivy`."""
+    import time
+
+    from rankwise.errors import RankwiseError
+    from rankwise.rankeval.tantivy_index import build_index
+
+    start = time.perf_counter()
+    try:
+        meta = build_index(corpus, output, id_field, [f.strip() for f in fields.split(",") if f.strip()],
+                           analyzer=analyzer, overwrite=overwrite)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    for name, count in meta["empty_fields"].items():
+        _warn([f"{count} document(s) have an empty or missing {name!r}"])
+    typer.echo(f"indexed {meta['documents']} documents ({', '.join(meta['fields'])}) into {output} "
+               f"in {time.perf_counter() - start:.2f} s")
+
+
+def _load_callable(target: str) -> Callable[..., Any]:
+    import importlib
+
+    module, _, attr = target.partition(":")
+    if not module or not attr:
+        raise typer.BadParameter("expected module:function", param_hint="--callable")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise typer.BadParameter(f"cannot load {target}: {exc}", param_hint="--callable") from None
+
+
+def _progress(enabled: bool) -> Any:
+    """A rich progress bar over requests (on standard error)."""
+    if not enabled:
+        return None
+
+    def start(total: int) -> Callable[[], None]:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("searching", total=total)
+        done = {"n": 0}
+
+        def advance() -> None:
+            bar.advance(task)
+            done["n"] += 1
+            if done["n"] >= total:
+                bar.stop()
+
+        return advance
+
+    return start
+
+
+@app.command("rank-eval")
+def rank_eval(
+    spec: Annotated[Path, typer.Argument(help="Spec: Elasticsearch _rank_eval body (JSON or YAML), "
+                                             "optionally with \"metrics\" and \"systems\".")],
+    backend: Annotated[BackendKind, typer.Option(help="tantivy | elasticsearch | opensearch | callable")]
+    = BackendKind.tantivy,
+    index: Annotated[str | None, typer.Option(help="Tantivy index directory, or the server's index name.")] = None,
+    system_index: Annotated[list[str] | None, typer.Option(
+        "--system-index", help="SYSTEM=INDEX: this system searches another index (e.g. another analyzer); "
+                               "repeatable.")] = None,
+    url: Annotated[str | None, typer.Option(help="Elasticsearch / OpenSearch URL.")] = None,
+    api_key: Annotated[str | None, typer.Option(envvar="RANKWISE_ES_API_KEY", help="API key.")] = None,
+    user: Annotated[str | None, typer.Option(help="Basic-auth user name.")] = None,
+    password: Annotated[str | None, typer.Option(envvar="RANKWISE_ES_PASSWORD", help="Basic-auth password.")] = None,
+    function: Annotated[str | None, typer.Option("--callable", help="module:function for --backend callable.")]
+    = None,
+    concurrency: Annotated[int | None, typer.Option(help="Searches in flight (default: the spec's "
+                                                         "max_concurrent_searches).")] = None,
+    size: Annotated[int | None, typer.Option(help="Hits per search (default: the deepest metric cut-off).")] = None,
+    ratings: Annotated[Path | None, typer.Option(help="More ratings (CSV request_id,_id,rating or TREC qrels), "
+                                                      "merged over the spec's.")] = None,
+    unrated_out: Annotated[Path | None, typer.Option(help="Write the unrated documents of the top k to this CSV.")]
+    = None,
+    test: Annotated[str, typer.Option(help="Significance test between systems.")] = "t",
+    correction: Annotated[str, typer.Option(help="holm | bonferroni | bh | none")] = "holm",
+    cross_check: Annotated[bool, typer.Option(help="Also ask the server's _rank_eval and compare.")] = False,
+    fmt: Annotated[RankEvalFormat, typer.Option("--format", "-f", help="Output on the terminal.")]
+    = RankEvalFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the JSON response here.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Run the rated requests of SPEC against a search backend and evaluate them."""
+    from rankwise.errors import RankwiseError
+    from rankwise.rankeval import judging
+    from rankwise.rankeval.evaluation import rank_eval as run_rank_eval
+    from rankwise.rankeval.spec import load_spec
+
+    try:
+        parsed = load_spec(spec)
+        engine = _backend(backend, index, url, api_key, user, password, function)
+        if system_index:
+            engines = {s.name: engine for s in parsed.systems}
+            for item in system_index:
+                name, sep, where = item.partition("=")
+                if not sep or name not in engines:
+                    raise RankwiseError(f"--system-index {item!r}: expected SYSTEM=INDEX with SYSTEM one of "
+                                        f"{', '.join(engines)}")
+                engines[name] = _backend(backend, where, url, api_key, user, password, function)
+            engine = engines
+        extra = None
+        if ratings is not None:
+            extra, skipped = judging.read_ratings(ratings)
+            if skipped:
+                _warn([f"{ratings}: {skipped} row(s) without a rating were skipped"])
+        result = run_rank_eval(parsed, engine, size=size, concurrency=concurrency, ratings=extra, test=test,
+                               correction=correction, progress=_progress(not quiet))
+        response = result.to_dict()
+        if cross_check:
+            from rankwise.rankeval.elastic import ElasticsearchBackend
+            from rankwise.rankeval.elastic import cross_check as run_cross_check
+
+            if not isinstance(engine, ElasticsearchBackend):
+                raise RankwiseError("--cross-check needs --backend elasticsearch or opensearch")
+            response["cross_check"] = run_cross_check(result, engine)
+    except (RankwiseError, OSError) as exc:
+        _fail(str(exc))
+        return
+    _warn(result.warnings)
+    if unrated_out is not None:
+        count = judging.write_unrated(result.unrated(), unrated_out)
+        typer.echo(f"wrote {count} unrated document(s) to judge to {unrated_out}", err=True)
+    if output is not None:
+        output.write_text(json.dumps(response, indent=2) + "\n", encoding="utf-8")
+    if fmt is RankEvalFormat.json:
+        _emit(json.dumps(response, indent=2), None)
+    elif fmt is RankEvalFormat.markdown:
+        _emit(_markdown(result), None)
+    else:
+        _show(_tables(result), None)
+    if cross_check:
+        for name, check in response["cross_check"].items():
+            typer.echo(f"cross-check {name}: server {check['server_metric_score']}, rankwise "
+                       f"{check['rankwise_metric_score']}, max difference {check['max_abs_difference']:.3g}")
+
+
+def _backend(kind: BackendKind, index: str | None, url: str | None, api_key: str | None, user: str | None,
+             password: str | None, function: str | None) -> Any:
+    from rankwise.errors import RankwiseError
+
+    if kind is BackendKind.tantivy:
+        if not index:
+            raise RankwiseError("--backend tantivy needs --index DIR (build one with `rankwise index build`)")
+        from rankwise.rankeval.tantivy_index import TantivyBackend
+
+        return TantivyBackend(index)
+    if kind is BackendKind.callable:
+        if not function:
+            raise RankwiseError("--backend callable needs --callable module:function")
+        from rankwise.rankeval.backends import CallableBackend
+
+        return CallableBackend(_load_callable(function), name=function)
+    if not url or not index:
+        raise RankwiseError(f"--backend {kind.value} needs --url URL and --index NAME")
+    from rankwise.rankeval.elastic import ElasticsearchBackend
+
+    return ElasticsearchBackend(url, index, flavor=kind.value, api_key=api_key, username=user, password=password)
+
+
+def _tables(result: Any) -> list[Any]:
+    from rich.table import Table
+
+    from rankwise.rankeval.evaluation import display_label, metric_label
+
+    summary = result.summary
+    table = Table(title=f"rank evaluation ({len(result.spec.requests)} requests, {result.size} hits each)")
+    table.add_column("system", style="bold")
+    for col in summary.columns:
+        table.add_column(str(col), justify="right")
+    for name, row in summary.iterrows():
+        table.add_row(str(name), *[_cell(row[c], c) for c in summary.columns])
+    out = [table]
+    if result.comparison is not None:
+        comp = Table(title=f"paired comparison ({result.comparison.test}, {result.comparison.correction})")
+        for col in ("metric", "a", "b", "diff", "p_corrected", "significant"):
+            comp.add_column(col, justify="right" if col in ("diff", "p_corrected") else "left")
+        short = {metric_label(m): display_label(m) for m in result.spec.metrics}
+        for rec in result.comparison.table.to_dict("records"):
+            comp.add_row(short.get(rec["metric"], rec["metric"]), rec["a"], rec["b"], f"{rec['diff']:+.4f}",
+                         f"{rec['p_corrected']:.4g}",
+                         "yes" if rec["significant"] else "no")
+        out.append(comp)
+    return out
+
+
+def _cell(value: Any, column: str = "") -> str:
+    if column == "failed":
+        return str(int(value))
+    if column == "q/s":
+        return f"{value:.0f}" if value == value else "-"
+    if isinstance(value, float):
+        return f"{value:.4f}" if value == value else "-"
+    return str(value)
+
+
+def _markdown(result: Any) -> str:
+    summary = result.summary
+    cols = list(summary.columns)
+    lines = ["| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in summary.iterrows():
+        lines.append(f"| {name} | " + " | ".join(_cell(row[c], c) for c in cols) + " |")
+    if result.comparison is not None:
+        from rankwise.report import formats
+
+        lines += ["", formats.comparison_markdown(result.comparison)]
+    return "\n".join(lines)

@@ -1,0 +1,290 @@
+"""rank_eval(spec, backend) -> RankEvalResult: search, evaluate every metric of every system, and
+answer in Elasticsearch's ``_rank_eval`` shape (plus comparison statistics for several systems).
+
+Ratings are matched to hits by document id (``_index`` is reported, not matched, so a spec
+written for one Elasticsearch index runs unchanged against a Tantivy directory). Hits keep the
+engine's order (``ties='input'``, scores as float64); a successful request without hits scores
+0; failed requests are left out of that system's scores (and out of comparisons).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankwise._version import __version__
+from rankwise.comparison import Comparison, compare
+from rankwise.data.containers import Qrels, Run
+from rankwise.errors import RankwiseError
+from rankwise.evaluation import Result, evaluate, plain_value
+from rankwise.metrics.names import parse_metric
+from rankwise.rankeval.backends import Backend, Hit
+from rankwise.rankeval.runner import SystemHits, run_system
+from rankwise.rankeval.spec import RankEvalSpec
+
+CONVENTIONS = {"ties": "input", "score_precision": "float64", "missing": "zero"}
+DEFAULT_DEPTH = 100
+"""Search size when a metric has no cut-off (``map``, ``mrr``) and neither the spec nor the
+caller sets one."""
+
+
+def metric_label(metric: Any) -> str:
+    """The column label of a spec metric (its JSON text for an Elasticsearch metric object)."""
+    return parse_metric(metric).label
+
+
+_SHORT = {"precision": "P", "recall": "R", "mean_reciprocal_rank": "MRR", "dcg": "DCG",
+          "expected_reciprocal_rank": "ERR"}
+
+
+def display_label(metric: Any) -> str:
+    """A short label for tables: Elasticsearch metric objects become ``es:nDCG@10`` and so on.
+
+    >>> display_label({"dcg": {"k": 10, "normalize": True}}), display_label("P@10")
+    ('es:nDCG@10', 'P@10')
+    """
+    if not isinstance(metric, dict):
+        return metric_label(metric)
+    (kind, params), = metric.items()
+    params = params or {}
+    name = _SHORT.get(kind, kind)
+    if kind == "dcg" and params.get("normalize"):
+        name = "nDCG"
+    return f"es:{name}@{params.get('k', 10)}"
+
+
+def metric_depth(metric: Any) -> int | None:
+    """How many hits a metric looks at: its cut-off (Elasticsearch's ``k`` defaults to 10), or
+    None when it reads the whole ranking.
+
+    >>> metric_depth({"dcg": {"k": 20}}), metric_depth("P@5"), metric_depth("map")
+    (20, 5, None)
+    """
+    spec = parse_metric(metric)
+    if spec.family.startswith("es_"):
+        return int(dict(spec.values).get("k", 10))
+    if spec.definition.params == "cut_long" and spec.values:
+        return int(max(spec.values))
+    return None
+
+
+def search_size(spec: RankEvalSpec, size: int | None = None) -> int:
+    """The number of hits to ask for: the caller's, the spec's, else the deepest metric's."""
+    if size is not None:
+        return size
+    if spec.size is not None:
+        return spec.size
+    depths = [metric_depth(m) for m in spec.metrics]
+    return DEFAULT_DEPTH if any(d is None for d in depths) else max(d for d in depths if d is not None)
+
+
+@dataclass
+class RankEvalResult:
+    """Scores of every metric and system, per request, in Elasticsearch's response shape."""
+
+    spec: RankEvalSpec
+    systems: dict[str, SystemHits]
+    ratings: dict[str, dict[str, int]]
+    evaluations: dict[str, Result | None]
+    comparison: Comparison | None
+    size: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def metric_labels(self) -> list[str]:
+        return [metric_label(m) for m in self.spec.metrics]
+
+    def score(self, system: str, metric: str) -> float:
+        """Mean over the system's evaluated requests (0 when it has none)."""
+        res = self.evaluations[system]
+        return 0.0 if res is None else float(res.summary.iloc[0][metric])
+
+    @property
+    def summary(self) -> Any:
+        """One row per system, one column per metric, plus failures and searches per second."""
+        import pandas as pd
+
+        rows = {}
+        for name, hits in self.systems.items():
+            row: dict[str, Any] = {display_label(m): self.score(name, metric_label(m)) for m in self.spec.metrics}
+            row["failed"] = len(hits.failures)
+            row["q/s"] = round(len(hits.hits) / hits.seconds, 1) if hits.seconds > 0 else float("nan")
+            rows[name] = row
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame.index.name = "system"
+        return frame
+
+    def _block(self, system: str, metric: Any) -> dict[str, Any]:
+        """Elasticsearch's response for one system and one metric."""
+        label = metric_label(metric)
+        depth = metric_depth(metric) or self.size
+        hits = self.systems[system]
+        res = self.evaluations[system]
+        per_query = None if res is None else res.per_query.loc[system][label]
+        detail_frame = None
+        if res is not None and parse_metric(metric).family.startswith("es_"):
+            detail_frame = res.details(label).loc[system]
+        kind = next(iter(metric)) if isinstance(metric, dict) else label
+        details: dict[str, Any] = {}
+        for request in self.spec.requests:
+            if request.id not in hits.hits:
+                continue
+            rated = self.ratings.get(request.id, {})
+            found = hits.hits[request.id]
+            entry: dict[str, Any] = {
+                "metric_score": None if per_query is None or request.id not in per_query.index
+                else float(per_query[request.id]),
+                "unrated_docs": [{"_index": h.index, "_id": h.doc_id} for h in found[:depth] if h.doc_id not in rated],
+                "hits": [{"hit": {"_index": h.index, "_id": h.doc_id, "_score": h.score},
+                          "rating": rated.get(h.doc_id)} for h in found[:depth]],
+                "metric_details": {},
+            }
+            if detail_frame is not None and request.id in detail_frame.index:
+                row = detail_frame.loc[request.id]
+                entry["metric_details"] = {kind: {k: plain_value(v) for k, v in row.items() if k != "unrated_docs"}}
+            details[request.id] = entry
+        return {"metric_score": self.score(system, label), "details": details}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Elasticsearch's shape (``metric_score``, ``details``, ``failures``) for the first
+        system and metric; with several metrics or systems, ``systems`` holds one such block per
+        system and metric, and ``comparison`` the paired tests between systems."""
+        names = list(self.systems)
+        first = self._block(names[0], self.spec.metrics[0])
+        out: dict[str, Any] = {"metric_score": first["metric_score"], "details": first["details"],
+                               "failures": self.systems[names[0]].failures}
+        if len(names) > 1 or len(self.spec.metrics) > 1:
+            out["systems"] = {
+                name: {"metrics": {metric_label(m): self._block(name, m) for m in self.spec.metrics},
+                       "failures": self.systems[name].failures,
+                       "searches": len(self.systems[name].hits), "seconds": self.systems[name].seconds}
+                for name in names}
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_dict()
+        out["rankwise"] = {"version": __version__, "size": self.size, "warnings": self.warnings,
+                           "signatures": next((r.signatures for r in self.evaluations.values() if r), {})}
+        return out
+
+    def unrated(self, depth: int | None = None) -> list[dict[str, Any]]:
+        """Unrated documents in the top ``depth`` (default: the deepest metric cut-off) of every
+        system, once per (request, document): the ones to judge next."""
+        if depth is None:
+            depths = [metric_depth(m) or self.size for m in self.spec.metrics]
+            depth = max(depths)
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for name, hits in self.systems.items():
+            for request in self.spec.requests:
+                rated = self.ratings.get(request.id, {})
+                for rank, h in enumerate(hits.hits.get(request.id, [])[:depth], start=1):
+                    if h.doc_id in rated:
+                        continue
+                    key = (request.id, h.doc_id)
+                    if key not in rows:
+                        rows[key] = {"request_id": request.id, "_index": h.index, "_id": h.doc_id, "rating": "",
+                                     "systems": name, "best_rank": rank,
+                                     "query": str(request.params.get("query", ""))}
+                    else:
+                        rows[key]["systems"] += f",{name}"
+                        rows[key]["best_rank"] = min(rows[key]["best_rank"], rank)
+        return list(rows.values())
+
+
+def _qrels(ratings: Mapping[str, Mapping[str, int]], requests: set[str]) -> Qrels | None:
+    triples = [(q, d, r) for q, docs in ratings.items() if q in requests for d, r in docs.items()]
+    if not triples:
+        return None
+    q, d, r = zip(*triples, strict=True)
+    return Qrels(list(q), list(d), np.asarray(r, dtype=np.int64), source="<ratings>")
+
+
+def _run(hits: Mapping[str, list[Hit]], requests: set[str], name: str) -> Run | None:
+    rows = [(q, h.doc_id, h.score) for q, found in hits.items() if q in requests for h in found]
+    if not rows:
+        return None
+    q, d, s = zip(*rows, strict=True)
+    return Run(list(q), list(d), np.asarray(s, dtype=np.float64), name=name, source=f"<{name} hits>")
+
+
+def merged_ratings(spec: RankEvalSpec, extra: Mapping[str, Mapping[str, int]] | None,
+                   warnings: list[str]) -> dict[str, dict[str, int]]:
+    """The spec's ratings per request, with ``extra`` ones (a judging round) merged in: a new
+    rating is added, a changed one replaces the spec's (both counted in a warning)."""
+    out = {r.id: {x.doc_id: x.rating for x in r.ratings} for r in spec.requests}
+    if not extra:
+        return out
+    added = changed = 0
+    unknown = set(extra) - set(out)
+    if unknown:
+        raise RankwiseError(f"ratings for request(s) the spec does not have: {', '.join(sorted(unknown)[:5])}")
+    for rid, docs in extra.items():
+        for doc, rating in docs.items():
+            old = out[rid].get(doc)
+            if old is None:
+                added += 1
+            elif old != rating:
+                changed += 1
+            out[rid][doc] = int(rating)
+    warnings.append(f"merged ratings: {added} added, {changed} changed from the spec's")
+    return out
+
+
+def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, size: int | None = None,
+              concurrency: int | None = None, ratings: Mapping[str, Mapping[str, int]] | None = None,
+              test: str = "t", correction: str = "holm", seed: int = 0,
+              progress: Callable[[int], Callable[[], None]] | None = None) -> RankEvalResult:
+    """Run every request of every system of ``spec`` and evaluate every metric.
+
+    ``backend`` serves every system, or is a ``{system: backend}`` mapping. ``ratings``
+    (``{request id: {doc id: rating}}``) are merged over the spec's. With two systems or more,
+    ``test`` and ``correction`` choose the paired comparison (see ``rankwise.compare``).
+
+    >>> from rankwise.rankeval.spec import parse_spec
+    >>> from rankwise.rankeval.backends import CallableBackend
+    >>> spec = parse_spec({"requests": [{"id": "q1", "request": {"query": {"match_all": {}}},
+    ...     "ratings": [{"_index": "i", "_id": "a", "rating": 1}, {"_index": "i", "_id": "b", "rating": 0}]}],
+    ...     "metric": {"precision": {"k": 2}}})
+    >>> res = rank_eval(spec, CallableBackend(lambda body, size: ["b", "a", "c"][:size]))
+    >>> res.to_dict()["metric_score"], res.to_dict()["details"]["q1"]["metric_details"]
+    (0.5, {'precision': {'relevant_docs_retrieved': 1, 'docs_retrieved': 2}})
+    """
+    warnings: list[str] = []
+    depth = search_size(spec, size)
+    workers = concurrency or spec.max_concurrent_searches
+    backends = dict(backend) if isinstance(backend, Mapping) else {s.name: backend for s in spec.systems}
+    missing = [s.name for s in spec.systems if s.name not in backends]
+    if missing:
+        raise RankwiseError(f"no backend for system(s) {', '.join(missing)}")
+    advance = progress(len(spec.requests) * len(spec.systems)) if progress else None
+    systems = {s.name: run_system(spec, s, backends[s.name], depth, workers, advance) for s in spec.systems}
+    rated = merged_ratings(spec, ratings, warnings)
+    unrated_requests = [rid for rid, docs in rated.items() if not docs]
+    if unrated_requests:
+        warnings.append(f"{len(unrated_requests)} request(s) have no ratings and are not scored "
+                        f"(e.g. {unrated_requests[0]!r}); their hits are listed as unrated")
+    metrics = list(spec.metrics)
+    evaluations: dict[str, Result | None] = {}
+    for name, hits in systems.items():
+        if hits.failures:
+            warnings.append(f"{name}: {len(hits.failures)} request(s) failed and are left out of its scores")
+        ok = {rid for rid in hits.hits if rated.get(rid)}
+        qrels, run = _qrels(rated, ok), _run(hits.hits, ok, name)
+        if qrels is None or run is None:
+            evaluations[name] = None
+            if qrels is not None:
+                warnings.append(f"{name}: no request returned a hit; every metric is 0")
+            continue
+        evaluations[name] = evaluate(qrels, {name: run}, metrics, **CONVENTIONS)
+        warnings.extend(w for w in evaluations[name].warnings if "absent from the run" not in w)
+    comparison = None
+    if len(systems) > 1:
+        common = set.intersection(*({rid for rid in h.hits if rated.get(rid)} for h in systems.values()))
+        qrels = _qrels(rated, common)
+        runs = {name: _run(h.hits, common, name) for name, h in systems.items()}
+        if qrels is not None and all(r is not None for r in runs.values()) and len(common) > 1:
+            comparison = compare(qrels, runs, metrics, test=test, correction=correction, seed=seed, **CONVENTIONS)
+        else:
+            warnings.append("too few requests succeeded in every system to compare them")
+    return RankEvalResult(spec, systems, rated, evaluations, comparison, depth, warnings)

@@ -1,0 +1,74 @@
+"""The judging loop: write the unrated documents that reached the top k (to judge next) and read
+judgments back from a CSV (``request_id,_id,rating``, e.g. the filled-in to-do file) or a TREC
+qrels file (``request_id 0 doc_id rating``)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from rankwise.errors import InputError
+
+TODO_COLUMNS = ("request_id", "_index", "_id", "rating", "systems", "best_rank", "query")
+
+
+def write_unrated(rows: list[dict[str, Any]], path: str | Path) -> int:
+    """Write the to-do rows (``RankEvalResult.unrated()``) as CSV with an empty ``rating``
+    column to fill in; returns the number of rows."""
+    with Path(path).open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=TODO_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+def read_ratings(path: str | Path) -> tuple[dict[str, dict[str, int]], int]:
+    """Ratings from a CSV with ``request_id``, ``_id`` and ``rating`` columns (rows whose rating
+    is still empty are skipped and counted) or from TREC qrels; returns (ratings, skipped).
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    ...     _ = f.write("request_id,_index,_id,rating\\nq1,i,d1,2\\nq1,i,d2,\\n")
+    >>> read_ratings(f.name); os.unlink(f.name)
+    ({'q1': {'d1': 2}}, 1)
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file", source=str(path))
+    if path.suffix.lower() == ".csv":
+        return _csv(path)
+    from rankwise.data.load import load_qrels
+
+    qrels = load_qrels(str(path))
+    out: dict[str, dict[str, int]] = {}
+    for q, d, label in zip(qrels.query.to_pylist(), qrels.doc.to_pylist(), qrels.label.tolist(), strict=True):
+        out.setdefault(str(q), {})[str(d)] = int(label)
+    return out, 0
+
+
+def _csv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
+    out: dict[str, dict[str, int]] = {}
+    skipped = 0
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in ("request_id", "_id", "rating") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"missing column(s) {', '.join(missing)}; expected request_id, _id, rating",
+                             source=str(path), line=1)
+        for row in reader:
+            text = (row["rating"] or "").strip()
+            if not text:
+                skipped += 1
+                continue
+            try:
+                rating = int(text)
+            except ValueError:
+                raise InputError(f"expected an integer, got {text!r}", source=str(path), line=reader.line_num,
+                                 field="rating") from None
+            docs = out.setdefault(row["request_id"], {})
+            if row["_id"] in docs and docs[row["_id"]] != rating:
+                raise InputError(f"document {row['_id']!r} is rated twice for request {row['request_id']!r} "
+                                 "with different ratings", source=str(path), line=reader.line_num, field="_id")
+            docs[row["_id"]] = rating
+    return out, skipped

@@ -1,0 +1,276 @@
+"""The rank evaluation spec: Elasticsearch's ``_rank_eval`` request body, read unchanged, plus
+rankwise's ``metrics`` (a list of any metric names) and ``systems`` (named configurations).
+
+An Elasticsearch body::
+
+    {"requests": [{"id": "q1", "request": {"query": {"match": {"body": "heat"}}},
+                   "ratings": [{"_index": "docs", "_id": "12", "rating": 2}]},
+                  {"id": "q2", "template_id": "t", "params": {"query": "wing flutter"},
+                   "ratings": [...]}],
+     "metric": {"dcg": {"k": 10, "normalize": true}},
+     "templates": [{"id": "t", "template": {"source": {"query": {"match": {"body": "{{query}}"}}}}}],
+     "max_concurrent_searches": 10}
+
+rankwise adds ``"metrics": ["ndcg@10", "P@10", {"expected_reciprocal_rank": {...}}]`` and
+``"systems": {"title": {"templates": [...]}, "boosted": {"templates": [...]}}``: every system
+runs the same requests with its own templates (a template id it does not redefine keeps the
+spec's template). Errors name their JSON path: ``requests[3].params.query: missing``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rankwise.errors import RankwiseError
+
+
+class SpecError(RankwiseError, ValueError):
+    """A spec that cannot be read: names the file and the JSON path of the problem.
+
+    >>> str(SpecError("missing", path="requests[3].params.query", source="spec.json"))
+    'spec.json: requests[3].params.query: missing'
+    """
+
+    def __init__(self, message: str, *, path: str = "", source: str = "<spec>") -> None:
+        self.path = path
+        self.source = source
+        super().__init__(f"{source}: {path + ': ' if path else ''}{message}")
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One judged document of a request (Elasticsearch's ``{"_index", "_id", "rating"}``)."""
+
+    index: str | None
+    doc_id: str
+    rating: int
+
+
+@dataclass
+class RatedRequest:
+    """One request: a literal search body or a template with parameters, and its ratings."""
+
+    id: str
+    request: dict[str, Any] | None
+    template_id: str | None
+    params: dict[str, Any]
+    ratings: list[Rating]
+
+
+@dataclass
+class System:
+    """A named configuration: templates by id (the spec's, overridden by the system's)."""
+
+    name: str
+    templates: dict[str, Any]
+
+
+@dataclass
+class RankEvalSpec:
+    """A parsed spec. ``metrics`` holds metric names or Elasticsearch metric objects, the
+    Elasticsearch ``metric`` first."""
+
+    requests: list[RatedRequest]
+    metrics: list[Any]
+    systems: list[System]
+    max_concurrent_searches: int = 10
+    size: int | None = None
+    source: str = "<spec>"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def request(self, request_id: str) -> RatedRequest:
+        for r in self.requests:
+            if r.id == request_id:
+                return r
+        raise KeyError(request_id)
+
+
+TOP_LEVEL = ("requests", "metric", "metrics", "templates", "max_concurrent_searches", "systems", "size")
+
+
+def load_spec(path: str | Path) -> RankEvalSpec:
+    """Read a spec from a JSON or YAML file (YAML needs PyYAML, installed with rankwise).
+
+    >>> import json, tempfile, os
+    >>> body = {"requests": [{"id": "q1", "request": {"query": {"match_all": {}}},
+    ...          "ratings": [{"_index": "i", "_id": "d1", "rating": 1}]}], "metric": {"precision": {"k": 5}}}
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     json.dump(body, f)
+    >>> spec = load_spec(f.name); os.unlink(f.name)
+    >>> spec.requests[0].ratings, spec.metrics
+    ([Rating(index='i', doc_id='d1', rating=1)], [{'precision': {'k': 5}}])
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SpecError(f"cannot read the spec ({err.strerror})", source=source) from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            body = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise SpecError(f"not valid YAML: {err}", source=source) from None
+    else:
+        try:
+            body = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise SpecError(f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}",
+                            source=source) from None
+    return parse_spec(body, source)
+
+
+def parse_spec(body: Any, source: str = "<spec>") -> RankEvalSpec:
+    """Check and read a spec body (a dict shaped like Elasticsearch's ``_rank_eval`` request).
+
+    >>> parse_spec({"requests": [{"id": "q", "template_id": "t", "params": {}, "ratings": []}]})
+    Traceback (most recent call last):
+    ...
+    rankwise.rankeval.spec.SpecError: <spec>: requests[0].template_id: unknown template 't'; the spec defines none
+    """
+    def fail(message: str, path: str = "") -> SpecError:
+        return SpecError(message, path=path, source=source)
+
+    if not isinstance(body, dict):
+        raise fail(f"expected a JSON object, got {type(body).__name__}")
+    unknown = sorted(set(body) - set(TOP_LEVEL))
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(TOP_LEVEL)}")
+    templates = _templates(body.get("templates", []), "templates", fail)
+    systems: list[System] = []
+    raw_systems = body.get("systems")
+    if raw_systems is not None:
+        if not isinstance(raw_systems, dict) or not raw_systems:
+            raise fail("expected an object of named systems, e.g. {\"title\": {\"templates\": [...]}}", "systems")
+        for name, conf in raw_systems.items():
+            where = f"systems.{name}"
+            if not isinstance(conf, dict) or set(conf) - {"templates"}:
+                raise fail("expected {\"templates\": [...]}", where)
+            systems.append(System(str(name), {**templates, **_templates(conf.get("templates", []),
+                                                                          f"{where}.templates", fail)}))
+    else:
+        systems.append(System("default", templates))
+    requests = _requests(body.get("requests"), systems, fail)
+    located: list[tuple[str, Any]] = []
+    if "metric" in body:
+        if not isinstance(body["metric"], dict) or len(body["metric"]) != 1:
+            raise fail("expected one Elasticsearch metric, e.g. {\"dcg\": {\"k\": 10}}", "metric")
+        located.append(("metric", body["metric"]))
+    extra = body.get("metrics", [])
+    if not isinstance(extra, list) or not all(isinstance(m, (str, dict)) for m in extra):
+        raise fail("expected a list of metric names or Elasticsearch metric objects", "metrics")
+    located += [(f"metrics[{i}]", m) for i, m in enumerate(extra)]
+    if not located:
+        raise fail("missing: give \"metric\" (Elasticsearch) or \"metrics\" (a list)", "metric")
+    _check_metrics(located, fail)
+    metrics = [m for _, m in located]
+    concurrency = body.get("max_concurrent_searches", 10)
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise fail(f"expected a positive integer, got {concurrency!r}", "max_concurrent_searches")
+    size = body.get("size")
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+        raise fail(f"expected a positive integer, got {size!r}", "size")
+    return RankEvalSpec(requests, metrics, systems, concurrency, size, source)
+
+
+def _templates(raw: Any, where: str, fail: Any) -> dict[str, Any]:
+    """Elasticsearch's ``[{"id", "template": {"source" | "inline": object or string}}]``."""
+    if not isinstance(raw, list):
+        raise fail("expected a list of templates", where)
+    out: dict[str, Any] = {}
+    for i, t in enumerate(raw):
+        path = f"{where}[{i}]"
+        if not isinstance(t, dict) or "id" not in t:
+            raise fail("expected {\"id\": ..., \"template\": {\"source\": ...}}", path)
+        tpl = t.get("template")
+        if not isinstance(tpl, dict):
+            raise fail("missing: expected {\"source\": <search body or mustache string>}", f"{path}.template")
+        if "source" in tpl:
+            out[str(t["id"])] = tpl["source"]
+        elif "inline" in tpl:
+            out[str(t["id"])] = tpl["inline"]
+        else:
+            raise fail("missing: expected \"source\" (or \"inline\")", f"{path}.template.source")
+        if not isinstance(out[str(t["id"])], (dict, str)):
+            raise fail("expected a search body object or a mustache string", f"{path}.template.source")
+    return out
+
+
+def _requests(raw: Any, systems: list[System], fail: Any) -> list[RatedRequest]:
+    if not isinstance(raw, list) or not raw:
+        raise fail("missing: expected a non-empty list of rated requests", "requests")
+    out: list[RatedRequest] = []
+    seen: set[str] = set()
+    known = set().union(*(s.templates for s in systems))
+    for i, r in enumerate(raw):
+        path = f"requests[{i}]"
+        if not isinstance(r, dict):
+            raise fail("expected an object", path)
+        unknown = sorted(set(r) - {"id", "request", "template_id", "params", "ratings", "summary_fields"})
+        if unknown:
+            raise fail(f"unknown key(s) {', '.join(unknown)}", path)
+        if "id" not in r:
+            raise fail("missing", f"{path}.id")
+        rid = str(r["id"])
+        if rid in seen:
+            raise fail(f"duplicate request id {rid!r}", f"{path}.id")
+        seen.add(rid)
+        if ("request" in r) == ("template_id" in r):
+            raise fail("expected exactly one of \"request\" and \"template_id\"", path)
+        if "request" in r and not isinstance(r["request"], dict):
+            raise fail("expected a search body object", f"{path}.request")
+        template_id = str(r["template_id"]) if "template_id" in r else None
+        if template_id is not None:
+            if template_id not in known:
+                have = ", ".join(sorted(known)) or "none"
+                raise fail(f"unknown template {template_id!r}; the spec defines {have}", f"{path}.template_id")
+            for s in systems:
+                if template_id not in s.templates:
+                    raise fail(f"system {s.name!r} has no template {template_id!r}", f"{path}.template_id")
+        params = r.get("params", {})
+        if not isinstance(params, dict):
+            raise fail("expected an object of template parameters", f"{path}.params")
+        out.append(RatedRequest(rid, r.get("request"), template_id, params, _ratings(r.get("ratings"), path, fail)))
+    return out
+
+
+def _ratings(raw: Any, path: str, fail: Any) -> list[Rating]:
+    if raw is None:
+        raise fail("missing: expected a list (it may be empty)", f"{path}.ratings")
+    if not isinstance(raw, list):
+        raise fail("expected a list of {\"_index\", \"_id\", \"rating\"}", f"{path}.ratings")
+    out: list[Rating] = []
+    seen: dict[str, int] = {}
+    for j, item in enumerate(raw):
+        where = f"{path}.ratings[{j}]"
+        if not isinstance(item, dict):
+            raise fail("expected {\"_index\", \"_id\", \"rating\"}", where)
+        if "_id" not in item:
+            raise fail("missing", f"{where}._id")
+        if "rating" not in item:
+            raise fail("missing", f"{where}.rating")
+        rating = item["rating"]
+        if isinstance(rating, bool) or not isinstance(rating, int):
+            raise fail(f"expected an integer, got {rating!r}", f"{where}.rating")
+        doc = str(item["_id"])
+        if doc in seen:
+            raise fail(f"document {doc!r} is rated twice (first at ratings[{seen[doc]}])", f"{where}._id")
+        seen[doc] = j
+        index = item.get("_index")
+        out.append(Rating(None if index is None else str(index), doc, rating))
+    return out
+
+
+def _check_metrics(located: list[tuple[str, Any]], fail: Any) -> None:
+    from rankwise.metrics.names import parse_metric
+
+    for path, m in located:
+        try:
+            parse_metric(m)
+        except RankwiseError as err:
+            raise fail(str(err), path) from None

@@ -1,0 +1,53 @@
+"""Search templates: mustache (``{{param}}``) rendered by pystache, as Elasticsearch renders them.
+
+A template's source is a search body (an object, serialised to JSON first) or a string of JSON
+with mustache tags. Values are escaped for JSON strings (Elasticsearch's JSON escaping), so a
+parameter holding quotes or backslashes cannot break the body. A tag without a parameter is an
+error naming the template and the parameter; nothing renders as an empty string by accident.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rankwise.errors import RankwiseError
+
+
+class TemplateError(RankwiseError):
+    """A template that cannot be rendered (a missing parameter, or JSON that does not parse)."""
+
+
+def _json_escape(value: Any) -> str:
+    return json.dumps(str(value))[1:-1]
+
+
+def render(template_id: str, source: dict[str, Any] | str, params: dict[str, Any]) -> dict[str, Any]:
+    """Render a template with ``params`` into a search body.
+
+    >>> render("t", {"query": {"match": {"title": "{{q}}"}}}, {"q": 'wing "flutter"'})
+    {'query': {'match': {'title': 'wing "flutter"'}}}
+    >>> render("t", '{"size": {{n}}, "query": {"match_all": {}}}', {"n": 5})
+    {'size': 5, 'query': {'match_all': {}}}
+    >>> render("t", {"query": {"match": {"title": "{{q}}"}}}, {})
+    Traceback (most recent call last):
+    ...
+    rankwise.rankeval.templates.TemplateError: template 't': missing parameter 'q'
+    """
+    import pystache
+    from pystache.context import KeyNotFoundError
+
+    text = source if isinstance(source, str) else json.dumps(source)
+    renderer = pystache.Renderer(escape=_json_escape, missing_tags="strict")
+    try:
+        rendered = renderer.render(text, params)
+    except KeyNotFoundError as err:
+        raise TemplateError(f"template {template_id!r}: missing parameter {err.key!r}") from None
+    try:
+        body = json.loads(rendered)
+    except json.JSONDecodeError as err:
+        raise TemplateError(f"template {template_id!r}: the rendered body is not JSON ({err.msg} at column "
+                            f"{err.colno}): {rendered[:200]}") from None
+    if not isinstance(body, dict):
+        raise TemplateError(f"template {template_id!r}: rendered to a {type(body).__name__}, expected an object")
+    return body
