@@ -7,7 +7,8 @@
 
 from rankwise._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "Result", "Conventions", "load_qrels", "load_run"]
+__all__ = ["__version__", "evaluate", "compare", "rank_eval", "Qrels", "Run", "Result", "Conventions", "load_qrels",
+           "load_run"]
 
 
 def __getattr__(name: str):  # lazy imports keep `import rankwise` light
@@ -15,6 +16,14 @@ def __getattr__(name: str):  # lazy imports keep `import rankwise` light
         import importlib
 
         return getattr(importlib.import_module("rankwise.evaluation"), name)
+    if name == "compare":
+        from rankwise.comparison import compare
+
+        return compare
+    if name == "rank_eval":
+        from rankwise.rankeval import rank_eval
+
+        return rank_eval
     if name in ("Qrels", "Run", "load_qrels", "load_run"):
         from rankwise import data
 

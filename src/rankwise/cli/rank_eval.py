@@ -246,7 +246,11 @@ def _markdown(result: Any) -> str:
     for name, row in summary.iterrows():
         lines.append(f"| {name} | " + " | ".join(_cell(row[c], c) for c in cols) + " |")
     if result.comparison is not None:
+        from rankwise.rankeval.evaluation import display_label, metric_label
         from rankwise.report import formats
 
-        lines += ["", formats.comparison_markdown(result.comparison)]
+        text = formats.comparison_markdown(result.comparison)
+        for m in result.spec.metrics:
+            text = text.replace(f"| {metric_label(m)} |", f"| {display_label(m)} |")
+        lines += ["", text]
     return "\n".join(lines)

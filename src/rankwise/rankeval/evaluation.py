@@ -193,19 +193,23 @@ class RankEvalResult:
 
 
 def _qrels(ratings: Mapping[str, Mapping[str, int]], requests: set[str]) -> Qrels | None:
-    triples = [(q, d, r) for q, docs in ratings.items() if q in requests for d, r in docs.items()]
-    if not triples:
+    keep = [q for q in ratings if q in requests and ratings[q]]
+    if not keep:
         return None
-    q, d, r = zip(*triples, strict=True)
-    return Qrels(list(q), list(d), np.asarray(r, dtype=np.int64), source="<ratings>")
+    counts = [len(ratings[q]) for q in keep]
+    docs = [d for q in keep for d in ratings[q]]
+    labels = np.fromiter((r for q in keep for r in ratings[q].values()), dtype=np.int64, count=len(docs))
+    return Qrels(np.repeat(np.asarray(keep, dtype=object), counts), docs, labels, source="<ratings>")
 
 
 def _run(hits: Mapping[str, list[Hit]], requests: set[str], name: str) -> Run | None:
-    rows = [(q, h.doc_id, h.score) for q, found in hits.items() if q in requests for h in found]
-    if not rows:
+    keep = [q for q in hits if q in requests and hits[q]]
+    if not keep:
         return None
-    q, d, s = zip(*rows, strict=True)
-    return Run(list(q), list(d), np.asarray(s, dtype=np.float64), name=name, source=f"<{name} hits>")
+    counts = [len(hits[q]) for q in keep]
+    docs = [h.doc_id for q in keep for h in hits[q]]
+    scores = np.fromiter((h.score for q in keep for h in hits[q]), dtype=np.float64, count=len(docs))
+    return Run(np.repeat(np.asarray(keep, dtype=object), counts), docs, scores, name=name, source=f"<{name} hits>")
 
 
 def merged_ratings(spec: RankEvalSpec, extra: Mapping[str, Mapping[str, int]] | None,

@@ -116,6 +116,8 @@ class TantivyBackend:
         self.index = tantivy.Index.open(str(path))
         self.index.register_tokenizer("rankwise", _analyzer(self.meta["analyzer"]))
         self.searcher = self.index.searcher()
+        if not (path / IDS).exists():
+            raise RankwiseError(f"{path}: no {IDS} (built by an older rankwise); rebuild the index")
         self.ids = (path / IDS).read_text(encoding="utf-8").splitlines()
         if len(self.ids) != self.meta["documents"]:
             raise RankwiseError(f"{path}: {IDS} lists {len(self.ids)} ids for {self.meta['documents']} documents; "
