@@ -1,0 +1,272 @@
+"""Streaming, mergeable metric states: ``empty / update / merge / compute`` for every family.
+
+A metric's state is a dict of fixed-shape NumPy arrays of sufficient statistics (sums, counts,
+per-rank sums, histograms, co-moments) that merge by addition, or by Chan et al.'s pairwise
+formulas for means and (co)variances. The same state serves a training loop (update per batch),
+data larger than memory (update per chunk) and several processes or machines (merge the states,
+or ship ``state_dict()`` and ``load_state_dict()``). A metric whose exact answer needs every
+input (exact ROC AUC, exact Spearman) says so in its docstring; its state grows by a documented
+number of bytes per input.
+
+Inputs may be NumPy arrays, Python lists, or any array with ``__dlpack__`` or ``__array__``
+(PyTorch and JAX tensors, on the CPU). Every metric takes ``where`` (a boolean mask, e.g. for
+padding); an input a metric does not take is an error, never silently ignored.
+
+>>> from rankwise.streaming import MeanSquaredError
+>>> a = MeanSquaredError().update(predictions=[1.0, 2.0], targets=[1.0, 4.0])
+>>> b = MeanSquaredError().update(predictions=[3.0], targets=[0.0])
+>>> a.merge(b).compute()      # (0 + 4 + 9) / 3
+4.333333333333333
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rankwise.errors import RankwiseError
+
+
+class MetricInputError(RankwiseError, ValueError):
+    """An input a metric cannot use: unknown name, missing, wrong shape or values."""
+
+
+def as_array(value: Any, name: str = "input") -> np.ndarray:
+    """Any array-like as a NumPy array, without a copy when possible: NumPy arrays, lists,
+    PyTorch / JAX tensors (through ``__dlpack__``, or ``__array__``; tensors that need a
+    gradient are detached, tensors on an accelerator are moved to the CPU).
+
+    >>> as_array([1, 2, 3]).tolist()
+    [1, 2, 3]
+    """
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach") and callable(value.detach):  # PyTorch: drop the autograd graph
+        value = value.detach()
+        if getattr(getattr(value, "device", None), "type", "cpu") != "cpu":
+            value = value.cpu()
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, RuntimeError, BufferError):
+            pass
+    try:
+        return np.asarray(value)
+    except (TypeError, ValueError) as err:
+        raise MetricInputError(f"{name}: cannot read {type(value).__name__} as an array ({err})") from None
+
+
+def mask_of(where: Any, shape: tuple[int, ...], name: str = "where") -> np.ndarray | None:
+    """``where`` as a boolean mask broadcast to ``shape`` (None when absent)."""
+    if where is None:
+        return None
+    mask = as_array(where, name)
+    if mask.dtype != np.bool_:
+        if not np.isin(mask, (0, 1)).all():
+            raise MetricInputError(f"{name}: expected a boolean mask (or 0/1), got values other than 0 and 1")
+        mask = mask.astype(bool)
+    if mask.shape == shape:
+        return mask
+    if mask.ndim < len(shape) and mask.shape == shape[:mask.ndim]:  # a row mask over [rows, ...] inputs
+        return np.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - mask.ndim)), shape)
+    raise MetricInputError(f"{name}: shape {mask.shape} does not match the input's {shape}")
+
+
+def chan_merge(n_a: float, mean_a: np.ndarray, m2_a: np.ndarray, n_b: float, mean_b: np.ndarray,
+               m2_b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Merge two (count, mean, sum of squared deviations) summaries (Chan, Golub & LeVeque 1979).
+
+    >>> x = np.array([1.0, 2.0, 4.0, 8.0])
+    >>> n, mean, m2 = chan_merge(2, x[:2].mean(), ((x[:2] - 1.5) ** 2).sum(), 2, x[2:].mean(), 8.0)
+    >>> float(mean), float(m2), float(((x - x.mean()) ** 2).sum())
+    (3.75, 28.75, 28.75)
+    """
+    n = n_a + n_b
+    if n == 0:
+        return 0, mean_a, m2_a
+    delta = mean_b - mean_a
+    mean = mean_a + delta * (n_b / n)
+    m2 = m2_a + m2_b + delta * delta * (n_a * n_b / n)
+    return n, mean, m2
+
+
+class Metric:
+    """Base of every streaming metric.
+
+    Subclasses declare ``inputs`` (required keyword inputs of ``update``) and
+    ``optional_inputs`` (``where`` always), build their state in ``_initial_state``, fold a
+    batch in ``_update`` and answer in ``compute``. States merge by addition unless
+    ``_merge`` says otherwise.
+    """
+
+    inputs: ClassVar[tuple[str, ...]] = ()
+    optional_inputs: ClassVar[tuple[str, ...]] = ("where",)
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+        self.state: dict[str, Any] = self._initial_state()
+
+    # -- to override -------------------------------------------------------------------------
+    def _initial_state(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        raise NotImplementedError
+
+    def _merge(self, other: dict[str, Any]) -> None:
+        for key, value in other.items():
+            self.state[key] = self.state[key] + value
+
+    def compute(self) -> Any:
+        raise NotImplementedError
+
+    # -- the API -------------------------------------------------------------------------------
+    @property
+    def accepted_inputs(self) -> tuple[str, ...]:
+        return self.inputs + self.optional_inputs
+
+    def empty(self) -> Metric:
+        """A new metric with the same parameters and an empty state."""
+        return type(self)(**self.params)
+
+    def reset(self) -> Metric:
+        """Empty the state in place."""
+        self.state = self._initial_state()
+        return self
+
+    def update(self, **inputs: Any) -> Metric:
+        """Fold one batch in; returns the metric (calls chain)."""
+        return self._update_shared(inputs, {})
+
+    def _update_shared(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> Metric:
+        name = type(self).__name__
+        unknown = sorted(set(inputs) - set(self.accepted_inputs))
+        if unknown:
+            raise MetricInputError(f"{name}.update: unknown input(s) {', '.join(unknown)}; "
+                                   f"it takes {', '.join(self.accepted_inputs)}")
+        missing = [k for k in self.inputs if inputs.get(k) is None]
+        if missing:
+            raise MetricInputError(f"{name}.update: missing input(s) {', '.join(missing)}")
+        arrays = {k: (v if k in self._raw_inputs else as_array(v, f"{name}.{k}")) for k, v in inputs.items()
+                  if v is not None}
+        self._update(arrays, shared)
+        return self
+
+    _raw_inputs: ClassVar[tuple[str, ...]] = ()
+    """Inputs passed through unconverted (text)."""
+
+    def merge(self, other: Metric) -> Metric:
+        """Add another state of the same metric (same parameters) into this one."""
+        if type(other) is not type(self) or other.params != self.params:
+            raise RankwiseError(f"cannot merge {type(other).__name__}({other.params}) into "
+                                f"{type(self).__name__}({self.params}): same metric and parameters needed")
+        self._merge(copy.deepcopy(other.state))
+        return self
+
+    @classmethod
+    def from_model_output(cls, **kwargs: Any) -> Metric:
+        """A metric updated with one batch: input keywords go to ``update``, the others to the
+        constructor."""
+        accepted = cls.inputs + cls.optional_inputs
+        params = {k: v for k, v in kwargs.items() if k not in accepted}
+        inputs = {k: v for k, v in kwargs.items() if k in accepted}
+        return cls(**params).update(**inputs)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The metric's name, parameters and state arrays (for checkpoints)."""
+        return {"metric": type(self).__name__, "params": dict(self.params),
+                "state": {k: _copy_state(v) for k, v in self.state.items()}}
+
+    def load_state_dict(self, saved: Mapping[str, Any]) -> Metric:
+        """Restore a state saved by ``state_dict`` (same metric and parameters)."""
+        if saved.get("metric") != type(self).__name__ or dict(saved.get("params", {})) != self.params:
+            raise RankwiseError(f"cannot load a {saved.get('metric')}({saved.get('params')}) state into "
+                                f"{type(self).__name__}({self.params})")
+        fresh = self._initial_state()
+        if set(saved["state"]) != set(fresh):
+            raise RankwiseError(f"{type(self).__name__}: state keys {sorted(saved['state'])} do not match "
+                                f"{sorted(fresh)}")
+        for key, value in saved["state"].items():
+            if isinstance(fresh[key], np.ndarray) and np.shape(value) != fresh[key].shape:
+                raise RankwiseError(f"{type(self).__name__}: state {key!r} has shape {np.shape(value)}, "
+                                    f"expected {fresh[key].shape}")
+        self.state = {k: _copy_state(v) for k, v in saved["state"].items()}
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+def _copy_state(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_copy_state(v) for v in value]
+    return copy.deepcopy(value)
+
+
+class MultiMetric:
+    """Several metrics updated from one call: each receives only the inputs it declares, an
+    input no metric takes is an error, and metrics that need the same sort (ranking metrics
+    on the same scores) share it.
+
+    >>> from rankwise.streaming import Accuracy, LogLoss
+    >>> mm = MultiMetric(acc=Accuracy(), loss=LogLoss())
+    >>> mm.update(probabilities=[0.9, 0.2, 0.6], labels=[1, 0, 0]).compute()["acc"]
+    0.6666666666666666
+    >>> try:
+    ...     mm.update(probabilities=[0.5], labels=[1], logits=[0.0])
+    ... except MetricInputError as err:
+    ...     print(str(err).split(";")[0])
+    MultiMetric.update: no metric takes logits
+    """
+
+    def __init__(self, **metrics: Metric) -> None:
+        if not metrics:
+            raise RankwiseError("MultiMetric needs at least one metric")
+        self.metrics = dict(metrics)
+
+    def update(self, **inputs: Any) -> MultiMetric:
+        accepted = set().union(*(m.accepted_inputs for m in self.metrics.values()))
+        unknown = sorted(set(inputs) - accepted)
+        if unknown:
+            raise MetricInputError(f"MultiMetric.update: no metric takes {', '.join(unknown)}; the metrics take "
+                                   f"{', '.join(sorted(accepted))}")
+        shared: dict[Any, Any] = {}  # work several metrics need (a sort, a conversion), done once
+        for metric in self.metrics.values():
+            metric._update_shared({k: v for k, v in inputs.items() if k in metric.accepted_inputs}, shared)
+        return self
+
+    def merge(self, other: MultiMetric) -> MultiMetric:
+        if set(other.metrics) != set(self.metrics):
+            raise RankwiseError("cannot merge MultiMetrics holding different metrics")
+        for name, metric in self.metrics.items():
+            metric.merge(other.metrics[name])
+        return self
+
+    def compute(self) -> dict[str, Any]:
+        return {name: m.compute() for name, m in self.metrics.items()}
+
+    def compute_per_rank(self) -> dict[str, Any]:
+        """Per-rank values of the metrics that are per-rank averages."""
+        return {name: m.compute_per_rank() for name, m in self.metrics.items() if hasattr(m, "compute_per_rank")}
+
+    def reset(self) -> MultiMetric:
+        for m in self.metrics.values():
+            m.reset()
+        return self
+
+    def empty(self) -> MultiMetric:
+        return MultiMetric(**{k: m.empty() for k, m in self.metrics.items()})
+
+    def state_dict(self) -> dict[str, Any]:
+        return {name: m.state_dict() for name, m in self.metrics.items()}
+
+    def load_state_dict(self, saved: Mapping[str, Any]) -> MultiMetric:
+        for name, m in self.metrics.items():
+            m.load_state_dict(saved[name])
+        return self

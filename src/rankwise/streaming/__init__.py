@@ -1,0 +1,35 @@
+"""Streaming metrics built on ``rankwise.state``: update batch by batch, merge, compute."""
+
+from rankwise.state import Metric, MultiMetric
+from rankwise.streaming.classification import (
+    Accuracy,
+    BrierScore,
+    CalibrationError,
+    ConfusionMatrix,
+    FBeta,
+    LogLoss,
+    MatthewsCorrCoef,
+    Precision,
+    Recall,
+)
+from rankwise.streaming.clicks import ConditionalPerplexity, CTRCalibration, LogLikelihood, Perplexity
+from rankwise.streaming.curves import ROCAUC, AveragePrecision
+from rankwise.streaming.ranking import MAP, MRR, NDCG, HitRate, PrecisionAtK, RankingMetrics, RecallAtK
+from rankwise.streaming.regression import (
+    CosineSimilarity,
+    MeanAbsoluteError,
+    MeanSquaredError,
+    MeanSquaredLogError,
+    PearsonCorrCoef,
+    R2Score,
+    RootMeanSquaredError,
+    RootMeanSquaredLogError,
+    SpearmanCorrCoef,
+)
+
+__all__ = ["Accuracy", "AveragePrecision", "BrierScore", "CalibrationError", "ConditionalPerplexity",
+           "ConfusionMatrix", "CosineSimilarity", "CTRCalibration", "LogLikelihood", "Perplexity",
+           "FBeta", "LogLoss", "MatthewsCorrCoef", "MeanAbsoluteError", "MeanSquaredError", "MeanSquaredLogError",
+           "Metric", "MultiMetric", "PearsonCorrCoef", "Precision", "R2Score", "ROCAUC", "Recall",
+           "RootMeanSquaredError", "RootMeanSquaredLogError", "SpearmanCorrCoef", "MAP", "MRR", "NDCG", "HitRate",
+           "PrecisionAtK", "RankingMetrics", "RecallAtK"]

@@ -1,0 +1,386 @@
+"""Streaming classification metrics: accuracy, confusion-matrix measures, log loss, Brier score,
+calibration error, and ROC / PR AUC (exact, or on a fixed threshold grid).
+
+Inputs: ``labels`` (class ids; 0/1 for binary; a 0/1 matrix for multilabel) and either
+``probabilities`` (binary: P(positive) per row; multiclass: [N, C]; multilabel: [N, L]) or
+``predictions`` (hard class ids / 0-1 matrix). ``where`` masks rows (or cells, multilabel).
+Definitions follow scikit-learn; the tests check each against it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rankwise.state import Metric, MetricInputError, mask_of
+
+TASKS = ("binary", "multiclass", "multilabel")
+AVERAGES = ("micro", "macro", "weighted", None)
+
+
+def _labels_and_predictions(metric: Metric, inputs: dict[str, Any], need_scores: bool = False
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(labels, hard predictions, scores or None) of the rows kept by ``where``."""
+    task = metric.params.get("task", "binary")
+    name = type(metric).__name__
+    labels = inputs["labels"]
+    probs = inputs.get("probabilities")
+    preds = inputs.get("predictions")
+    if (probs is None) == (preds is None):
+        raise MetricInputError(f"{name}.update: give exactly one of probabilities and predictions")
+    if need_scores and probs is None:
+        raise MetricInputError(f"{name}.update: needs probabilities")
+    if task == "multiclass" and probs is not None:
+        if probs.ndim != 2:
+            raise MetricInputError(f"{name}.update: multiclass probabilities must be [N, C], got shape {probs.shape}")
+        hard = probs.argmax(axis=1)
+    elif probs is not None:
+        hard = (probs >= metric.params.get("threshold", 0.5)).astype(np.int64)
+    else:
+        hard = preds.astype(np.int64)
+    if task != "multilabel" and labels.shape != hard.shape:
+        raise MetricInputError(f"{name}.update: labels have shape {labels.shape}, predictions {hard.shape}")
+    if task == "multilabel" and labels.shape != hard.shape:
+        raise MetricInputError(f"{name}.update: multilabel labels {labels.shape} and predictions {hard.shape} differ")
+    mask = mask_of(inputs.get("where"), labels.shape if task == "multilabel" else labels.shape[:1])
+    scores = probs
+    if mask is not None and task != "multilabel":
+        labels, hard = labels[mask], hard[mask]
+        scores = None if probs is None else probs[mask]
+    if task == "binary" and not np.isin(labels, (0, 1)).all():
+        raise MetricInputError(f"{name}.update: binary labels must be 0 or 1")
+    return labels.astype(np.int64), hard, scores
+
+
+class ConfusionMatrix(Metric):
+    """Counts of (true class, predicted class): ``[C, C]`` (binary: C = 2, rows = true), or
+    ``[L, 2, 2]`` per label for multilabel. Equal to ``sklearn.metrics.confusion_matrix`` /
+    ``multilabel_confusion_matrix``.
+
+    >>> ConfusionMatrix().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute().tolist()
+    [[1, 1], [0, 1]]
+    """
+
+    inputs = ("labels",)
+    optional_inputs = ("probabilities", "predictions", "where")
+
+    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 **params: Any) -> None:
+        if task not in TASKS:
+            raise MetricInputError(f"task {task!r}: expected one of {', '.join(TASKS)}")
+        if task != "binary" and not num_classes:
+            raise MetricInputError(f"task {task!r} needs num_classes (labels for multilabel)")
+        super().__init__(task=task, num_classes=num_classes, threshold=threshold, **params)
+
+    @property
+    def n_classes(self) -> int:
+        return 2 if self.params["task"] == "binary" else int(self.params["num_classes"])
+
+    def _initial_state(self) -> dict[str, Any]:
+        if self.params["task"] == "multilabel":
+            return {"matrix": np.zeros((self.n_classes, 2, 2), dtype=np.int64)}
+        return {"matrix": np.zeros((self.n_classes, self.n_classes), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        labels, hard, _ = _labels_and_predictions(self, inputs)
+        c = self.n_classes
+        if self.params["task"] == "multilabel":
+            mask = mask_of(inputs.get("where"), labels.shape)
+            keep = np.ones(labels.shape, dtype=bool) if mask is None else mask
+            for cell_true in (0, 1):
+                for cell_pred in (0, 1):
+                    hit = (labels == cell_true) & (hard == cell_pred) & keep
+                    self.state["matrix"][:, cell_true, cell_pred] += hit.sum(axis=0)
+            return
+        if len(labels) and (labels.min() < 0 or labels.max() >= c or hard.min() < 0 or hard.max() >= c):
+            raise MetricInputError(f"{type(self).__name__}.update: class ids must lie in 0..{c - 1}")
+        self.state["matrix"] += np.bincount(labels * c + hard, minlength=c * c).reshape(c, c)
+
+    def compute(self) -> np.ndarray:
+        return self.state["matrix"].copy()
+
+    def _per_class(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(tp, fp, fn, support) per class (binary: the positive class only)."""
+        m = self.state["matrix"]
+        if self.params["task"] == "multilabel":
+            tp, fp, fn = m[:, 1, 1], m[:, 0, 1], m[:, 1, 0]
+            return tp, fp, fn, tp + fn
+        tp = np.diag(m)
+        fp = m.sum(axis=0) - tp
+        fn = m.sum(axis=1) - tp
+        if self.params["task"] == "binary":
+            return tp[1:], fp[1:], fn[1:], (tp + fn)[1:]
+        return tp, fp, fn, tp + fn
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)  # scikit-learn's zero_division=0
+
+
+class _Averaged(ConfusionMatrix):
+    """A per-class ratio averaged ``micro``, ``macro``, ``weighted`` or not at all (None)."""
+
+    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 average: str | None = "macro", **params: Any) -> None:
+        if average not in AVERAGES:
+            raise MetricInputError(f"average {average!r}: expected one of micro, macro, weighted, None")
+        super().__init__(task, num_classes, threshold, average=average, **params)
+
+    def _score(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def compute(self) -> Any:
+        tp, fp, fn, support = self._per_class()
+        if self.params["task"] == "binary":
+            return float(self._score(tp, fp, fn)[0])
+        average = self.params["average"]
+        if average == "micro":
+            return float(self._score(tp.sum(keepdims=True), fp.sum(keepdims=True), fn.sum(keepdims=True))[0])
+        scores = self._score(tp, fp, fn)
+        if average is None:
+            return scores
+        if average == "weighted":
+            return float(np.average(scores, weights=support)) if support.sum() else 0.0
+        return float(scores.mean())
+
+
+class Precision(_Averaged):
+    """Precision = TP / (TP + FP) (0 when nothing is predicted positive), per class and averaged.
+
+    >>> Precision().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute()   # 1 / 2
+    0.5
+    """
+
+    def _score(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+        return _ratio(tp, tp + fp)
+
+
+class Recall(_Averaged):
+    """Recall = TP / (TP + FN), per class and averaged.
+
+    >>> Recall().update(predictions=[1, 0, 1, 0], labels=[1, 1, 1, 0]).compute()   # 2 / 3
+    0.6666666666666666
+    """
+
+    def _score(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+        return _ratio(tp, tp + fn)
+
+
+class FBeta(_Averaged):
+    """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP); ``beta=1`` is F1.
+
+    >>> FBeta(beta=1.0).update(predictions=[1, 0, 1, 0], labels=[1, 1, 1, 0]).compute()   # 2*2 / (2*2 + 1)
+    0.8
+    """
+
+    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 average: str | None = "macro", beta: float = 1.0) -> None:
+        super().__init__(task, num_classes, threshold, average, beta=beta)
+
+    def _score(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+        b2 = self.params["beta"] ** 2
+        return _ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp)
+
+
+class MatthewsCorrCoef(ConfusionMatrix):
+    """Matthews correlation from the confusion matrix (multiclass: Gorodkin's R_K), as
+    ``sklearn.metrics.matthews_corrcoef``; 0 when undefined.
+
+    >>> round(MatthewsCorrCoef().update(predictions=[1, 0, 1, 0], labels=[1, 1, 1, 0]).compute(), 4)
+    0.5774
+    """
+
+    def compute(self) -> float:
+        m = self.state["matrix"].astype(np.float64)
+        if self.params["task"] == "multilabel":
+            raise MetricInputError("MatthewsCorrCoef: multilabel is not supported; use one metric per label")
+        t, p = m.sum(axis=1), m.sum(axis=0)
+        c, s = np.trace(m), m.sum()
+        cov_ytyp = c * s - t @ p
+        cov_ypyp = s * s - p @ p
+        cov_ytyt = s * s - t @ t
+        den = cov_ytyt * cov_ypyp
+        return 0.0 if den == 0 else float(cov_ytyp / np.sqrt(den))
+
+
+class Accuracy(Metric):
+    """Fraction of correct predictions: binary (threshold), multiclass (argmax, or the label in
+    the ``top_k`` highest probabilities), multilabel (``multilabel='subset'``: every label of the
+    row right, scikit-learn's ``accuracy_score``; ``'hamming'``: the fraction of right cells).
+
+    >>> Accuracy().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute()   # 2 of 3
+    0.6666666666666666
+    >>> Accuracy(task="multiclass", num_classes=3, top_k=2).update(
+    ...     probabilities=[[0.5, 0.3, 0.2], [0.1, 0.2, 0.7]], labels=[1, 0]).compute()
+    0.5
+    """
+
+    inputs = ("labels",)
+    optional_inputs = ("probabilities", "predictions", "where")
+
+    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 top_k: int = 1, multilabel: str = "subset") -> None:
+        if task not in TASKS:
+            raise MetricInputError(f"task {task!r}: expected one of {', '.join(TASKS)}")
+        if multilabel not in ("subset", "hamming"):
+            raise MetricInputError(f"multilabel {multilabel!r}: expected subset or hamming")
+        super().__init__(task=task, num_classes=num_classes, threshold=threshold, top_k=top_k,
+                         multilabel=multilabel)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"correct": np.zeros((), dtype=np.int64), "total": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        labels, hard, scores = _labels_and_predictions(self, inputs)
+        task, k = self.params["task"], self.params["top_k"]
+        if task == "multiclass" and k > 1:
+            if scores is None:
+                raise MetricInputError("Accuracy.update: top_k needs probabilities")
+            top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            right = (top == labels[:, None]).any(axis=1)
+        elif task == "multilabel":
+            mask = mask_of(inputs.get("where"), labels.shape)
+            cells = labels == hard
+            if self.params["multilabel"] == "hamming":
+                keep = np.ones(labels.shape, dtype=bool) if mask is None else mask
+                self.state["correct"] += int((cells & keep).sum())
+                self.state["total"] += int(keep.sum())
+                return
+            rows = np.ones(len(labels), dtype=bool) if mask is None else mask.any(axis=1)
+            right = (cells | (~mask if mask is not None else False)).all(axis=1)[rows]
+        else:
+            right = labels == hard
+        self.state["correct"] += int(right.sum())
+        self.state["total"] += int(right.size)
+
+    def compute(self) -> float:
+        total = int(self.state["total"])
+        return float(self.state["correct"]) / total if total else float("nan")
+
+
+def _probability_of_truth(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(labels, P(true class), full probability matrix) with rows masked; probabilities are
+    clipped to [eps, 1 - eps] and multiclass rows renormalised, as scikit-learn's log_loss."""
+    labels, _, probs = _labels_and_predictions(metric, {**inputs, "predictions": None}, need_scores=True)
+    eps = np.finfo(np.float64).eps
+    probs = probs.astype(np.float64)
+    if metric.params["task"] == "multiclass":
+        full = np.clip(probs, eps, 1 - eps)
+        full = full / full.sum(axis=1, keepdims=True)
+    else:
+        p = np.clip(probs, eps, 1 - eps)
+        full = np.column_stack([1 - p, p])
+    if len(labels) and (labels.min() < 0 or labels.max() >= full.shape[1]):
+        raise MetricInputError(f"{type(metric).__name__}.update: class ids must lie in 0..{full.shape[1] - 1}")
+    return labels, full[np.arange(len(labels)), labels], full
+
+
+class LogLoss(Metric):
+    """Mean negative log-likelihood of the true class (cross-entropy), probabilities clipped to
+    [eps, 1 - eps], as ``sklearn.metrics.log_loss``.
+
+    >>> round(LogLoss().update(probabilities=[0.9, 0.2], labels=[1, 0]).compute(), 6)   # -(ln .9 + ln .8) / 2
+    0.164252
+    """
+
+    inputs = ("probabilities", "labels")
+
+    def __init__(self, task: str = "binary") -> None:
+        if task not in ("binary", "multiclass"):
+            raise MetricInputError(f"task {task!r}: expected binary or multiclass")
+        super().__init__(task=task)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        _, p_true, _ = _probability_of_truth(self, inputs)
+        self.state["total"] = self.state["total"] - np.log(p_true).sum()
+        self.state["count"] += len(p_true)
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        return float(self.state["total"]) / n if n else float("nan")
+
+
+class BrierScore(Metric):
+    """Mean squared error of the probabilities: binary mean (p - y)^2; multiclass mean over rows
+    of sum_c (p_c - [y = c])^2 (scikit-learn's ``brier_score_loss``).
+
+    >>> round(BrierScore().update(probabilities=[0.9, 0.2], labels=[1, 0]).compute(), 6)   # (0.01 + 0.04) / 2
+    0.025
+    """
+
+    inputs = ("probabilities", "labels")
+
+    def __init__(self, task: str = "binary") -> None:
+        super().__init__(task=task)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        labels, _, probs = _labels_and_predictions(self, {**inputs, "predictions": None}, need_scores=True)
+        probs = probs.astype(np.float64)
+        if self.params["task"] == "multiclass":
+            onehot = np.zeros_like(probs)
+            onehot[np.arange(len(labels)), labels] = 1.0
+            self.state["total"] = self.state["total"] + ((probs - onehot) ** 2).sum()
+        else:
+            self.state["total"] = self.state["total"] + ((probs - labels) ** 2).sum()
+        self.state["count"] += len(labels)
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        return float(self.state["total"]) / n if n else float("nan")
+
+
+class CalibrationError(Metric):
+    """Expected calibration error: rows binned by confidence into ``n_bins`` equal-width bins;
+    ECE = sum_b (n_b / n) |accuracy_b - confidence_b| (``norm='l1'``), or the largest gap
+    (``'max'``). Binary: confidence = P(positive), accuracy = the label (torchmetrics'
+    binary_calibration_error); multiclass: the top probability and whether it was right.
+    Example: bins [0, .5) and [.5, 1]: |0 - .2| x 1 row + |.5 - .85| x 2 rows, / 3 rows = 0.3.
+
+    >>> round(CalibrationError(n_bins=2).update(probabilities=[0.9, 0.8, 0.2], labels=[1, 0, 0]).compute(), 6)
+    0.3
+    """
+
+    inputs = ("probabilities", "labels")
+
+    def __init__(self, task: str = "binary", n_bins: int = 15, norm: str = "l1") -> None:
+        if norm not in ("l1", "max"):
+            raise MetricInputError(f"norm {norm!r}: expected l1 or max")
+        super().__init__(task=task, n_bins=n_bins, norm=norm)
+
+    def _initial_state(self) -> dict[str, Any]:
+        n = self.params["n_bins"]
+        return {"count": np.zeros(n, dtype=np.int64), "confidence": np.zeros(n), "accuracy": np.zeros(n)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        labels, hard, probs = _labels_and_predictions(self, {**inputs, "predictions": None}, need_scores=True)
+        if self.params["task"] == "multiclass":
+            confidence = probs.max(axis=1).astype(np.float64)
+            accuracy = (hard == labels).astype(np.float64)
+        else:
+            confidence = probs.astype(np.float64)
+            accuracy = labels.astype(np.float64)
+        n = self.params["n_bins"]
+        edges = np.linspace(0, 1, n + 1)
+        bins = np.clip(np.searchsorted(edges[1:-1], confidence, side="right"), 0, n - 1)  # bins [a, b)
+        self.state["count"] += np.bincount(bins, minlength=n)
+        self.state["confidence"] += np.bincount(bins, weights=confidence, minlength=n)
+        self.state["accuracy"] += np.bincount(bins, weights=accuracy, minlength=n)
+
+    def compute(self) -> float:
+        count = self.state["count"]
+        total = count.sum()
+        if total == 0:
+            return float("nan")
+        gap = np.abs(_ratio(self.state["accuracy"], count) - _ratio(self.state["confidence"], count))
+        if self.params["norm"] == "max":
+            return float(gap[count > 0].max())
+        return float((gap * count).sum() / total)

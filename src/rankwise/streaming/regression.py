@@ -1,0 +1,241 @@
+"""Streaming regression metrics: MAE, MSE, RMSE, MSLE, RMSLE, R², Pearson, Spearman, cosine
+similarity. Inputs ``predictions`` and ``targets`` (same shape), ``where`` masks cells.
+
+Sums merge by addition; R² and Pearson keep (count, means, sums of squared deviations,
+co-moment) and merge them with Chan et al.'s formulas, which stay accurate where naive sums of
+squares cancel. Spearman is exact: it keeps every pair (16 bytes per input).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rankwise.state import Metric, MetricInputError, chan_merge, mask_of
+
+
+def _pairs(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    pred = inputs["predictions"].astype(np.float64)
+    target = inputs["targets"].astype(np.float64)
+    if pred.shape != target.shape:
+        raise MetricInputError(f"{type(metric).__name__}.update: predictions {pred.shape} and targets "
+                               f"{target.shape} differ")
+    mask = mask_of(inputs.get("where"), pred.shape)
+    if mask is not None:
+        return pred[mask], target[mask]
+    return pred.ravel(), target.ravel()
+
+
+class _Mean(Metric):
+    """Mean over cells of an error term; subclasses give the term."""
+
+    inputs = ("predictions", "targets")
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _term(self, pred: np.ndarray, target: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        pred, target = _pairs(self, inputs)
+        self.state["total"] = self.state["total"] + self._term(pred, target).sum()
+        self.state["count"] += pred.size
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        return float(self.state["total"]) / n if n else float("nan")
+
+
+class MeanAbsoluteError(_Mean):
+    """MAE = mean |prediction - target|.
+
+    >>> MeanAbsoluteError().update(predictions=[1.0, 3.0], targets=[2.0, 3.0]).compute()
+    0.5
+    """
+
+    def _term(self, pred: np.ndarray, target: np.ndarray) -> np.ndarray:
+        return np.abs(pred - target)
+
+
+class MeanSquaredError(_Mean):
+    """MSE = mean (prediction - target)^2; ``squared=False`` gives RMSE.
+
+    >>> MeanSquaredError(squared=False).update(predictions=[1.0, 3.0], targets=[3.0, 3.0]).compute()   # sqrt(4/2)
+    1.4142135623730951
+    """
+
+    def __init__(self, squared: bool = True) -> None:
+        super().__init__(squared=squared)
+
+    def _term(self, pred: np.ndarray, target: np.ndarray) -> np.ndarray:
+        return (pred - target) ** 2
+
+    def compute(self) -> float:
+        mse = super().compute()
+        return mse if self.params["squared"] else float(np.sqrt(mse))
+
+
+class MeanSquaredLogError(_Mean):
+    """MSLE = mean (ln(1 + prediction) - ln(1 + target))^2 (values must be > -1);
+    ``squared=False`` gives RMSLE.
+
+    >>> round(MeanSquaredLogError().update(predictions=[np.e - 1], targets=[0.0]).compute(), 12)
+    1.0
+    """
+
+    def __init__(self, squared: bool = True) -> None:
+        super().__init__(squared=squared)
+
+    def _term(self, pred: np.ndarray, target: np.ndarray) -> np.ndarray:
+        if (pred <= -1).any() or (target <= -1).any():
+            raise MetricInputError("MeanSquaredLogError.update: values must be greater than -1")
+        return (np.log1p(pred) - np.log1p(target)) ** 2
+
+    def compute(self) -> float:
+        msle = super().compute()
+        return msle if self.params["squared"] else float(np.sqrt(msle))
+
+
+def RootMeanSquaredError() -> MeanSquaredError:  # noqa: N802 (a class-like factory)
+    """RMSE = sqrt(MSE).
+
+    >>> RootMeanSquaredError().update(predictions=[0.0, 0.0], targets=[3.0, 4.0]).compute()   # sqrt(25/2)
+    3.5355339059327378
+    """
+    return MeanSquaredError(squared=False)
+
+
+def RootMeanSquaredLogError() -> MeanSquaredLogError:  # noqa: N802
+    """RMSLE = sqrt(MSLE)."""
+    return MeanSquaredLogError(squared=False)
+
+
+class _Moments(Metric):
+    """count, means, M2 of x and y, and the co-moment C = sum (x - mean_x)(y - mean_y)."""
+
+    inputs = ("predictions", "targets")
+
+    def _initial_state(self) -> dict[str, Any]:
+        z = np.zeros(())
+        return {"n": np.zeros(()), "mean_x": z.copy(), "mean_y": z.copy(), "m2_x": z.copy(), "m2_y": z.copy(),
+                "c_xy": z.copy(), "sse": z.copy()}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        x, y = _pairs(self, inputs)
+        if not x.size:
+            return
+        batch = {"n": np.array(float(x.size)), "mean_x": np.array(x.mean()), "mean_y": np.array(y.mean())}
+        batch["m2_x"] = np.array(((x - batch["mean_x"]) ** 2).sum())
+        batch["m2_y"] = np.array(((y - batch["mean_y"]) ** 2).sum())
+        batch["c_xy"] = np.array(((x - batch["mean_x"]) * (y - batch["mean_y"])).sum())
+        batch["sse"] = np.array(((x - y) ** 2).sum())
+        self._merge(batch)
+
+    def _merge(self, other: dict[str, Any]) -> None:
+        s = self.state
+        n_a, n_b = float(s["n"]), float(other["n"])
+        if n_b == 0:
+            return
+        n = n_a + n_b
+        dx, dy = other["mean_x"] - s["mean_x"], other["mean_y"] - s["mean_y"]
+        c_xy = s["c_xy"] + other["c_xy"] + dx * dy * (n_a * n_b / n)
+        _, mean_x, m2_x = chan_merge(n_a, s["mean_x"], s["m2_x"], n_b, other["mean_x"], other["m2_x"])
+        _, mean_y, m2_y = chan_merge(n_a, s["mean_y"], s["m2_y"], n_b, other["mean_y"], other["m2_y"])
+        self.state = {"n": np.array(n), "mean_x": np.asarray(mean_x), "mean_y": np.asarray(mean_y),
+                      "m2_x": np.asarray(m2_x), "m2_y": np.asarray(m2_y), "c_xy": np.asarray(c_xy),
+                      "sse": s["sse"] + other["sse"]}
+
+
+class R2Score(_Moments):
+    """R² = 1 - SSE / SST, SST = sum (target - mean target)^2, as ``sklearn.metrics.r2_score``
+    (NaN for a constant target with errors, 1 when also error-free).
+
+    >>> R2Score().update(predictions=[2.5, 0.0, 2.0, 8.0], targets=[3.0, -0.5, 2.0, 7.0]).compute()
+    0.9486081370449679
+    """
+
+    def compute(self) -> float:
+        sst, sse = float(self.state["m2_y"]), float(self.state["sse"])
+        if sst == 0:
+            return 1.0 if sse == 0 else float("nan")
+        return 1.0 - sse / sst
+
+
+class PearsonCorrCoef(_Moments):
+    """Pearson's r = C_xy / sqrt(M2_x M2_y) (NaN when either side is constant).
+
+    >>> PearsonCorrCoef().update(predictions=[1.0, 2.0, 3.0], targets=[2.0, 4.0, 7.0]).compute()
+    0.9933992677987828
+    """
+
+    def compute(self) -> float:
+        den = float(np.sqrt(self.state["m2_x"] * self.state["m2_y"]))
+        return float(self.state["c_xy"]) / den if den > 0 else float("nan")
+
+
+class SpearmanCorrCoef(Metric):
+    """Spearman's rho: Pearson's r of the ranks (ties get average ranks), as
+    ``scipy.stats.spearmanr``. Exact: keeps every pair, 16 bytes per input.
+
+    >>> SpearmanCorrCoef().update(predictions=[1.0, 2.0, 3.0, 4.0], targets=[1.0, 3.0, 2.0, 4.0]).compute()
+    0.8
+    """
+
+    inputs = ("predictions", "targets")
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"x": [], "y": []}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        x, y = _pairs(self, inputs)
+        self.state["x"].append(x.copy())
+        self.state["y"].append(y.copy())
+
+    def _merge(self, other: dict[str, Any]) -> None:
+        self.state["x"] += other["x"]
+        self.state["y"] += other["y"]
+
+    def compute(self) -> float:
+        from scipy.stats import rankdata
+
+        if not self.state["x"]:
+            return float("nan")
+        rx = rankdata(np.concatenate(self.state["x"]))
+        ry = rankdata(np.concatenate(self.state["y"]))
+        rx, ry = rx - rx.mean(), ry - ry.mean()
+        den = np.sqrt((rx * rx).sum() * (ry * ry).sum())
+        return float((rx * ry).sum() / den) if den > 0 else float("nan")
+
+
+class CosineSimilarity(Metric):
+    """Mean over rows of cos(prediction row, target row) for [N, D] inputs (``where`` masks
+    rows); a zero row has similarity 0.
+
+    >>> CosineSimilarity().update(predictions=[[1.0, 0.0], [1.0, 1.0]], targets=[[1.0, 0.0], [1.0, 0.0]]).compute()
+    0.8535533905932737
+    """
+
+    inputs = ("predictions", "targets")
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        pred = np.atleast_2d(inputs["predictions"].astype(np.float64))
+        target = np.atleast_2d(inputs["targets"].astype(np.float64))
+        if pred.shape != target.shape:
+            raise MetricInputError(f"CosineSimilarity.update: predictions {pred.shape} and targets {target.shape} "
+                                   "differ")
+        mask = mask_of(inputs.get("where"), pred.shape[:1])
+        if mask is not None:
+            pred, target = pred[mask], target[mask]
+        norms = np.linalg.norm(pred, axis=1) * np.linalg.norm(target, axis=1)
+        cos = np.divide((pred * target).sum(axis=1), norms, out=np.zeros(len(pred)), where=norms > 0)
+        self.state["total"] = self.state["total"] + cos.sum()
+        self.state["count"] += len(cos)
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        return float(self.state["total"]) / n if n else float("nan")

@@ -1,0 +1,307 @@
+"""Streaming states: merging chunk states equals one state over everything (every metric, with
+hypothesis), differential checks against scikit-learn, scipy and torchmetrics, hand-computed
+click metrics (CLAX's example), MultiMetric routing, masks, tensors and checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+
+import rankwise
+from rankwise import streaming as rs
+from rankwise.state import MetricInputError, MultiMetric
+
+# --- generators of one batch of inputs per family ------------------------------------------------
+
+
+def binary(rng: np.random.Generator, n: int) -> dict:
+    labels = rng.integers(0, 2, n)
+    return {"probabilities": np.round(np.clip(0.3 * labels + rng.uniform(0, 0.7, n), 0, 1), 2), "labels": labels}
+
+
+def multiclass(rng: np.random.Generator, n: int, c: int = 4) -> dict:
+    p = rng.dirichlet(np.ones(c), n)
+    return {"probabilities": p, "labels": rng.integers(0, c, n)}
+
+
+def multilabel(rng: np.random.Generator, n: int, c: int = 3) -> dict:
+    return {"probabilities": rng.uniform(0, 1, (n, c)), "labels": rng.integers(0, 2, (n, c))}
+
+
+def regression(rng: np.random.Generator, n: int) -> dict:
+    y = rng.normal(5, 2, n)
+    return {"predictions": y + rng.normal(0, 1, n), "targets": y}
+
+
+def positive_regression(rng: np.random.Generator, n: int) -> dict:
+    y = rng.uniform(0, 10, n)
+    return {"predictions": np.abs(y + rng.normal(0, 1, n)), "targets": y}
+
+
+def vectors(rng: np.random.Generator, n: int) -> dict:
+    return {"predictions": rng.normal(size=(n, 3)), "targets": rng.normal(size=(n, 3))}
+
+
+def clicks(rng: np.random.Generator, n: int, key: str = "conditional_log_probs") -> dict:
+    return {key: np.log(rng.uniform(0.01, 0.99, (n, 5))), "clicks": rng.integers(0, 2, (n, 5)),
+            "where": rng.uniform(size=(n, 5)) < 0.9}
+
+
+def padded(rng: np.random.Generator, n: int) -> dict:
+    return {"scores": np.round(rng.uniform(size=(n, 8)), 1), "labels": rng.integers(0, 3, (n, 8)),
+            "where": rng.uniform(size=(n, 8)) < 0.8}
+
+
+METRICS: dict[str, tuple[Callable[[], rs.Metric], Callable[[np.random.Generator, int], dict]]] = {
+    "accuracy": (lambda: rs.Accuracy(), binary),
+    "accuracy_top2": (lambda: rs.Accuracy(task="multiclass", num_classes=4, top_k=2), multiclass),
+    "accuracy_multilabel": (lambda: rs.Accuracy(task="multilabel", num_classes=3), multilabel),
+    "confusion": (lambda: rs.ConfusionMatrix(task="multiclass", num_classes=4), multiclass),
+    "precision": (lambda: rs.Precision(task="multiclass", num_classes=4, average="weighted"), multiclass),
+    "recall": (lambda: rs.Recall(), binary),
+    "f2": (lambda: rs.FBeta(task="multilabel", num_classes=3, beta=2.0, average="micro"), multilabel),
+    "mcc": (lambda: rs.MatthewsCorrCoef(task="multiclass", num_classes=4), multiclass),
+    "log_loss": (lambda: rs.LogLoss(task="multiclass"), multiclass),
+    "brier": (lambda: rs.BrierScore(), binary),
+    "ece": (lambda: rs.CalibrationError(n_bins=10), binary),
+    "roc_auc": (lambda: rs.ROCAUC(), binary),
+    "roc_auc_grid": (lambda: rs.ROCAUC(num_thresholds=101), binary),
+    "average_precision": (lambda: rs.AveragePrecision(), binary),
+    "average_precision_grid": (lambda: rs.AveragePrecision(num_thresholds=101), binary),
+    "mae": (lambda: rs.MeanAbsoluteError(), regression),
+    "rmse": (lambda: rs.RootMeanSquaredError(), regression),
+    "msle": (lambda: rs.MeanSquaredLogError(), positive_regression),
+    "r2": (lambda: rs.R2Score(), regression),
+    "pearson": (lambda: rs.PearsonCorrCoef(), regression),
+    "spearman": (lambda: rs.SpearmanCorrCoef(), regression),
+    "cosine": (lambda: rs.CosineSimilarity(), vectors),
+    "log_likelihood": (lambda: rs.LogLikelihood(positions=5), clicks),
+    "conditional_perplexity": (lambda: rs.ConditionalPerplexity(positions=5), clicks),
+    "perplexity": (lambda: rs.Perplexity(positions=5), lambda rng, n: clicks(rng, n, "log_probs")),
+    "ctr_calibration": (lambda: rs.CTRCalibration(positions=5),
+                        lambda rng, n: {"probabilities": rng.uniform(size=(n, 5)),
+                                        "clicks": rng.integers(0, 2, (n, 5))}),
+    "ranking": (lambda: rs.RankingMetrics(["ndcg@5", "mrr", "map", "P@3", "recall@5", "err@5", "Rprec"], max_label=2),
+                padded),
+    "ranking_expected_ties": (lambda: rs.RankingMetrics(["ndcg@3", "P@2", "map"], ties="expected"), padded),
+}
+
+
+def _close(a: object, b: object) -> None:
+    if isinstance(a, dict):
+        assert set(a) == set(b)  # type: ignore[arg-type]
+        for k in a:
+            _close(a[k], b[k])  # type: ignore[index]
+    elif isinstance(a, tuple):
+        for x, y in zip(a, b, strict=True):  # type: ignore[call-overload]
+            _close(x, y)
+    else:
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-12, atol=1e-12,
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("name", list(METRICS))
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), cuts=st.lists(st.integers(1, 39), max_size=4, unique=True))
+def test_merging_chunk_states_equals_one_state(name: str, seed: int, cuts: list[int]) -> None:
+    factory, generate = METRICS[name]
+    batch = generate(np.random.default_rng(seed), 40)
+    whole = factory().update(**batch)
+    bounds = [0, *sorted(cuts), 40]
+    spans = zip(bounds, bounds[1:], strict=False)
+    parts = [factory().update(**{k: v[a:b] for k, v in batch.items()}) for a, b in spans]
+    merged = parts[0].empty()
+    for p in parts:
+        merged.merge(p)
+    _close(whole.compute(), merged.compute())
+    # a checkpoint restores the same state
+    restored = factory().load_state_dict(merged.state_dict())
+    _close(merged.compute(), restored.compute())
+
+
+# --- differential: scikit-learn, scipy ------------------------------------------------------------
+
+def test_classification_equals_scikit_learn() -> None:
+    rng = np.random.default_rng(1)
+    b, m, ml = binary(rng, 500), multiclass(rng, 500), multilabel(rng, 500)
+    pb = (b["probabilities"] >= 0.5).astype(int)
+    pm = m["probabilities"].argmax(axis=1)
+    pml = (ml["probabilities"] >= 0.5).astype(int)
+    assert rs.Accuracy().update(**b).compute() == pytest.approx(skm.accuracy_score(b["labels"], pb))
+    assert rs.Accuracy(task="multilabel", num_classes=3).update(**ml).compute() == pytest.approx(
+        skm.accuracy_score(ml["labels"], pml))
+    assert rs.Accuracy(task="multiclass", num_classes=4, top_k=2).update(**m).compute() == pytest.approx(
+        skm.top_k_accuracy_score(m["labels"], m["probabilities"], k=2))
+    assert (rs.ConfusionMatrix(task="multiclass", num_classes=4).update(**m).compute()
+            == skm.confusion_matrix(m["labels"], pm)).all()
+    assert (rs.ConfusionMatrix(task="multilabel", num_classes=3).update(**ml).compute()
+            == skm.multilabel_confusion_matrix(ml["labels"], pml)).all()
+    for avg in ("micro", "macro", "weighted", None):
+        for ours, theirs in ((rs.Precision, skm.precision_score), (rs.Recall, skm.recall_score)):
+            got = ours(task="multiclass", num_classes=4, average=avg).update(**m).compute()
+            np.testing.assert_allclose(got, theirs(m["labels"], pm, average=avg, zero_division=0), rtol=1e-12)
+            got = ours(task="multilabel", num_classes=3, average=avg).update(**ml).compute()
+            np.testing.assert_allclose(got, theirs(ml["labels"], pml, average=avg, zero_division=0), rtol=1e-12)
+        got = rs.FBeta(task="multiclass", num_classes=4, average=avg, beta=0.5).update(**m).compute()
+        np.testing.assert_allclose(got, skm.fbeta_score(m["labels"], pm, beta=0.5, average=avg, zero_division=0),
+                                   rtol=1e-12)
+    assert rs.FBeta().update(**b).compute() == pytest.approx(skm.f1_score(b["labels"], pb))
+    assert rs.MatthewsCorrCoef(task="multiclass", num_classes=4).update(**m).compute() == pytest.approx(
+        skm.matthews_corrcoef(m["labels"], pm), rel=1e-12)
+    assert rs.LogLoss().update(**b).compute() == pytest.approx(skm.log_loss(b["labels"], b["probabilities"]),
+                                                               rel=1e-12)
+    assert rs.LogLoss(task="multiclass").update(**m).compute() == pytest.approx(
+        skm.log_loss(m["labels"], m["probabilities"]), rel=1e-12)
+    assert rs.BrierScore().update(**b).compute() == pytest.approx(
+        skm.brier_score_loss(b["labels"], b["probabilities"]), rel=1e-12)
+
+
+def test_auc_equals_scikit_learn_exact_and_on_the_grid() -> None:
+    rng = np.random.default_rng(2)
+    b = binary(rng, 2000)  # scores rounded to 0.01: on the 101-point grid, with many ties
+    auc = skm.roc_auc_score(b["labels"], b["probabilities"])
+    ap = skm.average_precision_score(b["labels"], b["probabilities"])
+    assert rs.ROCAUC().update(**b).compute() == pytest.approx(auc, abs=1e-12)
+    assert rs.ROCAUC(num_thresholds=101).update(**b).compute() == pytest.approx(auc, abs=1e-12)
+    assert rs.AveragePrecision().update(**b).compute() == pytest.approx(ap, abs=1e-12)
+    assert rs.AveragePrecision(num_thresholds=101).update(**b).compute() == pytest.approx(ap, abs=1e-12)
+    fpr, tpr, thresholds = skm.roc_curve(b["labels"], b["probabilities"], drop_intermediate=False)
+    ours = rs.ROCAUC().update(**b).curve()
+    np.testing.assert_allclose(ours[0], fpr, atol=1e-15)
+    np.testing.assert_allclose(ours[1], tpr, atol=1e-15)
+    coarse = rs.ROCAUC(num_thresholds=11).update(**b).compute()  # a coarse grid: an approximation
+    assert abs(coarse - auc) < 0.02 and coarse != auc
+
+
+def test_regression_equals_scikit_learn_and_scipy() -> None:
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    r, p, v = regression(rng, 1000), positive_regression(rng, 1000), vectors(rng, 50)
+    y, yhat = r["targets"], r["predictions"]
+    assert rs.MeanAbsoluteError().update(**r).compute() == pytest.approx(skm.mean_absolute_error(y, yhat), rel=1e-12)
+    assert rs.MeanSquaredError().update(**r).compute() == pytest.approx(skm.mean_squared_error(y, yhat), rel=1e-12)
+    assert rs.RootMeanSquaredError().update(**r).compute() == pytest.approx(
+        skm.root_mean_squared_error(y, yhat), rel=1e-12)
+    assert rs.MeanSquaredLogError().update(**p).compute() == pytest.approx(
+        skm.mean_squared_log_error(p["targets"], p["predictions"]), rel=1e-12)
+    assert rs.RootMeanSquaredLogError().update(**p).compute() == pytest.approx(
+        skm.root_mean_squared_log_error(p["targets"], p["predictions"]), rel=1e-12)
+    assert rs.R2Score().update(**r).compute() == pytest.approx(skm.r2_score(y, yhat), rel=1e-12)
+    assert rs.PearsonCorrCoef().update(**r).compute() == pytest.approx(stats.pearsonr(yhat, y)[0], rel=1e-12)
+    assert rs.SpearmanCorrCoef().update(**r).compute() == pytest.approx(stats.spearmanr(yhat, y)[0], rel=1e-12)
+    cos = np.diag(skm.pairwise.cosine_similarity(v["predictions"], v["targets"])).mean()
+    assert rs.CosineSimilarity().update(**v).compute() == pytest.approx(cos, rel=1e-12)
+
+
+def test_chan_merge_keeps_precision_where_naive_sums_cancel() -> None:
+    # values near 1e9 with unit spread: a naive sum of squares loses every digit of the variance
+    rng = np.random.default_rng(4)
+    y = 1e9 + rng.normal(0, 1, 10_000)
+    yhat = y + rng.normal(0, 0.1, 10_000)
+    m = rs.R2Score().empty()
+    for chunk in range(10):
+        m.merge(rs.R2Score().update(predictions=yhat[chunk::10], targets=y[chunk::10]))
+    assert m.compute() == pytest.approx(skm.r2_score(y, yhat), rel=1e-9)
+
+
+# --- differential: torchmetrics ---------------------------------------------------------------------
+
+def test_calibration_and_ranking_equal_torchmetrics() -> None:
+    torch = pytest.importorskip("torch")
+    tmf = pytest.importorskip("torchmetrics.functional")
+    rng = np.random.default_rng(5)
+    b = binary(rng, 1000)
+    ece = tmf.classification.binary_calibration_error(torch.tensor(b["probabilities"]), torch.tensor(b["labels"]),
+                                                      n_bins=15)
+    assert rs.CalibrationError().update(**b).compute() == pytest.approx(float(ece), abs=1e-6)
+    m = multiclass(rng, 1000)
+    ece = tmf.classification.multiclass_calibration_error(torch.tensor(m["probabilities"]),
+                                                          torch.tensor(m["labels"]), num_classes=4, n_bins=10)
+    assert rs.CalibrationError(task="multiclass", n_bins=10).update(**m).compute() == pytest.approx(float(ece),
+                                                                                                   abs=1e-6)
+    # ranking: distinct scores (torch's order of ties is unspecified), graded labels, padding
+    scores = rng.permutation(64 * 10).reshape(64, 10) / 640.0 + 0.01
+    labels = rng.integers(0, 3, (64, 10))
+    where = rng.uniform(size=(64, 10)) < 0.85
+    ours = rs.RankingMetrics(["ndcg@5", "mrr", "P@5"], empty="zero").update(scores=scores, labels=labels,
+                                                                            where=where).compute()
+    idx = torch.tensor(np.broadcast_to(np.arange(64)[:, None], (64, 10))[where])
+    s, t = torch.tensor(scores[where]), torch.tensor(labels[where])
+    from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalPrecision
+
+    assert ours["ndcg@5"] == pytest.approx(float(RetrievalNormalizedDCG(top_k=5)(s, t, indexes=idx)), abs=1e-6)
+    assert ours["mrr"] == pytest.approx(float(RetrievalMRR()(s, t >= 1, indexes=idx)), abs=1e-6)
+    assert ours["P@5"] == pytest.approx(float(RetrievalPrecision(top_k=5)(s, t >= 1, indexes=idx)), abs=1e-6)
+
+
+def test_padded_ranking_equals_evaluate() -> None:
+    rng = np.random.default_rng(6)
+    batch = padded(rng, 30)
+    names = ["ndcg@5", "ndcg", "map", "mrr@3", "P@5", "recall@5", "Rprec", "bpref", "err@5", "ap_min@5"]
+    ours = rs.RankingMetrics(names, max_label=2).update(**batch).compute()  # the data's largest label is 2
+    qrels, run = {}, {}
+    for q in range(30):
+        items = np.flatnonzero(batch["where"][q])
+        if len(items):
+            qrels[str(q)] = {f"d{i}": int(batch["labels"][q, i]) for i in items}
+            run[str(q)] = {f"d{i}": float(batch["scores"][q, i]) for i in items}
+    ref = rankwise.evaluate(qrels, run, names, ties="input", score_precision="float64").summary.iloc[0]
+    for name in names:
+        assert ours[name] == pytest.approx(ref[name], abs=1e-12), name
+
+
+# --- click metrics by hand (CLAX's documented example) ----------------------------------------------
+
+def test_click_metrics_by_hand() -> None:
+    logp = np.array([[-0.01, -10.0, -0.7]])
+    clicks_ = np.array([[1, 0, 1]])
+    ll = rs.LogLikelihood(positions=3).update(conditional_log_probs=logp, clicks=clicks_)
+    per_rank = [-0.01, np.log(1 - np.exp(-10.0)), -0.7]
+    np.testing.assert_allclose(ll.compute_per_rank(), per_rank, rtol=1e-12)
+    assert ll.compute() == pytest.approx(np.mean(per_rank))
+    ppl = rs.ConditionalPerplexity(positions=3).update(conditional_log_probs=logp, clicks=clicks_)
+    expected = [2 ** (-v / np.log(2)) for v in per_rank]  # 2^(-log2 likelihood)
+    np.testing.assert_allclose(ppl.compute_per_rank(), expected, rtol=1e-12)
+    assert ppl.compute() == pytest.approx(np.mean(expected))
+    # log-probability 0 and -inf: no NaN (a certain click observed; an impossible click not observed)
+    edge = rs.Perplexity(positions=2).update(log_probs=[[0.0, -np.inf]], clicks=[[1, 0]])
+    assert edge.compute_per_rank().tolist() == [1.0, 1.0]
+    impossible = rs.LogLikelihood(positions=1).update(conditional_log_probs=[[-np.inf]], clicks=[[1]])
+    assert impossible.compute() == -np.inf
+    with pytest.raises(MetricInputError, match="log-probabilities"):
+        rs.LogLikelihood(positions=1).update(conditional_log_probs=[[0.5]], clicks=[[1]])
+
+
+# --- the API ------------------------------------------------------------------------------------------
+
+def test_multimetric_routes_inputs_and_refuses_unknown_ones() -> None:
+    mm = MultiMetric(acc=rs.Accuracy(), auc=rs.ROCAUC(), mse=rs.MeanSquaredError())
+    with pytest.raises(MetricInputError, match="no metric takes logit"):
+        mm.update(probabilities=[0.2], labels=[0], logit=[1.0])
+    mm = MultiMetric(acc=rs.Accuracy(), auc=rs.ROCAUC(), ndcg=rs.NDCG(ks=2), mrr=rs.MRR(ks=2))
+    with pytest.raises(MetricInputError, match="Accuracy.update: give exactly one of probabilities and predictions"):
+        mm.update(scores=[[0.3, 0.1]], labels=[[1, 0]])
+    mm = MultiMetric(ndcg=rs.NDCG(ks=2), mrr=rs.MRR(ks=2))
+    out = mm.update(scores=[[0.3, 0.1]], labels=[[1, 0]]).compute()
+    assert out == {"ndcg": 1.0, "mrr": 1.0}
+
+
+def test_masks_tensors_and_from_model_output() -> None:
+    torch = pytest.importorskip("torch")
+    p = torch.tensor([0.9, 0.1, 0.8, 0.3], requires_grad=True)
+    y = torch.tensor([1, 0, 0, 1])
+    keep = torch.tensor([True, True, False, False])
+    m = rs.Accuracy.from_model_output(probabilities=p, labels=y, where=keep, threshold=0.5)
+    assert m.compute() == 1.0 and m.params["threshold"] == 0.5
+    assert rs.ROCAUC().update(probabilities=p, labels=y).compute() == pytest.approx(
+        skm.roc_auc_score(y.numpy(), p.detach().numpy()))
+    with pytest.raises(MetricInputError, match="where: shape"):
+        rs.Accuracy().update(probabilities=[0.1, 0.2], labels=[0, 1], where=[True])
+    with pytest.raises(rankwise.errors.RankwiseError, match="cannot merge"):
+        rs.Accuracy().merge(rs.Accuracy(threshold=0.3))
