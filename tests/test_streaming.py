@@ -57,6 +57,32 @@ def padded(rng: np.random.Generator, n: int) -> dict:
             "where": rng.uniform(size=(n, 8)) < 0.8}
 
 
+WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "a", "big", "red", "über", "ça", "naïve", "猫"]
+
+
+def sentences(rng: np.random.Generator, n: int) -> dict:
+    def one() -> str:
+        return " ".join(rng.choice(WORDS, rng.integers(1, 9)))
+
+    return {"predictions": [one() for _ in range(n)], "references": [one() for _ in range(n)]}
+
+
+def images(rng: np.random.Generator, n: int) -> dict:
+    target = rng.uniform(size=(n, 12, 12))
+    return {"predictions": np.clip(target + rng.normal(0, 0.1, target.shape), 0, 1), "targets": target}
+
+
+def class_maps(rng: np.random.Generator, n: int) -> dict:
+    target = rng.integers(0, 4, (n, 6, 6))
+    pred = np.where(rng.uniform(size=target.shape) < 0.7, target, rng.integers(0, 4, target.shape))
+    return {"predictions": pred, "targets": target}
+
+
+def signals(rng: np.random.Generator, n: int) -> dict:
+    target = rng.normal(size=(n, 50))
+    return {"predictions": target + rng.normal(0, 0.3, target.shape), "targets": target}
+
+
 METRICS: dict[str, tuple[Callable[[], rs.Metric], Callable[[np.random.Generator, int], dict]]] = {
     "accuracy": (lambda: rs.Accuracy(), binary),
     "accuracy_top2": (lambda: rs.Accuracy(task="multiclass", num_classes=4, top_k=2), multiclass),
@@ -89,6 +115,19 @@ METRICS: dict[str, tuple[Callable[[], rs.Metric], Callable[[np.random.Generator,
     "ranking": (lambda: rs.RankingMetrics(["ndcg@5", "mrr", "map", "P@3", "recall@5", "err@5", "Rprec"], max_label=2),
                 padded),
     "ranking_expected_ties": (lambda: rs.RankingMetrics(["ndcg@3", "P@2", "map"], ties="expected"), padded),
+    "bleu": (lambda: rs.BLEU(), sentences),
+    "rouge": (lambda: rs.ROUGE(tokenizer="unicode"), sentences),
+    "wer": (lambda: rs.WordErrorRate(), sentences),
+    "cer": (lambda: rs.CharErrorRate(), sentences),
+    "token_perplexity": (lambda: rs.TokenPerplexity(),
+                         lambda rng, n: {"logits": rng.normal(size=(n, 4, 6)), "targets": rng.integers(0, 6, (n, 4)),
+                                         "where": rng.uniform(size=(n, 4)) < 0.8}),
+    "psnr": (lambda: rs.PSNR(data_range=1.0), images),
+    "psnr_per_image": (lambda: rs.PSNR(data_range=1.0, per_image=True), images),
+    "ssim": (lambda: rs.SSIM(data_range=1.0, win_size=5), images),
+    "iou": (lambda: rs.IoU(num_classes=4), class_maps),
+    "dice": (lambda: rs.Dice(num_classes=4, ignore_index=3), class_maps),
+    "snr": (lambda: rs.SNR(zero_mean=True), signals),
 }
 
 
@@ -305,3 +344,74 @@ def test_masks_tensors_and_from_model_output() -> None:
         rs.Accuracy().update(probabilities=[0.1, 0.2], labels=[0, 1], where=[True])
     with pytest.raises(rankwise.errors.RankwiseError, match="cannot merge"):
         rs.Accuracy().merge(rs.Accuracy(threshold=0.3))
+
+
+# --- text and image: the reference libraries ------------------------------------------------------
+
+def test_text_metrics_equal_sacrebleu_rouge_score_and_jiwer() -> None:
+    sacrebleu = pytest.importorskip("sacrebleu")
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+    jiwer = pytest.importorskip("jiwer")
+    data = sentences(np.random.default_rng(7), 200)
+    hyps, refs = data["predictions"], data["references"]
+    bleu = rs.BLEU().empty()
+    for i in range(0, 200, 50):  # four chunks, merged
+        bleu.merge(rs.BLEU().update(predictions=hyps[i:i + 50], references=refs[i:i + 50]))
+    ref = sacrebleu.corpus_bleu(hyps, [refs])
+    assert bleu.compute() == pytest.approx(ref.score, abs=1e-12)
+    scorer = sacrebleu.BLEU()
+    scorer.corpus_score(hyps, [refs])
+    assert bleu.signature() == str(scorer.get_signature())
+    two = rs.BLEU().update(predictions=hyps[:20], references=[[a, b] for a, b in zip(refs[:20], refs[20:40],
+                                                                                      strict=True)])
+    expected = sacrebleu.corpus_bleu(hyps[:20], [refs[:20], refs[20:40]]).score
+    assert two.compute() == pytest.approx(expected, abs=1e-12)
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])
+    ours = rs.ROUGE().update(predictions=hyps, references=refs).compute()
+    for kind in ("rouge1", "rouge2", "rougeL"):
+        expected = np.mean([scorer.score(r, h)[kind].fmeasure for h, r in zip(hyps, refs, strict=True)])
+        assert ours[kind] == pytest.approx(expected, abs=1e-12)
+    # rouge-score's default tokenizer drops "猫" and "犬", so two different sentences look equal;
+    # the unicode tokenizer keeps them: unigram overlap 1 of 2 -> F = 0.5
+    uni = rs.ROUGE(["rouge1"], tokenizer="unicode").update(predictions=["猫 cat"], references=["犬 cat"]).compute()
+    default = rs.ROUGE(["rouge1"]).update(predictions=["猫 cat"], references=["犬 cat"]).compute()
+    assert uni["rouge1"] == 0.5 and default["rouge1"] == 1.0
+    assert rs.WordErrorRate().update(**data).compute() == pytest.approx(jiwer.wer(refs, hyps), abs=1e-12)
+    assert rs.CharErrorRate().update(**data).compute() == pytest.approx(jiwer.cer(refs, hyps), abs=1e-12)
+
+
+def test_token_perplexity_from_logits_equals_torch_cross_entropy() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    logits, targets = rng.normal(size=(3, 5, 7)), rng.integers(0, 7, (3, 5))
+    ce = torch.nn.functional.cross_entropy(torch.tensor(logits).reshape(-1, 7), torch.tensor(targets).reshape(-1))
+    assert rs.TokenPerplexity().update(logits=logits, targets=targets).compute() == pytest.approx(
+        float(torch.exp(ce)), rel=1e-12)
+
+
+def test_image_metrics_equal_scikit_image_scikit_learn_and_torchmetrics() -> None:
+    skimage_metrics = pytest.importorskip("skimage.metrics")
+    rng = np.random.default_rng(9)
+    img = images(rng, 6)
+    per_image = [skimage_metrics.peak_signal_noise_ratio(t, p, data_range=1.0)
+                 for p, t in zip(img["predictions"], img["targets"], strict=True)]
+    assert rs.PSNR(data_range=1.0, per_image=True).update(**img).compute() == pytest.approx(np.mean(per_image),
+                                                                                            rel=1e-12)
+    pooled = 10 * np.log10(1.0 / np.mean((img["predictions"] - img["targets"]) ** 2))
+    assert rs.PSNR(data_range=1.0).update(**img).compute() == pytest.approx(pooled, rel=1e-12)
+    for options in ({}, {"gaussian_weights": True, "sigma": 1.5, "use_sample_covariance": False}):
+        expected = np.mean([skimage_metrics.structural_similarity(p, t, data_range=1.0, **options)
+                            for p, t in zip(img["predictions"], img["targets"], strict=True)])
+        assert rs.SSIM(data_range=1.0, **options).update(**img).compute() == pytest.approx(expected, rel=1e-12)
+    maps = class_maps(rng, 5)
+    iou = skm.jaccard_score(maps["targets"].ravel(), maps["predictions"].ravel(), average=None)
+    np.testing.assert_allclose(rs.IoU(num_classes=4).update(**maps).compute_per_class(), iou, rtol=1e-12)
+    dice = skm.f1_score(maps["targets"].ravel(), maps["predictions"].ravel(), average=None)
+    np.testing.assert_allclose(rs.Dice(num_classes=4).update(**maps).compute_per_class(), dice, rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    audio = pytest.importorskip("torchmetrics.functional.audio")
+    sig = signals(rng, 4)
+    for zero_mean in (False, True):
+        ref = audio.signal_noise_ratio(torch.tensor(sig["predictions"]), torch.tensor(sig["targets"]),
+                                     zero_mean=zero_mean).mean()
+        assert rs.SNR(zero_mean=zero_mean).update(**sig).compute() == pytest.approx(float(ref), rel=1e-9)

@@ -14,6 +14,7 @@ from rankwise.streaming.classification import (
 )
 from rankwise.streaming.clicks import ConditionalPerplexity, CTRCalibration, LogLikelihood, Perplexity
 from rankwise.streaming.curves import ROCAUC, AveragePrecision
+from rankwise.streaming.image import PSNR, SNR, SSIM, Dice, IoU
 from rankwise.streaming.ranking import MAP, MRR, NDCG, HitRate, PrecisionAtK, RankingMetrics, RecallAtK
 from rankwise.streaming.regression import (
     CosineSimilarity,
@@ -26,10 +27,12 @@ from rankwise.streaming.regression import (
     RootMeanSquaredLogError,
     SpearmanCorrCoef,
 )
+from rankwise.streaming.text import BLEU, ROUGE, CharErrorRate, TokenPerplexity, WordErrorRate
 
 __all__ = ["Accuracy", "AveragePrecision", "BrierScore", "CalibrationError", "ConditionalPerplexity",
            "ConfusionMatrix", "CosineSimilarity", "CTRCalibration", "LogLikelihood", "Perplexity",
            "FBeta", "LogLoss", "MatthewsCorrCoef", "MeanAbsoluteError", "MeanSquaredError", "MeanSquaredLogError",
            "Metric", "MultiMetric", "PearsonCorrCoef", "Precision", "R2Score", "ROCAUC", "Recall",
            "RootMeanSquaredError", "RootMeanSquaredLogError", "SpearmanCorrCoef", "MAP", "MRR", "NDCG", "HitRate",
-           "PrecisionAtK", "RankingMetrics", "RecallAtK"]
+           "PrecisionAtK", "RankingMetrics", "RecallAtK", "BLEU", "ROUGE", "CharErrorRate", "TokenPerplexity",
+           "WordErrorRate", "PSNR", "SNR", "SSIM", "Dice", "IoU"]

@@ -1,0 +1,198 @@
+"""Streaming image metrics: PSNR, SSIM (scikit-image's ``structural_similarity``, the ``image``
+extra), IoU and Dice per class, and SNR. Images are [batch, height, width] or
+[batch, height, width, channels] arrays; class maps are integer arrays of any shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rankwise.state import Metric, MetricInputError, mask_of
+
+
+def _pair(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    pred = inputs["predictions"].astype(np.float64)
+    target = inputs["targets"].astype(np.float64)
+    if pred.shape != target.shape:
+        raise MetricInputError(f"{type(metric).__name__}.update: predictions {pred.shape} and targets "
+                               f"{target.shape} differ")
+    mask = mask_of(inputs.get("where"), pred.shape[:1])  # one flag per image
+    if mask is not None:
+        pred, target = pred[mask], target[mask]
+    return pred, target
+
+
+class PSNR(Metric):
+    """Peak signal-to-noise ratio, 10 log10(data_range^2 / MSE), in dB. Pooled over every pixel
+    of every image (torchmetrics' default), or ``per_image=True``: the mean of each image's PSNR
+    (scikit-image's ``peak_signal_noise_ratio`` per image). ``data_range`` is required: taking it
+    from the data would make batches disagree.
+
+    >>> round(PSNR(data_range=1.0).update(predictions=[[[0.5, 0.5]]], targets=[[[0.5, 0.6]]]).compute(), 4)
+    23.0103
+    """
+
+    inputs = ("predictions", "targets")
+
+    def __init__(self, data_range: float, per_image: bool = False) -> None:
+        if not data_range or data_range <= 0:
+            raise MetricInputError("PSNR: data_range must be positive (e.g. 1.0 or 255)")
+        super().__init__(data_range=float(data_range), per_image=per_image)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        pred, target = _pair(self, inputs)
+        err = (pred - target) ** 2
+        if self.params["per_image"]:
+            mse = err.reshape(len(err), -1).mean(axis=1)
+            with np.errstate(divide="ignore"):
+                psnr = 10 * np.log10(self.params["data_range"] ** 2 / mse)
+            self.state["total"] = self.state["total"] + psnr.sum()
+            self.state["count"] += len(psnr)
+        else:
+            self.state["total"] = self.state["total"] + err.sum()
+            self.state["count"] += err.size
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        if not n:
+            return float("nan")
+        if self.params["per_image"]:
+            return float(self.state["total"]) / n
+        mse = float(self.state["total"]) / n
+        return float("inf") if mse == 0 else float(10 * np.log10(self.params["data_range"] ** 2 / mse))
+
+
+class SSIM(Metric):
+    """Mean structural similarity over images, each computed by
+    ``skimage.metrics.structural_similarity`` with the options given (``data_range`` required;
+    ``gaussian_weights``, ``sigma``, ``win_size``, ``use_sample_covariance``, ``channel_axis``).
+
+    >>> img = np.linspace(0, 1, 64).reshape(1, 8, 8)
+    >>> SSIM(data_range=1.0).update(predictions=img, targets=img).compute()
+    1.0
+    """
+
+    inputs = ("predictions", "targets")
+
+    def __init__(self, data_range: float, **options: Any) -> None:
+        super().__init__(data_range=float(data_range), **options)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        try:
+            from skimage.metrics import structural_similarity
+        except ImportError:
+            raise MetricInputError("SSIM needs scikit-image: pip install 'rankwise[image]'") from None
+        pred, target = _pair(self, inputs)
+        for p, t in zip(pred, target, strict=True):
+            try:
+                value = structural_similarity(p, t, **self.params)
+            except ValueError as err:  # window larger than the image, wrong channel axis ...
+                raise MetricInputError(f"SSIM.update: {err}") from None
+            self.state["total"] = self.state["total"] + value
+        self.state["count"] += len(pred)
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        return float(self.state["total"]) / n if n else float("nan")
+
+
+class _Overlap(Metric):
+    """True positives, false positives and false negatives per class of two class maps."""
+
+    inputs = ("predictions", "targets")
+
+    def __init__(self, num_classes: int, ignore_index: int | None = None) -> None:
+        super().__init__(num_classes=num_classes, ignore_index=ignore_index)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"counts": np.zeros((3, self.params["num_classes"]), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        pred = inputs["predictions"]
+        target = inputs["targets"]
+        if pred.shape != target.shape:
+            raise MetricInputError(f"{type(self).__name__}.update: predictions {pred.shape} and targets "
+                                   f"{target.shape} differ")
+        keep = mask_of(inputs.get("where"), pred.shape)
+        keep = np.ones(pred.shape, dtype=bool) if keep is None else keep.copy()
+        if self.params["ignore_index"] is not None:
+            keep &= target != self.params["ignore_index"]
+        p, t = pred[keep].astype(np.int64), target[keep].astype(np.int64)
+        c = self.params["num_classes"]
+        if len(p) and (min(p.min(), t.min()) < 0 or max(p.max(), t.max()) >= c):
+            raise MetricInputError(f"{type(self).__name__}.update: class ids must lie in 0..{c - 1}")
+        tp = np.bincount(t[p == t], minlength=c)
+        self.state["counts"] += np.stack([tp, np.bincount(p, minlength=c) - tp, np.bincount(t, minlength=c) - tp])
+
+    def _ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
+
+    def compute(self) -> float:
+        per_class = self.compute_per_class()
+        return float(np.nanmean(per_class)) if (~np.isnan(per_class)).any() else float("nan")
+
+
+class IoU(_Overlap):
+    """Intersection over union per class, TP / (TP + FP + FN) (``compute_per_class()``, NaN for
+    a class absent from both maps); ``compute()`` the mean over present classes.
+
+    >>> IoU(num_classes=2).update(predictions=[[0, 1, 1]], targets=[[0, 1, 0]]).compute_per_class().tolist()
+    [0.5, 0.5]
+    """
+
+    def compute_per_class(self) -> np.ndarray:
+        tp, fp, fn = self.state["counts"].astype(np.float64)
+        return self._ratio(tp, tp + fp + fn)
+
+
+class Dice(_Overlap):
+    """Dice coefficient per class, 2 TP / (2 TP + FP + FN); ``compute()`` the mean over present
+    classes.
+
+    >>> Dice(num_classes=2).update(predictions=[[0, 1, 1]], targets=[[0, 1, 0]]).compute_per_class().tolist()
+    [0.6666666666666666, 0.6666666666666666]
+    """
+
+    def compute_per_class(self) -> np.ndarray:
+        tp, fp, fn = self.state["counts"].astype(np.float64)
+        return self._ratio(2 * tp, 2 * tp + fp + fn)
+
+
+class SNR(Metric):
+    """Signal-to-noise ratio per sample over its last axis, 10 log10(sum target^2 / sum
+    (target - prediction)^2) dB, averaged over samples (torchmetrics' ``signal_noise_ratio``);
+    ``zero_mean=True`` removes each signal's mean first.
+
+    >>> round(SNR().update(predictions=[[1.0, 2.0]], targets=[[1.0, 3.0]]).compute(), 4)   # 10 log10(10 / 1)
+    10.0
+    """
+
+    inputs = ("predictions", "targets")
+
+    def __init__(self, zero_mean: bool = False) -> None:
+        super().__init__(zero_mean=zero_mean)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        pred, target = _pair(self, inputs)
+        if self.params["zero_mean"]:
+            pred = pred - pred.mean(axis=-1, keepdims=True)
+            target = target - target.mean(axis=-1, keepdims=True)
+        eps = np.finfo(np.float64).eps
+        snr = 10 * np.log10(((target**2).sum(axis=-1) + eps) / (((target - pred) ** 2).sum(axis=-1) + eps))
+        self.state["total"] = self.state["total"] + snr.sum()
+        self.state["count"] += snr.size
+
+    def compute(self) -> float:
+        n = int(self.state["count"])
+        return float(self.state["total"]) / n if n else float("nan")

@@ -1,0 +1,236 @@
+"""Streaming text metrics: corpus BLEU (sacrebleu's), ROUGE-N / ROUGE-L (rouge-score's), WER and
+CER (jiwer's) and token perplexity. The tokenisers and alignments are the reference libraries'
+own (the ``text`` extra: sacrebleu, rouge-score, jiwer); rankwise keeps their sufficient
+statistics as mergeable states: BLEU's n-gram match and total counts and lengths, ROUGE's sums of
+per-pair scores, the edit counts of WER / CER, and the summed negative log-likelihood.
+
+``predictions`` is a list of strings; ``references`` a list with one reference string, or a
+list of reference strings, per prediction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import RankwiseError
+from rankwise.state import Metric, MetricInputError, mask_of
+
+
+def _need(module: str, extra: str = "text") -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise RankwiseError(f"this metric needs {module}: pip install 'rankwise[{extra}]'") from None
+
+
+def _texts(metric: Metric, inputs: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    preds = inputs["predictions"]
+    refs = inputs["references"]
+    name = type(metric).__name__
+    if isinstance(preds, str) or not all(isinstance(p, str) for p in preds):
+        raise MetricInputError(f"{name}.update: predictions must be a list of strings")
+    if len(refs) != len(preds):
+        raise MetricInputError(f"{name}.update: {len(preds)} predictions but {len(refs)} references")
+    per_item = [[r] if isinstance(r, str) else list(r) for r in refs]
+    if not all(all(isinstance(x, str) for x in r) and r for r in per_item):
+        raise MetricInputError(f"{name}.update: each reference must be a string or a non-empty list of strings")
+    where = inputs.get("where")
+    if where is not None:
+        keep = mask_of(where, (len(preds),))
+        preds = [p for p, k in zip(preds, keep, strict=True) if k]
+        per_item = [r for r, k in zip(per_item, keep, strict=True) if k]
+    return list(preds), per_item
+
+
+class BLEU(Metric):
+    """Corpus BLEU exactly as ``sacrebleu.corpus_bleu`` (same tokeniser, smoothing, effective
+    order and signature): the state sums n-gram matches, n-gram totals, hypothesis and closest
+    reference lengths over sentences, so chunks and processes merge exactly.
+
+    >>> m = BLEU().update(predictions=["the cat sat on the mat"], references=["the cat is on the mat"])
+    >>> round(m.compute(), 2), m.signature()
+    (37.99, 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0')
+    """
+
+    inputs = ("predictions", "references")
+    _raw_inputs = ("predictions", "references", "where")
+
+    def __init__(self, tokenize: str = "13a", smooth_method: str = "exp", smooth_value: float | None = None,
+                 lowercase: bool = False, max_ngram_order: int = 4, effective_order: bool = False) -> None:
+        super().__init__(tokenize=tokenize, smooth_method=smooth_method, smooth_value=smooth_value,
+                         lowercase=lowercase, max_ngram_order=max_ngram_order, effective_order=effective_order)
+
+    def _scorer(self) -> Any:
+        bleu = _need("sacrebleu.metrics.bleu")
+        return bleu.BLEU(**self.params)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"stats": np.zeros(2 + 2 * self.params["max_ngram_order"], dtype=np.int64),
+                "nrefs": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        preds, refs = _texts(self, inputs)
+        if not preds:
+            return
+        width = max(len(r) for r in refs)
+        streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
+        stats = self._scorer()._extract_corpus_statistics(preds, streams)
+        self.state["stats"] += np.asarray(stats, dtype=np.int64).sum(axis=0)
+        self.state["nrefs"] = np.maximum(self.state["nrefs"], width)
+
+    def _merge(self, other: dict[str, Any]) -> None:
+        self.state["stats"] = self.state["stats"] + other["stats"]
+        self.state["nrefs"] = np.maximum(self.state["nrefs"], other["nrefs"])
+
+    def score(self) -> Any:
+        """sacrebleu's BLEUScore object (precisions, brevity penalty, lengths)."""
+        return self._scorer()._compute_score_from_stats([int(x) for x in self.state["stats"]])
+
+    def compute(self) -> float:
+        return float(self.score().score)
+
+    def signature(self) -> str:
+        """sacrebleu's signature string (nrefs from the references seen)."""
+        scorer = self._scorer()
+        scorer.num_refs = int(self.state["nrefs"]) or 1  # what sacrebleu records after a corpus_score
+        return str(scorer.get_signature())
+
+
+class _UnicodeTokenizer:
+    """Lowercase, split on non-word characters of any script (rouge-score's default drops every
+    character outside a-z and 0-9)."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return re.findall(r"\w+", text.lower(), flags=re.UNICODE)
+
+
+class ROUGE(Metric):
+    """ROUGE-N and ROUGE-L F-measure (``rouge_types``), each pair scored by rouge-score's
+    ``RougeScorer`` (with several references, its ``score_multi``: the best one) and averaged
+    over pairs. ``compute()`` gives F-measures; ``compute_all()`` precision, recall and F.
+    ``tokenizer='unicode'`` keeps non-Latin words, which rouge-score's default tokeniser drops.
+
+    >>> ROUGE(["rouge1"]).update(predictions=["the cat sat"], references=["the cat is here"]).compute()
+    {'rouge1': 0.5714285714285715}
+    """
+
+    inputs = ("predictions", "references")
+    _raw_inputs = ("predictions", "references", "where")
+
+    def __init__(self, rouge_types: Sequence[str] = ("rouge1", "rouge2", "rougeL"), use_stemmer: bool = False,
+                 tokenizer: str = "default") -> None:
+        if tokenizer not in ("default", "unicode"):
+            raise RankwiseError(f"tokenizer {tokenizer!r}: expected default or unicode")
+        super().__init__(rouge_types=tuple(rouge_types), use_stemmer=use_stemmer, tokenizer=tokenizer)
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"sums": np.zeros((len(self.params["rouge_types"]), 3)), "count": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        rouge_scorer = _need("rouge_score.rouge_scorer")
+        preds, refs = _texts(self, inputs)
+        tokenizer = _UnicodeTokenizer() if self.params["tokenizer"] == "unicode" else None
+        scorer = rouge_scorer.RougeScorer(list(self.params["rouge_types"]), use_stemmer=self.params["use_stemmer"],
+                                          tokenizer=tokenizer)
+        for pred, ref in zip(preds, refs, strict=True):
+            scores = scorer.score(ref[0], pred) if len(ref) == 1 else scorer.score_multi(ref, pred)
+            for i, kind in enumerate(self.params["rouge_types"]):
+                s = scores[kind]
+                self.state["sums"][i] += (s.precision, s.recall, s.fmeasure)
+        self.state["count"] += len(preds)
+
+    def compute_all(self) -> dict[str, dict[str, float]]:
+        n = int(self.state["count"])
+        means = self.state["sums"] / n if n else np.full_like(self.state["sums"], np.nan)
+        return {kind: {"precision": float(p), "recall": float(r), "fmeasure": float(f)}
+                for kind, (p, r, f) in zip(self.params["rouge_types"], means, strict=True)}
+
+    def compute(self) -> dict[str, float]:
+        return {kind: v["fmeasure"] for kind, v in self.compute_all().items()}
+
+
+class WordErrorRate(Metric):
+    """WER = (substitutions + deletions + insertions) / reference words, from jiwer's alignment
+    (``jiwer.process_words``); corpus-level, as ``jiwer.wer`` on all pairs.
+
+    >>> WordErrorRate().update(predictions=["the cat sat"], references=["the cat is here"]).compute()   # 1 S + 1 D
+    0.5
+    """
+
+    inputs = ("predictions", "references")
+    _raw_inputs = ("predictions", "references", "where")
+    _characters = False
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"edits": np.zeros(4, dtype=np.int64)}  # substitutions, deletions, insertions, hits
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        jiwer = _need("jiwer")
+        preds, refs = _texts(self, inputs)
+        if any(len(r) != 1 for r in refs):
+            raise MetricInputError(f"{type(self).__name__}.update: one reference per prediction")
+        if not preds:
+            return
+        process = jiwer.process_characters if self._characters else jiwer.process_words
+        out = process([r[0] for r in refs], preds)
+        self.state["edits"] += (out.substitutions, out.deletions, out.insertions, out.hits)
+
+    def compute(self) -> float:
+        s, d, i, h = (int(x) for x in self.state["edits"])
+        return (s + d + i) / (s + d + h) if s + d + h else float("nan")
+
+
+class CharErrorRate(WordErrorRate):
+    """CER: the same over characters (``jiwer.process_characters``).
+
+    >>> CharErrorRate().update(predictions=["abd"], references=["abc"]).compute()
+    0.3333333333333333
+    """
+
+    _characters = True
+
+
+class TokenPerplexity(Metric):
+    """exp(mean negative log-likelihood per token), from ``log_probs`` of the target tokens
+    ([batch, tokens], natural log), or from ``logits`` ([batch, tokens, vocabulary]) and
+    ``targets`` (token ids); ``where`` masks padding.
+
+    >>> round(TokenPerplexity().update(log_probs=[[np.log(0.5), np.log(0.25)]]).compute(), 9)   # exp((ln 2 + ln 4) / 2)
+    2.828427125
+    """
+
+    inputs = ()
+    optional_inputs = ("log_probs", "logits", "targets", "where")
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"nll": np.zeros(()), "tokens": np.zeros((), dtype=np.int64)}
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        if ("log_probs" in inputs) == ("logits" in inputs):
+            raise MetricInputError("TokenPerplexity.update: give log_probs, or logits with targets")
+        if "logits" in inputs:
+            from scipy.special import log_softmax
+
+            if "targets" not in inputs:
+                raise MetricInputError("TokenPerplexity.update: logits need targets (token ids)")
+            logits = inputs["logits"].astype(np.float64)
+            targets = inputs["targets"].astype(np.int64)
+            if logits.shape[:-1] != targets.shape:
+                raise MetricInputError(f"TokenPerplexity.update: logits {logits.shape} and targets {targets.shape}")
+            logp = np.take_along_axis(log_softmax(logits, axis=-1), targets[..., None], axis=-1)[..., 0]
+        else:
+            logp = inputs["log_probs"].astype(np.float64)
+        mask = mask_of(inputs.get("where"), logp.shape)
+        values = logp if mask is None else logp[mask]
+        self.state["nll"] = self.state["nll"] - values.sum()
+        self.state["tokens"] += values.size
+
+    def compute(self) -> float:
+        n = int(self.state["tokens"])
+        return float(np.exp(float(self.state["nll"]) / n)) if n else float("nan")
