@@ -1,7 +1,8 @@
 """ROC AUC and PR AUC (average precision), exact or on a fixed threshold grid, with curve points.
 
-Exact metrics keep every (score, label) pair: their state grows by 9 bytes per input (a float64
-score and a 1-byte label) and ``compute`` sorts once. Grid metrics (``num_thresholds=N``) keep
+Exact metrics keep every (score, label) pair: their state grows by 5 bytes per input for float32
+scores, 9 for float64 (the score in its own precision and a 1-byte label); ``compute`` sorts the
+positives' and the negatives' scores once. Grid metrics (``num_thresholds=N``) keep
 two histograms of N + 1 counts whatever the input size: a row counts as predicted positive at
 threshold t when its score is > t, with thresholds t_0 = -eps, t_i = i / (N - 1), t_{N-1} =
 1 + eps (the Keras / metrax grid for probabilities in [0, 1]). On scores that lie on the grid,
@@ -18,7 +19,8 @@ from rankwise.state import Metric, MetricInputError, mask_of
 
 
 def _scores_and_labels(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    scores = inputs["probabilities"].astype(np.float64).ravel()
+    raw = inputs["probabilities"]
+    scores = (raw if raw.dtype in (np.float32, np.float64) else raw.astype(np.float64)).ravel()
     labels = inputs["labels"].ravel()
     if scores.shape != labels.shape:
         raise MetricInputError(f"{type(metric).__name__}.update: {scores.shape[0]} scores for {labels.shape[0]} labels")
@@ -79,14 +81,17 @@ class _Curve(Metric):
         """Cumulative (true positives, false positives, thresholds) from the highest threshold
         down, one point per distinct threshold (as scikit-learn's curves)."""
         if self.params["num_thresholds"] is None:
-            scores = np.concatenate(self.state["scores"]) if self.state["scores"] else np.zeros(0)
-            labels = np.concatenate(self.state["labels"]) if self.state["labels"] else np.zeros(0, dtype=bool)
-            order = np.argsort(-scores, kind="stable")
-            scores, labels = scores[order], labels[order]
-            last = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1] if len(scores) else np.zeros(0, int)
-            tps = np.cumsum(labels)[last]
-            fps = (last + 1) - tps
-            return tps.astype(np.float64), fps.astype(np.float64), scores[last]
+            if not self.state["scores"]:
+                return np.zeros(0), np.zeros(0), np.zeros(0)
+            scores = np.concatenate(self.state["scores"])
+            labels = np.concatenate(self.state["labels"])
+            pos, neg = np.sort(scores[labels]), np.sort(scores[~labels])  # value sorts: no index arrays
+            merged = np.sort(np.concatenate([pos, neg]), kind="stable")  # two sorted runs: a merge
+            distinct = merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
+            thresholds = distinct[::-1]
+            tps = len(pos) - np.searchsorted(pos, thresholds, side="left")
+            fps = len(neg) - np.searchsorted(neg, thresholds, side="left")
+            return tps.astype(np.float64), fps.astype(np.float64), thresholds.astype(np.float64)
         n = self.params["num_thresholds"]
         pos = self.state["positives"][::-1].cumsum()[:-1]  # score > t_i for i = N-1 .. 0
         neg = self.state["negatives"][::-1].cumsum()[:-1]
@@ -96,7 +101,7 @@ class _Curve(Metric):
 class ROCAUC(_Curve):
     """Area under the ROC curve (trapezoids between the curve's points; ties are diagonal
     segments), as ``sklearn.metrics.roc_auc_score``; NaN with one class only.
-    Exact (default): memory grows by 9 bytes per input. ``num_thresholds=N``: fixed memory.
+    Exact (default): memory grows by 5 (float32) or 9 (float64) bytes per input. ``num_thresholds=N``: fixed memory.
 
     >>> ROCAUC().update(probabilities=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]).compute()
     0.75
@@ -120,7 +125,7 @@ class ROCAUC(_Curve):
 class AveragePrecision(_Curve):
     """PR AUC as average precision: sum over thresholds of (R_i - R_{i-1}) P_i, as
     ``sklearn.metrics.average_precision_score`` (step-wise, no interpolation); NaN without
-    positives. Exact by default (9 bytes per input), or on ``num_thresholds``.
+    positives. Exact by default (5 or 9 bytes per input), or on ``num_thresholds``.
 
     >>> round(AveragePrecision().update(probabilities=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]).compute(), 4)
     0.8333

@@ -1,0 +1,67 @@
+"""Differential tests against google-metrax (JAX) where its definitions are rankwise's. metrax is
+an optional extra (`rankwise[metrax]`, about 600 MB with JAX): these tests skip without it.
+metrax computes in float32, so values agree to about 1e-6."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankwise import streaming as rs
+
+metrax = pytest.importorskip("metrax")
+jnp = pytest.importorskip("jax.numpy")
+
+
+def value(metric: object) -> np.ndarray:
+    return np.asarray(metric.compute(), dtype=np.float64)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def data() -> dict:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 1000)
+    p = np.round(np.clip(0.3 * y + rng.uniform(0, 0.7, 1000), 0, 1) * 199) / 199
+    t = rng.normal(size=1000)
+    return {"y": y, "p": p, "t": t, "q": t + rng.normal(size=1000), "rng": rng}
+
+
+def test_classification_and_regression(data: dict) -> None:
+    y, p, t, q = data["y"], data["p"], data["t"], data["q"]
+    hard = (p >= 0.5).astype(np.int32)
+    assert rs.Accuracy().update(probabilities=p, labels=y).compute() == pytest.approx(
+        value(metrax.Accuracy.from_model_output(jnp.array(hard), jnp.array(y))), rel=1e-6)
+    assert rs.Precision().update(probabilities=p, labels=y).compute() == pytest.approx(
+        value(metrax.Precision.from_model_output(jnp.array(p), jnp.array(y))), rel=1e-6)
+    assert rs.Recall().update(probabilities=p, labels=y).compute() == pytest.approx(
+        value(metrax.Recall.from_model_output(jnp.array(p), jnp.array(y))), rel=1e-6)
+    for ours, theirs in ((rs.MeanSquaredError(), metrax.MSE), (rs.RootMeanSquaredError(), metrax.RMSE),
+                         (rs.MeanAbsoluteError(), metrax.MAE), (rs.R2Score(), metrax.RSQUARED)):
+        assert ours.update(predictions=q, targets=t).compute() == pytest.approx(
+            value(theirs.from_model_output(jnp.array(q), jnp.array(t))), rel=1e-5)
+    # ROC AUC on metrax's 200-threshold grid: the same trapezoids; metrax's float32 thresholds
+    # move a few grid-aligned scores across a threshold (measured difference 1.5e-4)
+    assert rs.ROCAUC(num_thresholds=200).update(probabilities=p, labels=y).compute() == pytest.approx(
+        value(metrax.AUCROC.from_model_output(jnp.array(p), jnp.array(y), num_thresholds=200)), abs=1e-3)
+
+
+def test_image_audio_text_and_ranking(data: dict) -> None:
+    rng = data["rng"]
+    target = rng.uniform(size=(4, 12, 12, 1))
+    pred = np.clip(target + rng.normal(0, 0.1, target.shape), 0, 1)
+    assert rs.PSNR(data_range=1.0, per_image=True).update(predictions=pred, targets=target).compute() == \
+        pytest.approx(value(metrax.PSNR.from_model_output(jnp.array(pred), jnp.array(target), max_val=1.0)), rel=1e-6)
+    sig = rng.normal(size=(4, 50))
+    est = sig + rng.normal(0, 0.3, sig.shape)
+    assert rs.SNR().update(predictions=est, targets=sig).compute() == pytest.approx(
+        value(metrax.SNR.from_model_output(jnp.array(est), jnp.array(sig))), rel=1e-6)
+    logits, tokens = rng.normal(size=(3, 5, 7)), rng.integers(0, 7, (3, 5))
+    assert rs.TokenPerplexity().update(logits=logits, targets=tokens).compute() == pytest.approx(
+        value(metrax.Perplexity.from_model_output(jnp.array(logits), jnp.array(tokens), from_logits=True)), rel=1e-6)
+    scores = rng.permutation(40).reshape(4, 10) / 40.0  # distinct scores
+    labels = rng.integers(0, 2, (4, 10))
+    for cls, ours in (("NDCGAtK", "ndcg"), ("MRR", "mrr"), ("PrecisionAtK", "P")):
+        metric = getattr(metrax, cls).from_model_output(jnp.array(scores), jnp.array(labels), ks=jnp.array([3, 5]))
+        theirs = value(metric)
+        got = rs.RankingMetrics([f"{ours}@3", f"{ours}@5"]).update(scores=scores, labels=labels).compute()
+        np.testing.assert_allclose(list(got.values()), theirs, rtol=1e-6)
