@@ -415,3 +415,17 @@ def test_image_metrics_equal_scikit_image_scikit_learn_and_torchmetrics() -> Non
         ref = audio.signal_noise_ratio(torch.tensor(sig["predictions"]), torch.tensor(sig["targets"]),
                                      zero_mean=zero_mean).mean()
         assert rs.SNR(zero_mean=zero_mean).update(**sig).compute() == pytest.approx(float(ref), rel=1e-9)
+
+
+def test_ranking_rows_without_relevant_items_and_padding_rows() -> None:
+    scores = [[0.9, 0.1, 0.5], [0.3, 0.2, 0.1], [0.0, 0.0, 0.0]]
+    labels = [[0, 1, 0], [0, 0, 0], [1, 0, 0]]
+    where = [[True, True, True], [True, True, True], [False, False, False]]  # row 3 is padding
+    zero = rs.MRR(ks=3).update(scores=scores, labels=labels, where=where)
+    skip = rs.MRR(ks=3, empty="skip").update(scores=scores, labels=labels, where=where)
+    assert zero.compute() == pytest.approx((1 / 3 + 0) / 2)  # d2 is third; row 2 has no relevant item
+    assert skip.compute() == pytest.approx(1 / 3) and int(skip.state["queries"]) == 1
+    with pytest.raises(rankwise.errors.RankwiseError, match="ERR on batches needs max_label"):
+        rs.RankingMetrics(["err@10"])
+    with pytest.raises(MetricInputError, match="non-negative integers"):
+        rs.NDCG(ks=2).update(scores=[[0.1, 0.2]], labels=[[0.5, 1]])
