@@ -99,6 +99,9 @@ METRICS: dict[str, tuple[Callable[[], rs.Metric], Callable[[np.random.Generator,
     "roc_auc_grid": (lambda: rs.ROCAUC(num_thresholds=101), binary),
     "average_precision": (lambda: rs.AveragePrecision(), binary),
     "average_precision_grid": (lambda: rs.AveragePrecision(num_thresholds=101), binary),
+    "roc_auc_multiclass": (lambda: rs.ROCAUC(task="multiclass", num_classes=4, average="weighted"), multiclass),
+    "average_precision_multilabel_grid": (lambda: rs.AveragePrecision(num_thresholds=50, task="multilabel",
+                                                                      num_classes=3), multilabel),
     "mae": (lambda: rs.MeanAbsoluteError(), regression),
     "rmse": (lambda: rs.RootMeanSquaredError(), regression),
     "msle": (lambda: rs.MeanSquaredLogError(), positive_regression),
@@ -213,6 +216,17 @@ def test_auc_equals_scikit_learn_exact_and_on_the_grid() -> None:
     ours = rs.ROCAUC().update(**b).curve()
     np.testing.assert_allclose(ours[0], fpr, atol=1e-15)
     np.testing.assert_allclose(ours[1], tpr, atol=1e-15)
+    m, ml = multiclass(rng, 800), multilabel(rng, 800)
+    for avg in ("macro", "weighted", None):
+        np.testing.assert_allclose(
+            rs.ROCAUC(task="multiclass", num_classes=4, average=avg).update(**m).compute(),
+            skm.roc_auc_score(m["labels"], m["probabilities"], multi_class="ovr", average=avg), rtol=1e-12)
+        np.testing.assert_allclose(
+            rs.ROCAUC(task="multilabel", num_classes=3, average=avg).update(**ml).compute(),
+            skm.roc_auc_score(ml["labels"], ml["probabilities"], average=avg), rtol=1e-12)
+        np.testing.assert_allclose(
+            rs.AveragePrecision(task="multilabel", num_classes=3, average=avg).update(**ml).compute(),
+            skm.average_precision_score(ml["labels"], ml["probabilities"], average=avg), rtol=1e-12)
     coarse = rs.ROCAUC(num_thresholds=11).update(**b).compute()  # a coarse grid: an approximation
     assert abs(coarse - auc) < 0.02 and coarse != auc
 

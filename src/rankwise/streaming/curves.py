@@ -1,12 +1,14 @@
-"""ROC AUC and PR AUC (average precision), exact or on a fixed threshold grid, with curve points.
+"""ROC AUC and PR AUC (average precision), exact or on a fixed threshold grid, with curve points;
+binary, or one-vs-rest per class (multiclass) or per label (multilabel), averaged.
 
 Exact metrics keep every (score, label) pair: their state grows by 5 bytes per input for float32
-scores, 9 for float64 (the score in its own precision and a 1-byte label); ``compute`` sorts the
-positives' and the negatives' scores once. Grid metrics (``num_thresholds=N``) keep
-two histograms of N + 1 counts whatever the input size: a row counts as predicted positive at
-threshold t when its score is > t, with thresholds t_0 = -eps, t_i = i / (N - 1), t_{N-1} =
-1 + eps (the Keras / metrax grid for probabilities in [0, 1]). On scores that lie on the grid,
-grid and exact values are equal (the tests check it against scikit-learn).
+scores, 9 for float64 (the score in its own precision and a 1-byte label; multiclass: C scores
+per row); ``compute`` sorts the positives' and the negatives' scores once per class. Grid metrics
+(``num_thresholds=N``) keep two histograms of N + 1 counts per class whatever the input size: a
+row counts as predicted positive at threshold t when its score is > t, with thresholds t_0 =
+-eps, t_i = i / (N - 1), t_{N-1} = 1 + eps (the Keras / metrax grid for probabilities in
+[0, 1]). On scores that lie on the grid, grid and exact values are equal (the tests check it
+against scikit-learn).
 """
 
 from __future__ import annotations
@@ -18,22 +20,6 @@ import numpy as np
 from rankwise.state import Metric, MetricInputError, mask_of
 
 
-def _scores_and_labels(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    raw = inputs["probabilities"]
-    scores = (raw if raw.dtype in (np.float32, np.float64) else raw.astype(np.float64)).ravel()
-    labels = inputs["labels"].ravel()
-    if scores.shape != labels.shape:
-        raise MetricInputError(f"{type(metric).__name__}.update: {scores.shape[0]} scores for {labels.shape[0]} labels")
-    mask = mask_of(inputs.get("where"), inputs["labels"].shape)
-    if mask is not None:
-        scores, labels = scores[mask.ravel()], labels[mask.ravel()]
-    if not np.isin(labels, (0, 1)).all():
-        raise MetricInputError(f"{type(metric).__name__}.update: labels must be 0 or 1")
-    if np.isnan(scores).any():
-        raise MetricInputError(f"{type(metric).__name__}.update: NaN scores")
-    return scores, labels.astype(bool)
-
-
 def grid(num_thresholds: int) -> np.ndarray:
     """The threshold grid: -eps, 1/(N-1), ..., (N-2)/(N-1), 1 + eps."""
     eps = 1e-7
@@ -42,24 +28,122 @@ def grid(num_thresholds: int) -> np.ndarray:
     return t
 
 
+def exact_counts(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cumulative (true positives, false positives) at each distinct score, from the highest
+    down, and those scores (as scikit-learn's curves, with every threshold kept).
+
+    >>> [a.tolist() for a in exact_counts(np.array([0.1, 0.4, 0.35, 0.8]), np.array([0, 0, 1, 1], bool))]
+    [[1.0, 1.0, 2.0, 2.0], [0.0, 1.0, 1.0, 2.0], [0.8, 0.4, 0.35, 0.1]]
+    """
+    pos, neg = np.sort(scores[labels]), np.sort(scores[~labels])  # value sorts: no index arrays
+    merged = np.sort(np.concatenate([pos, neg]), kind="stable")  # two sorted runs: a merge
+    distinct = merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
+    thresholds = distinct[::-1]
+    tps = len(pos) - np.searchsorted(pos, thresholds, side="left")
+    fps = len(neg) - np.searchsorted(neg, thresholds, side="left")
+    return tps.astype(np.float64), fps.astype(np.float64), thresholds.astype(np.float64)
+
+
+def grid_counts(positives: np.ndarray, negatives: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cumulative (true positives, false positives, thresholds) from the histograms, highest
+    threshold first."""
+    n = len(positives) - 1
+    pos = positives[::-1].cumsum()[:-1]  # score > t_i for i = N-1 .. 0
+    neg = negatives[::-1].cumsum()[:-1]
+    return pos.astype(np.float64), neg.astype(np.float64), grid(n)[::-1]
+
+
+def roc_points(tps: np.ndarray, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(false positive rate, true positive rate) from (0, 0); NaN without both classes."""
+    tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
+    p, n = tps[-1], fps[-1]
+    return (fps / n if n else np.full_like(fps, np.nan), tps / p if p else np.full_like(tps, np.nan))
+
+
+def roc_auc(tps: np.ndarray, fps: np.ndarray) -> float:
+    fpr, tpr = roc_points(tps, fps)
+    if np.isnan(fpr).any() or np.isnan(tpr).any():
+        return float("nan")
+    return float(np.trapezoid(tpr, fpr))
+
+
+def pr_points(tps: np.ndarray, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(precision, recall, kept) at the thresholds where something is predicted positive."""
+    predicted = tps + fps
+    keep = predicted > 0
+    precision = np.divide(tps, predicted, out=np.ones_like(tps), where=keep)
+    recall = tps / tps[-1] if len(tps) and tps[-1] > 0 else np.full_like(tps, np.nan)
+    return precision[keep], recall[keep], keep
+
+
+def average_precision(tps: np.ndarray, fps: np.ndarray) -> float:
+    precision, recall, _ = pr_points(tps, fps)
+    if not len(recall) or np.isnan(recall).any():
+        return float("nan")
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
 class _Curve(Metric):
     inputs = ("probabilities", "labels")
 
-    def __init__(self, num_thresholds: int | None = None) -> None:
+    def __init__(self, num_thresholds: int | None = None, task: str = "binary", num_classes: int | None = None,
+                 average: str | None = "macro") -> None:
         if num_thresholds is not None and num_thresholds < 2:
             raise MetricInputError("num_thresholds must be at least 2")
-        super().__init__(num_thresholds=num_thresholds)
+        if task not in ("binary", "multiclass", "multilabel"):
+            raise MetricInputError(f"task {task!r}: expected binary, multiclass or multilabel")
+        if task != "binary" and not num_classes:
+            raise MetricInputError(f"task {task!r} needs num_classes")
+        if average not in ("macro", "weighted", None):
+            raise MetricInputError(f"average {average!r}: expected macro, weighted or None")
+        super().__init__(num_thresholds=num_thresholds, task=task, num_classes=num_classes, average=average)
+
+    @property
+    def n_columns(self) -> int:
+        return 1 if self.params["task"] == "binary" else int(self.params["num_classes"])
 
     def _initial_state(self) -> dict[str, Any]:
         n = self.params["num_thresholds"]
         if n is None:
             return {"scores": [], "labels": []}
-        return {"positives": np.zeros(n + 1, dtype=np.int64), "negatives": np.zeros(n + 1, dtype=np.int64)}
+        shape = (self.n_columns, n + 1)
+        return {"positives": np.zeros(shape, dtype=np.int64), "negatives": np.zeros(shape, dtype=np.int64)}
+
+    def _matrices(self, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Scores and 0/1 labels as [rows, columns] (one column per class or label)."""
+        name = type(self).__name__
+        raw = inputs["probabilities"]
+        scores = raw if raw.dtype in (np.float32, np.float64) else raw.astype(np.float64)
+        labels = inputs["labels"]
+        task, c = self.params["task"], self.n_columns
+        if task == "binary":
+            scores, labels = scores.reshape(-1, 1), labels.reshape(-1, 1)
+        elif task == "multiclass":
+            if scores.ndim != 2 or scores.shape[1] != c or labels.shape != scores.shape[:1]:
+                raise MetricInputError(f"{name}.update: multiclass needs [N, {c}] probabilities and [N] labels, "
+                                       f"got {scores.shape} and {labels.shape}")
+            if len(labels) and (labels.min() < 0 or labels.max() >= c):
+                raise MetricInputError(f"{name}.update: class ids must lie in 0..{c - 1}")
+            labels = labels[:, None] == np.arange(c)
+        elif scores.shape != labels.shape or scores.ndim != 2 or scores.shape[1] != c:
+            raise MetricInputError(f"{name}.update: multilabel needs [N, {c}] probabilities and labels, got "
+                                   f"{scores.shape} and {labels.shape}")
+        if scores.shape[0] != labels.shape[0]:
+            raise MetricInputError(f"{name}.update: {scores.shape[0]} scores for {labels.shape[0]} labels")
+        mask = mask_of(inputs.get("where"), inputs["labels"].shape[:1])
+        if mask is not None:
+            scores, labels = scores[mask], labels[mask]
+        if not np.isin(labels, (0, 1)).all():
+            raise MetricInputError(f"{name}.update: labels must be 0 or 1")
+        if np.isnan(scores).any():
+            raise MetricInputError(f"{name}.update: NaN scores")
+        return scores, labels.astype(bool)
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        key = ("curve-input", id(inputs["probabilities"]), id(inputs["labels"]), id(inputs.get("where")))
+        key = ("curve-input", self.params["task"], id(inputs["probabilities"]), id(inputs["labels"]),
+               id(inputs.get("where")))
         if key not in shared:
-            shared[key] = _scores_and_labels(self, inputs)
+            shared[key] = self._matrices(inputs)
         scores, labels = shared[key]
         n = self.params["num_thresholds"]
         if n is None:
@@ -67,8 +151,9 @@ class _Curve(Metric):
             self.state["labels"].append(labels.copy())
             return
         bucket = np.searchsorted(grid(n), scores, side="left")  # thresholds strictly below the score
-        self.state["positives"] += np.bincount(bucket[labels], minlength=n + 1)
-        self.state["negatives"] += np.bincount(bucket[~labels], minlength=n + 1)
+        for col in range(self.n_columns):
+            self.state["positives"][col] += np.bincount(bucket[labels[:, col], col], minlength=n + 1)
+            self.state["negatives"][col] += np.bincount(bucket[~labels[:, col], col], minlength=n + 1)
 
     def _merge(self, other: dict[str, Any]) -> None:
         if self.params["num_thresholds"] is None:
@@ -77,71 +162,76 @@ class _Curve(Metric):
         else:
             super()._merge(other)
 
-    def _counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Cumulative (true positives, false positives, thresholds) from the highest threshold
-        down, one point per distinct threshold (as scikit-learn's curves)."""
-        if self.params["num_thresholds"] is None:
-            if not self.state["scores"]:
-                return np.zeros(0), np.zeros(0), np.zeros(0)
-            scores = np.concatenate(self.state["scores"])
-            labels = np.concatenate(self.state["labels"])
-            pos, neg = np.sort(scores[labels]), np.sort(scores[~labels])  # value sorts: no index arrays
-            merged = np.sort(np.concatenate([pos, neg]), kind="stable")  # two sorted runs: a merge
-            distinct = merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
-            thresholds = distinct[::-1]
-            tps = len(pos) - np.searchsorted(pos, thresholds, side="left")
-            fps = len(neg) - np.searchsorted(neg, thresholds, side="left")
-            return tps.astype(np.float64), fps.astype(np.float64), thresholds.astype(np.float64)
-        n = self.params["num_thresholds"]
-        pos = self.state["positives"][::-1].cumsum()[:-1]  # score > t_i for i = N-1 .. 0
-        neg = self.state["negatives"][::-1].cumsum()[:-1]
-        return pos.astype(np.float64), neg.astype(np.float64), grid(n)[::-1]
+    def _counts(self, col: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.params["num_thresholds"] is not None:
+            return grid_counts(self.state["positives"][col], self.state["negatives"][col])
+        if not self.state["scores"]:
+            return np.zeros(0), np.zeros(0), np.zeros(0)
+        scores = np.concatenate([s[:, col] for s in self.state["scores"]])
+        labels = np.concatenate([lab[:, col] for lab in self.state["labels"]])
+        return exact_counts(scores, labels)
+
+    def _area(self, tps: np.ndarray, fps: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def compute(self) -> Any:
+        """Binary: the area. Multiclass / multilabel: one area per class (one-vs-rest), averaged
+        ``macro`` (classes without both outcomes left out, counted as NaN per class) or
+        ``weighted`` by positives, or all of them (``average=None``)."""
+        per_class = []
+        support = []
+        for col in range(self.n_columns):
+            tps, fps, _ = self._counts(col)
+            per_class.append(self._area(tps, fps))
+            support.append(tps[-1] if len(tps) else 0.0)
+        areas = np.array(per_class)
+        if self.params["task"] == "binary":
+            return float(areas[0])
+        if self.params["average"] is None:
+            return areas
+        ok = ~np.isnan(areas)
+        if not ok.any():
+            return float("nan")
+        if self.params["average"] == "weighted":
+            weights = np.array(support)[ok]
+            return float(np.average(areas[ok], weights=weights)) if weights.sum() else float("nan")
+        return float(areas[ok].mean())
 
 
 class ROCAUC(_Curve):
     """Area under the ROC curve (trapezoids between the curve's points; ties are diagonal
-    segments), as ``sklearn.metrics.roc_auc_score``; NaN with one class only.
-    Exact (default): memory grows by 5 (float32) or 9 (float64) bytes per input. ``num_thresholds=N``: fixed memory.
+    segments), as ``sklearn.metrics.roc_auc_score`` (multiclass: ``multi_class='ovr'``); NaN with
+    one class only. Exact (default): memory grows by 5 (float32) or 9 (float64) bytes per score.
+    ``num_thresholds=N``: fixed memory.
 
     >>> ROCAUC().update(probabilities=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]).compute()
     0.75
     """
 
-    def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(false positive rate, true positive rate, thresholds), starting at (0, 0)."""
-        tps, fps, thresholds = self._counts()
-        tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
-        p, n = tps[-1], fps[-1]
-        return (fps / n if n else np.full_like(fps, np.nan), tps / p if p else np.full_like(tps, np.nan),
-                np.r_[np.inf, thresholds])
+    def _area(self, tps: np.ndarray, fps: np.ndarray) -> float:
+        return roc_auc(tps, fps)
 
-    def compute(self) -> float:
-        fpr, tpr, _ = self.curve()
-        if np.isnan(fpr).any() or np.isnan(tpr).any():
-            return float("nan")
-        return float(np.trapezoid(tpr, fpr))
+    def curve(self, column: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(false positive rate, true positive rate, thresholds) of a class, from (0, 0)."""
+        tps, fps, thresholds = self._counts(column)
+        fpr, tpr = roc_points(tps, fps)
+        return fpr, tpr, np.r_[np.inf, thresholds]
 
 
 class AveragePrecision(_Curve):
     """PR AUC as average precision: sum over thresholds of (R_i - R_{i-1}) P_i, as
     ``sklearn.metrics.average_precision_score`` (step-wise, no interpolation); NaN without
-    positives. Exact by default (5 or 9 bytes per input), or on ``num_thresholds``.
+    positives. Exact by default (5 or 9 bytes per score), or on ``num_thresholds``.
 
     >>> round(AveragePrecision().update(probabilities=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]).compute(), 4)
     0.8333
     """
 
-    def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(precision, recall, thresholds) from the highest threshold down."""
-        tps, fps, thresholds = self._counts()
-        predicted = tps + fps
-        keep = predicted > 0
-        precision = np.divide(tps, predicted, out=np.ones_like(tps), where=keep)
-        recall = tps / tps[-1] if len(tps) and tps[-1] > 0 else np.full_like(tps, np.nan)
-        return precision[keep], recall[keep], thresholds[keep]
+    def _area(self, tps: np.ndarray, fps: np.ndarray) -> float:
+        return average_precision(tps, fps)
 
-    def compute(self) -> float:
-        precision, recall, _ = self.curve()
-        if not len(recall) or np.isnan(recall).any():
-            return float("nan")
-        return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+    def curve(self, column: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(precision, recall, thresholds) of a class, from the highest threshold down."""
+        tps, fps, thresholds = self._counts(column)
+        precision, recall, keep = pr_points(tps, fps)
+        return precision, recall, thresholds[keep]
