@@ -261,3 +261,10 @@ def test_cranfield_end_to_end(tmp_path: Path) -> None:
     row = table[table.metric == "ndcg@10"].iloc[0]
     assert row.significant and row.n == 225
     assert all(len(h.failures) == 0 for h in result.systems.values())
+
+
+def test_summary_fields_are_accepted_and_reported() -> None:
+    spec = parse_spec({"requests": [{"id": "q", "request": {"query": {"match_all": {}}}, "summary_fields": ["title"],
+                                     "ratings": [{"_id": "a", "rating": 1}]}], "metrics": ["P@1"]})
+    result = rank_eval(spec, CallableBackend(lambda body, size: ["a"]))
+    assert any("summary_fields" in w and "not returned" in w for w in result.warnings)

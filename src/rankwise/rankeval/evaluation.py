@@ -93,10 +93,6 @@ class RankEvalResult:
     size: int
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def metric_labels(self) -> list[str]:
-        return [metric_label(m) for m in self.spec.metrics]
-
     def score(self, system: str, metric: str) -> float:
         """Mean over the system's evaluated requests (0 when it has none)."""
         res = self.evaluations[system]
@@ -254,7 +250,7 @@ def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, s
     >>> res.to_dict()["metric_score"], res.to_dict()["details"]["q1"]["metric_details"]
     (0.5, {'precision': {'relevant_docs_retrieved': 1, 'docs_retrieved': 2}})
     """
-    warnings: list[str] = []
+    warnings: list[str] = list(spec.notes)
     depth = search_size(spec, size)
     workers = concurrency or spec.max_concurrent_searches
     backends = dict(backend) if isinstance(backend, Mapping) else {s.name: backend for s in spec.systems}

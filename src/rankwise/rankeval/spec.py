@@ -79,13 +79,8 @@ class RankEvalSpec:
     max_concurrent_searches: int = 10
     size: int | None = None
     source: str = "<spec>"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def request(self, request_id: str) -> RatedRequest:
-        for r in self.requests:
-            if r.id == request_id:
-                return r
-        raise KeyError(request_id)
+    notes: list[str] = field(default_factory=list)
+    """What the spec asks for that rankwise does not do (reported as warnings)."""
 
 
 TOP_LEVEL = ("requests", "metric", "metrics", "templates", "max_concurrent_searches", "systems", "size")
@@ -156,6 +151,11 @@ def parse_spec(body: Any, source: str = "<spec>") -> RankEvalSpec:
     else:
         systems.append(System("default", templates))
     requests = _requests(body.get("requests"), systems, fail)
+    notes = []
+    summary = [str(r.get("id")) for r in body["requests"] if isinstance(r, dict) and "summary_fields" in r]
+    if summary:
+        notes.append(f"{len(summary)} request(s) ask for summary_fields (e.g. {summary[0]!r}); hits carry "
+                     "_index, _id and _score only, so they are not returned")
     located: list[tuple[str, Any]] = []
     if "metric" in body:
         if not isinstance(body["metric"], dict) or len(body["metric"]) != 1:
@@ -175,7 +175,7 @@ def parse_spec(body: Any, source: str = "<spec>") -> RankEvalSpec:
     size = body.get("size")
     if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
         raise fail(f"expected a positive integer, got {size!r}", "size")
-    return RankEvalSpec(requests, metrics, systems, concurrency, size, source)
+    return RankEvalSpec(requests, metrics, systems, concurrency, size, source, notes)
 
 
 def _templates(raw: Any, where: str, fail: Any) -> dict[str, Any]:

@@ -10,18 +10,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.state import Metric, MetricInputError, mask_of
-
-
-def _pair(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    pred = inputs["predictions"].astype(np.float64)
-    target = inputs["targets"].astype(np.float64)
-    if pred.shape != target.shape:
-        raise MetricInputError(f"{type(metric).__name__}.update: predictions {pred.shape} and targets "
-                               f"{target.shape} differ")
-    mask = mask_of(inputs.get("where"), pred.shape[:1])  # one flag per image
-    if mask is not None:
-        pred, target = pred[mask], target[mask]
-    return pred, target
+from rankwise.streaming.regression import paired
 
 
 class PSNR(Metric):
@@ -45,7 +34,7 @@ class PSNR(Metric):
         return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        pred, target = _pair(self, inputs)
+        pred, target = paired(self, inputs, per_row=True)
         err = (pred - target) ** 2
         if self.params["per_image"]:
             mse = err.reshape(len(err), -1).mean(axis=1)
@@ -90,7 +79,7 @@ class SSIM(Metric):
             from skimage.metrics import structural_similarity
         except ImportError:
             raise MetricInputError("SSIM needs scikit-image: pip install 'rankwise[image]'") from None
-        pred, target = _pair(self, inputs)
+        pred, target = paired(self, inputs, per_row=True)
         for p, t in zip(pred, target, strict=True):
             try:
                 value = structural_similarity(p, t, **self.params)
@@ -184,7 +173,7 @@ class SNR(Metric):
         return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        pred, target = _pair(self, inputs)
+        pred, target = paired(self, inputs, per_row=True)
         if self.params["zero_mean"]:
             pred = pred - pred.mean(axis=-1, keepdims=True)
             target = target - target.mean(axis=-1, keepdims=True)

@@ -15,16 +15,18 @@ import numpy as np
 from rankwise.state import Metric, MetricInputError, chan_merge, mask_of
 
 
-def _pairs(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def paired(metric: Metric, inputs: dict[str, Any], per_row: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``predictions`` and ``targets`` as float64 arrays of one shape, with ``where`` applied: a
+    mask per cell (flattened result), or with ``per_row`` one flag per row (rows kept whole)."""
     pred = inputs["predictions"].astype(np.float64)
     target = inputs["targets"].astype(np.float64)
     if pred.shape != target.shape:
         raise MetricInputError(f"{type(metric).__name__}.update: predictions {pred.shape} and targets "
                                f"{target.shape} differ")
-    mask = mask_of(inputs.get("where"), pred.shape)
+    mask = mask_of(inputs.get("where"), pred.shape[:1] if per_row else pred.shape)
     if mask is not None:
         return pred[mask], target[mask]
-    return pred.ravel(), target.ravel()
+    return (pred, target) if per_row else (pred.ravel(), target.ravel())
 
 
 class _Mean(Metric):
@@ -39,7 +41,7 @@ class _Mean(Metric):
         raise NotImplementedError
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        pred, target = _pairs(self, inputs)
+        pred, target = paired(self, inputs)
         self.state["total"] = self.state["total"] + self._term(pred, target).sum()
         self.state["count"] += pred.size
 
@@ -123,7 +125,7 @@ class _Moments(Metric):
                 "c_xy": z.copy(), "sse": z.copy()}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        x, y = _pairs(self, inputs)
+        x, y = paired(self, inputs)
         if not x.size:
             return
         batch = {"n": np.array(float(x.size)), "mean_x": np.array(x.mean()), "mean_y": np.array(y.mean())}
@@ -189,7 +191,7 @@ class SpearmanCorrCoef(Metric):
         return {"x": [], "y": []}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        x, y = _pairs(self, inputs)
+        x, y = paired(self, inputs)
         self.state["x"].append(x.copy())
         self.state["y"].append(y.copy())
 
