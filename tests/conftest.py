@@ -13,3 +13,15 @@ GOLDEN = DATA / "golden"
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """trec_eval 10.0 built from source: ``stock`` prints as released, ``precise`` with %.17g."""
+    from oracle import build, why_unavailable
+
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("trec_eval")
+    return {"stock": build(root / "stock"), "precise": build(root / "precise", precise=True)}

@@ -22,7 +22,9 @@ MEASURES = ["num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map",
 PYTREC_MEASURES = {m.split(".")[0] if "." not in m else m for m in MEASURES}
 
 docs = st.sampled_from([f"d{i}" for i in range(12)])
-scores = st.sampled_from([0.25 * i for i in range(9)])  # exact in float32; equal values tie
+# exact in float32 (equal values tie), plus values equal to 0.5 and 1.0 in float32 but not in float64:
+# pytrec_eval (trec_eval 9) compares scores as C floats, so only profile="pytrec_eval" matches it there
+scores = st.sampled_from([0.25 * i for i in range(9)] + [0.5 + 1e-9, 1.0 - 1e-9])
 labels = st.sampled_from([-1, 0, 0, 1, 2, 3])
 queries = st.sampled_from(["q1", "q2", "q3", "q10", "q4"])
 
@@ -48,9 +50,10 @@ def test_matches_pytrec_eval(run, qrels, level, judged_only) -> None:
     expected = _pytrec(qrels, run, level, judged_only)
     if not expected:
         with pytest.raises(RankwiseError, match="no query has both a ranking and judgments"):
-            rankwise.evaluate(qrels, run, MEASURES, rel_level=level, judged_only=judged_only)
+            rankwise.evaluate(qrels, run, MEASURES, rel_level=level, judged_only=judged_only,
+                              profile="pytrec_eval")
         return
-    res = rankwise.evaluate(qrels, run, MEASURES, rel_level=level, judged_only=judged_only)
+    res = rankwise.evaluate(qrels, run, MEASURES, rel_level=level, judged_only=judged_only, profile="pytrec_eval")
     pq = res.per_query.loc["run"]
     assert sorted(pq.index) == sorted(expected)
     for qid, values in expected.items():
@@ -66,7 +69,7 @@ def test_real_runs_match_pytrec_eval() -> None:
     qrels = load_qrels(GOLDEN / "qrels.dl19-passage.txt").to_dict()
     run = load_run(GOLDEN / "BM25.dl19.trec").to_dict()
     expected = _pytrec(qrels, run, 2, False)
-    pq = rankwise.evaluate(qrels, run, MEASURES, rel_level=2).per_query.loc["run"]
+    pq = rankwise.evaluate(qrels, run, MEASURES, rel_level=2, profile="pytrec_eval").per_query.loc["run"]
     for qid, values in expected.items():
         for name, value in values.items():
             assert pq.loc[qid, name] == pytest.approx(value, abs=1e-12), (qid, name)
@@ -80,3 +83,17 @@ def test_all_negative_query() -> None:
     assert row["num_rel"] == 0 and row["map"] == 0.0 and row["ndcg"] == 0.0 and row["bpref"] == 0.0
     assert row["unj@2"] == 1.0  # a is pooled but unjudged, c is not in the pool
     assert row["relstring"] == ".-"
+
+
+def test_float32_ties_separate_the_profiles() -> None:
+    """Scores 0.12345678901 and 0.12345678900 differ as doubles (trec_eval 10.0: the first ranks
+    first) but are one float32 (trec_eval 9 / pytrec_eval: a tie, broken by doc id descending, so
+    'b' ranks first). With 'a' relevant: AP = 1 under the default, 1/2 under pytrec_eval's."""
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 0.12345678901, "b": 0.12345678900}}
+    assert rankwise.evaluate(qrels, run, ["map"]).summary.iloc[0, 0] == 1.0
+    assert rankwise.evaluate(qrels, run, ["map"], profile="pytrec_eval").summary.iloc[0, 0] == 0.5
+    assert rankwise.evaluate(qrels, run, ["map"], profile="trec_eval9").summary.iloc[0, 0] == 0.5
+    assert _pytrec(qrels, run, 1, False)["q"]["map"] == 0.5
+    signature = rankwise.evaluate(qrels, run, ["map"], profile="pytrec_eval").signatures["map"]
+    assert "scores=float32" in signature

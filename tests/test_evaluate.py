@@ -50,7 +50,7 @@ def test_missing_zero_scores_absent_queries() -> None:
 def test_signatures_name_every_convention() -> None:
     res = rankwise.evaluate(QRELS, RUN, ["ndcg@10", "P@5"], rel_level=2, depth=100)
     assert res.signatures["ndcg@10"] == (
-        "nDCG@10|gain=linear|ties=trec|rel=2|judged=all|missing=skip|depth=100|scores=float32|"
+        "nDCG@10|gain=linear|ties=trec|rel=2|judged=all|missing=skip|depth=100|scores=float64|"
         f"rankwise-{rankwise.__version__}")
     assert res.signatures["P@5"].startswith("P@5|ties=trec|rel=2|")
 
@@ -71,10 +71,11 @@ def test_ties_conventions() -> None:
     assert rankwise.evaluate(qrels, run, "recip_rank", ties="docid_asc").summary.iloc[0, 0] == 0.5
     run2 = {"q": {"b": 1.0, "a": 1.0, "c": 1.0}}
     assert rankwise.evaluate(qrels, run2, "recip_rank", ties="input").summary.iloc[0, 0] == 1.0
-    # float32: 1.00000001 and 1.0 are the same C float, so they tie
+    # trec_eval 10.0 compares doubles: a (1.00000001) ranks above b (1.0), so b is at rank 2;
+    # as C floats (trec_eval 9, pytrec_eval) they are equal and tie: b > a by doc id, rank 1
     run3 = {"q": {"a": 1.00000001, "b": 1.0}}
-    assert rankwise.evaluate(qrels, run3, "recip_rank").summary.iloc[0, 0] == 1.0
-    assert rankwise.evaluate(qrels, run3, "recip_rank", score_precision="float64").summary.iloc[0, 0] == 0.5
+    assert rankwise.evaluate(qrels, run3, "recip_rank").summary.iloc[0, 0] == 0.5
+    assert rankwise.evaluate(qrels, run3, "recip_rank", score_precision="float32").summary.iloc[0, 0] == 1.0
 
 
 def test_duplicate_policies(tmp_path) -> None:

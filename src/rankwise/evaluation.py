@@ -119,7 +119,7 @@ def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
     (``conv`` already holds the metric's own conventions).
 
     >>> signature(parse_metric("ndcg@10"), "ndcg_cut_10", Conventions())
-    'nDCG@10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32|rankwise-0.1.0'
+    'nDCG@10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float64|rankwise-0.1.0'
     """
     parts = [canonical_name(spec, column)]
     if spec.family in GAIN_FAMILIES:
@@ -328,7 +328,7 @@ def evaluate(
         groups.setdefault(spec.conventions, []).append(spec)
     own = {key: replace(conv, **dict(key)) for key in groups}
     results: list[RunScores] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(q.notes)
     loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
     _unique_names(loaded, warnings)
     for run in loaded:

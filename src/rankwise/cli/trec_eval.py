@@ -75,8 +75,10 @@ def resolve_measures(args: Sequence[str]) -> list[MetricSpec]:
     return specs
 
 
-def run_trec_eval(argv: Sequence[str], out=None) -> int:
-    """Entry point: parse trec_eval arguments, evaluate, print; returns the exit code."""
+def run_trec_eval(argv: Sequence[str], out=None, float_format: str = "%6.4f") -> int:
+    """Entry point: parse trec_eval arguments, evaluate, print; returns the exit code.
+
+    ``float_format`` replaces trec_eval's ``%6.4f`` (``%.17g`` prints each double exactly)."""
     out = out or sys.stdout
     args = _parser().parse_args(list(argv))
     try:
@@ -84,8 +86,10 @@ def run_trec_eval(argv: Sequence[str], out=None) -> int:
         conv = Conventions(rel_level=args.level_for_rel, depth=args.max_retrieved_per_topic,
                            judged_only=args.judged_docs_only, missing="zero" if args.complete else "skip",
                            num_docs_in_coll=args.number_docs_in_coll)
-        index = QrelsIndex.build(load_qrels(args.qrels))
+        qrels = load_qrels(args.qrels)
+        index = QrelsIndex.build(qrels)
         rl, warnings = align(load_run(args.run), index, conv)
+        warnings = qrels.notes + warnings
         if rl.n_queries == 0:
             raise RankwiseError("no queries with both results and relevance info")
         scores = compute_scores(rl, specs, conv)
@@ -107,7 +111,8 @@ def run_trec_eval(argv: Sequence[str], out=None) -> int:
         override = {}
     out.write(format_trec(scores, columns, per_query=args.query, summary=not args.nosummary,
                           with_runid="runid" in families, with_num_q="num_q" in families,
-                          summary_override=override, zscores=bool(args.Zscore)))
+                          summary_override=override, zscores=bool(args.Zscore),
+                          float_format=float_format))
     for w in warnings:
         print(f"rankwise trec-eval: warning: {w}", file=sys.stderr)
     return 0

@@ -23,21 +23,47 @@ def _is_text(typ: pa.DataType, keep_dictionary: bool) -> bool:
     return pa.types.is_string(typ) or pa.types.is_large_string(typ)
 
 
-def as_string_array(values: Any, keep_dictionary: bool = False) -> pa.Array | pa.ChunkedArray:
+def _missing(value: Any) -> bool:
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<input>",
+                    field: str = "id", lines: np.ndarray | None = None) -> pa.Array | pa.ChunkedArray:
     """Convert ids (list, NumPy/pandas column, Arrow array) to an Arrow string array
     (a chunked array stays chunked, to avoid copying large columns; with ``keep_dictionary``
-    a dictionary-encoded column stays encoded).
+    a dictionary-encoded column stays encoded). A missing id (None, NaN, null) is an error
+    naming its row: it would otherwise become the id ``'nan'``.
 
     >>> as_string_array([1, "b"]).to_pylist()
     ['1', 'b']
+    >>> as_string_array(["a", None], field="doc")
+    Traceback (most recent call last):
+    rankwise.errors.InputError: <input>:2: field 'doc': expected an id, got None
     """
-    if isinstance(values, (pa.ChunkedArray, pa.Array)) and _is_text(values.type, keep_dictionary):
-        return values
+    if isinstance(values, (pa.ChunkedArray, pa.Array)):
+        if values.null_count:
+            valid = values.is_valid()
+            row = int(np.flatnonzero(~np.asarray(valid.to_numpy(zero_copy_only=False)))[0])
+            raise InputError(f"expected an id, got a null ({values.null_count} in all)", source=source,
+                             line=_line_of(lines, row), field=field)
+        if _is_text(values.type, keep_dictionary):
+            return values
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if not isinstance(values, pa.Array):
         arr = np.asarray(values, dtype=object)
-        values = arrow.strings([v if isinstance(v, str) else str(v) for v in arr])
+        texts = []
+        for row, v in enumerate(arr.tolist()):
+            if isinstance(v, str):
+                texts.append(v)
+            elif _missing(v):
+                raise InputError(f"expected an id, got {v!r}", source=source, line=_line_of(lines, row),
+                                 field=field)
+            else:
+                texts.append(str(v))
+        values = arrow.strings(texts)
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
@@ -47,6 +73,50 @@ def as_string_array(values: Any, keep_dictionary: bool = False) -> pa.Array | pa
 
 def _line_of(lines: np.ndarray | None, row: int) -> int:
     return int(lines[row]) if lines is not None else row + 1
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def integer_labels(values: Any, source: str, lines: np.ndarray | None = None) -> np.ndarray:
+    """Relevance labels as int64, refusing (with the row's line) anything that is not an integer
+    that int64 holds exactly: fractions, NaN, infinities, strings, None, |label| >= 2^63.
+
+    >>> integer_labels([1, 2.0, -1, 2**40], "<dict>").tolist()
+    [1, 2, -1, 1099511627776]
+    >>> integer_labels([1, 2**63], "<dict>")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    rankwise.errors.InputError: <dict>:2: field 'label': expected an integer between ..., got 9223372036854775808
+    """
+    arr = np.asarray(values, dtype=object) if isinstance(values, (list, tuple)) else np.asarray(values)
+    if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and len(arr) and arr.max() > _INT64.max:
+            row = int(np.argmax(arr > _INT64.max))
+            raise _label_error(arr[row], source, lines, row)
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.floor(arr)) | (arr >= 2.0**63) | (arr < -(2.0**63))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise _label_error(arr[row], source, lines, row)
+        return arr.astype(np.int64)
+    out = np.empty(len(arr), dtype=np.int64)
+    for row, value in enumerate(arr.tolist()):
+        if isinstance(value, (bool, int)) and _INT64.min <= value <= _INT64.max:
+            out[row] = value
+        elif isinstance(value, float) and value.is_integer() and -(2.0**63) <= value < 2.0**63:
+            out[row] = int(value)
+        else:
+            raise _label_error(value, source, lines, row)
+    return out
+
+
+def _label_error(value: Any, source: str, lines: np.ndarray | None, row: int) -> InputError:
+    value = value.item() if isinstance(value, np.generic) else value
+    return InputError(f"expected an integer between -2^63 and 2^63 - 1, got {value!r}",
+                      source=source, line=_line_of(lines, row), field="label")
 
 
 def _frame(query: Any, doc: Any, value_name: str, values: np.ndarray) -> Any:
@@ -79,22 +149,13 @@ class Qrels:
     label: np.ndarray
     source: str = "<qrels>"
     lines: np.ndarray | None = None
+    notes: list[str] = field(default_factory=list)
+    """What the reader skipped or read differently (comment lines, non-numeric labels)."""
 
     def __post_init__(self) -> None:
-        self.query = as_string_array(self.query)
-        self.doc = as_string_array(self.doc)
-        self.label = np.asarray(self.label)
-        if self.label.dtype.kind == "f":
-            bad = ~np.isfinite(self.label) | (self.label != np.round(self.label))
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    f"expected an integer relevance label, got {self.label[row]!r}",
-                    source=self.source, line=_line_of(self.lines, row), field="label",
-                )
-        elif self.label.dtype.kind not in "iub":
-            raise InputError(f"expected integer labels, got dtype {self.label.dtype}", source=self.source)
-        self.label = self.label.astype(np.int64)
+        self.query = as_string_array(self.query, source=self.source, field="query", lines=self.lines)
+        self.doc = as_string_array(self.doc, source=self.source, field="doc", lines=self.lines)
+        self.label = integer_labels(self.label, self.source, self.lines)
         if not (len(self.query) == len(self.doc) == len(self.label)):
             raise InputError("query, doc and label columns differ in length", source=self.source)
         if len(self.label) == 0:
@@ -114,14 +175,10 @@ class Qrels:
                     source=source,
                 )
             for doc, label in docmap.items():
-                queries.append(str(qid))
-                docs.append(str(doc))
+                queries.append(qid)
+                docs.append(doc)
                 labels.append(label)
-        try:
-            label_arr = np.asarray(labels, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"expected numeric labels ({exc})", source=source, field="label") from None
-        return cls(arrow.strings(queries), arrow.strings(docs), label_arr, source)
+        return cls(queries, docs, np.asarray(labels, dtype=object), source)
 
     @classmethod
     def from_dataframe(cls, frame: Any, source: str = "<DataFrame>") -> Qrels:
@@ -131,13 +188,7 @@ class Qrels:
         qcol = pick_column(frame.columns, QUERY_COLUMNS, "query id", source)
         dcol = pick_column(frame.columns, DOC_COLUMNS, "document id", source)
         lcol = pick_column(frame.columns, LABEL_COLUMNS, "relevance label", source)
-        labels = frame[lcol].to_numpy()
-        if labels.dtype == object:
-            try:
-                labels = labels.astype(np.float64)
-            except (TypeError, ValueError):
-                raise InputError("expected numeric labels", source=source, field=lcol) from None
-        return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), labels, source)
+        return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[lcol].to_numpy(), source)
 
     @classmethod
     def from_sets(cls, ground_truth: Any, relevance: Any = None, key: Any = str,
@@ -195,22 +246,28 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.query = as_string_array(self.query, keep_dictionary=True)
-        self.doc = as_string_array(self.doc)
+        self.query = as_string_array(self.query, keep_dictionary=True, source=self.source, field="query",
+                                     lines=self.lines)
+        self.doc = as_string_array(self.doc, source=self.source, field="doc", lines=self.lines)
         try:
             self.score = np.asarray(self.score, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError("expected numeric scores", source=self.source, field="score") from None
+        except (TypeError, ValueError, OverflowError):
+            for row, value in enumerate(np.asarray(self.score, dtype=object).tolist()):
+                try:
+                    float(value)
+                except (TypeError, ValueError, OverflowError):
+                    raise InputError(f"expected a number, got {value!r}", source=self.source,
+                                     line=_line_of(self.lines, row), field="score") from None
+            raise
         if not (len(self.query) == len(self.doc) == len(self.score)):
             raise InputError("query, doc and score columns differ in length", source=self.source)
         if len(self.score) == 0:
             raise InputError("no rows: the run is empty", source=self.source)
-        finite = np.isfinite(self.score)
-        if not finite.all():
-            row = int(np.flatnonzero(~finite)[0])
+        nan = np.isnan(self.score)
+        if nan.any():  # +-inf order like any number (trec_eval's atof reads them); NaN has no order
+            row = int(np.flatnonzero(nan)[0])
             raise InputError(
-                f"expected a finite number, got {self.score[row]!r} "
-                f"({int((~finite).sum())} non-finite scores in all)",
+                f"expected a number, got NaN ({int(nan.sum())} NaN score(s) in all): NaN scores have no order",
                 source=self.source, line=_line_of(self.lines, row), field="score",
             )
 
@@ -229,14 +286,10 @@ class Run:
                     f"query {qid!r}: expected a {{docid: score}} dict, got {type(docmap).__name__}",
                     source=source,
                 )
-            queries.extend([str(qid)] * len(docmap))
-            docs.extend(str(d) for d in docmap)
+            queries.extend([qid] * len(docmap))
+            docs.extend(docmap)
             values.extend(docmap.values())
-        try:
-            score_arr = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"expected numeric scores ({exc})", source=source, field="score") from None
-        return cls(arrow.strings(queries), arrow.strings(docs), score_arr, name, source)
+        return cls(queries, docs, np.asarray(values, dtype=object), name, source)
 
     @classmethod
     def from_dataframe(cls, frame: Any, name: str | None = None, source: str = "<DataFrame>",

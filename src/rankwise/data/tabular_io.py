@@ -8,16 +8,59 @@ from pathlib import Path
 from typing import Any
 
 from rankwise.data.containers import Qrels, Run
-from rankwise.data.trec_io import read_bytes
+from rankwise.data.trec_io import check_file, read_bytes
 from rankwise.errors import InputError
 
 
 def _read_parquet(path: str | os.PathLike[str]) -> Any:
     import pandas as pd
 
-    if not Path(path).exists():
-        raise InputError("file not found", source=str(path))
-    return pd.read_parquet(path)
+    check_file(path)
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+        raise InputError(f"expected a Parquet file ({exc})", source=str(path)) from None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object hook: a key given twice in one object would silently keep the last value
+    (a whole query's ranking lost), so it is an error."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _loads(text: str, source: str, line: int | None = None) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        key = str(exc)
+        at = line if line is not None else _line_of_key(text, key)
+        raise InputError(f"the key {key!r} appears twice in one JSON object; expected each query "
+                         "(and each document of a query) once", source=source, line=at) from None
+    except json.JSONDecodeError as exc:
+        what = "a JSON object per line" if line is not None else "valid JSON"
+        raise InputError(f"expected {what} ({exc.msg})", source=source,
+                         line=line if line is not None else exc.lineno) from None
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    """The line of the second occurrence of ``"key":`` (best effort, for the error message)."""
+    needle = json.dumps(key) + ":"
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    if second < 0:
+        needle = json.dumps(key)
+        first = text.find(needle)
+        second = text.find(needle, first + 1) if first >= 0 else -1
+    return text.count("\n", 0, second) + 1 if second >= 0 else None
 
 
 def _read_json_any(path: str | os.PathLike[str]) -> Any:
@@ -25,24 +68,23 @@ def _read_json_any(path: str | os.PathLike[str]) -> Any:
     import pandas as pd
 
     source = str(path)
-    text = read_bytes(path).decode("utf-8")
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raw = read_bytes(path)
+        raise InputError(f"expected UTF-8 text, got the byte {raw[exc.start:exc.start + 1]!r}", source=source,
+                         line=raw.count(b"\n", 0, exc.start) + 1) from None
     if source.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
         records = []
         for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"expected a JSON object per line ({exc.msg})", source=source, line=lineno) from None
+            obj = _loads(line, source, lineno)
             if not isinstance(obj, dict):
                 raise InputError("expected a JSON object per line", source=source, line=lineno)
             records.append(obj)
         return pd.DataFrame.from_records(records)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+    obj = _loads(text, source)
     if isinstance(obj, list):
         return pd.DataFrame.from_records(obj)
     if isinstance(obj, dict):

@@ -9,8 +9,8 @@ precise error messages: file, line, field and what was expected.
 from __future__ import annotations
 
 import gzip
-import math
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,22 +21,32 @@ import pyarrow.csv as pacsv
 from rankwise.data import arrow
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
+from rankwise.data.trec_lines import QRELS_FIELDS, RUN_FIELDS, parse_qrels_lines, parse_run_lines
 from rankwise.errors import InputError
 
-RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
-QRELS_FIELDS = ("query", "iteration", "doc", "label")
 
-
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """Read a whole file, decompressing ``.gz`` transparently; missing files raise InputError."""
+def check_file(path: str | os.PathLike[str]) -> None:
+    """A readable regular file, or an InputError saying what the path is instead."""
     p = Path(path)
     if not p.exists():
         raise InputError("file not found", source=str(path))
     if p.is_dir():
         raise InputError("expected a file, got a directory", source=str(path))
-    data = p.read_bytes()
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Read a whole file, decompressing ``.gz`` transparently; missing, unreadable, truncated or
+    corrupt files raise InputError."""
+    check_file(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", source=str(path)) from None
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(f"the gzip data is truncated or corrupt ({exc})", source=str(path)) from None
     if not data.strip():
         raise InputError("the file is empty", source=str(path))
     return data
@@ -49,8 +59,11 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
 
 def _first_line(path: str | os.PathLike[str]) -> bytes:
     opener = gzip.open if _is_gzip(path) else open
-    with opener(path, "rb") as f:
-        return f.readline().rstrip(b"\r\n")
+    try:
+        with opener(path, "rb") as f:
+            return f.readline().rstrip(b"\r\n")
+    except (EOFError, OSError, zlib.error):
+        return b""  # the careful reader says what is wrong
 
 
 def _fast_delimiter(path: str | os.PathLike[str]) -> tuple[str | None, bytes]:
@@ -73,16 +86,20 @@ def _strings_of(column: pa.ChunkedArray) -> list[pa.Array]:
 
 
 def _irregular(table: pa.Table, delim: str, columns: tuple[str, ...]) -> bool:
-    """True if the fast parse cannot be trusted: a line starts with '#' (a comment for trec_eval
-    10.0) or a field holds the other whitespace character (mixed separators)."""
-    other = "\t" if delim == " " else " "
+    """True if the fast parse cannot be trusted to read the file as trec_eval does: a line starts
+    with '#' (a comment), a field is empty (two separators in a row, or leading whitespace) or
+    holds another whitespace byte (mixed separators, \\v, \\f, \\r inside a line)."""
+    other = ["\t" if delim == " " else " ", "\v", "\f", "\r"]
     for arr in _strings_of(table.column(columns[0])):
         if pc.any(pc.starts_with(arr, "#")).as_py():
             return True
     for name in columns:
         for arr in _strings_of(table.column(name)):
-            if pc.any(pc.match_substring(arr, other)).as_py():
+            if len(arr) and pc.min(pc.binary_length(arr)).as_py() == 0:
                 return True
+            for ch in other:
+                if pc.any(pc.match_substring(arr, ch)).as_py():
+                    return True
     return False
 
 
@@ -111,80 +128,17 @@ def _numeric(column: pa.ChunkedArray) -> np.ndarray:
     return to_numpy(column)
 
 
-def _split_lines(data: bytes, source: str, n_fields: int, names: tuple[str, ...], allow_extra: bool):
-    """Slow path: split every line on whitespace; returns columns, line numbers and counters."""
-    text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
-    cols: list[list[str]] = [[] for _ in range(n_fields)]
-    lines: list[int] = []
-    comments = extra = blank = 0
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if not stripped:
-            blank += 1
-            continue
-        if stripped.startswith("#"):
-            comments += 1
-            continue
-        parts = stripped.split()
-        if len(parts) < n_fields or (len(parts) > n_fields and not allow_extra):
-            missing = names[len(parts)] if len(parts) < n_fields else None
-            detail = f"(missing field '{missing}')" if missing else "(too many fields)"
-            raise InputError(
-                f"expected {n_fields} whitespace-separated fields ({' '.join(names)}), "
-                f"found {len(parts)} {detail}",
-                source=source, line=lineno,
-            )
-        if len(parts) > n_fields:
-            extra += 1
-        for i in range(n_fields):
-            cols[i].append(parts[i])
-        lines.append(lineno)
-    if not lines:
-        raise InputError("the file holds no data lines", source=source)
-    return cols, np.asarray(lines, dtype=np.int64), {"comments": comments, "extra": extra, "blank": blank}
-
-
-def _parse_floats(values: list[str], lines: np.ndarray, source: str, field: str) -> np.ndarray:
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except ValueError:
-        for i, v in enumerate(values):
-            try:
-                x = float(v)
-            except ValueError:
-                raise InputError(f"expected a number, got {v!r}", source=source,
-                                 line=int(lines[i]), field=field) from None
-            if not math.isfinite(x):
-                break
-        raise
-
-
-def _parse_ints(values: list[str], lines: np.ndarray, source: str, field: str) -> np.ndarray:
-    try:
-        return np.asarray(values, dtype=np.int64)
-    except (ValueError, OverflowError):
-        for i, v in enumerate(values):
-            try:
-                int(v)
-            except ValueError:
-                raise InputError(f"expected an integer, got {v!r}", source=source,
-                                 line=int(lines[i]), field=field) from None
-        raise
-
-
-def _notes(counts: dict[str, int], what: str) -> list[str]:
-    notes = []
-    if counts.get("comments"):
-        notes.append(f"{counts['comments']} comment line(s) starting with '#' skipped in {what}")
-    if counts.get("blank"):
-        notes.append(f"{counts['blank']} blank line(s) skipped in {what}")
-    if counts.get("extra"):
-        notes.append(f"{counts['extra']} line(s) of {what} had fields after the 6th; they were ignored")
-    return notes
+def _tag_notes(tags: list[str], source: str) -> list[str]:
+    if len(tags) <= 1:
+        return []
+    shown = ", ".join(repr(t) for t in tags[:5]) + (", ..." if len(tags) > 5 else "")
+    return [f"{source}: {len(tags)} different run tags ({shown}); the run is named after the tag of "
+            f"the last line, {tags[-1]!r}, as trec_eval names it"]
 
 
 def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
-    """Read a TREC run file (optionally gzipped); the tag of the first line names the run.
+    """Read a TREC run file (optionally gzipped) exactly as trec_eval 10.0 reads it; the tag of
+    the last line names the run (a warning lists the tags if they differ).
 
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("w", suffix=".trec", delete=False)
@@ -194,36 +148,35 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     ('bm25', [2.5, 1.0])
     """
     source = str(path)
-    if not Path(path).exists():
-        raise InputError("file not found", source=source)
-    delim, first_line = _fast_delimiter(path)
+    check_file(path)
+    delim, _ = _fast_delimiter(path)
     table = None
     if delim is not None:
-        # query ids repeat on every line of their ranking: keep them dictionary-encoded
-        types = {"query": pa.dictionary(pa.int32(), pa.string()), "q0": pa.string(), "doc": pa.string(),
-                 "rank": pa.string(), "score": pa.float64(), "tag": pa.string()}
-        include = ["query", "doc", "score"] + (["tag"] if delim == "\t" else [])
-        table = _fast_table(path, RUN_FIELDS, types, delim, include)
-    if table is not None and table.num_rows and not _irregular(table, delim, tuple(c for c in include
-                                                                                   if c != "score")):
-        first = first_line.split()
-        tag = first[5].decode("utf-8", errors="replace")
+        # ids that repeat on many lines stay dictionary-encoded
+        repeated = pa.dictionary(pa.int32(), pa.string())
+        types = {"query": repeated, "q0": repeated, "doc": pa.string(), "rank": repeated,
+                 "score": pa.float64(), "tag": repeated}
+        table = _fast_table(path, RUN_FIELDS, types, delim, list(RUN_FIELDS))
+    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "q0", "doc", "rank", "tag")):
+        tags = [t for t in pc.unique(table.column("tag")).to_pylist()]
+        last = table.column("tag")[-1].as_py()
+        tags = [t for t in tags if t != last] + [last]
         run = Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
-                  name if name is not None else tag, source)
+                  name if name is not None else last, source)
+        run.notes.extend(_tag_notes(tags, source))
         del table
         arrow.release_unused()  # the parser's scratch memory goes back to the system
         return run
-    data = read_bytes(path)
-    cols, lines, counts = _split_lines(data, source, 6, RUN_FIELDS, allow_extra=True)
-    score = _parse_floats(cols[4], lines, source, "score")
-    run = Run(arrow.strings(cols[0]), arrow.strings(cols[2]), score,
-              name if name is not None else cols[5][0], source, lines)
-    run.notes.extend(_notes(counts, source))
+    lines, tags = parse_run_lines(read_bytes(path), source)
+    run = Run(arrow.strings(lines.columns[0]), arrow.strings(lines.columns[1]), lines.values,
+              name if name is not None else tags[-1], source, lines.numbers)
+    run.notes.extend(lines.notes(source, "score") + _tag_notes(tags, source))
     return run
 
 
 def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """Read a TREC qrels file ``qid iter docid label`` (the second column is ignored).
+    """Read a TREC qrels file ``qid iter docid label`` exactly as trec_eval 10.0 reads it (the
+    second column is ignored).
 
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
@@ -233,19 +186,20 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     [2, -1]
     """
     source = str(path)
-    if not Path(path).exists():
-        raise InputError("file not found", source=source)
+    check_file(path)
     delim, _ = _fast_delimiter(path)
     table = None
     if delim is not None:
-        types = {"query": pa.string(), "iteration": pa.string(), "doc": pa.string(), "label": pa.int64()}
-        table = _fast_table(path, QRELS_FIELDS, types, delim, ["query", "doc", "label"])
-    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "doc")):
+        repeated = pa.dictionary(pa.int32(), pa.string())
+        types = {"query": pa.string(), "iteration": repeated, "doc": pa.string(), "label": pa.int64()}
+        table = _fast_table(path, QRELS_FIELDS, types, delim, list(QRELS_FIELDS))
+    if table is not None and table.num_rows and not _irregular(table, delim, ("query", "iteration", "doc")):
         return Qrels(table.column("query"), table.column("doc"), _numeric(table.column("label")), source)
-    data = read_bytes(path)
-    cols, lines, counts = _split_lines(data, source, 4, QRELS_FIELDS, allow_extra=False)
-    labels = _parse_ints(cols[3], lines, source, "label")
-    return Qrels(arrow.strings(cols[0]), arrow.strings(cols[2]), labels, source, lines)
+    lines = parse_qrels_lines(read_bytes(path), source)
+    qrels = Qrels(arrow.strings(lines.columns[0]), arrow.strings(lines.columns[1]), lines.values, source,
+                  lines.numbers)
+    qrels.notes = lines.notes(source, "label")
+    return qrels
 
 
 def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:

@@ -28,6 +28,22 @@ def _line(lines: np.ndarray | None, row: int) -> int:
     return int(lines[row]) if lines is not None else row + 1
 
 
+def join_keys(qcode: np.ndarray, dcode: np.ndarray, n_docs: int) -> np.ndarray:
+    """One int64 key per (query code, document code): ``qcode * n_docs + dcode``.
+
+    Computed in int64 whatever the codes' dtype (an int32 product wraps past 2^31: 50,000
+    queries x 50,000 documents already do), and refused if even int64 could not hold it.
+
+    >>> join_keys(np.array([50_000], dtype=np.int32), np.array([7], dtype=np.int32), 50_000).tolist()
+    [2500000007]
+    """
+    n_docs = max(int(n_docs), 1)
+    n_queries = int(qcode.max()) + 1 if len(qcode) else 0
+    if n_queries * n_docs >= 2**63:
+        raise InputError(f"{n_queries} queries x {n_docs} documents cannot be indexed with 64-bit keys")
+    return qcode.astype(np.int64) * np.int64(n_docs) + dcode.astype(np.int64)
+
+
 @dataclass
 class QrelsIndex:
     """Qrels encoded for fast joins: sorted query ids, a document vocabulary, sorted join keys."""
@@ -57,10 +73,12 @@ class QrelsIndex:
         ddict = pc.dictionary_encode(doc)
         doc_vocab = ddict.dictionary
         dcode = to_numpy(ddict.indices, np.int64)
-        keys = qcode * max(len(doc_vocab), 1) + dcode
+        keys = join_keys(qcode, dcode, len(doc_vocab))
         sort = np.argsort(keys, kind="stable")
         keys = keys[sort]
         labels = qrels.label[sort]
+        if len(labels) and labels.min() >= np.iinfo(np.int32).min and labels.max() <= np.iinfo(np.int32).max:
+            labels = labels.astype(np.int32)  # half the memory per ranked row; wider labels stay int64
         dup = np.flatnonzero(keys[1:] == keys[:-1])
         if len(dup):
             first, second = sort[dup[0]], sort[dup[0] + 1]
@@ -83,15 +101,17 @@ class QrelsIndex:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL."""
         dcode = pc.index_in(doc, value_set=self.doc_vocab, memory_pool=arrow.POOL)
         found = np.flatnonzero(to_numpy(dcode.is_valid()) & (qcode >= 0))
-        label = np.full(len(qcode), NONPOOL, dtype=np.int32)
+        label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
         if len(found) == 0 or len(self.keys) == 0:
             return label
         codes = to_numpy(dcode.take(arrow.indices(found)), np.int64)
-        key = qcode[found] * max(len(self.doc_vocab), 1) + codes
+        key = join_keys(qcode[found], codes, len(self.doc_vocab))
         pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
         hit = self.keys[pos] == key
         got = self.labels[pos[hit]]
-        label[found[hit]] = np.where(got < 0, UNJUDGED, got).astype(np.int32)
+        if label.dtype != got.dtype:
+            label = label.astype(got.dtype)
+        label[found[hit]] = np.where(got < 0, UNJUDGED, got)
         return label
 
 
@@ -366,14 +386,15 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         rel_level=conv.rel_level,
         run_name=run.name,
         in_run=present[evaluated],
+        judged_only=conv.judged_only,
     )
     lists.docs = rows  # run rows in rank order
-    score32 = run.score.astype(np.float32)[rows]
+    compared = run.score[rows].astype(np.float32 if conv.score_precision == "float32" else np.float64)
     if conv.ties == "expected":
-        lists.tie_start, lists.tie_size = _tie_groups(score32, offsets)
+        lists.tie_start, lists.tie_size = _tie_groups(compared, offsets)
     else:
-        lists.tie_spans = _tie_spans(score32, offsets, label)
-    del score32
+        lists.tie_spans = _tie_spans(compared, offsets, label)
+    del compared
     return lists, warnings
 
 
@@ -386,14 +407,14 @@ def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray
     return out
 
 
-def _tie_spans(score32: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:
+def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:
     """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
     the rows whose order the tie rule decides and where that order can change a value. Only
     tied rows are visited (a few percent of a run)."""
-    n = len(score32)
+    n = len(score)
     if n < 2:
         return np.zeros((0, 3), dtype=np.int64)
-    same = score32[1:] == score32[:-1]
+    same = score[1:] == score[:-1]
     bounds = offsets[1:-1]
     same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
     pairs = np.flatnonzero(same)  # row i ties with row i + 1
@@ -413,11 +434,11 @@ def _tie_spans(score32: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> n
     return np.column_stack([q, first - offsets[q], size])[mixed].astype(np.int64)
 
 def _tie_groups(score: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per ranked row: the rank where its run of equal (float32) scores starts, and its size."""
+    """Per ranked row: the rank where its run of equal scores starts, and its size (scores in
+    the precision they are compared at)."""
     n = len(score)
-    s32 = score.astype(np.float32)
     start = np.ones(n, dtype=bool)
-    start[1:] = s32[1:] != s32[:-1]
+    start[1:] = score[1:] != score[:-1]
     start[offsets[:-1][offsets[:-1] < n]] = True
     first = np.flatnonzero(start)
     sizes = np.diff(np.concatenate((first, [n])))

@@ -27,8 +27,9 @@ class Conventions:
     - ``ties``: ``trec`` (score descending, then doc id descending), ``input`` (file order),
       ``docid_asc`` (score descending, then doc id ascending), ``expected`` (the expected value
       over every order of tied documents, McSherry & Najork 2008; P, recall, AP, RR, DCG/nDCG).
-    - ``score_precision``: ``float32`` compares scores as C floats, as trec_eval does; ``float64``
-      keeps full precision.
+    - ``score_precision``: ``float64`` compares scores as C doubles, as trec_eval 10.0 does;
+      ``float32`` compares them as C floats, as trec_eval 9.x and pytrec_eval do (scores equal in
+      float32 are ties, broken by the tie rule).
     - ``duplicates``: a doc listed twice for one query is an ``error`` (trec_eval), or the
       ``first`` or ``best``-scored occurrence is kept (counted in the warnings).
     - ``num_docs_in_coll``: collection size, used only by ``utility``'s fourth coefficient (``-N``).
@@ -42,7 +43,7 @@ class Conventions:
       the universe (they count in R) but not in the ranking.
 
     >>> Conventions().signature_part()
-    'ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float32'
+    'ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float64'
     """
 
     rel_level: int = 1
@@ -50,7 +51,7 @@ class Conventions:
     judged_only: bool = False
     missing: str = "skip"
     ties: str = "trec"
-    score_precision: str = "float32"
+    score_precision: str = "float64"
     duplicates: str = "error"
     num_docs_in_coll: int = 0
     gains: str = "labels"

@@ -35,6 +35,8 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
     >>> segment_sum(np.array([1.0, 2.0, 4.0]), np.array([0, 2, 2, 3])).tolist()
     [3.0, 0.0, 4.0]
+    >>> segment_sum(np.array([1, 2, 4]), np.array([0, 3, 3])).tolist()   # a trailing empty segment
+    [7, 0]
     """
     n_seg = len(offsets) - 1
     out_dtype = np.float64 if values.dtype.kind == "f" else np.int64
@@ -42,8 +44,10 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=out_dtype)
     if len(values) == 0:
         return np.zeros(n_seg, dtype=out_dtype)
-    starts = np.minimum(offsets[:-1], len(values) - 1)
-    sums = np.add.reduceat(values.astype(out_dtype, copy=False), starts)
+    # one zero past the end makes every start (even of trailing empty segments) a valid index
+    padded = np.zeros(len(values) + 1, dtype=out_dtype)
+    padded[:-1] = values
+    sums = np.add.reduceat(padded, offsets[:-1])
     sums[np.diff(offsets) == 0] = 0
     return sums
 
@@ -52,11 +56,14 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Inclusive running sum inside each segment.
 
     Integers use one global cumulative sum (exact). Floats are summed row by row inside each
-    segment, in order, as a sequential loop would, through a padded 2-D view when that view is
-    small, so that per-segment results do not carry rounding from earlier segments.
+    segment, in order, as a sequential loop would, through padded 2-D views (segments of
+    similar length together), so that per-segment results never carry rounding from earlier
+    segments.
 
     >>> segment_cumsum(np.array([1, 2, 3, 4]), np.array([0, 2, 4])).tolist()
     [1, 3, 3, 7]
+    >>> segment_cumsum(np.array([0.1, 0.2, 0.3]), np.array([0, 1, 1, 3])).tolist()
+    [0.1, 0.2, 0.5]
     """
     n = len(values)
     if n == 0:
@@ -68,16 +75,31 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return total - np.repeat(before, lengths)
     max_len = int(lengths.max())
     n_seg = len(lengths)
+    pos = positions(offsets)
+    seg = segment_ids(offsets)
     if max_len * n_seg <= 4 * n + 1024:
-        padded = np.zeros((n_seg, max_len), dtype=np.float64)
-        pos = positions(offsets)
-        seg = segment_ids(offsets)
-        padded[seg, pos] = values
-        np.cumsum(padded, axis=1, out=padded)
-        return padded[seg, pos]
-    total = np.cumsum(values, dtype=np.float64)
-    before = np.concatenate(([0.0], total))[offsets[:-1]]
-    return total - np.repeat(before, lengths)
+        return _padded_cumsum(values, seg, pos, np.arange(n_seg), n_seg, max_len)
+    # segments of very different lengths: pad each group of similar length (within a factor of
+    # two) separately, so the padding stays below the data, and every sum stays sequential
+    group = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    out = np.empty(n, dtype=np.float64)
+    for g in np.unique(group[lengths > 0]):
+        members = np.flatnonzero(group == g)
+        local = np.full(n_seg, -1, dtype=np.int64)
+        local[members] = np.arange(len(members))
+        rows = np.flatnonzero(local[seg] >= 0)
+        out[rows] = _padded_cumsum(values[rows], local[seg[rows]], pos[rows], members, len(members),
+                                   int(lengths[members].max()))
+    return out
+
+
+def _padded_cumsum(values: np.ndarray, seg: np.ndarray, pos: np.ndarray, members: np.ndarray,
+                   n_rows: int, width: int) -> np.ndarray:
+    """Row-wise running sums of values scattered into an (n_rows, width) zero-padded matrix."""
+    padded = np.zeros((n_rows, width), dtype=np.float64)
+    padded[seg, pos] = values
+    np.cumsum(padded, axis=1, out=padded)
+    return padded[seg, pos]
 
 
 def value_at(cumulative: np.ndarray, offsets: np.ndarray, k: np.ndarray | int) -> np.ndarray:

@@ -1,6 +1,8 @@
 """Named profiles: every convention (and metric meaning) at once, to reproduce another tool.
 
-- ``trec_eval``: the defaults.
+- ``trec_eval``: the defaults (trec_eval 10.0: scores compared as C doubles).
+- ``trec_eval9`` / ``pytrec_eval``: trec_eval 9.x, which pytrec_eval embeds: scores compared as
+  C floats (scores equal in float32 tie and are ordered by document id).
 - ``ranx``: scores compared as float64, ties keep the run's order, nDCG gains are the labels at
   or above the relevance level (0 below it, ranx's ``-lN``).
 - ``recbole``: ties keep the list order, binary nDCG gains, ``map@k`` normalised by min(R, k).
@@ -25,6 +27,8 @@ ALL = 10**9
 
 PROFILES: dict[str, dict[str, Any]] = {
     "trec_eval": {},
+    "trec_eval9": {"score_precision": "float32"},
+    "pytrec_eval": {"score_precision": "float32"},
     "ranx": {"ties": "input", "score_precision": "float64", "gains": "above_level"},
     "recbole": {"ties": "input", "score_precision": "float64", "gains": "binary"},
     "elasticsearch": {"ties": "input", "score_precision": "float64"},

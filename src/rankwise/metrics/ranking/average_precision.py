@@ -6,11 +6,12 @@ Example used below (see ``_example``): relevant documents at ranks 1 and 4, R = 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from rankwise.engine import segments
+from rankwise.engine import libm, segments
 from rankwise.engine.ranked import UNJUDGED, RankedLists
 from rankwise.metrics.ranking import expected
 from rankwise.metrics.ranking._seq import SparseTerms, safe_divide, seq_sum
@@ -56,15 +57,16 @@ def average_precision_at(rl: RankedLists, ks: Sequence[int]) -> np.ndarray:
 
 
 def geometric_mean(values: np.ndarray) -> float:
-    """Geometric mean with trec_eval's floor: exp(mean(log(max(v, 0.00001)))).
+    """Geometric mean with trec_eval's floor: exp(mean(log(max(v, 0.00001)))), the logs added
+    in query order and evaluated by the C library, as trec_eval does.
 
     >>> round(geometric_mean(np.array([0.5, 0.0])), 6)
     0.002236
     """
     if len(values) == 0:
         return 0.0
-    logs = np.log(np.maximum(values, MIN_GEO_MEAN))
-    return float(np.exp(np.cumsum(logs)[-1] / len(values)))
+    logs = libm.log(np.maximum(np.asarray(values, dtype=np.float64), MIN_GEO_MEAN))
+    return math.exp(float(np.cumsum(logs)[-1]) / len(values))
 
 
 def reciprocal_rank(rl: RankedLists, k: int | None = None) -> np.ndarray:
@@ -136,12 +138,24 @@ def inferred_ap(rl: RankedLists) -> np.ndarray:
     return safe_divide(seq_sum(terms, off), rl.num_rel)
 
 
+def _lround(x: np.ndarray) -> np.ndarray:
+    """C ``lround`` of non-negative values: halves round up (``x + 0.5`` can round up wrongly).
+
+    >>> _lround(np.array([0.5, 2.4999999999999996, 0.49999999999999994])).tolist()
+    [1, 2, 0]
+    """
+    floor = np.floor(x)
+    return (floor + (x - floor >= 0.5)).astype(np.int64)
+
+
 def interpolated_precision_at_recall(rl: RankedLists, levels: Sequence[float] = DEFAULT_RECALL_LEVELS
                                      ) -> np.ndarray:
     """Interpolated precision at recall levels (trec_eval ``iprec_at_recall``).
 
-    Int_P(level) = max precision at any rank at or after the rank where c = int(level * R + 0.5)
+    Int_P(level) = max precision at any rank at or after the rank where c = lround(level * R)
     relevant documents have been seen; 0 when fewer than c are retrieved. One column per level.
+    As in trec_eval, a query left with no document under ``judged_only`` (every retrieved one
+    unjudged, or the query absent from the run) has precision 0/0: NaN at the levels where c = 0.
 
     >>> from rankwise.metrics.ranking._example import example
     >>> interpolated_precision_at_recall(example(), [0.0, 0.5, 1.0]).tolist()
@@ -153,13 +167,16 @@ def interpolated_precision_at_recall(rl: RankedLists, levels: Sequence[float] = 
     rel_ret = rl.num_rel_ret
     rel_off = rl.rel_offsets
     end_prec = safe_divide(rel_ret, rl.num_ret)
+    # trec_eval's 0.0 / 0.0; without -J it scores an absent query as one unjudged document
+    undefined = (rl.num_ret == 0) & (rl.judged_only | (rl.in_run if rl.in_run is not None else True))
+    end_prec[undefined] = np.nan
     overall = end_prec.copy()
     has = rel_ret > 0
     if len(best_after):
         overall[has] = np.maximum(end_prec[has], best_after[rel_off[:-1][has]])
     out = np.zeros((n_q, len(levels)), dtype=np.float64)
     for col, level in enumerate(levels):
-        cut = (level * rl.num_rel + 0.5).astype(np.int64)
+        cut = _lround(level * rl.num_rel)
         zero = cut == 0
         out[zero, col] = overall[zero]
         ok = (cut >= 1) & (cut <= rel_ret)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankwise.engine import libm
 from rankwise.engine.ranked import RankedLists
 from rankwise.metrics.ranking._seq import SparseTerms, safe_divide
 from rankwise.metrics.ranking.recsys import cascade
@@ -103,7 +104,7 @@ def dcg(rl: RankedLists, k: int = 10, normalize: bool = False, unknown_doc_ratin
     (3.4307, 4.1309)
     """
     gain = _rated_gain(rl, unknown_doc_rating)
-    terms = np.where(rl.rank0 < k, gain / np.log2(rl.rank0 + 2.0), 0.0)
+    terms = np.where(rl.rank0 < k, gain / libm.log2_of_count(rl.rank0 + 2), 0.0)
     value = SparseTerms.of(terms, rl.offsets).total()
     # ideal: every rating of the query (levels, by count), best first, cut at min(hits, ratings)
     n_ratings = rl.level_counts.sum(axis=1)
@@ -127,7 +128,7 @@ def dcg(rl: RankedLists, k: int = 10, normalize: bool = False, unknown_doc_ratin
 def _harmonic_log(n: np.ndarray) -> np.ndarray:
     """sum_{p < n} 1 / log2(p + 2) for each n."""
     top = int(n.max(initial=0))
-    table = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(top) + 2.0))))
+    table = np.concatenate(([0.0], np.cumsum(1.0 / libm.log2_of_count(np.arange(top) + 2))))
     return table[n]
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankwise.engine import segments
+from rankwise.engine import libm, segments
 from rankwise.engine.ranked import RankedLists
 from rankwise.metrics.ranking._seq import SparseTerms, safe_divide, seq_sum
 
@@ -69,7 +69,7 @@ def ideal(rl: RankedLists, gains: Mapping[int, float] | None = None) -> Ideal:
     offsets = np.concatenate(([0], np.cumsum(n_pos))).astype(np.int64)
     flat = np.repeat(np.tile(g, rl.n_queries), counts.ravel())
     pos = segments.positions(offsets)
-    terms = flat / np.log2(pos + 2.0)
+    terms = flat / libm.log2_of_count(pos + 2)
     result = Ideal(offsets, flat, segments.segment_cumsum(terms, offsets))
     cache[key] = result
     return result
@@ -92,12 +92,12 @@ def _dcg_sparse(rl: RankedLists, gains: Mapping[int, float] | None) -> SparseTer
         from rankwise.metrics.ranking import expected
 
         g = expected.group_mean(rl, row_gains(rl.label, gains))
-        cache[key] = SparseTerms.of(g / np.log2(rl.rank0 + 2.0), rl.offsets)
+        cache[key] = SparseTerms.of(g / libm.log2_of_count(rl.rank0 + 2), rl.offsets)
     if key not in cache:
         rows = _gain_rows(rl, gains)
         q = rl.query_of(rows)
         rank0 = rows - rl.offsets[q]
-        terms = row_gains(rl.label[rows], gains) / np.log2(rank0 + 2.0)
+        terms = row_gains(rl.label[rows], gains) / libm.log2_of_count(rank0 + 2)
         counts = np.bincount(q, minlength=rl.n_queries)
         cache[key] = SparseTerms(terms, rank0, np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
     return cache[key]
@@ -107,7 +107,7 @@ def _dcg_terms(rl: RankedLists, gains: Mapping[int, float] | None) -> tuple[np.n
     g = row_gains(rl.label, gains)
     terms = np.zeros(len(g), dtype=np.float64)
     nz = np.flatnonzero(g)
-    terms[nz] = g[nz] / np.log2(rl.rank0[nz] + 2.0)
+    terms[nz] = g[nz] / libm.log2_of_count(rl.rank0[nz] + 2)
     return g, terms
 
 
@@ -172,7 +172,8 @@ def ndcg_rel(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.nd
     total = seq_sum(contrib, rl.offsets)
     n_pos_ret = seq_sum(pos_rows.astype(np.int64), rl.offsets)
     dcg_all = seq_sum(terms, rl.offsets)
-    total = total + (n_pos - n_pos_ret) * safe_divide(dcg_all, ide.total())
+    # trec_eval: sum += (num_rel - num_rel_ret) * results_dcg / ideal_dcg, left to right
+    total = total + safe_divide((n_pos - n_pos_ret) * dcg_all, ide.total())
     return np.where(total > 0, safe_divide(total, n_pos), 0.0)
 
 
@@ -237,7 +238,7 @@ def g_measure(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.n
     sum_res = segments.segment_cumsum(g, rl.offsets)
     terms = np.zeros(len(g), dtype=np.float64)
     nz = g != 0
-    terms[nz] = g[nz] / np.log2((2 + sum_cost[nz]) - sum_res[nz])
+    terms[nz] = g[nz] / libm.log2((2 + sum_cost[nz]) - sum_res[nz])
     ideal_sum = seq_sum(ide.gains, ide.offsets)
     return safe_divide(seq_sum(terms, rl.offsets), ideal_sum)
 
@@ -251,6 +252,6 @@ def binary_g(rl: RankedLists) -> np.ndarray:
     """
     rel = rl.is_rel
     terms = np.zeros(len(rl.label), dtype=np.float64)
-    terms[rel] = 1.0 / np.log2(3.0 + rl.rank0[rel] - rl.cum_rel[rel])
+    terms[rel] = 1.0 / libm.log2_of_count(3 + rl.rank0[rel] - rl.cum_rel[rel])
     out = safe_divide(seq_sum(terms, rl.offsets), rl.num_rel)
     return np.where(rl.num_rel_ret > 0, out, 0.0)

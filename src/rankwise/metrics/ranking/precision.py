@@ -121,7 +121,9 @@ def set_map(rl: RankedLists) -> np.ndarray:
     >>> round(float(set_map(example())[0]), 4)   # 0.4 * 2/3
     0.2667
     """
-    return set_precision(rl) * set_recall(rl)
+    # trec_eval's order of operations: (rel_ret * rel_ret) / (ret * rel)
+    rr = rl.num_rel_ret.astype(np.float64)
+    return safe_divide(rr * rr, rl.num_ret.astype(np.float64) * rl.num_rel)
 
 
 def set_f(rl: RankedLists, beta: float = 1.0) -> np.ndarray:

@@ -1,0 +1,216 @@
+"""trec_eval 10.0's grammar for run and qrels lines, byte for byte, with precise errors.
+
+What trec_eval does (``get_trec_results.c``, ``get_qrels.c``) and so what this module does:
+
+- lines end at ``\\n`` only; fields are separated by runs of C ``isspace`` bytes other than
+  ``\\n``: space, ``\\t``, ``\\v``, ``\\f``, ``\\r``. Nothing else separates fields: NBSP, U+2028,
+  ``\\x1c``-``\\x1f`` and ``\\x85`` are part of an id;
+- run lines: blank lines and lines whose first field starts with ``#`` are skipped; at least 6
+  fields (``query Q0 doc rank score tag``), later ones ignored; the score is read by C ``atof``
+  (its longest numeric prefix: ``1_000`` is 1, ``abc`` is 0), the tag of the last line names the run;
+- qrels lines: exactly 4 fields (``query iteration doc label``); a blank line is malformed;
+  a line starting with ``#`` is a comment; the label is read by C ``atol``.
+
+rankwise refuses, where trec_eval would read garbage or crash: NUL bytes, ids that are not
+UTF-8, NaN scores and labels outside int64. Everything trec_eval reads but not as written (a
+score or label that is not a plain number, extra fields, several run tags) is counted in a
+warning that names the first line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankwise.errors import InputError
+
+RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
+QRELS_FIELDS = ("query", "iteration", "doc", "label")
+
+_FLOAT = re.compile(
+    rb"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+    rb"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    rb"|(?i:infinity|inf|nan(?:\([0-9A-Za-z_]*\))?))")
+_INT = re.compile(rb"[+-]?[0-9]+")
+
+
+def c_atof(token: bytes) -> tuple[float, bool]:
+    """C ``atof`` (``strtod`` in the C locale): the value of the longest numeric prefix, 0.0 if
+    there is none; and whether the whole token was that number.
+
+    >>> c_atof(b"2.5"), c_atof(b"1_000"), c_atof(b"abc"), c_atof(b"0x1p3"), c_atof(b"1e5x")
+    ((2.5, True), (1.0, False), (0.0, False), (8.0, True), (100000.0, False))
+    """
+    m = _FLOAT.match(token)
+    if m is None:
+        return 0.0, False
+    text = m.group(0)
+    low = text.lower().lstrip(b"+-")
+    if low.startswith(b"0x"):
+        sign = -1.0 if text.startswith(b"-") else 1.0
+        body = low[2:].decode()
+        if "p" not in body:
+            body += "p0"
+        value = sign * float.fromhex("0x" + (body if not body.startswith(".") else "0" + body))
+    elif low.startswith(b"nan"):
+        value = float("nan")
+    else:
+        value = float(text.replace(b"infinity", b"inf").replace(b"INFINITY", b"inf"))
+    return value, len(text) == len(token)
+
+
+def c_atol(token: bytes) -> tuple[int, bool]:
+    """C ``atol``: the integer prefix (0 if none) and whether it was the whole token.
+
+    >>> c_atol(b"2"), c_atol(b"2.5"), c_atol(b"abc"), c_atol(b"-1")
+    ((2, True), (2, False), (0, False), (-1, True))
+    """
+    m = _INT.match(token)
+    if m is None:
+        return 0, False
+    return int(m.group(0)), m.end() == len(token)
+
+
+@dataclass
+class Lines:
+    """The fields trec_eval reads from a file, with line numbers and what was skipped or changed."""
+
+    columns: list[list[str]]
+    numbers: np.ndarray
+    values: np.ndarray
+    counts: dict[str, int] = field(default_factory=dict)
+    first_line: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, bytes] = field(default_factory=dict)
+
+    def note(self, what: str, line: int, example: bytes = b"") -> None:
+        if what not in self.counts:
+            self.first_line[what] = line
+            self.examples[what] = example
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def notes(self, source: str, number_field: str) -> list[str]:
+        """The warnings: one per kind of thing skipped or read differently, with its count."""
+        out = []
+        messages = {
+            "comment": "comment line(s) starting with '#' skipped",
+            "blank": "blank line(s) skipped",
+            "extra": "line(s) had fields after the 6th; they were ignored, as trec_eval does",
+            "inexact": f"{number_field}(s) were not plain numbers and were read as C's "
+                       f"{'atof' if number_field == 'score' else 'atol'} reads them, as trec_eval does",
+        }
+        for what, message in messages.items():
+            if what in self.counts:
+                shown = self.examples[what].decode("utf-8", "backslashreplace")
+                example = f" ({shown!r})" if shown else ""
+                out.append(f"{source}: {self.counts[what]} {message}; first at line {self.first_line[what]}{example}")
+        return out
+
+
+def _decode(token: bytes, source: str, line: int, name: str) -> str:
+    try:
+        return token.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"expected UTF-8 text, got the byte {token[exc.start:exc.start + 1]!r} "
+                         f"at position {exc.start} of {token!r}", source=source, line=line, field=name) from None
+
+
+def _lines(data: bytes, source: str) -> list[bytes]:
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise InputError("expected text, found a NUL byte (trec_eval would silently stop reading here)",
+                         source=source, line=line)
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
+    """Parse a TREC run as trec_eval does; returns the fields and the distinct tags, the tag of the
+    last line (which names the run in trec_eval) last.
+
+    >>> lines, tags = parse_run_lines(b"q1 Q0 d1 1 2.5 bm25\\n# note\\nq1\\tQ0 d2 2 1_0 bm25 x\\n", "r")
+    >>> lines.columns, lines.values.tolist(), lines.counts
+    ([['q1', 'q1'], ['d1', 'd2']], [2.5, 1.0], {'comment': 1, 'extra': 1, 'inexact': 1})
+    """
+    queries: list[str] = []
+    docs: list[str] = []
+    tags: list[bytes] = []
+    scores: list[float] = []
+    numbers: list[int] = []
+    out = Lines([queries, docs], np.zeros(0), np.zeros(0))
+    for lineno, raw in enumerate(_lines(data, source), start=1):
+        parts = raw.split()
+        if not parts:
+            out.note("blank", lineno)
+            continue
+        if parts[0].startswith(b"#"):
+            out.note("comment", lineno)
+            continue
+        if len(parts) < 6:
+            raise InputError(
+                f"malformed line: expected 6 fields separated by spaces or tabs ({' '.join(RUN_FIELDS)}), "
+                f"found {len(parts)}: missing '{RUN_FIELDS[len(parts)]}' (trec_eval: 'Malformed line')",
+                source=source, line=lineno)
+        if len(parts) > 6:
+            out.note("extra", lineno)
+        value, exact = c_atof(parts[4])
+        if value != value:
+            raise InputError(f"expected a number, got {parts[4].decode('utf-8', 'backslashreplace')!r}: NaN "
+                             "scores have no order", source=source, line=lineno, field="score")
+        if not exact:
+            out.note("inexact", lineno, parts[4])
+        queries.append(_decode(parts[0], source, lineno, "query"))
+        docs.append(_decode(parts[2], source, lineno, "doc"))
+        tags.append(parts[5])
+        scores.append(value)
+        numbers.append(lineno)
+    if not numbers:
+        raise InputError("the file holds no data lines", source=source)
+    out.values = np.asarray(scores, dtype=np.float64)
+    out.numbers = np.asarray(numbers, dtype=np.int64)
+    last = tags[-1]
+    distinct = [t for t in dict.fromkeys(tags) if t != last] + [last]  # the last line's tag last
+    names = [_decode(t, source, int(out.numbers[tags.index(t)]), "tag") for t in distinct]
+    return out, names
+
+
+def parse_qrels_lines(data: bytes, source: str) -> Lines:
+    """Parse TREC qrels as trec_eval does (exactly 4 fields; blank lines are malformed).
+
+    >>> parse_qrels_lines(b"q1 0 d1 2\\n#c\\nq1 0 d2 -1\\n", "q").values.tolist()
+    [2, -1]
+    """
+    queries: list[str] = []
+    docs: list[str] = []
+    labels: list[int] = []
+    numbers: list[int] = []
+    out = Lines([queries, docs], np.zeros(0), np.zeros(0))
+    for lineno, raw in enumerate(_lines(data, source), start=1):
+        if raw.startswith(b"#"):
+            out.note("comment", lineno)
+            continue
+        parts = raw.split()
+        if len(parts) != 4:
+            what = "a blank line" if not parts else f"{len(parts)} field(s)"
+            raise InputError(
+                f"malformed line: expected exactly 4 fields separated by spaces or tabs "
+                f"({' '.join(QRELS_FIELDS)}), found {what} (trec_eval: 'Malformed line')",
+                source=source, line=lineno)
+        value, exact = c_atol(parts[3])
+        if not -(2**63) <= value < 2**63:
+            raise InputError(f"expected an integer between -2^63 and 2^63 - 1, got {value}",
+                             source=source, line=lineno, field="label")
+        if not exact:
+            out.note("inexact", lineno, parts[3])
+        queries.append(_decode(parts[0], source, lineno, "query"))
+        docs.append(_decode(parts[2], source, lineno, "doc"))
+        labels.append(value)
+        numbers.append(lineno)
+    if not numbers:
+        raise InputError("the file holds no data lines", source=source)
+    out.values = np.asarray(labels, dtype=np.int64)
+    out.numbers = np.asarray(numbers, dtype=np.int64)
+    return out
