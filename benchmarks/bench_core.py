@@ -1,10 +1,16 @@
-"""Time rankwise against pytrec_eval, ranx and ir_measures on an MS MARCO dev-sized run.
+"""Time rankwise against the trec_eval 10.0 binary, pytrec_eval, ranx and ir_measures.
 
 Each tool runs in a fresh subprocess (so peak memory is its own): load qrels + run, compute
 nDCG@10, MAP, MRR@10, Recall@100 and P@10, report load / compute / end-to-end seconds, peak
-memory and the mean values, which must agree with rankwise's.
+memory and the mean values, which must agree with rankwise's. The trec_eval binary is built
+from its source (``$TREC_EVAL_SRC``, or ``$TREC_EVAL`` for a ready binary) as the test suite does.
 
-Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--tools rankwise,pytrec_eval,...]
+Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged J] [--long-id]
+       [--tools rankwise,trec_eval,pytrec_eval,...]
+
+Scenarios of the trust issue: ``--queries 20000 --judged 100 --tools rankwise,trec_eval --repeat 1``
+(a 20M-row run against a 2M-line qrels) and ``--queries 2000 --long-id --tools rankwise,trec_eval``
+(a 2M-row run with one 10,000-character document id).
 """
 
 from __future__ import annotations
@@ -115,6 +121,55 @@ def run_once(code: str, qrels: Path, run: Path) -> dict | None:
     return result
 
 
+TREC_EVAL_MEASURES = {"ndcg_cut_10": "ndcg@10", "map": "map", "recip_rank": "mrr@10", "recall_100": "recall@100",
+                      "P_10": "P@10"}
+
+
+def trec_eval_binary() -> Path | None:
+    """The trec_eval 10.0 binary: ``$TREC_EVAL``, or built once from source into benchmarks/_data."""
+    if os.environ.get("TREC_EVAL"):
+        return Path(os.environ["TREC_EVAL"])
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from oracle import build, why_unavailable
+
+    if why_unavailable() is not None:
+        print(f"trec_eval skipped: {why_unavailable()}", file=sys.stderr)
+        return None
+    dest = HERE / "_data" / "trec_eval-10.0"
+    if not (dest / "trec_eval").exists():
+        import shutil
+
+        shutil.rmtree(dest, ignore_errors=True)
+        build(dest)
+    return dest / "trec_eval"
+
+
+def run_binary(binary: Path, qrels: Path, run: Path) -> dict:
+    """trec_eval end to end (its own load and compute cannot be told apart from outside)."""
+    import time
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(binary), "-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "recall.100",
+                             "-m", "P.10", str(qrels), str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    total = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(err[-2000:])
+    values = {}
+    for line in out.splitlines():
+        name, _, value = line.split()
+        if name in TREC_EVAL_MEASURES:
+            values[TREC_EVAL_MEASURES[name]] = float(value)
+    return {"load": None, "compute": None, "compute_warm": None, "total": total, "peak_mb": usage.ru_maxrss / 1024,
+            "values": values}
+
+
+def _seconds(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def run_tool(code: str, qrels: Path, run: Path, repeat: int) -> dict | None:
     """The median of ``repeat`` runs for every time and for the peak memory."""
     runs = []
@@ -137,13 +192,17 @@ def main() -> None:
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--data", default=str(HERE / "_data"))
     ap.add_argument("--repeat", type=int, default=3, help="runs per tool; medians are reported")
+    ap.add_argument("--judged", type=int, default=None, help="judgments per query (default 1 to 3)")
+    ap.add_argument("--long-id", action="store_true", help="one document id of 10,000 characters")
     args = ap.parse_args()
-    data = Path(args.data) / f"q{args.queries}_d{args.depth}"
+    suffix = (f"_j{args.judged}" if args.judged else "") + ("_long" if args.long_id else "")
+    data = Path(args.data) / f"q{args.queries}_d{args.depth}{suffix}"
     run_path, qrels_path = data / "run.trec", data / "qrels.txt"
     if not run_path.exists():
         print(f"generating {args.queries} x {args.depth} run in {data} ...", file=sys.stderr)
+        extra = (["--judged", str(args.judged)] if args.judged else []) + (["--long-id"] if args.long_id else [])
         subprocess.run([sys.executable, str(HERE / "generate.py"), str(data), "--queries", str(args.queries),
-                        "--depth", str(args.depth)], check=True, stdout=subprocess.DEVNULL)
+                        "--depth", str(args.depth), *extra], check=True, stdout=subprocess.DEVNULL)
     size_mb = run_path.stat().st_size / 2**20
     # an editable install has no compiled bytecode; the peers' installs do: compile rankwise too
     import rankwise
@@ -154,14 +213,23 @@ def main() -> None:
     results = {}
     for name in args.tools.split(","):
         print(f"running {name} ...", file=sys.stderr)
+        if name == "trec_eval":
+            binary = trec_eval_binary()
+            if binary is not None:
+                runs = [run_binary(binary, qrels_path, run_path) for _ in range(args.repeat)]
+                results[name] = min(runs, key=lambda r: r["total"]) if args.repeat == 1 else sorted(
+                    runs, key=lambda r: r["total"])[len(runs) // 2]
+            continue
         r = run_tool(TOOLS[name], qrels_path, run_path, args.repeat)
         if r is None:
             print(f"  {name} is not installed; skipped (pip install -e '.[bench]')", file=sys.stderr)
             continue
         results[name] = r
     base = results["rankwise"]
+    qrels_lines = sum(1 for _ in open(qrels_path, "rb"))
     print(f"\nrun: {args.queries:,} queries x {args.depth:,} docs = {args.queries * args.depth:,} rows, "
-          f"{size_mb:.0f} MB; medians of {args.repeat} runs per tool; import + first small evaluation "
+          f"{size_mb:.0f} MB{', one 10,000-character doc id' if args.long_id else ''}; qrels: {qrels_lines:,} "
+          f"lines; medians of {args.repeat} runs per tool; import + first small evaluation "
           f"(rankwise, median of {max(args.repeat, 5)}): {small['total']:.2f} s\n")
     head = ("tool", "load s", "compute s", "warm compute s", "end-to-end s", "x rankwise (e2e)",
             "x rankwise (warm compute)", "peak MB", "peak / file")
@@ -169,16 +237,17 @@ def main() -> None:
     print("|" + "---|" * len(head))
     for name, r in results.items():
         warm = r["compute_warm"] if r["compute_warm"] is not None else r["compute"]
-        print(f"| {name} | {r['load']:.2f} | {r['compute']:.3f} | "
-              f"{warm:.3f} | {r['total']:.2f} | {r['total'] / base['total']:.1f} | "
-              f"{warm / base['compute_warm']:.0f} | {r['peak_mb']:.0f} | {r['peak_mb'] / size_mb:.2f} |")
-    print("\nmean values (pytrec_eval's MRR has no cut-off; ranx breaks ties by score only):")
+        ratio = "-" if warm is None else f"{warm / base['compute_warm']:.0f}"
+        print(f"| {name} | {_seconds(r['load'], 2)} | {_seconds(r['compute'], 3)} | "
+              f"{_seconds(warm, 3)} | {r['total']:.2f} | {r['total'] / base['total']:.1f} | "
+              f"{ratio} | {r['peak_mb']:.0f} | {r['peak_mb'] / size_mb:.2f} |")
+    print("\nmean values (trec_eval's and pytrec_eval's MRR has no cut-off; ranx breaks ties by score only):")
     metrics = list(base["values"])
     print("| tool | " + " | ".join(metrics) + " | max abs diff vs rankwise |")
     print("|" + "---|" * (len(metrics) + 2))
     for name, r in results.items():
-        diffs = [abs(r["values"][m] - base["values"][m]) for m in metrics if not (name == "pytrec_eval" and
-                                                                                m == "mrr@10")]
+        diffs = [abs(r["values"][m] - base["values"][m]) for m in metrics
+                 if not (name in ("pytrec_eval", "trec_eval") and m == "mrr@10")]
         print(f"| {name} | " + " | ".join(f"{r['values'][m]:.6f}" for m in metrics) + f" | {max(diffs):.2e} |")
 
 

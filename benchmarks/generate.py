@@ -1,6 +1,6 @@
 """Generate an MS MARCO dev-sized run and qrels: 6,980 queries x 1,000 docs, string ids, ties.
 
-Usage: python benchmarks/generate.py [OUT_DIR] [--queries N] [--depth K]
+Usage: python benchmarks/generate.py [OUT_DIR] [--queries N] [--depth K] [--judged J] [--long-id]
 """
 
 from __future__ import annotations
@@ -11,34 +11,45 @@ from pathlib import Path
 import numpy as np
 
 
-def generate(out: Path, n_queries: int = 6980, depth: int = 1000, seed: int = 7) -> tuple[Path, Path]:
-    """Write ``run.trec`` and ``qrels.txt`` into ``out`` and return their paths."""
+def generate(out: Path, n_queries: int = 6980, depth: int = 1000, seed: int = 7, judged: int | None = None,
+             long_id: bool = False) -> tuple[Path, Path]:
+    """Write ``run.trec`` and ``qrels.txt`` into ``out`` and return their paths.
+
+    ``judged``: judgments per query (default 1 to 3, as MS MARCO dev; 100 x 20,000 queries makes
+    a 2M-line qrels). ``long_id``: the first query's first document gets a 10,000-character id.
+    """
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     run_path, qrels_path = out / "run.trec", out / "qrels.txt"
     qids = np.array([str(1000000 + 17 * i) for i in range(n_queries)])
-    n = n_queries * depth
-    docs = rng.integers(0, 8_841_823, size=n)
-    # unique docs per query: offset by position so no (query, doc) repeats
-    docs = (docs - docs % depth) + np.tile(np.arange(depth), n_queries)
-    scores = np.round(rng.normal(10.0, 3.0, size=n), 3)  # 3 decimals -> a few tied scores per query
-    order = np.lexsort((-scores, np.repeat(np.arange(n_queries), depth)))
-    docs, scores = docs[order], scores[order]
-    rank = np.tile(np.arange(1, depth + 1), n_queries)
-    q = np.repeat(qids, depth)
-    lines = np.char.add(np.char.add(q, " Q0 "), docs.astype(str))
+    block_queries = max(1, 500_000 // depth)
+    judged_docs: list[np.ndarray] = []
     with open(run_path, "w") as f:
-        for i in range(0, n, 500_000):
-            block = [f"{a} {r} {s:.3f} bench\n" for a, r, s in zip(lines[i:i + 500_000],
-                                                              rank[i:i + 500_000], scores[i:i + 500_000], strict=False)]
-            f.writelines(block)
+        for start in range(0, n_queries, block_queries):
+            nq = min(block_queries, n_queries - start)
+            n = nq * depth
+            docs = rng.integers(0, 8_841_823, size=n)
+            # unique docs per query: offset by position so no (query, doc) repeats
+            docs = (docs - docs % depth) + np.tile(np.arange(depth), nq)
+            scores = np.round(rng.normal(10.0, 3.0, size=n), 3)  # 3 decimals -> a few tied scores per query
+            order = np.lexsort((-scores, np.repeat(np.arange(nq), depth)))
+            docs, scores = docs[order], scores[order]
+            names = docs.astype(str).astype(object)
+            if long_id and start == 0:
+                names[0] = "D" + "x" * 9_999
+            judged_docs.append(names.reshape(nq, depth))
+            rank = np.tile(np.arange(1, depth + 1), nq)
+            q = np.repeat(qids[start:start + nq], depth)
+            f.writelines(f"{a} Q0 {d} {r} {s:.3f} bench\n" for a, d, r, s in zip(q, names, rank, scores, strict=True))
     with open(qrels_path, "w") as f:
         for qi in range(n_queries):
-            k = rng.integers(1, 4)
+            block, row = divmod(qi, block_queries)
+            k = judged if judged is not None else int(rng.integers(1, 4))
             picks = rng.choice(depth * 3, size=k, replace=False)
-            for p in picks:
-                doc = docs[qi * depth + p] if p < depth else rng.integers(0, 8_841_823)
-                f.write(f"{qids[qi]} 0 {doc} {int(rng.integers(1, 3))}\n")
+            labels = rng.integers(0 if judged else 1, 3, size=k)
+            for p, label in zip(picks, labels, strict=True):
+                doc = judged_docs[block][row, p] if p < depth else f"u{p}x{rng.integers(0, 8_841_823)}"
+                f.write(f"{qids[qi]} 0 {doc} {int(label)}\n")
     return run_path, qrels_path
 
 
@@ -47,5 +58,7 @@ if __name__ == "__main__":
     ap.add_argument("out", nargs="?", default=str(Path(__file__).parent / "_data"))
     ap.add_argument("--queries", type=int, default=6980)
     ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--judged", type=int, default=None, help="judgments per query (default 1 to 3)")
+    ap.add_argument("--long-id", action="store_true", help="one document id of 10,000 characters")
     a = ap.parse_args()
-    print(*generate(Path(a.out), a.queries, a.depth))
+    print(*generate(Path(a.out), a.queries, a.depth, judged=a.judged, long_id=a.long_id))

@@ -32,6 +32,23 @@ def test_ranx_profile_matches_ranx(system: str, level: int) -> None:
         assert ours.loc[order, mine].to_numpy() == pytest.approx(np.asarray(expected[theirs]), abs=1e-12), theirs
 
 
+def test_ranx_profile_scores_unanswered_queries_zero() -> None:
+    """ranx (make_comparable=True) gives 0 in every metric to a judged query the run did not
+    answer, and its precision, recall and F1 without a cut-off are over everything retrieved."""
+    ranx = pytest.importorskip("ranx")
+    qrels = load_qrels(GOLDEN / "qrels.dl19-passage.txt").to_dict()
+    run = load_run(GOLDEN / "BM25.dl19.trec").to_dict()
+    for qid in list(run)[::5]:
+        del run[qid]  # a fifth of the judged queries unanswered
+    names = ["precision", "recall", "f1", "precision@10", "recall@10", "f1@10", "ndcg@10", "map", "mrr"]
+    expected = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), names, return_mean=False, make_comparable=True)
+    ours = rankwise.evaluate(qrels, run, names, profile="ranx").per_query.loc["run"]
+    order = sorted(qrels)
+    assert len(ours) == len(order)
+    for name in names:
+        assert ours.loc[order, name].to_numpy() == pytest.approx(np.asarray(expected[name]), abs=1e-12), name
+
+
 def test_recbole_profile() -> None:
     qrels = Qrels.from_sets({"u": {"a", "c", "f"}}, relevance={"u": {"a": 3, "c": 1, "f": 2}})
     run = Run.from_ranked_lists({"u": ["a", "b", "c"]})

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import run as run_oracle
 
 import rankwise
-from oracle import run as run_oracle
 from rankwise.errors import RankwiseError
 
 RUN = ("q1 Q0 d1 1 3.5 tagA\nq1 Q0 d2 2 2 tagA\nq1 Q0 d3 3 -1e-3 tagA\n"

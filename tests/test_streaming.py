@@ -166,7 +166,67 @@ def test_merging_chunk_states_equals_one_state(name: str, seed: int, cuts: list[
     _close(merged.compute(), restored.compute())
 
 
+@pytest.mark.parametrize("name", list(METRICS))
+def test_empty_batches_are_accepted(name: str) -> None:
+    """An empty batch (an empty shard, the last step of an epoch) is accepted and adds nothing."""
+    factory, generate = METRICS[name]
+    batch = generate(np.random.default_rng(3), 40)
+    empty = {k: v[:0] for k, v in batch.items()}
+    padded = factory().update(**empty).update(**batch).update(**empty)
+    _close(factory().update(**batch).compute(), padded.compute())
+
+
+@pytest.mark.parametrize("metric", ["pearson", "r2"])
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), chunk=st.integers(1, 7))
+def test_merges_keep_single_pass_precision_far_from_zero(metric: str, seed: int, chunk: int) -> None:
+    """Data near 1e9 with unit spread, merged from many small chunks, equals one pass over a
+    float64-exact reference to 1e-12 (naive sums of squares lose every digit here)."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    x = 1e9 + rng.normal(size=300)
+    y = 1e9 + 0.5 * (x - 1e9) + rng.normal(size=300)
+    factory = rs.PearsonCorrCoef if metric == "pearson" else rs.R2Score
+    merged = factory().empty()
+    for start in range(0, len(x), chunk):
+        merged.merge(factory().update(predictions=x[start:start + chunk], targets=y[start:start + chunk]))
+    fx, fy = [Fraction(v) for v in x], [Fraction(v) for v in y]
+    mx, my = sum(fx) / len(fx), sum(fy) / len(fy)
+    cxy = sum((a - mx) * (b - my) for a, b in zip(fx, fy, strict=True))
+    sxx, syy = sum((a - mx) ** 2 for a in fx), sum((b - my) ** 2 for b in fy)
+    if metric == "pearson":
+        exact = float(cxy) / float(np.sqrt(float(sxx) * float(syy)))
+    else:
+        exact = 1 - float(sum((a - b) ** 2 for a, b in zip(fx, fy, strict=True)) / syy)
+    single = factory().update(predictions=x, targets=y).compute()
+    assert merged.compute() == pytest.approx(exact, rel=1e-12)
+    assert single == pytest.approx(exact, rel=1e-12)
+
+
 # --- differential: scikit-learn, scipy ------------------------------------------------------------
+
+def test_top_k_accuracy_with_ties_equals_scikit_learn() -> None:
+    """Probabilities on a coarse grid tie often; scikit-learn ranks tied classes by index,
+    highest first (a stable argsort, reversed)."""
+    from sklearn.metrics import top_k_accuracy_score
+
+    rng = np.random.default_rng(11)
+    probs = rng.integers(0, 4, size=(400, 5)).astype(float)
+    probs[probs.sum(axis=1) == 0, 0] = 1.0
+    probs /= probs.sum(axis=1, keepdims=True)
+    labels = rng.integers(0, 5, size=400)
+    for k in (2, 3, 4):
+        ours = rs.Accuracy(task="multiclass", num_classes=5, top_k=k).update(probabilities=probs, labels=labels)
+        assert ours.compute() == top_k_accuracy_score(labels, probs, k=k, labels=range(5)), k
+    # top_k=1 is plain accuracy of the argmax (the first of tied classes), scikit-learn's accuracy_score
+    ours = rs.Accuracy(task="multiclass", num_classes=5).update(probabilities=probs, labels=labels)
+    assert ours.compute() == float((probs.argmax(axis=1) == labels).mean())
+    # a hand example: row [0.4, 0.3, 0.3] with true class 1: class 2 ties with it and ranks first
+    one = rs.Accuracy(task="multiclass", num_classes=3, top_k=2)
+    assert one.update(probabilities=[[0.4, 0.3, 0.3]], labels=[1]).compute() == 0.0
+    assert top_k_accuracy_score([1], [[0.4, 0.3, 0.3]], k=2, labels=[0, 1, 2]) == 0.0
+
 
 def test_classification_equals_scikit_learn() -> None:
     rng = np.random.default_rng(1)

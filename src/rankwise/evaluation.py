@@ -74,7 +74,13 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
         done.add(key)
         fam = BY_NAME[spec.family]
         cols = spec_columns(spec)
-        if fam.kind in ("runid", "num_q"):
+        if fam.kind == "num_q":  # each evaluated query counts once; the summary is their number
+            values[cols[0]] = np.ones(rl.n_queries, dtype=np.int64)
+            kinds[cols[0]], rules[cols[0]] = "int", "sum"
+            continue
+        if fam.kind == "runid":
+            values[cols[0]] = np.full(rl.n_queries, rl.run_name, dtype=object)
+            kinds[cols[0]], rules[cols[0]] = "string", "none"
             continue
         if rl.tie_size is not None and spec.family not in TIE_AWARE:
             raise RankwiseError(f"{spec.label}: no tie-aware form; ties='expected' supports P, recall, AP, RR, "

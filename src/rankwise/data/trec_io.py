@@ -88,8 +88,8 @@ def _strings_of(column: pa.ChunkedArray) -> list[pa.Array]:
 def _irregular(table: pa.Table, delim: str, columns: tuple[str, ...]) -> bool:
     """True if the fast parse cannot be trusted to read the file as trec_eval does: a line starts
     with '#' (a comment), a field is empty (two separators in a row, or leading whitespace) or
-    holds another whitespace byte (mixed separators, \\v, \\f, \\r inside a line)."""
-    other = ["\t" if delim == " " else " ", "\v", "\f", "\r"]
+    holds another whitespace byte (mixed separators, \\v, \\f, \\r inside a line) or a NUL."""
+    other = ["\t" if delim == " " else " ", "\v", "\f", "\r", "\x00"]
     for arr in _strings_of(table.column(columns[0])):
         if pc.any(pc.starts_with(arr, "#")).as_py():
             return True

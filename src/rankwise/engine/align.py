@@ -20,7 +20,7 @@ from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
-from rankwise.engine.strings import string_hashes, string_words
+from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError
 
 
@@ -222,9 +222,8 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     order = local if subset is None else subset[local]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
     a, b = order[cand], order[cand + 1]
-    words, _ = string_words(run.doc.take(arrow.indices(np.concatenate([a, b]))))
-    wa, wb = words[: len(a)], words[len(a):]
-    same = (qcode[a] == qcode[b]) & (wa == wb).all(axis=1)
+    equal_docs = pc.equal(run.doc.take(arrow.indices(a)), run.doc.take(arrow.indices(b)))
+    same = (qcode[a] == qcode[b]) & to_numpy(equal_docs)
     pairs = cand[same]
     if len(pairs) == 0:
         return None, 0
@@ -275,10 +274,17 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
         tied = q[1:] == q[:-1]
         del q
     else:
-        q = (qcode if rows is None else qcode[rows]).astype(np.uint64)
-        local = np.lexsort((-score, q))
-        sq, ss = q[local], score[local]
-        tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+        q = qcode if rows is None else qcode[rows]
+        same_query = q[1:] == q[:-1]
+        if rows is None and bool((q[1:] >= q[:-1]).all()) and bool((score[1:] <= score[:-1])[same_query].all()):
+            local = None  # already in order (the usual run file): no sort, no permutation
+            sq, ss = q, score
+        else:
+            local = np.lexsort((-score, q))
+            sq, ss = q[local], score[local]
+            same_query = sq[1:] == sq[:-1]
+        tied = same_query & (ss[1:] == ss[:-1])
+        del same_query
     if conv.ties in ("input", "expected") or not tied.any():
         return (rows if local is None else (local if rows is None else rows[local])), None
     # rows inside runs of equal keys: order them by document id (byte order)
@@ -292,10 +298,11 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     group = np.cumsum(starts)
     src = pos if local is None else local[pos]
     tied_rows = src if rows is None else rows[src]
-    w, _ = string_words(pc.take(run.doc, arrow.indices(tied_rows), memory_pool=arrow.POOL))
-    if conv.ties == "trec":
-        w = ~w  # descending doc id
-    perm = np.lexsort(tuple(w[:, c] for c in range(w.shape[1] - 1, -1, -1)) + (group,))
+    # Arrow compares strings byte by byte (strcmp), whatever their length
+    docs = pc.take(run.doc, arrow.indices(tied_rows), memory_pool=arrow.POOL)
+    direction = "descending" if conv.ties == "trec" else "ascending"
+    perm = to_numpy(pc.sort_indices(pa.table({"group": group, "doc": docs}),
+                                    sort_keys=[("group", "ascending"), ("doc", direction)]), np.int64)
     if local is None:
         return None, (pos, pos[perm])
     local[pos] = src[perm]

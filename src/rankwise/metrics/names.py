@@ -102,7 +102,8 @@ _PLAIN_ALIASES = {
     "recip_rank": "recip_rank", "rprec": "Rprec", "r_precision": "Rprec", "r-prec": "Rprec", "r-precision": "Rprec",
     "rprec_mult": "Rprec_mult", "bpref": "bpref", "infap": "infAP", "gm_map": "gm_map",
     "gmap": "gm_map", "gm_bpref": "gm_bpref", "numret": "num_ret", "num_ret": "num_ret",
-    "numrel": "num_rel", "num_rel": "num_rel", "numrelret": "num_rel_ret", "num_rel_ret": "num_rel_ret",
+    "numrel": "num_rel", "num_rel": "num_rel", "numq": "num_q", "num_q": "num_q",
+    "numrelret": "num_rel_ret", "num_rel_ret": "num_rel_ret",
     "rbp": "rbp", "rbp_resid": "rbp_resid", "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg", "g": "G",
     "bing": "binG", "11pt_avg": "11pt_avg", "set_p": "set_P", "set_recall": "set_recall",
     "set_relative_p": "set_relative_P", "set_map": "set_map", "set_f": "set_F", "utility": "utility",
@@ -184,7 +185,7 @@ def parse_metric(name: str | dict) -> MetricSpec:
     text = name.strip()
     if not text:
         raise _unknown(name)
-    m = re.fullmatch(r"([A-Za-z_0-9]+)\((.*)\)(@\d+)?", text)
+    m = re.fullmatch(r"([A-Za-z_0-9]+)\((.*)\)(@\d*\.?\d+)?", text)
     if m:
         return _parse_with_arguments(name, m.group(1), m.group(2), m.group(3))
     if "@" in text:
@@ -235,6 +236,10 @@ def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None)
     'ndcg_exp_cut'
     >>> parse_metric("RBP(p=0.8)").values
     (('p', 0.8),)
+    >>> s = parse_metric("NumRet(rel=2)"); (s.family, s.rel)
+    ('num_rel_ret', 2)
+    >>> parse_metric("IPrec(rel=2)@0.1").columns()
+    ['iprec_at_recall_0.10']
     """
     args: dict[str, str] = {}
     for part in filter(None, (a.strip() for a in arguments.split(","))):
@@ -255,6 +260,8 @@ def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None)
             rel = int(args.pop("rel"))
         except ValueError:
             raise MetricParameterError(f"{name}: rel must be an integer") from None
+        if spec.family == "num_ret":  # ir_measures: NumRet(rel=k) counts retrieved documents with label >= k
+            spec = MetricSpec("num_rel_ret", (), None, name)
     overrides = _convention_arguments(name, args)
     gain = args.pop("dcg", args.pop("gain", None))
     family = spec.family

@@ -4,7 +4,9 @@
 - ``trec_eval9`` / ``pytrec_eval``: trec_eval 9.x, which pytrec_eval embeds: scores compared as
   C floats (scores equal in float32 tie and are ordered by document id).
 - ``ranx``: scores compared as float64, ties keep the run's order, nDCG gains are the labels at
-  or above the relevance level (0 below it, ranx's ``-lN``).
+  or above the relevance level (0 below it, ranx's ``-lN``); a judged query the run did not
+  answer scores 0 in every metric (ranx's ``make_comparable=True``); ``precision``, ``recall``
+  and ``f1`` without a cut-off are computed on everything retrieved (0 when nothing was).
 - ``recbole``: ties keep the list order, binary nDCG gains, ``map@k`` normalised by min(R, k).
 - ``elasticsearch``: ties keep the hits' order; ``precision@k``, ``recall@k``, ``mrr@k``,
   ``ndcg@k``/``dcg@k`` and ``err@k`` are the rank_eval metrics (gain 2^r - 1, ideal DCG over
@@ -29,7 +31,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "trec_eval": {},
     "trec_eval9": {"score_precision": "float32"},
     "pytrec_eval": {"score_precision": "float32"},
-    "ranx": {"ties": "input", "score_precision": "float64", "gains": "above_level"},
+    "ranx": {"ties": "input", "score_precision": "float64", "gains": "above_level", "missing": "zero"},
     "recbole": {"ties": "input", "score_precision": "float64", "gains": "binary"},
     "elasticsearch": {"ties": "input", "score_precision": "float64"},
     "torchmetrics": {"ties": "input", "score_precision": "float64", "universe": "run"},
@@ -41,6 +43,10 @@ _TORCHMETRICS = {
     "mrr": "RR(retrieved=positive)", "rr": "RR(retrieved=positive)", "ndcg": "nDCG(ties=expected)",
 }
 """What torchmetrics' retrieval metrics compute, in rankwise's syntax (with ``@k`` or without)."""
+
+
+_RANX_PLAIN = {"precision": "set_P", "recall": "set_recall", "f1": "set_F"}
+"""ranx's metrics without a cut-off: over everything the run retrieved."""
 
 
 def conventions_of(profile: str | None, explicit: dict[str, Any]) -> dict[str, Any]:
@@ -59,6 +65,8 @@ def conventions_of(profile: str | None, explicit: dict[str, Any]) -> dict[str, A
 def metric_of(profile: str | None, name: Any, max_label: int) -> Any:
     """The metric a name means under a profile (a name or an Elasticsearch metric object).
 
+    >>> metric_of("ranx", "f1", 1)
+    'set_F'
     >>> metric_of("recbole", "map@10", 3)
     'ap_min@10'
     >>> metric_of("torchmetrics", "map@10", 1)
@@ -66,6 +74,8 @@ def metric_of(profile: str | None, name: Any, max_label: int) -> Any:
     >>> metric_of("elasticsearch", "ndcg@10", 3)
     {'dcg': {'k': 10, 'normalize': True}}
     """
+    if isinstance(name, str) and profile == "ranx":
+        return _RANX_PLAIN.get(name.strip().lower(), name)
     if not isinstance(name, str) or profile not in ("recbole", "elasticsearch", "torchmetrics"):
         return name
     m = re.fullmatch(r"([A-Za-z_]+)@(\d+)", name.strip())

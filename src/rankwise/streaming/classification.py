@@ -208,7 +208,9 @@ class MatthewsCorrCoef(ConfusionMatrix):
 
 class Accuracy(Metric):
     """Fraction of correct predictions: binary (threshold), multiclass (argmax, or the label in
-    the ``top_k`` highest probabilities), multilabel (``multilabel='subset'``: every label of the
+    the ``top_k`` highest probabilities; for ``top_k`` >= 2 tied probabilities rank the higher
+    class index first, as scikit-learn's ``top_k_accuracy_score`` does), multilabel
+    (``multilabel='subset'``: every label of the
     row right, scikit-learn's ``accuracy_score``; ``'hamming'``: the fraction of right cells).
 
     >>> Accuracy().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute()   # 2 of 3
@@ -239,8 +241,12 @@ class Accuracy(Metric):
         if task == "multiclass" and k > 1:
             if scores is None:
                 raise MetricInputError("Accuracy.update: top_k needs probabilities")
-            top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-            right = (top == labels[:, None]).any(axis=1)
+            # scikit-learn's top_k_accuracy_score: classes sorted by score descending, tied scores
+            # by class index descending; the true class is right if fewer than k come before it
+            own = scores[np.arange(len(labels)), labels][:, None]
+            later = np.arange(scores.shape[1])[None, :] > labels[:, None]
+            before = (scores > own).sum(axis=1) + ((scores == own) & later).sum(axis=1)
+            right = before < k
         elif task == "multilabel":
             mask = mask_of(inputs.get("where"), labels.shape)
             cells = labels == hard

@@ -36,6 +36,8 @@ class PSNR(Metric):
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
         pred, target = paired(self, inputs, per_row=True)
         err = (pred - target) ** 2
+        if not len(err):  # an empty batch adds nothing
+            return
         if self.params["per_image"]:
             mse = err.reshape(len(err), -1).mean(axis=1)
             with np.errstate(divide="ignore"):
