@@ -155,3 +155,27 @@ def test_fifty_thousand_queries_do_not_overflow() -> None:
                             ["map", "num_rel_ret"])
     assert res.summary.loc["run", "map"] == 1.0
     assert res.summary.loc["run", "num_rel_ret"] == n
+
+
+def test_two_million_judgments_over_fifty_thousand_queries() -> None:
+    """50,000 queries x 40 judgments = 2M judged (query, doc) pairs over 2M distinct documents:
+    query code x document count reaches 1e11, far past 2^31. Each query retrieves its one
+    relevant document first and one non-relevant one second: AP = 1, P@2 = 1/2, R = 1."""
+    import pyarrow as pa
+
+    from rankwise.data.containers import Qrels, Run
+
+    n_q, per_q = 50_000, 40
+    q = np.repeat(np.arange(n_q), per_q)
+    docs = pa.array([f"d{i}" for i in range(n_q * per_q)])
+    labels = np.zeros(n_q * per_q, dtype=np.int64)
+    labels[::per_q] = 1  # the first judged document of each query is relevant
+    qrels = Qrels(pa.array(q.astype(str)), docs, labels)
+    first = np.arange(n_q) * per_q
+    run_docs = np.column_stack([first, first + 1]).ravel()
+    run = Run(pa.array(np.repeat(np.arange(n_q), 2).astype(str)), docs.take(pa.array(run_docs)),
+              np.tile([2.0, 1.0], n_q))
+    res = rankwise.evaluate(qrels, run, ["map", "P@2", "num_rel", "num_rel_ret"])
+    summary = res.summary.loc["run"]
+    assert (summary["map"], summary["P@2"]) == (1.0, 0.5)
+    assert (summary["num_rel"], summary["num_rel_ret"]) == (n_q, n_q)
