@@ -177,6 +177,8 @@ class R2Score(_Moments):
 
     def compute(self) -> float:
         sst, sse = float(self.state["m2_y"]), float(self.state["sse"])
+        if float(self.state["n"]) == 0:
+            return float("nan")  # nothing seen
         if sst == 0:
             return 1.0 if sse == 0 else float("nan")
         return 1.0 - sse / sst
