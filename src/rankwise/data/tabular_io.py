@@ -68,10 +68,10 @@ def _read_json_any(path: str | os.PathLike[str]) -> Any:
     import pandas as pd
 
     source = str(path)
+    raw = read_bytes(path)
     try:
-        text = read_bytes(path).decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raw = read_bytes(path)
         raise InputError(f"expected UTF-8 text, got the byte {raw[exc.start:exc.start + 1]!r}", source=source,
                          line=raw.count(b"\n", 0, exc.start) + 1) from None
     if source.endswith((".jsonl", ".jsonl.gz", ".ndjson")):

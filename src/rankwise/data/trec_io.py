@@ -66,15 +66,15 @@ def _first_line(path: str | os.PathLike[str]) -> bytes:
         return b""  # the careful reader says what is wrong
 
 
-def _fast_delimiter(path: str | os.PathLike[str]) -> tuple[str | None, bytes]:
+def _fast_delimiter(path: str | os.PathLike[str]) -> str | None:
     """The delimiter of a regular file (fields separated by one tab or one space), judged from
-    its first line, and that line; None sends the file to the careful line reader. Runs of
+    its first line; None sends the file to the careful line reader. Runs of
     whitespace, leading or trailing whitespace and extra fields make Arrow's parse fail, and
     ``_irregular`` catches the rest, which also falls back."""
     first = _first_line(path)
     if not first.strip() or first[:1] in (b"#", b" ", b"\t"):
-        return None, first
-    return ("\t" if b"\t" in first else " "), first
+        return None
+    return "\t" if b"\t" in first else " "
 
 
 def _strings_of(column: pa.ChunkedArray) -> list[pa.Array]:
@@ -158,7 +158,7 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     """
     source = str(path)
     check_file(path)
-    delim, _ = _fast_delimiter(path)
+    delim = _fast_delimiter(path)
     table = None
     if delim is not None:
         # ids that repeat on many lines stay dictionary-encoded
@@ -167,9 +167,8 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
                  "score": pa.float64(), "tag": repeated}
         table = _fast_table(path, RUN_FIELDS, types, delim, list(RUN_FIELDS))
     if table is not None and table.num_rows and not _irregular(table, delim, ("query", "q0", "doc", "rank", "tag")):
-        tags = [t for t in pc.unique(table.column("tag")).to_pylist()]
         last = table.column("tag")[-1].as_py()
-        tags = [t for t in tags if t != last] + [last]
+        tags = [t for t in pc.unique(table.column("tag")).to_pylist() if t != last] + [last]
         run = Run(table.column("query"), table.column("doc"), _numeric(table.column("score")),
                   name if name is not None else last, source)
         run.notes.extend(_tag_notes(tags, source))
@@ -177,7 +176,7 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
         arrow.release_unused()  # the parser's scratch memory goes back to the system
         return run
     lines, tags = parse_run_lines(read_bytes(path), source)
-    run = Run(arrow.strings(lines.columns[0]), arrow.strings(lines.columns[1]), lines.values,
+    run = Run(arrow.strings(lines.queries), arrow.strings(lines.docs), lines.values,
               name if name is not None else tags[-1], source, lines.numbers)
     run.notes.extend(lines.notes(source, "score") + _tag_notes(tags, source))
     return run
@@ -196,7 +195,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     """
     source = str(path)
     check_file(path)
-    delim, _ = _fast_delimiter(path)
+    delim = _fast_delimiter(path)
     table = None
     if delim is not None:
         repeated = pa.dictionary(pa.int32(), pa.string())
@@ -205,7 +204,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     if table is not None and table.num_rows and not _irregular(table, delim, ("query", "iteration", "doc")):
         return Qrels(table.column("query"), table.column("doc"), _numeric(table.column("label")), source)
     lines = parse_qrels_lines(read_bytes(path), source)
-    qrels = Qrels(arrow.strings(lines.columns[0]), arrow.strings(lines.columns[1]), lines.values, source,
+    qrels = Qrels(arrow.strings(lines.queries), arrow.strings(lines.docs), lines.values, source,
                   lines.numbers)
     qrels.notes = lines.notes(source, "label")
     return qrels

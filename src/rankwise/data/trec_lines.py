@@ -57,7 +57,7 @@ def c_atof(token: bytes) -> tuple[float, bool]:
     elif low.startswith(b"nan"):
         value = float("nan")
     else:
-        value = float(text.replace(b"infinity", b"inf").replace(b"INFINITY", b"inf"))
+        value = float(text)  # Python reads "inf", "infinity" in any case, like strtod
     return value, len(text) == len(token)
 
 
@@ -77,12 +77,29 @@ def c_atol(token: bytes) -> tuple[int, bool]:
 class Lines:
     """The fields trec_eval reads from a file, with line numbers and what was skipped or changed."""
 
-    columns: list[list[str]]
-    numbers: np.ndarray
-    values: np.ndarray
+    source: str
+    queries: list[str] = field(default_factory=list)
+    docs: list[str] = field(default_factory=list)
+    values: list[float] | np.ndarray = field(default_factory=list)
+    numbers: list[int] | np.ndarray = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     first_line: dict[str, int] = field(default_factory=dict)
     examples: dict[str, bytes] = field(default_factory=dict)
+
+    def keep(self, parts: list[bytes], line: int, value: float) -> None:
+        """Record one data line: its query and document ids (fields 1 and 3) and its number."""
+        self.queries.append(_decode(parts[0], self.source, line, "query"))
+        self.docs.append(_decode(parts[2], self.source, line, "doc"))
+        self.values.append(value)  # type: ignore[union-attr]
+        self.numbers.append(line)  # type: ignore[union-attr]
+
+    def finish(self, dtype: type) -> Lines:
+        """Turn the kept values and line numbers into arrays; a file without data is an error."""
+        if not self.numbers:
+            raise InputError("the file holds no data lines", source=self.source)
+        self.values = np.asarray(self.values, dtype=dtype)
+        self.numbers = np.asarray(self.numbers, dtype=np.int64)
+        return self
 
     def note(self, what: str, line: int, example: bytes = b"") -> None:
         if what not in self.counts:
@@ -132,15 +149,11 @@ def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
     last line (which names the run in trec_eval) last.
 
     >>> lines, tags = parse_run_lines(b"q1 Q0 d1 1 2.5 bm25\\n# note\\nq1\\tQ0 d2 2 1_0 bm25 x\\n", "r")
-    >>> lines.columns, lines.values.tolist(), lines.counts
-    ([['q1', 'q1'], ['d1', 'd2']], [2.5, 1.0], {'comment': 1, 'extra': 1, 'inexact': 1})
+    >>> lines.docs, lines.values.tolist(), lines.counts
+    (['d1', 'd2'], [2.5, 1.0], {'comment': 1, 'extra': 1, 'inexact': 1})
     """
-    queries: list[str] = []
-    docs: list[str] = []
     tags: list[bytes] = []
-    scores: list[float] = []
-    numbers: list[int] = []
-    out = Lines([queries, docs], np.zeros(0), np.zeros(0))
+    out = Lines(source)
     for lineno, raw in enumerate(_lines(data, source), start=1):
         parts = raw.split()
         if not parts:
@@ -162,15 +175,9 @@ def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
                              "scores have no order", source=source, line=lineno, field="score")
         if not exact:
             out.note("inexact", lineno, parts[4])
-        queries.append(_decode(parts[0], source, lineno, "query"))
-        docs.append(_decode(parts[2], source, lineno, "doc"))
+        out.keep(parts, lineno, value)
         tags.append(parts[5])
-        scores.append(value)
-        numbers.append(lineno)
-    if not numbers:
-        raise InputError("the file holds no data lines", source=source)
-    out.values = np.asarray(scores, dtype=np.float64)
-    out.numbers = np.asarray(numbers, dtype=np.int64)
+    out.finish(np.float64)
     last = tags[-1]
     distinct = [t for t in dict.fromkeys(tags) if t != last] + [last]  # the last line's tag last
     names = [_decode(t, source, int(out.numbers[tags.index(t)]), "tag") for t in distinct]
@@ -183,11 +190,7 @@ def parse_qrels_lines(data: bytes, source: str) -> Lines:
     >>> parse_qrels_lines(b"q1 0 d1 2\\n#c\\nq1 0 d2 -1\\n", "q").values.tolist()
     [2, -1]
     """
-    queries: list[str] = []
-    docs: list[str] = []
-    labels: list[int] = []
-    numbers: list[int] = []
-    out = Lines([queries, docs], np.zeros(0), np.zeros(0))
+    out = Lines(source)
     for lineno, raw in enumerate(_lines(data, source), start=1):
         if raw.startswith(b"#"):
             out.note("comment", lineno)
@@ -205,12 +208,5 @@ def parse_qrels_lines(data: bytes, source: str) -> Lines:
                              source=source, line=lineno, field="label")
         if not exact:
             out.note("inexact", lineno, parts[3])
-        queries.append(_decode(parts[0], source, lineno, "query"))
-        docs.append(_decode(parts[2], source, lineno, "doc"))
-        labels.append(value)
-        numbers.append(lineno)
-    if not numbers:
-        raise InputError("the file holds no data lines", source=source)
-    out.values = np.asarray(labels, dtype=np.int64)
-    out.numbers = np.asarray(numbers, dtype=np.int64)
-    return out
+        out.keep(parts, lineno, value)
+    return out.finish(np.int64)

@@ -1,6 +1,6 @@
 """Transcendental functions evaluated by the C library, as trec_eval's C code evaluates them.
 
-NumPy's vectorised ``log2``, ``log`` and ``exp`` (SIMD implementations on AVX-512 machines)
+NumPy's vectorised ``log2`` and ``log`` (SIMD implementations on AVX-512 machines)
 can differ from the C library's by one unit in the last place, which is enough to change a
 printed digit. These helpers evaluate each *distinct* argument once with Python's ``math``
 module (a thin wrapper of the platform's libm) and scatter the results, so they stay fast on
@@ -59,12 +59,3 @@ def log(x: np.ndarray) -> np.ndarray:
     [0.0, 1.0]
     """
     return _by_value(math.log, x)
-
-
-def exp(x: np.ndarray) -> np.ndarray:
-    """C ``exp`` of each value.
-
-    >>> exp(np.array([0.0])).tolist()
-    [1.0]
-    """
-    return _by_value(math.exp, x)

@@ -78,23 +78,33 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     pos = positions(offsets)
     seg = segment_ids(offsets)
     if max_len * n_seg <= 4 * n + 1024:
-        return _padded_cumsum(values, seg, pos, np.arange(n_seg), n_seg, max_len)
-    # segments of very different lengths: pad each group of similar length (within a factor of
-    # two) separately, so the padding stays below the data, and every sum stays sequential
-    group = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+        return _padded_cumsum(values, seg, pos, n_seg, max_len)
+    # segments of very different lengths: pad each class of similar length separately, so the
+    # padding stays below the data, and every sum stays sequential
     out = np.empty(n, dtype=np.float64)
-    for g in np.unique(group[lengths > 0]):
-        members = np.flatnonzero(group == g)
-        local = np.full(n_seg, -1, dtype=np.int64)
+    local = np.empty(n_seg, dtype=np.int64)
+    for _, members in length_classes(lengths):
+        local[:] = -1
         local[members] = np.arange(len(members))
         rows = np.flatnonzero(local[seg] >= 0)
-        out[rows] = _padded_cumsum(values[rows], local[seg[rows]], pos[rows], members, len(members),
+        out[rows] = _padded_cumsum(values[rows], local[seg[rows]], pos[rows], len(members),
                                    int(lengths[members].max()))
     return out
 
 
-def _padded_cumsum(values: np.ndarray, seg: np.ndarray, pos: np.ndarray, members: np.ndarray,
-                   n_rows: int, width: int) -> np.ndarray:
+def length_classes(lengths: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Items grouped by length rounded up to a power of two: ``(width, indices)`` per class
+    present, ``width`` the power of two. Padding each class to its own width costs less than
+    twice its data, however long the longest item is (empty items go with length 1).
+
+    >>> [(w, m.tolist()) for w, m in length_classes(np.array([1, 9, 2, 0, 1000]))]
+    [(1, [0, 3]), (2, [2]), (16, [1]), (1024, [4])]
+    """
+    cls = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    return [(int(2 ** c), np.flatnonzero(cls == c)) for c in np.unique(cls)]
+
+
+def _padded_cumsum(values: np.ndarray, seg: np.ndarray, pos: np.ndarray, n_rows: int, width: int) -> np.ndarray:
     """Row-wise running sums of values scattered into an (n_rows, width) zero-padded matrix."""
     padded = np.zeros((n_rows, width), dtype=np.float64)
     padded[seg, pos] = values

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rankwise.engine.segments import length_classes
+
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -89,9 +91,9 @@ def hash_rows(words: np.ndarray) -> np.ndarray:
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A 64-bit hash of each string, in time and memory that do not depend on the longest one.
 
-    Strings are grouped by their number of 8-byte words rounded up to a power of two; each
-    group is padded only to its own width and hashed with ``hash_rows``. Equal strings have
-    equal lengths, so they fall in the same group and get equal hashes; callers confirm equality
+    Strings are grouped by their number of 8-byte words rounded up to a power of two
+    (``segments.length_classes``); each group is padded only to its own width and hashed with
+    ``hash_rows``. Equal strings have equal lengths, so they fall in the same group and get equal hashes; callers confirm equality
     of colliding rows. (Padding every row to the longest id made one 10,000-byte id cost
     1,250 words per row.)
 
@@ -104,20 +106,12 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
     at = 0
     for chunk in chunks:
-        lengths = np.diff(_offsets(chunk))
-        n_words = np.maximum(1, -(-lengths // 8))
-        group = np.ceil(np.log2(n_words)).astype(np.int64)
-        groups = np.unique(group)
-        if len(groups) == 1:
-            words = np.empty((len(chunk), int(2 ** groups[0])), dtype=np.uint64)
-            _chunk_words(chunk, words.shape[1], words, np.empty(len(chunk), dtype=np.int32))
-            out[at: at + len(chunk)] = hash_rows(words)
-        else:
-            for g in groups:
-                rows = np.flatnonzero(group == g)
-                part = chunk.take(pa.array(rows))
-                words = np.empty((len(rows), int(2 ** g)), dtype=np.uint64)
-                _chunk_words(part, words.shape[1], words, np.empty(len(rows), dtype=np.int32))
-                out[at + rows] = hash_rows(words)
+        words_per_string = np.maximum(1, -(-np.diff(_offsets(chunk)) // 8))
+        classes = length_classes(words_per_string)
+        for width, rows in classes:
+            part = chunk if len(classes) == 1 else chunk.take(pa.array(rows))
+            words = np.empty((len(rows), width), dtype=np.uint64)
+            _chunk_words(part, width, words, np.empty(len(rows), dtype=np.int32))
+            out[at + rows] = hash_rows(words)
         at += len(chunk)
     return out
