@@ -93,7 +93,8 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
     Strings are grouped by their number of 8-byte words rounded up to a power of two
     (``segments.length_classes``); each group is padded only to its own width and hashed with
-    ``hash_rows``. Equal strings have equal lengths, so they fall in the same group and get equal hashes; callers confirm equality
+    ``hash_rows``. Equal strings have equal lengths, so they fall in the same group and get
+    equal hashes; callers confirm equality
     of colliding rows. (Padding every row to the longest id made one 10,000-byte id cost
     1,250 words per row.)
 
