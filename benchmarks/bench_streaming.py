@@ -55,17 +55,17 @@ def run_rankwise(kind: str, rows: int) -> dict:
     from rankwise import streaming as rs
 
     if kind == "ranking":
-        mm = rs.MultiMetric(ndcg=rs.NDCG(ks=10), mrr=rs.MRR(ks=10), p=rs.PrecisionAtK(ks=10))
+        mm = rs.MultiMetric(ndcg=rs.NDCG(k=10), mrr=rs.MRR(k=10), p=rs.PrecisionAtK(k=10))
         start = time.perf_counter()
         for scores, labels in ranking_batches(rows):
-            mm.update(scores=scores, labels=labels)
+            mm.update(predictions=scores, targets=labels)
         return {"seconds": time.perf_counter() - start, "values": mm.compute()}
     grid = None if kind == "exact" else 200
     mm = rs.MultiMetric(auc=rs.ROCAUC(num_thresholds=grid), ap=rs.AveragePrecision(num_thresholds=grid),
                         **({} if kind == "exact" else {"log_loss": rs.LogLoss(), "accuracy": rs.Accuracy()}))
     start = time.perf_counter()
     for probs, labels in batches(rows):
-        mm.update(probabilities=probs, labels=labels)
+        mm.update(predictions=probs, targets=labels)
     values = mm.compute()
     return {"seconds": time.perf_counter() - start, "values": values}
 

@@ -20,7 +20,7 @@ LAYERS = {
     "comparison": 6,
     "report": 7, "rankeval": 7,
     "cli": 8,
-    "": 9,  # the package itself (rankwise/__init__.py) re-exports the public API
+    "": 9, "__main__": 9,  # the package itself (rankwise/__init__.py) re-exports the public API
 }
 """Rank of each top-level component: a module may import lower ranks and its own component."""
 

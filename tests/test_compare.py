@@ -98,7 +98,8 @@ def test_plot_has_labels_legend_and_signature(comparison) -> None:
     ax = fig.axes[0]
     assert ax.get_xlabel() and ax.get_ylabel() == "map: splade - bm25"
     assert ax.get_legend() is not None and "map" in ax.get_title()
-    assert "AP|ties=trec|rel=2|" in ax.get_title()  # the title carries the signature
+    signature = "".join(t.get_text() for t in ax.figure.texts).replace("\n", "")
+    assert "AP|ties=trec|rel=2|" in signature  # the signature is printed under the plot, wrapped
 
 
 def test_compare_errors() -> None:

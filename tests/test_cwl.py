@@ -76,7 +76,7 @@ def test_streams() -> None:
     from rankwise.streaming import RankingMetrics
 
     m = RankingMetrics(["INST(T=1)", "NERR10(p=0.5)"])
-    m.update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 0]])
+    m.update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 0]])
     assert m.compute()["NERR10(p=0.5)"] == pytest.approx(1 / 3)  # as test_by_hand
 
 

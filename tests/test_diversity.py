@@ -142,9 +142,9 @@ def test_streaming_equals_evaluate() -> None:
         run[f"q{b}"] = {f"{i:09d}": float(scores[b, col]) for i, col in enumerate(keep)}
     expected = rankwise.evaluate(Prefs.from_rows(rows, "subtopics"), run, names, ties="input").summary.loc["run"]
     metric = DiversityMetrics(names)
-    whole = metric.empty().update(scores=scores, labels=labels, where=where).compute()
-    halves = metric.empty().update(scores=scores[:3], labels=labels[:3], where=where[:3]).merge(
-        metric.empty().update(scores=scores[3:], labels=labels[3:], where=where[3:])).compute()
+    whole = metric.empty().update(predictions=scores, targets=labels, where=where).compute()
+    halves = metric.empty().update(predictions=scores[:3], targets=labels[:3], where=where[:3]).merge(
+        metric.empty().update(predictions=scores[3:], targets=labels[3:], where=where[3:])).compute()
     for name in names:
         assert whole[name] == pytest.approx(expected[name], abs=1e-12, nan_ok=True), name
         assert halves[name] == pytest.approx(whole[name], abs=1e-12, nan_ok=True), name

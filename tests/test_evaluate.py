@@ -119,7 +119,7 @@ def test_judged_only_and_depth() -> None:
 
 def test_json_shape() -> None:
     out = rankwise.evaluate(QRELS, RUN, ["map"]).to_dict(per_query=True)
-    assert set(out) == {"rankwise", "metrics", "runs", "warnings"}
+    assert set(out) == {"rankwise", "metrics", "runs", "warnings", "notices"}
     assert out["runs"]["run"]["per_query"]["q1"] == {"map": 0.5}
     assert out["metrics"]["map"]["signature"].startswith("AP|")
 

@@ -18,7 +18,7 @@ RUNS = {"bm25": GOLDEN / "BM25.dl19.trec", "splade": GOLDEN / "SPLADE_P_P_ENSEMB
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     path = tmp_path_factory.mktemp("report") / "report.html"
-    write_report(QRELS, RUNS, ["ndcg@10", "map"], path, rel_level=2, max_k=30)
+    write_report(QRELS, RUNS, ["ndcg@10", "map"], path, rel_level=2, k=30)
     return path
 
 

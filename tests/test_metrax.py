@@ -29,11 +29,11 @@ def data() -> dict:
 def test_classification_and_regression(data: dict) -> None:
     y, p, t, q = data["y"], data["p"], data["t"], data["q"]
     hard = (p >= 0.5).astype(np.int32)
-    assert rs.Accuracy().update(probabilities=p, labels=y).compute() == pytest.approx(
+    assert rs.Accuracy().update(predictions=p, targets=y).compute() == pytest.approx(
         value(metrax.Accuracy.from_model_output(jnp.array(hard), jnp.array(y))), rel=1e-6)
-    assert rs.Precision().update(probabilities=p, labels=y).compute() == pytest.approx(
+    assert rs.Precision().update(predictions=p, targets=y).compute() == pytest.approx(
         value(metrax.Precision.from_model_output(jnp.array(p), jnp.array(y))), rel=1e-6)
-    assert rs.Recall().update(probabilities=p, labels=y).compute() == pytest.approx(
+    assert rs.Recall().update(predictions=p, targets=y).compute() == pytest.approx(
         value(metrax.Recall.from_model_output(jnp.array(p), jnp.array(y))), rel=1e-6)
     for ours, theirs in ((rs.MeanSquaredError(), metrax.MSE), (rs.RootMeanSquaredError(), metrax.RMSE),
                          (rs.MeanAbsoluteError(), metrax.MAE), (rs.R2Score(), metrax.RSQUARED)):
@@ -41,7 +41,7 @@ def test_classification_and_regression(data: dict) -> None:
             value(theirs.from_model_output(jnp.array(q), jnp.array(t))), rel=1e-5)
     # ROC AUC on metrax's 200-threshold grid: the same trapezoids; metrax's float32 thresholds
     # move a few grid-aligned scores across a threshold (measured difference 1.5e-4)
-    assert rs.ROCAUC(num_thresholds=200).update(probabilities=p, labels=y).compute() == pytest.approx(
+    assert rs.ROCAUC(num_thresholds=200).update(predictions=p, targets=y).compute() == pytest.approx(
         value(metrax.AUCROC.from_model_output(jnp.array(p), jnp.array(y), num_thresholds=200)), abs=1e-3)
 
 
@@ -63,5 +63,5 @@ def test_image_audio_text_and_ranking(data: dict) -> None:
     for cls, ours in (("NDCGAtK", "ndcg"), ("MRR", "mrr"), ("PrecisionAtK", "P")):
         metric = getattr(metrax, cls).from_model_output(jnp.array(scores), jnp.array(labels), ks=jnp.array([3, 5]))
         theirs = value(metric)
-        got = rs.RankingMetrics([f"{ours}@3", f"{ours}@5"]).update(scores=scores, labels=labels).compute()
+        got = rs.RankingMetrics([f"{ours}@3", f"{ours}@5"]).update(predictions=scores, targets=labels).compute()
         np.testing.assert_allclose(list(got.values()), theirs, rtol=1e-6)

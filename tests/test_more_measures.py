@@ -166,8 +166,8 @@ def test_new_families_stream() -> None:
     from rankwise.streaming import RankingMetrics
 
     m = RankingMetrics(["Compat(p=0.5)", "Accuracy", "fallout@2", "RecallAtPrecision(min_precision=0.5)@3"])
-    half = m.empty().update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]])
-    other = m.empty().update(scores=[[0.3, 0.2, 0.1]], labels=[[1, 0, 0]])
+    half = m.empty().update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]])
+    other = m.empty().update(predictions=[[0.3, 0.2, 0.1]], targets=[[1, 0, 0]])
     got = half.merge(other).compute()
     # list 1 = labels 0 1 1, list 2 = 1 0 0 (by rank)
     # Accuracy: list 1: both relevant below the one other -> 1 - 2/2 = 0; list 2: 1 - 0/2 = 1

@@ -30,7 +30,7 @@ def _dense(x: object) -> np.ndarray:
 def _per_sample(metric: type, **params: object):  # noqa: ANN202
     def score(y_true: object, y_score: object, sample_weight: object = None, **more: object) -> float:
         m = metric(**{**params, **more})
-        return m.update(scores=_dense(y_score), labels=_dense(y_true), sample_weight=sample_weight).compute()
+        return m.update(predictions=_dense(y_score), targets=_dense(y_true), sample_weight=sample_weight).compute()
     return score
 
 
@@ -50,13 +50,13 @@ def _roc_auc(y_true: object, y_score: object, *, average: str = "macro", sample_
     y, s = np.asarray(y_true), np.asarray(y_score, dtype=np.float64)
     if s.ndim == 1:
         return ROCAUC(max_fpr=None if max_fpr is None or max_fpr == 1 else max_fpr).update(
-            probabilities=s, labels=y).compute()
+            predictions=s, targets=y).compute()
     if multi_class == "ovo" and average is None:  # scikit-learn's own refusal, which its test expects
         raise NotImplementedError("average=None is not implemented for multi_class='ovo'.")
     classes = list(labels) if labels is not None else sorted(set(y.tolist()))
     codes = np.array([classes.index(v) for v in y.tolist()])
     metric = ROCAUC(task="multiclass", num_classes=len(classes), multi_class=multi_class, average=average)
-    return metric.update(probabilities=s, labels=codes).compute()
+    return metric.update(predictions=s, targets=codes).compute()
 
 
 @pytest.fixture
@@ -101,8 +101,9 @@ def test_multiclass_ovo_toy_data(patched: object, y_true: np.ndarray, labels: ob
     (np.array([0.2, 0.7, 0.2, 0.7]), 2, 1)])
 def test_top_k_binary(y_score: np.ndarray, k: int, true_score: float) -> None:
     """scikit-learn's test_top_k_accuracy_score_binary cases (its threshold is 0.5 for scores in
-    [0, 1], else 0)."""
+    [0, 1], else 0; integer scores are given as floats: integer predictions are classes)."""
     threshold = 0.5 if y_score.min() >= 0 and y_score.max() <= 1 else 0.0
     y_true = [0, 0, 1, 1]
-    got = Accuracy(top_k=k, threshold=np.nextafter(threshold, 1)).update(probabilities=y_score, labels=y_true).compute()
+    got = Accuracy(top_k=k, threshold=np.nextafter(threshold, 1)).update(predictions=y_score.astype(float),
+                                                                         targets=y_true).compute()
     assert got == true_score

@@ -21,16 +21,16 @@ from rankwise.state import MetricInputError, MultiMetric
 
 def binary(rng: np.random.Generator, n: int) -> dict:
     labels = rng.integers(0, 2, n)
-    return {"probabilities": np.round(np.clip(0.3 * labels + rng.uniform(0, 0.7, n), 0, 1), 2), "labels": labels}
+    return {"predictions": np.round(np.clip(0.3 * labels + rng.uniform(0, 0.7, n), 0, 1), 2), "targets": labels}
 
 
 def multiclass(rng: np.random.Generator, n: int, c: int = 4) -> dict:
     p = rng.dirichlet(np.ones(c), n)
-    return {"probabilities": p, "labels": rng.integers(0, c, n)}
+    return {"predictions": p, "targets": rng.integers(0, c, n)}
 
 
 def multilabel(rng: np.random.Generator, n: int, c: int = 3) -> dict:
-    return {"probabilities": rng.uniform(0, 1, (n, c)), "labels": rng.integers(0, 2, (n, c))}
+    return {"predictions": rng.uniform(0, 1, (n, c)), "targets": rng.integers(0, 2, (n, c))}
 
 
 def regression(rng: np.random.Generator, n: int) -> dict:
@@ -53,7 +53,7 @@ def clicks(rng: np.random.Generator, n: int, key: str = "conditional_log_probs")
 
 
 def padded(rng: np.random.Generator, n: int) -> dict:
-    return {"scores": np.round(rng.uniform(size=(n, 8)), 1), "labels": rng.integers(0, 3, (n, 8)),
+    return {"predictions": np.round(rng.uniform(size=(n, 8)), 1), "targets": rng.integers(0, 3, (n, 8)),
             "where": rng.uniform(size=(n, 8)) < 0.8}
 
 
@@ -64,7 +64,7 @@ def sentences(rng: np.random.Generator, n: int) -> dict:
     def one() -> str:
         return " ".join(rng.choice(WORDS, rng.integers(1, 9)))
 
-    return {"predictions": [one() for _ in range(n)], "references": [one() for _ in range(n)]}
+    return {"predictions": [one() for _ in range(n)], "targets": [one() for _ in range(n)]}
 
 
 def images(rng: np.random.Generator, n: int) -> dict:
@@ -113,7 +113,7 @@ METRICS: dict[str, tuple[Callable[[], rs.Metric], Callable[[np.random.Generator,
     "conditional_perplexity": (lambda: rs.ConditionalPerplexity(positions=5), clicks),
     "perplexity": (lambda: rs.Perplexity(positions=5), lambda rng, n: clicks(rng, n, "log_probs")),
     "ctr_calibration": (lambda: rs.CTRCalibration(positions=5),
-                        lambda rng, n: {"probabilities": rng.uniform(size=(n, 5)),
+                        lambda rng, n: {"predictions": rng.uniform(size=(n, 5)),
                                         "clicks": rng.integers(0, 2, (n, 5))}),
     "ranking": (lambda: rs.RankingMetrics(["ndcg@5", "mrr", "map", "P@3", "recall@5", "err@5", "Rprec"], max_label=2),
                 padded),
@@ -217,62 +217,62 @@ def test_top_k_accuracy_with_ties_equals_scikit_learn() -> None:
     probs /= probs.sum(axis=1, keepdims=True)
     labels = rng.integers(0, 5, size=400)
     for k in (2, 3, 4):
-        ours = rs.Accuracy(task="multiclass", num_classes=5, top_k=k).update(probabilities=probs, labels=labels)
+        ours = rs.Accuracy(task="multiclass", num_classes=5, top_k=k).update(predictions=probs, targets=labels)
         assert ours.compute() == top_k_accuracy_score(labels, probs, k=k, labels=range(5)), k
     # top_k=1 is plain accuracy of the argmax (the first of tied classes), scikit-learn's accuracy_score
-    ours = rs.Accuracy(task="multiclass", num_classes=5).update(probabilities=probs, labels=labels)
+    ours = rs.Accuracy(task="multiclass", num_classes=5).update(predictions=probs, targets=labels)
     assert ours.compute() == float((probs.argmax(axis=1) == labels).mean())
     # a hand example: row [0.4, 0.3, 0.3] with true class 1: class 2 ties with it and ranks first
     one = rs.Accuracy(task="multiclass", num_classes=3, top_k=2)
-    assert one.update(probabilities=[[0.4, 0.3, 0.3]], labels=[1]).compute() == 0.0
+    assert one.update(predictions=[[0.4, 0.3, 0.3]], targets=[1]).compute() == 0.0
     assert top_k_accuracy_score([1], [[0.4, 0.3, 0.3]], k=2, labels=[0, 1, 2]) == 0.0
 
 
 def test_classification_equals_scikit_learn() -> None:
     rng = np.random.default_rng(1)
     b, m, ml = binary(rng, 500), multiclass(rng, 500), multilabel(rng, 500)
-    pb = (b["probabilities"] >= 0.5).astype(int)
-    pm = m["probabilities"].argmax(axis=1)
-    pml = (ml["probabilities"] >= 0.5).astype(int)
-    assert rs.Accuracy().update(**b).compute() == pytest.approx(skm.accuracy_score(b["labels"], pb))
+    pb = (b["predictions"] >= 0.5).astype(int)
+    pm = m["predictions"].argmax(axis=1)
+    pml = (ml["predictions"] >= 0.5).astype(int)
+    assert rs.Accuracy().update(**b).compute() == pytest.approx(skm.accuracy_score(b["targets"], pb))
     assert rs.Accuracy(task="multilabel", num_classes=3).update(**ml).compute() == pytest.approx(
-        skm.accuracy_score(ml["labels"], pml))
+        skm.accuracy_score(ml["targets"], pml))
     assert rs.Accuracy(task="multiclass", num_classes=4, top_k=2).update(**m).compute() == pytest.approx(
-        skm.top_k_accuracy_score(m["labels"], m["probabilities"], k=2))
+        skm.top_k_accuracy_score(m["targets"], m["predictions"], k=2))
     assert (rs.ConfusionMatrix(task="multiclass", num_classes=4).update(**m).compute()
-            == skm.confusion_matrix(m["labels"], pm)).all()
+            == skm.confusion_matrix(m["targets"], pm)).all()
     assert (rs.ConfusionMatrix(task="multilabel", num_classes=3).update(**ml).compute()
-            == skm.multilabel_confusion_matrix(ml["labels"], pml)).all()
+            == skm.multilabel_confusion_matrix(ml["targets"], pml)).all()
     for avg in ("micro", "macro", "weighted", None):
         for ours, theirs in ((rs.Precision, skm.precision_score), (rs.Recall, skm.recall_score)):
             got = ours(task="multiclass", num_classes=4, average=avg).update(**m).compute()
-            np.testing.assert_allclose(got, theirs(m["labels"], pm, average=avg, zero_division=0), rtol=1e-12)
+            np.testing.assert_allclose(got, theirs(m["targets"], pm, average=avg, zero_division=0), rtol=1e-12)
             got = ours(task="multilabel", num_classes=3, average=avg).update(**ml).compute()
-            np.testing.assert_allclose(got, theirs(ml["labels"], pml, average=avg, zero_division=0), rtol=1e-12)
+            np.testing.assert_allclose(got, theirs(ml["targets"], pml, average=avg, zero_division=0), rtol=1e-12)
         got = rs.FBeta(task="multiclass", num_classes=4, average=avg, beta=0.5).update(**m).compute()
-        np.testing.assert_allclose(got, skm.fbeta_score(m["labels"], pm, beta=0.5, average=avg, zero_division=0),
+        np.testing.assert_allclose(got, skm.fbeta_score(m["targets"], pm, beta=0.5, average=avg, zero_division=0),
                                    rtol=1e-12)
-    assert rs.FBeta().update(**b).compute() == pytest.approx(skm.f1_score(b["labels"], pb))
+    assert rs.FBeta().update(**b).compute() == pytest.approx(skm.f1_score(b["targets"], pb))
     assert rs.MatthewsCorrCoef(task="multiclass", num_classes=4).update(**m).compute() == pytest.approx(
-        skm.matthews_corrcoef(m["labels"], pm), rel=1e-12)
-    assert rs.LogLoss().update(**b).compute() == pytest.approx(skm.log_loss(b["labels"], b["probabilities"]),
+        skm.matthews_corrcoef(m["targets"], pm), rel=1e-12)
+    assert rs.LogLoss().update(**b).compute() == pytest.approx(skm.log_loss(b["targets"], b["predictions"]),
                                                                rel=1e-12)
     assert rs.LogLoss(task="multiclass").update(**m).compute() == pytest.approx(
-        skm.log_loss(m["labels"], m["probabilities"]), rel=1e-12)
+        skm.log_loss(m["targets"], m["predictions"]), rel=1e-12)
     assert rs.BrierScore().update(**b).compute() == pytest.approx(
-        skm.brier_score_loss(b["labels"], b["probabilities"]), rel=1e-12)
+        skm.brier_score_loss(b["targets"], b["predictions"]), rel=1e-12)
 
 
 def test_auc_equals_scikit_learn_exact_and_on_the_grid() -> None:
     rng = np.random.default_rng(2)
     b = binary(rng, 2000)  # scores rounded to 0.01: on the 101-point grid, with many ties
-    auc = skm.roc_auc_score(b["labels"], b["probabilities"])
-    ap = skm.average_precision_score(b["labels"], b["probabilities"])
+    auc = skm.roc_auc_score(b["targets"], b["predictions"])
+    ap = skm.average_precision_score(b["targets"], b["predictions"])
     assert rs.ROCAUC().update(**b).compute() == pytest.approx(auc, abs=1e-12)
     assert rs.ROCAUC(num_thresholds=101).update(**b).compute() == pytest.approx(auc, abs=1e-12)
     assert rs.AveragePrecision().update(**b).compute() == pytest.approx(ap, abs=1e-12)
     assert rs.AveragePrecision(num_thresholds=101).update(**b).compute() == pytest.approx(ap, abs=1e-12)
-    fpr, tpr, thresholds = skm.roc_curve(b["labels"], b["probabilities"], drop_intermediate=False)
+    fpr, tpr, thresholds = skm.roc_curve(b["targets"], b["predictions"], drop_intermediate=False)
     ours = rs.ROCAUC().update(**b).curve()
     np.testing.assert_allclose(ours[0], fpr, atol=1e-15)
     np.testing.assert_allclose(ours[1], tpr, atol=1e-15)
@@ -280,13 +280,13 @@ def test_auc_equals_scikit_learn_exact_and_on_the_grid() -> None:
     for avg in ("macro", "weighted", None):
         np.testing.assert_allclose(
             rs.ROCAUC(task="multiclass", num_classes=4, average=avg).update(**m).compute(),
-            skm.roc_auc_score(m["labels"], m["probabilities"], multi_class="ovr", average=avg), rtol=1e-12)
+            skm.roc_auc_score(m["targets"], m["predictions"], multi_class="ovr", average=avg), rtol=1e-12)
         np.testing.assert_allclose(
             rs.ROCAUC(task="multilabel", num_classes=3, average=avg).update(**ml).compute(),
-            skm.roc_auc_score(ml["labels"], ml["probabilities"], average=avg), rtol=1e-12)
+            skm.roc_auc_score(ml["targets"], ml["predictions"], average=avg), rtol=1e-12)
         np.testing.assert_allclose(
             rs.AveragePrecision(task="multilabel", num_classes=3, average=avg).update(**ml).compute(),
-            skm.average_precision_score(ml["labels"], ml["probabilities"], average=avg), rtol=1e-12)
+            skm.average_precision_score(ml["targets"], ml["predictions"], average=avg), rtol=1e-12)
     coarse = rs.ROCAUC(num_thresholds=11).update(**b).compute()  # a coarse grid: an approximation
     assert abs(coarse - auc) < 0.02 and coarse != auc
 
@@ -330,24 +330,24 @@ def test_calibration_and_ranking_equal_torchmetrics() -> None:
     tmf = pytest.importorskip("torchmetrics.functional")
     rng = np.random.default_rng(5)
     b = binary(rng, 1000)
-    ece = tmf.classification.binary_calibration_error(torch.tensor(b["probabilities"]), torch.tensor(b["labels"]),
+    ece = tmf.classification.binary_calibration_error(torch.tensor(b["predictions"]), torch.tensor(b["targets"]),
                                                       n_bins=15)
     assert rs.CalibrationError().update(**b).compute() == pytest.approx(float(ece), abs=1e-6)
     m = multiclass(rng, 1000)
-    ece = tmf.classification.multiclass_calibration_error(torch.tensor(m["probabilities"]),
-                                                          torch.tensor(m["labels"]), num_classes=4, n_bins=10)
+    ece = tmf.classification.multiclass_calibration_error(torch.tensor(m["predictions"]),
+                                                          torch.tensor(m["targets"]), num_classes=4, n_bins=10)
     assert rs.CalibrationError(task="multiclass", n_bins=10).update(**m).compute() == pytest.approx(float(ece),
                                                                                                    abs=1e-6)
     p = rng.random(1000)  # off the bin edges: numpy's and torch's linspace may differ there in the last bit
     y = (rng.random(1000) < p).astype(int)
     ece = tmf.classification.binary_calibration_error(torch.tensor(p), torch.tensor(y), n_bins=15, norm="l2")
-    assert rs.CalibrationError(norm="l2").update(probabilities=p, labels=y).compute() == pytest.approx(float(ece),
+    assert rs.CalibrationError(norm="l2").update(predictions=p, targets=y).compute() == pytest.approx(float(ece),
                                                                                                     abs=1e-12)
     # ranking: distinct scores (torch's order of ties is unspecified), graded labels, padding
     scores = rng.permutation(64 * 10).reshape(64, 10) / 640.0 + 0.01
     labels = rng.integers(0, 3, (64, 10))
     where = rng.uniform(size=(64, 10)) < 0.85
-    ours = rs.RankingMetrics(["ndcg@5", "mrr", "P@5"], empty="zero").update(scores=scores, labels=labels,
+    ours = rs.RankingMetrics(["ndcg@5", "mrr", "P@5"], missing="zero").update(predictions=scores, targets=labels,
                                                                             where=where).compute()
     idx = torch.tensor(np.broadcast_to(np.arange(64)[:, None], (64, 10))[where])
     s, t = torch.tensor(scores[where]), torch.tensor(labels[where])
@@ -367,8 +367,8 @@ def test_padded_ranking_equals_evaluate() -> None:
     for q in range(30):
         items = np.flatnonzero(batch["where"][q])
         if len(items):
-            qrels[str(q)] = {f"d{i}": int(batch["labels"][q, i]) for i in items}
-            run[str(q)] = {f"d{i}": float(batch["scores"][q, i]) for i in items}
+            qrels[str(q)] = {f"d{i}": int(batch["targets"][q, i]) for i in items}
+            run[str(q)] = {f"d{i}": float(batch["predictions"][q, i]) for i in items}
     ref = rankwise.evaluate(qrels, run, names, ties="input", score_precision="float64").summary.iloc[0]
     for name in names:
         assert ours[name] == pytest.approx(ref[name], abs=1e-12), name
@@ -401,12 +401,12 @@ def test_click_metrics_by_hand() -> None:
 def test_multimetric_routes_inputs_and_refuses_unknown_ones() -> None:
     mm = MultiMetric(acc=rs.Accuracy(), auc=rs.ROCAUC(), mse=rs.MeanSquaredError())
     with pytest.raises(MetricInputError, match="no metric takes logit"):
-        mm.update(probabilities=[0.2], labels=[0], logit=[1.0])
-    mm = MultiMetric(acc=rs.Accuracy(), auc=rs.ROCAUC(), ndcg=rs.NDCG(ks=2), mrr=rs.MRR(ks=2))
-    with pytest.raises(MetricInputError, match="Accuracy.update: give exactly one of probabilities and predictions"):
-        mm.update(scores=[[0.3, 0.1]], labels=[[1, 0]])
-    mm = MultiMetric(ndcg=rs.NDCG(ks=2), mrr=rs.MRR(ks=2))
-    out = mm.update(scores=[[0.3, 0.1]], labels=[[1, 0]]).compute()
+        mm.update(predictions=[0.2], targets=[0], logit=[1.0])
+    mm = MultiMetric(acc=rs.Accuracy(), ll=rs.LogLikelihood(positions=2))
+    with pytest.raises(MetricInputError, match="LogLikelihood.update: missing input"):
+        mm.update(predictions=[[0.3, 0.1]], targets=[[1, 0]])
+    mm = MultiMetric(ndcg=rs.NDCG(k=2), mrr=rs.MRR(k=2))
+    out = mm.update(predictions=[[0.3, 0.1]], targets=[[1, 0]]).compute()
     assert out == {"ndcg": 1.0, "mrr": 1.0}
 
 
@@ -415,12 +415,12 @@ def test_masks_tensors_and_from_model_output() -> None:
     p = torch.tensor([0.9, 0.1, 0.8, 0.3], requires_grad=True)
     y = torch.tensor([1, 0, 0, 1])
     keep = torch.tensor([True, True, False, False])
-    m = rs.Accuracy.from_model_output(probabilities=p, labels=y, where=keep, threshold=0.5)
+    m = rs.Accuracy.from_model_output(predictions=p, targets=y, where=keep, threshold=0.5)
     assert m.compute() == 1.0 and m.params["threshold"] == 0.5
-    assert rs.ROCAUC().update(probabilities=p, labels=y).compute() == pytest.approx(
+    assert rs.ROCAUC().update(predictions=p, targets=y).compute() == pytest.approx(
         skm.roc_auc_score(y.numpy(), p.detach().numpy()))
     with pytest.raises(MetricInputError, match="where: shape"):
-        rs.Accuracy().update(probabilities=[0.1, 0.2], labels=[0, 1], where=[True])
+        rs.Accuracy().update(predictions=[0.1, 0.2], targets=[0, 1], where=[True])
     with pytest.raises(rankwise.errors.RankwiseError, match="cannot merge"):
         rs.Accuracy().merge(rs.Accuracy(threshold=0.3))
 
@@ -432,28 +432,28 @@ def test_text_metrics_equal_sacrebleu_rouge_score_and_jiwer() -> None:
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     jiwer = pytest.importorskip("jiwer")
     data = sentences(np.random.default_rng(7), 200)
-    hyps, refs = data["predictions"], data["references"]
+    hyps, refs = data["predictions"], data["targets"]
     bleu = rs.BLEU().empty()
     for i in range(0, 200, 50):  # four chunks, merged
-        bleu.merge(rs.BLEU().update(predictions=hyps[i:i + 50], references=refs[i:i + 50]))
+        bleu.merge(rs.BLEU().update(predictions=hyps[i:i + 50], targets=refs[i:i + 50]))
     ref = sacrebleu.corpus_bleu(hyps, [refs])
     assert bleu.compute() == pytest.approx(ref.score, abs=1e-12)
     scorer = sacrebleu.BLEU()
     scorer.corpus_score(hyps, [refs])
     assert bleu.signature() == str(scorer.get_signature())
-    two = rs.BLEU().update(predictions=hyps[:20], references=[[a, b] for a, b in zip(refs[:20], refs[20:40],
+    two = rs.BLEU().update(predictions=hyps[:20], targets=[[a, b] for a, b in zip(refs[:20], refs[20:40],
                                                                                       strict=True)])
     expected = sacrebleu.corpus_bleu(hyps[:20], [refs[:20], refs[20:40]]).score
     assert two.compute() == pytest.approx(expected, abs=1e-12)
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])
-    ours = rs.ROUGE().update(predictions=hyps, references=refs).compute()
+    ours = rs.ROUGE().update(predictions=hyps, targets=refs).compute()
     for kind in ("rouge1", "rouge2", "rougeL"):
         expected = np.mean([scorer.score(r, h)[kind].fmeasure for h, r in zip(hyps, refs, strict=True)])
         assert ours[kind] == pytest.approx(expected, abs=1e-12)
     # rouge-score's default tokenizer drops "猫" and "犬", so two different sentences look equal;
     # the unicode tokenizer keeps them: unigram overlap 1 of 2 -> F = 0.5
-    uni = rs.ROUGE(["rouge1"], tokenizer="unicode").update(predictions=["猫 cat"], references=["犬 cat"]).compute()
-    default = rs.ROUGE(["rouge1"]).update(predictions=["猫 cat"], references=["犬 cat"]).compute()
+    uni = rs.ROUGE(["rouge1"], tokenizer="unicode").update(predictions=["猫 cat"], targets=["犬 cat"]).compute()
+    default = rs.ROUGE(["rouge1"]).update(predictions=["猫 cat"], targets=["犬 cat"]).compute()
     assert uni["rouge1"] == 0.5 and default["rouge1"] == 1.0
     assert rs.WordErrorRate().update(**data).compute() == pytest.approx(jiwer.wer(refs, hyps), abs=1e-12)
     assert rs.CharErrorRate().update(**data).compute() == pytest.approx(jiwer.cer(refs, hyps), abs=1e-12)
@@ -503,11 +503,11 @@ def test_ranking_rows_without_relevant_items_and_padding_rows() -> None:
     scores = [[0.9, 0.1, 0.5], [0.3, 0.2, 0.1], [0.0, 0.0, 0.0]]
     labels = [[0, 1, 0], [0, 0, 0], [1, 0, 0]]
     where = [[True, True, True], [True, True, True], [False, False, False]]  # row 3 is padding
-    zero = rs.MRR(ks=3).update(scores=scores, labels=labels, where=where)
-    skip = rs.MRR(ks=3, empty="skip").update(scores=scores, labels=labels, where=where)
+    zero = rs.MRR(k=3).update(predictions=scores, targets=labels, where=where)
+    skip = rs.MRR(k=3, missing="skip").update(predictions=scores, targets=labels, where=where)
     assert zero.compute() == pytest.approx((1 / 3 + 0) / 2)  # d2 is third; row 2 has no relevant item
     assert skip.compute() == pytest.approx(1 / 3) and int(skip.state["queries"]) == 1
     with pytest.raises(rankwise.errors.RankwiseError, match="err@10: on batches this metric needs max_label"):
         rs.RankingMetrics(["err@10"])
     with pytest.raises(MetricInputError, match="non-negative integers"):
-        rs.NDCG(ks=2).update(scores=[[0.1, 0.2]], labels=[[0.5, 1]])
+        rs.NDCG(k=2).update(predictions=[[0.1, 0.2]], targets=[[0.5, 1]])

@@ -18,14 +18,14 @@ skm = pytest.importorskip("sklearn.metrics")
 def test_by_hand() -> None:
     # class 2 is never predicted (precision undefined) and never true (recall undefined)
     labels, predictions = [0, 1, 1, 0], [0, 1, 0, 0]
-    p = Precision(task="multiclass", num_classes=3, average=None).update(predictions=predictions, labels=labels)
+    p = Precision(task="multiclass", num_classes=3, average=None).update(predictions=predictions, targets=labels)
     assert p.compute()[:2].tolist() == [2 / 3, 1.0] and math.isnan(p.compute()[2])
     # macro leaves the undefined class out: (2/3 + 1) / 2; with zero_division=0 it counts: (2/3 + 1 + 0) / 3
-    macro = Precision(task="multiclass", num_classes=3).update(predictions=predictions, labels=labels)
+    macro = Precision(task="multiclass", num_classes=3).update(predictions=predictions, targets=labels)
     assert macro.compute() == pytest.approx(5 / 6)
-    zero = Precision(task="multiclass", num_classes=3, zero_division=0).update(predictions=predictions, labels=labels)
+    zero = Precision(task="multiclass", num_classes=3, zero_division=0).update(predictions=predictions, targets=labels)
     assert zero.compute() == pytest.approx(5 / 9)
-    assert math.isnan(Recall().update(predictions=[0, 0], labels=[0, 0]).compute())
+    assert math.isnan(Recall().update(predictions=[0, 0], targets=[0, 0]).compute())
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -39,7 +39,7 @@ def test_equal_to_scikit_learn(seed: int, zero_division: object) -> None:
         for ours, theirs in ((Precision, skm.precision_score), (Recall, skm.recall_score),
                              (FBeta, skm.f1_score)):
             got = ours(task="multiclass", num_classes=c, average=average, zero_division=zero_division).update(
-                predictions=pred, labels=y).compute()
+                predictions=pred, targets=y).compute()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 expected = theirs(y, pred, labels=list(range(c)), average=average, zero_division=theirs_zd)
@@ -61,14 +61,14 @@ def test_per_class_accuracy_and_multilabel_mcc_equal_torchmetrics(seed: int) -> 
     rng = np.random.default_rng(seed)
     y, p = rng.integers(0, 4, 50), rng.dirichlet([1.0] * 4, 50)
     p5 = np.c_[p, np.zeros(50)]  # class 4 has no rows: left out of the macro mean, as torchmetrics does
-    macro = Accuracy(task="multiclass", num_classes=5, average="macro").update(probabilities=p5, labels=y).compute()
+    macro = Accuracy(task="multiclass", num_classes=5, average="macro").update(predictions=p5, targets=y).compute()
     assert macro == pytest.approx(float(tmf.multiclass_accuracy(torch.tensor(p5), torch.tensor(y), num_classes=5,
                                                                 average="macro")), abs=1e-6)
-    per_class = Accuracy(task="multiclass", num_classes=4, average=None).update(probabilities=p, labels=y).compute()
+    per_class = Accuracy(task="multiclass", num_classes=4, average=None).update(predictions=p, targets=y).compute()
     np.testing.assert_allclose(per_class, tmf.multiclass_accuracy(torch.tensor(p), torch.tensor(y), num_classes=4,
                                                                   average="none").numpy(), atol=1e-6)
     labels, scores = rng.integers(0, 2, (40, 3)), rng.random((40, 3))
-    mcc = MatthewsCorrCoef(task="multilabel", num_classes=3).update(probabilities=scores, labels=labels).compute()
+    mcc = MatthewsCorrCoef(task="multilabel", num_classes=3).update(predictions=scores, targets=labels).compute()
     assert mcc == pytest.approx(float(tmf.multilabel_matthews_corrcoef(torch.tensor(scores), torch.tensor(labels),
                                                                        num_labels=3)), abs=1e-6)
 

@@ -11,6 +11,10 @@ __all__ = ["__version__", "evaluate", "compare", "rank_eval", "Qrels", "Run", "R
            "load_run", "load_prefs"]
 
 
+def __dir__() -> list[str]:  # tab completion lists the lazy names too
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str):  # lazy imports keep `import rankwise` light
     if name in ("evaluate", "Result"):
         import importlib

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rankwise._version import __version__
-from rankwise.errors import RankwiseError
+from rankwise.errors import Notice, RankwiseError, notice_dicts
 from rankwise.evaluation import Result, evaluate
 from rankwise.stats import corrections, intervals, many, paired
 
@@ -56,7 +56,7 @@ class Comparison:
                 "metrics": {m: {"signature": self.evaluation.signatures[m]} for m in self.n_queries},
                 "comparison": self.settings(), "queries_compared": self.n_queries,
                 "summary": self.evaluation.to_dict()["runs"], "pairs": rows, "friedman_p": self.omnibus,
-                "warnings": self.warnings}
+                "warnings": self.warnings, "notices": notice_dicts(self.warnings)}
 
     def significant_pairs(self, metric: str) -> set[tuple[str, str]]:
         """(winner, loser) pairs that differ significantly on ``metric``."""
@@ -72,8 +72,9 @@ def _matched(result: Result, metric: str, missing: str) -> tuple[Any, list[str]]
     if missing == "skip":
         incomplete = frame.isna().any(axis=1)
         if incomplete.any():
-            notes.append(f"{metric}: {int(incomplete.sum())} query(ies) are not in every run and were "
-                         "left out of the comparison (missing='skip'; missing='zero' scores them 0)")
+            notes.append(Notice(f"{metric}: {int(incomplete.sum())} query(ies) are not in every run and were "
+                                "left out of the comparison (missing='skip'; missing='zero' scores them 0)",
+                                "incomplete_queries", metric=metric, count=int(incomplete.sum())))
         frame = frame[~incomplete]
     return frame, notes
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 
 class RankwiseError(Exception):
-    """Base class of every error rankwise raises on purpose."""
+    """Base class of every error rankwise raises on purpose. Errors about a value (bad input
+    data, an unknown name, an option outside its range) also derive from ``ValueError``; every
+    class is defined here, so ``except rankwise.errors.RankwiseError`` catches them all."""
 
 
 class InputError(RankwiseError, ValueError):
@@ -47,3 +49,112 @@ class UnknownMetricError(RankwiseError, ValueError):
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         super().__init__(f"unknown metric {name!r}{hint} (run `rankwise metrics` for the list)")
+
+
+class SpecError(RankwiseError, ValueError):
+    """A spec that cannot be read: names the file and the JSON path of the problem.
+
+    >>> str(SpecError("missing", path="requests[3].params.query", source="spec.json"))
+    'spec.json: requests[3].params.query: missing'
+    """
+
+    def __init__(self, message: str, *, path: str = "", source: str = "<spec>") -> None:
+        self.path = path
+        self.source = source
+        super().__init__(f"{source}: {path + ': ' if path else ''}{message}")
+
+
+class UnsupportedQuery(RankwiseError, ValueError):
+    """A query clause outside the translated subset, or malformed, with its path."""
+
+
+class TemplateError(RankwiseError, ValueError):
+    """A template that cannot be rendered (a missing parameter, or JSON that does not parse)."""
+
+
+class BackendError(RankwiseError):
+    """A search that failed in the backend; it becomes a failure entry for that request."""
+
+
+class MetricParameterError(RankwiseError, ValueError):
+    """A metric parameter that cannot be read (bad cut-off, malformed pair, out of range)."""
+
+
+class MetricInputError(RankwiseError, ValueError):
+    """An input a metric cannot use: unknown name, missing, wrong shape or values."""
+
+
+class OptionError(RankwiseError, ValueError):
+    """An argument outside its allowed values (an unknown test, correction, plot kind ...)."""
+
+
+class RankwiseDeprecationWarning(FutureWarning):
+    """An old spelling that still works: the message names the one to use instead.
+
+    A ``FutureWarning`` so that users of the library see it (Python hides
+    ``DeprecationWarning`` outside ``__main__``)."""
+
+
+def renamed(options: dict, old: str, new: str, where: str) -> None:
+    """Move ``options[old]`` to ``options[new]`` with a deprecation warning (in place).
+
+    >>> import warnings
+    >>> opts = {"ks": [5]}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     renamed(opts, "ks", "k", "NDCG")
+    >>> opts, str(caught[0].message)
+    ({'k': [5]}, "NDCG: 'ks' is deprecated; write 'k'")
+    """
+    if old not in options:
+        return
+    import warnings
+
+    if new in options:
+        raise RankwiseError(f"{where}: give {new!r} only ({old!r} is its deprecated spelling)")
+    warnings.warn(f"{where}: {old!r} is deprecated; write {new!r}", RankwiseDeprecationWarning, stacklevel=3)
+    options[new] = options.pop(old)
+
+
+class Notice(str):
+    """A warning of a result (``Result.warnings``, ``Comparison.warnings`` ...): the message as
+    a string (as printed), and what it is about as fields: ``kind`` (what happened, e.g.
+    ``missing_queries``, ``unjudged_queries``, ``duplicates``, ``renamed_run``, ``reader``),
+    ``run``, ``metric`` and ``count`` (None where they do not apply).
+
+    >>> n = Notice("bm25: 3 judged query(ies) are absent from the run", kind="missing_queries", run="bm25", count=3)
+    >>> n.kind, n.count, n.endswith("run"), n.to_dict()["run"]
+    ('missing_queries', 3, True, 'bm25')
+    """
+
+    kind: str
+    run: str | None
+    metric: str | None
+    count: int | None
+
+    def __new__(cls, message: str, kind: str = "note", run: str | None = None, metric: str | None = None,
+                count: int | None = None) -> Notice:
+        self = super().__new__(cls, message)
+        self.kind, self.run, self.metric, self.count = kind, run, metric, count
+        return self
+
+    @property
+    def message(self) -> str:
+        return str.__str__(self)
+
+    def to_dict(self) -> dict:
+        """The JSON shape: ``{kind, run, metric, count, message}``."""
+        return {"kind": self.kind, "run": self.run, "metric": self.metric, "count": self.count,
+                "message": self.message}
+
+    def __reduce__(self) -> tuple:
+        return (Notice, (self.message, self.kind, self.run, self.metric, self.count))
+
+
+def notice_dicts(warnings: list) -> list[dict]:
+    """Warnings as JSON objects (plain strings become ``kind='note'``).
+
+    >>> notice_dicts(["x", Notice("y", "duplicates", run="r", count=2)])[1]["count"]
+    2
+    """
+    return [w.to_dict() if isinstance(w, Notice) else Notice(str(w)).to_dict() for w in warnings]

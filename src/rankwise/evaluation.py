@@ -17,7 +17,7 @@ from rankwise.data.prefs import Prefs
 from rankwise.engine.align import QrelsIndex, align
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
-from rankwise.errors import RankwiseError
+from rankwise.errors import Notice, RankwiseError, notice_dicts
 from rankwise.metrics.compute import RunScores, compute_scores
 from rankwise.metrics.names import MetricSpec, canonical_name, parse_metric
 from rankwise.metrics.ranking.diversity import diversity_lists
@@ -108,7 +108,8 @@ class Result:
         return pd.concat(frames, ignore_index=True).set_index(["run", "query"])
 
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
-        """The stable JSON shape: ``{"rankwise", "metrics", "runs", "warnings"}``."""
+        """The stable JSON shape: ``{"rankwise", "metrics", "runs", "warnings", "notices"}`` (the
+        warnings as printed, and as ``{kind, run, metric, count, message}`` objects)."""
         colmap = self._column_map()
         runs: dict[str, Any] = {}
         for rs in self.runs:
@@ -120,7 +121,8 @@ class Result:
                 }
             runs[rs.name] = entry
         metrics = {out: {"signature": self.signatures[out]} for out in colmap}
-        return {"rankwise": __version__, "metrics": metrics, "runs": runs, "warnings": list(self.warnings)}
+        return {"rankwise": __version__, "metrics": metrics, "runs": runs, "warnings": list(self.warnings),
+                "notices": notice_dicts(self.warnings)}
 
 
 def plain_value(value: Any) -> Any:
@@ -197,7 +199,8 @@ def _unique_names(runs: list[Run], warnings: list[str]) -> None:
         if counts[run.name] > 1 and not run.source.startswith("<"):
             new = Path(run.source).name.removesuffix(".gz")
             new = new.rsplit(".", 1)[0] if "." in new else new  # BM25.dl19.trec -> BM25.dl19
-            warnings.append(f"several runs are tagged {run.name!r}; {run.source} is reported as {new!r}")
+            warnings.append(Notice(f"several runs are tagged {run.name!r}; {run.source} is reported as {new!r}",
+                                   "renamed_run", run=new))
             run.name = new
     seen: set[str] = set()
     for run in runs:
@@ -205,14 +208,19 @@ def _unique_names(runs: list[Run], warnings: list[str]) -> None:
             base, n = run.name, 2
             while f"{base}#{n}" in seen:
                 n += 1
-            warnings.append(f"two runs are named {base!r}; the later one is reported as '{base}#{n}'")
+            warnings.append(Notice(f"two runs are named {base!r}; the later one is reported as '{base}#{n}'",
+                                   "renamed_run", run=f"{base}#{n}"))
             run.name = f"{base}#{n}"
         seen.add(run.name)
 
 
 def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     """Normalise the ``runs`` argument into (run-like, name) pairs."""
-    if isinstance(runs, (Run, str, os.PathLike)) or type(runs).__name__ == "DataFrame":
+    if type(runs).__name__ == "DataFrame":
+        from rankwise.data.load import split_runs
+
+        return split_runs(runs)
+    if isinstance(runs, (Run, str, os.PathLike)):
         return [(runs, None)]
     if isinstance(runs, Mapping):
         values = list(runs.values())
@@ -221,8 +229,8 @@ def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
         ):
             return [(dict(runs), None)]  # one {qid: {doc: score}} run
         return [(v, str(k)) for k, v in runs.items()]
-    if isinstance(runs, Sequence):
-        return [(r, None) for r in runs]
+    if isinstance(runs, Sequence):  # runs, or (name, run) pairs
+        return [(r[1], str(r[0])) if isinstance(r, tuple) and len(r) == 2 else (r, None) for r in runs]
     raise RankwiseError(f"cannot read runs from a {type(runs).__name__}")
 
 

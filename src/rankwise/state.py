@@ -27,11 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
-
-
-class MetricInputError(RankwiseError, ValueError):
-    """An input a metric cannot use: unknown name, missing, wrong shape or values."""
+from rankwise.errors import MetricInputError, RankwiseError
 
 
 def as_array(value: Any, name: str = "input") -> np.ndarray:
@@ -126,7 +122,12 @@ class Metric:
     # -- the API -------------------------------------------------------------------------------
     @property
     def accepted_inputs(self) -> tuple[str, ...]:
-        return self.inputs + self.optional_inputs
+        """The input keywords ``update`` takes: ``predictions`` and ``targets`` (every metric's
+        names for its outputs and its ground truth, where it has them) and the metric's own
+        names (``scores``, ``probabilities``, ``labels``, ``references``: deprecated spellings)."""
+        own = self.inputs + self.optional_inputs
+        common = tuple(n for n in ("predictions", "targets") if n in own or _own_name(own, n) is not None)
+        return tuple(dict.fromkeys(common + own))
 
     def empty(self) -> Metric:
         """A new metric with the same parameters and an empty state."""
@@ -143,6 +144,7 @@ class Metric:
 
     def _update_shared(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> Metric:
         name = type(self).__name__
+        inputs = canonical_inputs(self.inputs + self.optional_inputs, inputs, name)
         unknown = sorted(set(inputs) - set(self.accepted_inputs))
         if unknown:
             raise MetricInputError(f"{name}.update: unknown input(s) {', '.join(unknown)}; "
@@ -170,22 +172,30 @@ class Metric:
     def from_model_output(cls, **kwargs: Any) -> Metric:
         """A metric updated with one batch: input keywords go to ``update``, the others to the
         constructor."""
-        accepted = cls.inputs + cls.optional_inputs
+        accepted = cls.inputs + cls.optional_inputs + ("predictions", "targets") + tuple(SYNONYMS)
         params = {k: v for k, v in kwargs.items() if k not in accepted}
         inputs = {k: v for k, v in kwargs.items() if k in accepted}
         return cls(**params).update(**inputs)
 
     def state_dict(self) -> dict[str, Any]:
-        """The metric's name, parameters and state arrays (for checkpoints)."""
-        return {"metric": type(self).__name__, "params": dict(self.params),
-                "state": {k: _copy_state(v) for k, v in self.state.items()}}
+        """The metric's name, parameters and state, in plain Python types only (dicts, lists,
+        numbers, strings), so ``torch.save`` / ``torch.load(weights_only=True)``, JSON and pickle
+        all carry it; every value round-trips exactly (float64 through Python floats).
+
+        >>> from rankwise.streaming import NDCG
+        >>> NDCG(k=[1, 2]).update(predictions=[[0.9, 0.1]], targets=[[1, 0]]).state_dict()["state"]["total"]
+        {'dtype': 'float64', 'shape': [2], 'values': [1.0, 1.0]}
+        """
+        return {"metric": type(self).__name__, "params": _plain(dict(self.params)),
+                "state": {k: _portable(v) for k, v in self.state.items()}}
 
     def load_state_dict(self, saved: Mapping[str, Any]) -> Metric:
         """Restore a state saved by ``state_dict`` (same metric and parameters)."""
-        if saved.get("metric") != type(self).__name__ or dict(saved.get("params", {})) != self.params:
+        if saved.get("metric") != type(self).__name__ or dict(saved.get("params", {})) != _plain(self.params):
             raise RankwiseError(f"cannot load a {saved.get('metric')}({saved.get('params')}) state into "
                                 f"{type(self).__name__}({self.params})")
         fresh = self._initial_state()
+        saved = {**saved, "state": {k: _from_portable(v) for k, v in saved["state"].items()}}
         if set(saved["state"]) != set(fresh):
             raise RankwiseError(f"{type(self).__name__}: state keys {sorted(saved['state'])} do not match "
                                 f"{sorted(fresh)}")
@@ -199,6 +209,85 @@ class Metric:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
+
+
+OUTPUT_NAMES = ("scores", "probabilities")
+"""Old names of ``predictions`` (a metric's continuous output)."""
+GROUND_TRUTH_NAMES = ("labels", "references")
+"""Old names of ``targets`` (the ground truth)."""
+SYNONYMS = {"cond_log_probs": "conditional_log_probs"}
+"""Other spellings taken as they are (CLAX's documentation uses both)."""
+
+
+def _own_name(own: tuple[str, ...], common: str) -> str | None:
+    """The metric's own input name behind ``predictions`` or ``targets`` (None: it has none)."""
+    names = OUTPUT_NAMES if common == "predictions" else GROUND_TRUTH_NAMES
+    return next((n for n in own if n in names), None)
+
+
+def canonical_inputs(own: tuple[str, ...], inputs: dict[str, Any], where: str) -> dict[str, Any]:
+    """``update``'s keywords as the metric's own input names: ``predictions`` / ``targets``
+    become the names it declares (a metric taking both ``probabilities`` and hard
+    ``predictions`` reads floating-point predictions as probabilities, integers as classes, as
+    torchmetrics does); the old names work with a deprecation warning.
+
+    >>> canonical_inputs(("scores", "labels", "where"), {"predictions": [0.5], "targets": [1]}, "NDCG")
+    {'scores': [0.5], 'labels': [1]}
+    """
+    out: dict[str, Any] = {}
+    for key, value in inputs.items():
+        key = SYNONYMS.get(key, key)
+        if key in ("predictions", "targets") and key not in own:
+            target = _own_name(own, key)
+            key = target if target is not None else key
+        elif key == "predictions" and "probabilities" in own and value is not None:
+            kind = getattr(as_array(value, f"{where}.predictions"), "dtype", None)
+            key = "probabilities" if kind is not None and kind.kind == "f" else key
+        elif key in OUTPUT_NAMES + GROUND_TRUTH_NAMES and _own_name(own, "predictions" if key in OUTPUT_NAMES
+                                                                     else "targets") == key:
+            import warnings
+
+            from rankwise.errors import RankwiseDeprecationWarning
+
+            new = "predictions" if key in OUTPUT_NAMES else "targets"
+            warnings.warn(f"{where}.update: {key!r} is deprecated; write {new!r}", RankwiseDeprecationWarning,
+                          stacklevel=4)
+        if key in out:
+            raise MetricInputError(f"{where}.update: {key!r} given twice (under two names)")
+        out[key] = value
+    return out
+
+
+def _portable(value: Any) -> Any:
+    """A state value in plain Python types: arrays as ``{dtype, shape, values}``."""
+    if isinstance(value, np.ndarray):
+        return {"dtype": value.dtype.str if value.dtype.kind in "US" else str(value.dtype),
+                "shape": list(value.shape), "values": value.tolist()}
+    if isinstance(value, list):
+        return [_portable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return copy.deepcopy(value)
+
+
+def _from_portable(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"dtype", "shape", "values"}:
+        return np.asarray(value["values"], dtype=np.dtype(value["dtype"])).reshape(value["shape"])
+    if isinstance(value, list):
+        return [_from_portable(v) for v in value]
+    return value
+
+
+def _plain(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters with tuples as lists (what a JSON or torch round trip gives back)."""
+    def plain(v: Any) -> Any:
+        if isinstance(v, (tuple, list)):
+            return [plain(x) for x in v]
+        if isinstance(v, np.generic):
+            return v.item()
+        return v
+
+    return {k: plain(v) for k, v in params.items()}
 
 
 def _copy_state(value: Any) -> Any:
@@ -216,10 +305,10 @@ class MultiMetric:
 
     >>> from rankwise.streaming import Accuracy, LogLoss
     >>> mm = MultiMetric(acc=Accuracy(), loss=LogLoss())
-    >>> mm.update(probabilities=[0.9, 0.2, 0.6], labels=[1, 0, 0]).compute()["acc"]
+    >>> mm.update(predictions=[0.9, 0.2, 0.6], targets=[1, 0, 0]).compute()["acc"]
     0.6666666666666666
     >>> try:
-    ...     mm.update(probabilities=[0.5], labels=[1], logits=[0.0])
+    ...     mm.update(predictions=[0.5], targets=[1], logits=[0.0])
     ... except MetricInputError as err:
     ...     print(str(err).split(";")[0])
     MultiMetric.update: no metric takes logits
@@ -231,14 +320,15 @@ class MultiMetric:
         self.metrics = dict(metrics)
 
     def update(self, **inputs: Any) -> MultiMetric:
-        accepted = set().union(*(m.accepted_inputs for m in self.metrics.values()))
+        accepted = set().union(*(m.accepted_inputs for m in self.metrics.values())) | set(SYNONYMS)
         unknown = sorted(set(inputs) - accepted)
         if unknown:
             raise MetricInputError(f"MultiMetric.update: no metric takes {', '.join(unknown)}; the metrics take "
                                    f"{', '.join(sorted(accepted))}")
         shared: dict[Any, Any] = {}  # work several metrics need (a sort, a conversion), done once
         for metric in self.metrics.values():
-            metric._update_shared({k: v for k, v in inputs.items() if k in metric.accepted_inputs}, shared)
+            accepted = set(metric.accepted_inputs) | set(SYNONYMS)
+            metric._update_shared({k: v for k, v in inputs.items() if k in accepted}, shared)
         return self
 
     def merge(self, other: MultiMetric) -> MultiMetric:

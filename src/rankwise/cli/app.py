@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import typer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="rankwise: exact, fast, reproducible evaluation of rankings.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from rankwise._version import __version__
+
+        typer.echo(f"rankwise {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
+                                          help="Print the version and exit.")) -> None:
+    """rankwise: exact, fast, reproducible evaluation of rankings."""
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -18,9 +36,80 @@ def _emit(text: str, output: Path | None) -> None:
         typer.echo(text, nl=not text.endswith("\n"))
 
 
-def _warn(warnings: list[str]) -> None:
+def _warn(warnings: list[Any]) -> None:
     for w in warnings:
-        typer.secho(f"warning: {w}", err=True, fg=typer.colors.YELLOW)
+        typer.secho(f"warning: {_where(str(w))}", err=True, fg=typer.colors.YELLOW)
+
+
+_STDIN_COPIES: dict[str, str] = {}
+"""Temporary copies of standard input -> the name shown in messages."""
+
+
+def _where(message: str) -> str:
+    """A message with the temporary copy of standard input named ``<stdin>``."""
+    for path, shown in _STDIN_COPIES.items():
+        message = message.replace(path, shown)
+    return message
+
+
+def _stdin_copy() -> str:
+    import os
+    import tempfile
+
+    if _STDIN_COPIES:
+        _fail("standard input (-) can be read once: give the other inputs as files")
+    folder = tempfile.mkdtemp(prefix="rankwise-")
+    path = os.path.join(folder, "stdin")
+    with open(path, "wb") as f:
+        f.write(sys.stdin.buffer.read())
+    _STDIN_COPIES[path] = "<stdin>"
+    return path
+
+
+def named_runs(arguments: list[str]) -> list[Any]:
+    """Run arguments as paths, and ``(name, path)`` pairs for those written ``NAME=PATH`` (an
+    existing file whose name holds ``=`` stays a path).
+
+    >>> named_runs(["bm25.trec", "SPLADE=splade.trec"])
+    ['bm25.trec', ('SPLADE', 'splade.trec')]
+    """
+    out: list[Any] = []
+    for arg in arguments:
+        name, sep, path = arg.partition("=")
+        out.append((name, path) if sep and name and path and not Path(arg).exists() else arg)
+    return out
+
+
+@contextmanager
+def _inputs(qrels: str, runs: list[str]) -> Iterator[tuple[Any, Any]]:
+    """The qrels and runs of a command line: ``-`` reads standard input (once), ``NAME=PATH``
+    names a run; temporary copies of standard input are removed afterwards."""
+    import shutil
+
+    try:
+        qrels_in = _stdin_copy() if qrels == "-" else qrels
+        runs_in = [(r[0], _stdin_copy() if r[1] == "-" else r[1]) if isinstance(r, tuple)
+                   else (_stdin_copy() if r == "-" else r) for r in named_runs(runs)]
+        yield qrels_in, runs_in
+    finally:
+        for path in list(_STDIN_COPIES):
+            shutil.rmtree(Path(path).parent, ignore_errors=True)
+
+
+def _show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> None:
+    """Print tables: rich on a terminal; plain text (every digit and name) to a file, a pipe or
+    when ``plain``."""
+    if output is not None:
+        output.write_text("\n\n".join(g.text() for g in grids) + "\n", encoding="utf-8")
+        return
+    if plain or not sys.stdout.isatty():
+        typer.echo("\n\n".join(g.text() for g in grids))
+        return
+    from rich.console import Console
+
+    console = Console()
+    for g in grids:
+        console.print(g.rich())
 
 
 def _show(renderables: list, output: Path | None) -> None:

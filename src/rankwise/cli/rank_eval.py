@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rankwise.cli.app import _emit, _fail, _show, _warn, app
+from rankwise.cli.app import _emit, _fail, _show_grids, _warn, app
 
 index_app = typer.Typer(no_args_is_help=True, help="Build a search index for rank-eval.")
 app.add_typer(index_app, name="index")
@@ -64,6 +64,11 @@ def _load_callable(target: str) -> Callable[..., Any]:
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise typer.BadParameter("expected module:function", param_hint="--callable")
+    import os
+    import sys
+
+    if os.getcwd() not in sys.path and "" not in sys.path:  # a module of the working directory, as `python -m`
+        sys.path.insert(0, os.getcwd())
     try:
         return getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
@@ -123,12 +128,17 @@ def rank_eval(
     cross_check: Annotated[bool, typer.Option(help="Also ask the server's _rank_eval and compare.")] = False,
     fmt: Annotated[RankEvalFormat, typer.Option("--format", "-f", help="Output on the terminal.")]
     = RankEvalFormat.table,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the JSON response here.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the JSON response here (streamed: "
+                                                                      "memory bounded by one request).")] = None,
+    details: Annotated[str, typer.Option(help="Per-request details in the JSON response: all (hits, unrated_docs, "
+                                              "metric_details) | rated (rated hits only) | none (scores only).")]
+    = "all",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Run the rated requests of SPEC against a search backend and evaluate them."""
     from rankwise.errors import RankwiseError
     from rankwise.rankeval import judging
+    from rankwise.rankeval.evaluation import DETAILS
     from rankwise.rankeval.evaluation import rank_eval as run_rank_eval
     from rankwise.rankeval.spec import load_spec
 
@@ -149,16 +159,18 @@ def rank_eval(
             extra, skipped = judging.read_ratings(ratings)
             if skipped:
                 _warn([f"{ratings}: {skipped} row(s) without a rating were skipped"])
+        if details not in DETAILS:
+            raise RankwiseError(f"--details {details}: expected one of {', '.join(DETAILS)}")
         result = run_rank_eval(parsed, engine, size=size, concurrency=concurrency, ratings=extra, test=test,
                                correction=correction, progress=_progress(not quiet))
-        response = result.to_dict()
+        checks = None
         if cross_check:
             from rankwise.rankeval.elastic import ElasticsearchBackend
             from rankwise.rankeval.elastic import cross_check as run_cross_check
 
             if not isinstance(engine, ElasticsearchBackend):
                 raise RankwiseError("--cross-check needs --backend elasticsearch or opensearch")
-            response["cross_check"] = run_cross_check(result, engine)
+            checks = run_cross_check(result, engine)
     except (RankwiseError, OSError) as exc:
         _fail(str(exc))
         return
@@ -166,16 +178,18 @@ def rank_eval(
     if unrated_out is not None:
         count = judging.write_unrated(result.unrated(), unrated_out)
         typer.echo(f"wrote {count} unrated document(s) to judge to {unrated_out}", err=True)
+    extra_keys = {"cross_check": checks} if checks is not None else None
     if output is not None:
-        output.write_text(json.dumps(response, indent=2) + "\n", encoding="utf-8")
+        with open(output, "w", encoding="utf-8") as f:
+            result.write_json(f, details, progress=_writing_progress(not quiet, output), extra=extra_keys)
     if fmt is RankEvalFormat.json:
-        _emit(json.dumps(response, indent=2), None)
+        result.write_json(sys.stdout, details, extra=extra_keys)
     elif fmt is RankEvalFormat.markdown:
         _emit(_markdown(result), None)
     else:
-        _show(_tables(result), None)
-    if cross_check:
-        for name, check in response["cross_check"].items():
+        _show_grids(_grids(result), None)
+    if checks is not None:
+        for name, check in checks.items():
             typer.echo(f"cross-check {name}: server {check['server_metric_score']}, rankwise "
                        f"{check['rankwise_metric_score']}, max difference {check['max_abs_difference']:.3g}")
 
@@ -203,30 +217,43 @@ def _backend(kind: BackendKind, index: str | None, url: str | None, api_key: str
     return ElasticsearchBackend(url, index, flavor=kind.value, api_key=api_key, username=user, password=password)
 
 
-def _tables(result: Any) -> list[Any]:
-    from rich.table import Table
-
+def _grids(result: Any) -> list[Any]:
     from rankwise.rankeval.evaluation import display_label, metric_label
+    from rankwise.report.grid import Grid
 
     summary = result.summary
-    table = Table(title=f"rank evaluation ({len(result.spec.requests)} requests, {result.size} hits each)")
-    table.add_column("system", style="bold")
-    for col in summary.columns:
-        table.add_column(str(col), justify="right")
-    for name, row in summary.iterrows():
-        table.add_row(str(name), *[_cell(row[c], c) for c in summary.columns])
-    out = [table]
+    cols = [str(c) for c in summary.columns]
+    rows = [[str(name), *[_cell(row[c], c) for c in summary.columns]] for name, row in summary.iterrows()]
+    out = [Grid(f"rank evaluation ({len(result.spec.requests)} requests, {result.size} hits each)",
+                ["system", *cols], rows, [False] + [True] * len(cols))]
     if result.comparison is not None:
-        comp = Table(title=f"paired comparison ({result.comparison.test}, {result.comparison.correction})")
-        for col in ("metric", "a", "b", "diff", "p_corrected", "significant"):
-            comp.add_column(col, justify="right" if col in ("diff", "p_corrected") else "left")
         short = {metric_label(m): display_label(m) for m in result.spec.metrics}
-        for rec in result.comparison.table.to_dict("records"):
-            comp.add_row(short.get(rec["metric"], rec["metric"]), rec["a"], rec["b"], f"{rec['diff']:+.4f}",
-                         f"{rec['p_corrected']:.4g}",
-                         "yes" if rec["significant"] else "no")
-        out.append(comp)
+        rows = [[short.get(rec["metric"], rec["metric"]), rec["a"], rec["b"], f"{rec['diff']:+.4f}",
+                 f"{rec['p_corrected']:.4g}", "yes" if rec["significant"] else "no"]
+                for rec in result.comparison.table.to_dict("records")]
+        out.append(Grid(f"paired comparison ({result.comparison.test}, {result.comparison.correction})",
+                        ["metric", "a", "b", "diff", "p_corrected", "significant"], rows,
+                        [False, False, False, True, True, False]))
     return out
+
+
+def _writing_progress(enabled: bool, path: Path) -> Any:
+    """A progress bar (standard error) over the (system, metric) blocks of the response."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+    from rich.progress import Progress
+
+    bar = Progress(console=Console(stderr=True), transient=True)
+    task = bar.add_task(f"writing {path.name}", total=None)
+    bar.start()
+
+    def advance(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+        if done >= total:
+            bar.stop()
+
+    return advance
 
 
 def _cell(value: Any, column: str = "") -> str:

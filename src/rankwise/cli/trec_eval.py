@@ -88,7 +88,11 @@ def run_trec_eval(argv: Sequence[str], out=None, float_format: str = "%6.4f") ->
 
     ``float_format`` replaces trec_eval's ``%6.4f`` (``%.17g`` prints each double exactly)."""
     out = out or sys.stdout
-    args = _parser().parse_args(list(argv))
+    parser = _parser()
+    args, extra = parser.parse_known_args(list(argv))
+    if extra:
+        parser.error(f"expected two files, QRELS and RUN; also got {' '.join(extra)} (one run per call, as "
+                     "trec_eval; `rankwise evaluate` takes several)")
     try:
         specs = resolve_measures(args.measure)
         conv = Conventions(rel_level=args.level_for_rel, depth=args.max_retrieved_per_topic,

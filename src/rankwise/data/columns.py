@@ -6,11 +6,13 @@ from collections.abc import Iterable
 
 from rankwise.errors import InputError
 
-QUERY_COLUMNS = ("query_id", "qid", "q_id", "query", "topic")
-DOC_COLUMNS = ("doc_id", "docid", "docno", "doc", "item", "item_id")
+# rankwise, ir_measures, PyTerrier (qid, docno, label / score), ranx (q_id, doc_id, score), pandas and
+# recommender spellings; a qrels frame without a label column may carry its labels as ``score`` (ranx)
+QUERY_COLUMNS = ("query_id", "qid", "q_id", "query", "topic", "topic_id", "user_id", "user")
+DOC_COLUMNS = ("doc_id", "docid", "docno", "doc", "item", "item_id", "document_id", "pid")
 SCORE_COLUMNS = ("score", "sim", "prediction", "rank_score")
-LABEL_COLUMNS = ("relevance", "label", "rel", "rating", "judgment")
-TAG_COLUMNS = ("run_id", "tag", "run", "name")
+LABEL_COLUMNS = ("relevance", "label", "rel", "rating", "judgment", "grade", "score")
+TAG_COLUMNS = ("run_id", "run", "tag", "system", "name")
 
 
 def pick_column(

@@ -63,3 +63,22 @@ def load_run(obj: Any, name: str | None = None) -> Run:
     if isinstance(obj, dict):
         return Run.from_dict(obj, name=name or "run")
     raise InputError(f"cannot read a run from a {type(obj).__name__}; expected a path, DataFrame or dict")
+
+
+def split_runs(frame: Any) -> list[tuple[Any, str | None]]:
+    """A long DataFrame holding several runs (a ``run`` / ``run_id`` / ``tag`` / ``system`` /
+    ``name`` column with more than one value) as one (frame, name) per run, in order of first
+    appearance; any other frame is one run named by its tag column, if any.
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"qid": ["1", "1", "1"], "docno": ["a", "b", "a"], "score": [2.0, 1.0, 1.0],
+    ...                   "system": ["bm25", "bm25", "dense"]})
+    >>> [(name, len(part)) for part, name in split_runs(f)]
+    [('bm25', 2), ('dense', 1)]
+    """
+    from rankwise.data.columns import TAG_COLUMNS, pick_column
+
+    tag = pick_column(frame.columns, TAG_COLUMNS, "run tag", "<DataFrame>", required=False)
+    if tag is None or frame[tag].nunique(dropna=False) <= 1:
+        return [(frame, None)]
+    return [(part, str(name)) for name, part in frame.groupby(tag, sort=False, dropna=False)]

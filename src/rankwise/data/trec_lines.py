@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.errors import InputError
+from rankwise.errors import InputError, Notice
 
 RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_FIELDS = ("query", "iteration", "doc", "label")
@@ -121,7 +121,8 @@ class Lines:
             if what in self.counts:
                 shown = self.examples[what].decode("utf-8", "backslashreplace")
                 example = f" ({shown!r})" if shown else ""
-                out.append(f"{source}: {self.counts[what]} {message}; first at line {self.first_line[what]}{example}")
+                out.append(Notice(f"{source}: {self.counts[what]} {message}; first at line "
+                                  f"{self.first_line[what]}{example}", f"reader_{what}", count=self.counts[what]))
         return out
 
 
@@ -142,6 +143,10 @@ def _lines(data: bytes, source: str) -> list[bytes]:
     if lines and lines[-1] == b"":
         lines.pop()
     return lines
+
+
+SWAPPED_HINT = ("; this line has the layout of a {found} file ({layout}): are the qrels and the run given in "
+                "the wrong order? (qrels first, then runs)")
 
 
 def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
@@ -165,7 +170,8 @@ def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
         if len(parts) < 6:
             raise InputError(
                 f"malformed line: expected 6 fields separated by spaces or tabs ({' '.join(RUN_FIELDS)}), "
-                f"found {len(parts)}: missing '{RUN_FIELDS[len(parts)]}' (trec_eval: 'Malformed line')",
+                f"found {len(parts)}: missing '{RUN_FIELDS[len(parts)]}' (trec_eval: 'Malformed line')"
+                + (SWAPPED_HINT.format(found="qrels", layout=" ".join(QRELS_FIELDS)) if len(parts) == 4 else ""),
                 source=source, line=lineno)
         if len(parts) > 6:
             out.note("extra", lineno)
@@ -200,7 +206,8 @@ def parse_qrels_lines(data: bytes, source: str) -> Lines:
             what = "a blank line" if not parts else f"{len(parts)} field(s)"
             raise InputError(
                 f"malformed line: expected exactly 4 fields separated by spaces or tabs "
-                f"({' '.join(QRELS_FIELDS)}), found {what} (trec_eval: 'Malformed line')",
+                f"({' '.join(QRELS_FIELDS)}), found {what} (trec_eval: 'Malformed line')"
+                + (SWAPPED_HINT.format(found="run", layout=" ".join(RUN_FIELDS)) if len(parts) == 6 else ""),
                 source=source, line=lineno)
         value, exact = c_atol(parts[3])
         if not -(2**63) <= value < 2**63:

@@ -20,8 +20,9 @@ from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
+from rankwise.engine.segments import distinct
 from rankwise.engine.strings import string_hashes
-from rankwise.errors import InputError
+from rankwise.errors import InputError, Notice
 
 
 def _line(lines: np.ndarray | None, row: int) -> int:
@@ -89,7 +90,7 @@ class QrelsIndex:
                 source=qrels.source, line=_line(qrels.lines, int(second)), field="doc",
             )
         judged = labels >= 0
-        level_values = np.unique(labels[judged])
+        level_values = distinct(labels[judged])
         level_counts = np.zeros((len(query_ids), len(level_values)), dtype=np.int64)
         if len(level_values):
             lvl = np.searchsorted(level_values, labels[judged])
@@ -183,7 +184,7 @@ def _any_equal_keys(packed: np.ndarray, qcode: np.ndarray) -> bool:
     starts = np.concatenate(([0], change))
     lengths = np.diff(np.concatenate((starts, [n])))
     width = int(lengths.max())
-    contiguous = len(np.unique(qcode[starts])) == len(starts)
+    contiguous = len(distinct(qcode[starts])) == len(starts)
     if contiguous and width * len(starts) <= 2 * n:
         if width * len(starts) == n:  # every query has the same depth: a free reshape
             matrix = packed.reshape(len(starts), width)
@@ -301,7 +302,7 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     # Arrow compares strings byte by byte (strcmp), whatever their length
     docs = pc.take(run.doc, arrow.indices(tied_rows), memory_pool=arrow.POOL)
     direction = "descending" if conv.ties == "trec" else "ascending"
-    perm = to_numpy(pc.sort_indices(pa.table({"group": group, "doc": docs}),
+    perm = to_numpy(pc.sort_indices(pa.Table.from_arrays([arrow.indices(group), docs], names=["group", "doc"]),
                                     sort_keys=[("group", "ascending"), ("doc", direction)]), np.int64)
     if local is None:
         return None, (pos, pos[perm])
@@ -331,12 +332,13 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     else:
         keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, known)
     if dropped:
-        warnings.append(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
-                        f"keeping the {conv.duplicates} occurrence")
+        warnings.append(Notice(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
+                               f"keeping the {conv.duplicates} occurrence", "duplicates", run=run.name, count=dropped))
     if not known.all():
         unknown = pc.unique(run.query.filter(arrow.mask(~known)))
-        warnings.append(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
-                        f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}")
+        warnings.append(Notice(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
+                               f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}",
+                               "unjudged_queries", run=run.name, count=len(unknown)))
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
@@ -376,13 +378,15 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     if conv.missing == "zero":
         evaluated = np.arange(n_q)
         if missing:
-            warnings.append(f"{run.name}: {missing} judged query(ies) are absent from the run and "
-                            "were scored as empty rankings (missing='zero')")
+            warnings.append(Notice(f"{run.name}: {missing} judged query(ies) are absent from the run and "
+                                   "were scored as empty rankings (missing='zero')", "missing_queries",
+                                   run=run.name, count=missing))
     else:
         evaluated = np.flatnonzero(present)
         if missing:
-            warnings.append(f"{run.name}: {missing} judged query(ies) are absent from the run and "
-                            "were left out (missing='skip'; use missing='zero' to score them 0)")
+            warnings.append(Notice(f"{run.name}: {missing} judged query(ies) are absent from the run and "
+                                   "were left out (missing='skip'; use missing='zero' to score them 0)",
+                                   "missing_queries", run=run.name, count=missing))
     offsets = np.concatenate(([0], np.cumsum(counts[evaluated]))).astype(np.int64)
     lists = RankedLists(
         query_ids=index.query_ids[evaluated],

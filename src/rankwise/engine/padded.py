@@ -8,6 +8,7 @@ import numpy as np
 
 from rankwise.engine.align import _tie_groups
 from rankwise.engine.ranked import RankedLists
+from rankwise.engine.segments import distinct
 from rankwise.errors import RankwiseError
 
 
@@ -41,7 +42,7 @@ def ranked_from_padded(scores: np.ndarray, labels: np.ndarray, where: np.ndarray
     label = np.take_along_axis(int_labels[kept], order, axis=1)[sorted_valid]
     ranked_scores = np.take_along_axis(scores[kept].astype(np.float64), order, axis=1)[sorted_valid]
     offsets = np.concatenate(([0], np.cumsum(counts[kept]))).astype(np.int64)
-    level_values = np.unique(label)
+    level_values = distinct(label)
     level_counts = np.zeros((len(kept), len(level_values)), dtype=np.int64)
     if len(label):
         rows = np.repeat(np.arange(len(kept)), counts[kept])

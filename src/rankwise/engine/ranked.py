@@ -54,7 +54,7 @@ class RankedLists:
             return 0
         q, start, size = self.tie_spans.T
         cut = (start < k) & (start + size > k)
-        return len(np.unique(q[cut]))
+        return len(segments.distinct(q[cut]))
 
     def with_rel_level(self, rel_level: int) -> RankedLists:
         """The same rankings judged at another relevance level (arrays shared, caches fresh)."""

@@ -10,6 +10,22 @@ from __future__ import annotations
 import numpy as np
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of an array (``np.unique`` without its import of ``numpy.ma``,
+    25 ms on a command's first call).
+
+    >>> distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    s = np.sort(np.asarray(values).ravel())
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def segment_ids(offsets: np.ndarray) -> np.ndarray:
     """Segment index of every element.
 
@@ -101,7 +117,7 @@ def length_classes(lengths: np.ndarray) -> list[tuple[int, np.ndarray]]:
     [(1, [0, 3]), (2, [2]), (16, [1]), (1024, [4])]
     """
     cls = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
-    return [(int(2 ** c), np.flatnonzero(cls == c)) for c in np.unique(cls)]
+    return [(int(2 ** c), np.flatnonzero(cls == c)) for c in distinct(cls)]
 
 
 def _padded_cumsum(values: np.ndarray, seg: np.ndarray, pos: np.ndarray, n_rows: int, width: int) -> np.ndarray:

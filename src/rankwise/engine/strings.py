@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rankwise.data.arrow import indices as arrow_indices
 from rankwise.engine.segments import length_classes
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -110,7 +111,7 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
         words_per_string = np.maximum(1, -(-np.diff(_offsets(chunk)) // 8))
         classes = length_classes(words_per_string)
         for width, rows in classes:
-            part = chunk if len(classes) == 1 else chunk.take(pa.array(rows))
+            part = chunk if len(classes) == 1 else chunk.take(arrow_indices(rows))
             words = np.empty((len(rows), width), dtype=np.uint64)
             _chunk_words(part, width, words, np.empty(len(rows), dtype=np.int32))
             out[at + rows] = hash_rows(words)

@@ -19,14 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import MetricParameterError
 
 ALL = 10**9
 """A cut-off that keeps every document (``Judged`` without ``@k``, ``nDCG(dcg='exp-log2')``)."""
-
-
-class MetricParameterError(RankwiseError, ValueError):
-    """A metric parameter that cannot be read (bad cut-off, malformed pair, out of range)."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +37,7 @@ class Param:
     >>> Param("p", float, 0.9, "persistence", low=0.0, high=1.0).convert("2", "RBP")
     Traceback (most recent call last):
     ...
-    rankwise.metrics.family.MetricParameterError: RBP: p must be in [0, 1], got 2.0
+    rankwise.errors.MetricParameterError: RBP: p must be in [0, 1], got 2.0
     """
 
     name: str

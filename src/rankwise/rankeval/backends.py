@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import BackendError, RankwiseError
 
 
 @dataclass(frozen=True)
@@ -17,10 +17,6 @@ class Hit:
     index: str
     doc_id: str
     score: float
-
-
-class BackendError(RankwiseError):
-    """A search that failed in the backend; it becomes a failure entry for that request."""
 
 
 class Backend(Protocol):

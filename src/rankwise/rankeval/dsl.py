@@ -26,13 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import UnsupportedQuery
 
 SUPPORTED = ("match_all", "match", "match_phrase", "multi_match", "bool", "term", "terms", "query_string")
-
-
-class UnsupportedQuery(RankwiseError):
-    """A query clause outside the translated subset, or malformed, with its path."""
 
 
 @dataclass

@@ -9,16 +9,17 @@ engine's order (``ties='input'``, scores as float64); a successful request witho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from rankwise._version import __version__
 from rankwise.comparison import Comparison, compare
 from rankwise.data.containers import Qrels, Run
-from rankwise.errors import RankwiseError
+from rankwise.errors import OptionError, RankwiseError
 from rankwise.evaluation import Result, evaluate, plain_value
 from rankwise.metrics.names import parse_metric
 from rankwise.rankeval.backends import Backend, Hit
@@ -26,6 +27,8 @@ from rankwise.rankeval.runner import SystemHits, run_system
 from rankwise.rankeval.spec import RankEvalSpec
 
 CONVENTIONS = {"ties": "input", "score_precision": "float64", "missing": "zero"}
+DETAILS = ("all", "rated", "none")
+"""How much of each request a response carries (``--details``)."""
 DEFAULT_DEPTH = 100
 """Search size when a metric has no cut-off (``map``, ``mrr``) and neither the spec nor the
 caller sets one."""
@@ -102,56 +105,122 @@ class RankEvalResult:
         frame.index.name = "system"
         return frame
 
-    def _block(self, system: str, metric: Any) -> dict[str, Any]:
-        """Elasticsearch's response for one system and one metric."""
+    def _entries(self, system: str, metric: Any, details: str = "all") -> Iterator[tuple[str, dict[str, Any]]]:
+        """(request id, Elasticsearch's per-request entry) for one system and metric, one at a
+        time. ``details``: ``all`` (score, hits, unrated_docs, metric_details), ``rated``
+        (the rated hits only, no unrated_docs) or ``none`` (the score alone)."""
+        if details not in DETAILS:
+            raise OptionError(f"details={details!r}: expected one of {', '.join(DETAILS)}")
         label = metric_label(metric)
         depth = metric_depth(metric) or self.size
         hits = self.systems[system]
         res = self.evaluations[system]
-        per_query = None if res is None else res.per_query.loc[system][label]
-        detail_frame = None
-        if res is not None and parse_metric(metric).family.details is not None:
-            detail_frame = res.details(label).loc[system]
+        per_query = {} if res is None else dict(res.per_query.loc[system][label].items())
+        detail_rows: dict[str, Any] = {}
+        if res is not None and details != "none" and parse_metric(metric).family.details is not None:
+            frame = res.details(label).loc[system]
+            detail_rows = {str(q): row for q, row in zip(frame.index, frame.to_dict("records"), strict=True)}
         kind = next(iter(metric)) if isinstance(metric, dict) else label
-        details: dict[str, Any] = {}
         for request in self.spec.requests:
             if request.id not in hits.hits:
                 continue
-            rated = self.ratings.get(request.id, {})
-            found = hits.hits[request.id]
-            entry: dict[str, Any] = {
-                "metric_score": None if per_query is None or request.id not in per_query.index
-                else float(per_query[request.id]),
-                "unrated_docs": [{"_index": h.index, "_id": h.doc_id} for h in found[:depth] if h.doc_id not in rated],
-                "hits": [{"hit": {"_index": h.index, "_id": h.doc_id, "_score": h.score},
-                          "rating": rated.get(h.doc_id)} for h in found[:depth]],
-                "metric_details": {},
-            }
-            if detail_frame is not None and request.id in detail_frame.index:
-                row = detail_frame.loc[request.id]
-                entry["metric_details"] = {kind: {k: plain_value(v) for k, v in row.items() if k != "unrated_docs"}}
-            details[request.id] = entry
-        return {"metric_score": self.score(system, label), "details": details}
+            value = per_query.get(request.id)
+            entry: dict[str, Any] = {"metric_score": None if value is None else float(value)}
+            if details != "none":
+                rated = self.ratings.get(request.id, {})
+                found = hits.hits[request.id][:depth]
+                if details == "all":
+                    entry["unrated_docs"] = [{"_index": h.index, "_id": h.doc_id} for h in found
+                                             if h.doc_id not in rated]
+                entry["hits"] = [{"hit": {"_index": h.index, "_id": h.doc_id, "_score": h.score},
+                                  "rating": rated.get(h.doc_id)} for h in found
+                                 if details == "all" or h.doc_id in rated]
+                row = detail_rows.get(request.id)
+                entry["metric_details"] = {} if row is None else {
+                    kind: {k: plain_value(v) for k, v in row.items() if k != "unrated_docs"}}
+            yield request.id, entry
 
-    def to_dict(self) -> dict[str, Any]:
+    def _block(self, system: str, metric: Any, details: str = "all") -> dict[str, Any]:
+        """Elasticsearch's response for one system and one metric."""
+        return {"metric_score": self.score(system, metric_label(metric)),
+                "details": dict(self._entries(system, metric, details))}
+
+    def _layout(self) -> tuple[list[str], bool]:
+        names = list(self.systems)
+        return names, len(names) > 1 or len(self.spec.metrics) > 1
+
+    def _footer(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_dict()
+        out["rankwise"] = {"version": __version__, "size": self.size, "warnings": list(self.warnings),
+                           "signatures": next((r.signatures for r in self.evaluations.values() if r), {})}
+        return out
+
+    def to_dict(self, details: str = "all") -> dict[str, Any]:
         """Elasticsearch's shape (``metric_score``, ``details``, ``failures``) for the first
         system and metric; with several metrics or systems, ``systems`` holds one such block per
-        system and metric, and ``comparison`` the paired tests between systems."""
-        names = list(self.systems)
-        first = self._block(names[0], self.spec.metrics[0])
+        system and metric, and ``comparison`` the paired tests between systems. ``details`` as
+        in ``write_json``."""
+        names, several = self._layout()
+        first = self._block(names[0], self.spec.metrics[0], details)
         out: dict[str, Any] = {"metric_score": first["metric_score"], "details": first["details"],
                                "failures": self.systems[names[0]].failures}
-        if len(names) > 1 or len(self.spec.metrics) > 1:
+        if several:
             out["systems"] = {
-                name: {"metrics": {metric_label(m): self._block(name, m) for m in self.spec.metrics},
+                name: {"metrics": {metric_label(m): self._block(name, m, details) for m in self.spec.metrics},
                        "failures": self.systems[name].failures,
                        "searches": len(self.systems[name].hits), "seconds": self.systems[name].seconds}
                 for name in names}
-        if self.comparison is not None:
-            out["comparison"] = self.comparison.to_dict()
-        out["rankwise"] = {"version": __version__, "size": self.size, "warnings": self.warnings,
-                           "signatures": next((r.signatures for r in self.evaluations.values() if r), {})}
+        out.update(self._footer())
         return out
+
+    def write_json(self, out: IO[str], details: str = "all", progress: Callable[[int, int], None] | None = None,
+                   extra: dict[str, Any] | None = None) -> None:
+        """Write ``to_dict(details)`` as compact JSON to a text stream, one request's entry at a
+        time: memory stays bounded by one request's hits whatever the number of requests,
+        systems and metrics. ``progress(done, total)`` is called after each (system, metric).
+        ``extra`` adds top-level keys (e.g. ``cross_check``). ``json.load`` of the output equals
+        ``to_dict(details)`` (plus ``extra``).
+        """
+        def dump(value: Any) -> str:
+            return json.dumps(value, separators=(",", ":"))
+
+        def details_object(system: str, metric: Any) -> None:
+            out.write("{")
+            for i, (rid, entry) in enumerate(self._entries(system, metric, details)):
+                out.write(("," if i else "") + dump(rid) + ":" + dump(entry))
+            out.write("}")
+
+        names, several = self._layout()
+        total = (len(names) * len(self.spec.metrics) if several else 0) + 1
+        done = 0
+        first_metric = self.spec.metrics[0]
+        out.write('{"metric_score":' + dump(self.score(names[0], metric_label(first_metric))) + ',"details":')
+        details_object(names[0], first_metric)
+        out.write(',"failures":' + dump(self.systems[names[0]].failures))
+        done += 1
+        if progress:
+            progress(done, total)
+        if several:
+            out.write(',"systems":{')
+            for i, name in enumerate(names):
+                out.write(("," if i else "") + dump(name) + ':{"metrics":{')
+                for j, m in enumerate(self.spec.metrics):
+                    out.write(("," if j else "") + dump(metric_label(m)) + ':{"metric_score":'
+                              + dump(self.score(name, metric_label(m))) + ',"details":')
+                    details_object(name, m)
+                    out.write("}")
+                    done += 1
+                    if progress:
+                        progress(done, total)
+                hits = self.systems[name]
+                out.write('},"failures":' + dump(hits.failures) + ',"searches":' + dump(len(hits.hits))
+                          + ',"seconds":' + dump(hits.seconds) + "}")
+            out.write("}")
+        for key, value in {**self._footer(), **(extra or {})}.items():
+            out.write("," + dump(key) + ":" + dump(value))
+        out.write("}\n")
 
     def unrated(self, depth: int | None = None) -> list[dict[str, Any]]:
         """Unrated documents in the top ``depth`` (default: the deepest metric cut-off) of every
@@ -266,7 +335,7 @@ def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, s
                 warnings.append(f"{name}: no request returned a hit; every metric is 0")
             continue
         evaluations[name] = evaluate(qrels, {name: run}, metrics, **CONVENTIONS)
-        warnings.extend(w for w in evaluations[name].warnings if "absent from the run" not in w)
+        warnings.extend(w for w in evaluations[name].warnings if getattr(w, "kind", None) != "missing_queries")
     comparison = None
     if len(systems) > 1:
         common = set.intersection(*({rid for rid in h.hits if rated.get(rid)} for h in systems.values()))

@@ -61,14 +61,34 @@ def _csv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
             if not text:
                 skipped += 1
                 continue
-            try:
-                rating = int(text)
-            except ValueError:
-                raise InputError(f"expected an integer, got {text!r}", source=str(path), line=reader.line_num,
-                                 field="rating") from None
+            rating = integral_rating(text, str(path), reader.line_num)
             docs = out.setdefault(row["request_id"], {})
             if row["_id"] in docs and docs[row["_id"]] != rating:
                 raise InputError(f"document {row['_id']!r} is rated twice for request {row['request_id']!r} "
                                  "with different ratings", source=str(path), line=reader.line_num, field="_id")
             docs[row["_id"]] = rating
     return out, skipped
+
+
+def integral_rating(text: str, source: str, line: int) -> int:
+    """A rating cell as an integer: ``2``, and ``2.0`` / ``2e0`` (what a CSV that went through
+    pandas or a spreadsheet holds) when the number is integral; anything else is an error.
+
+    >>> integral_rating("2", "r.csv", 2), integral_rating("1.0", "r.csv", 3)
+    (2, 1)
+    >>> integral_rating("1.5", "r.csv", 4)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: r.csv:4: field 'rating': expected an integer, got '1.5'
+    """
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value.is_integer():
+        return int(value)
+    raise InputError(f"expected an integer, got {text!r}", source=source, line=line, field="rating")

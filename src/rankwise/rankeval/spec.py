@@ -24,20 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rankwise.errors import RankwiseError
-
-
-class SpecError(RankwiseError, ValueError):
-    """A spec that cannot be read: names the file and the JSON path of the problem.
-
-    >>> str(SpecError("missing", path="requests[3].params.query", source="spec.json"))
-    'spec.json: requests[3].params.query: missing'
-    """
-
-    def __init__(self, message: str, *, path: str = "", source: str = "<spec>") -> None:
-        self.path = path
-        self.source = source
-        super().__init__(f"{source}: {path + ': ' if path else ''}{message}")
+from rankwise.errors import RankwiseError, SpecError
 
 
 @dataclass(frozen=True)
@@ -126,7 +113,7 @@ def parse_spec(body: Any, source: str = "<spec>") -> RankEvalSpec:
     >>> parse_spec({"requests": [{"id": "q", "template_id": "t", "params": {}, "ratings": []}]})
     Traceback (most recent call last):
     ...
-    rankwise.rankeval.spec.SpecError: <spec>: requests[0].template_id: unknown template 't'; the spec defines none
+    rankwise.errors.SpecError: <spec>: requests[0].template_id: unknown template 't'; the spec defines none
     """
     def fail(message: str, path: str = "") -> SpecError:
         return SpecError(message, path=path, source=source)

@@ -11,11 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rankwise.errors import RankwiseError
-
-
-class TemplateError(RankwiseError):
-    """A template that cannot be rendered (a missing parameter, or JSON that does not parse)."""
+from rankwise.errors import TemplateError
 
 
 def _json_escape(value: Any) -> str:
@@ -32,7 +28,7 @@ def render(template_id: str, source: dict[str, Any] | str, params: dict[str, Any
     >>> render("t", {"query": {"match": {"title": "{{q}}"}}}, {})
     Traceback (most recent call last):
     ...
-    rankwise.rankeval.templates.TemplateError: template 't': missing parameter 'q'
+    rankwise.errors.TemplateError: template 't': missing parameter 'q'
     """
     import pystache
     from pystache.context import KeyNotFoundError

@@ -9,6 +9,7 @@ from typing import Any
 
 from rankwise.comparison import Comparison
 from rankwise.evaluation import Result
+from rankwise.report.grid import Grid
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -104,17 +105,103 @@ def summary_latex(result: Result, comparison: Comparison | None = None, digits: 
     return "\n".join(out)
 
 
-def comparison_markdown(comparison: Comparison, digits: int = 4) -> str:
-    """One row per compared pair: difference, interval, effect size, wins/ties/losses, p-values."""
-    t = comparison.table
+def comparison_columns(comparison: Comparison) -> list[str]:
+    """The column heads of the pairwise table: every statistic the comparison computed."""
     conf = int(round(comparison.confidence * 100))
-    head = ["metric", "a", "b", "n", "mean a", "mean b", "diff (b-a)", f"{conf}% CI", "d", "W/T/L", "p",
-            f"p ({comparison.correction})", "sig."]
+    head = ["metric", "a", "b", "n", "mean a", "mean b", "diff (b-a)", f"{conf}% CI (t)"]
+    if comparison.bootstrap_ci:
+        head.append(f"{conf}% CI ({_boot_name(comparison)})")
+    return head + ["d", "W/T/L", "p", f"p ({comparison.correction})", "sig."]
+
+
+def _boot_name(comparison: Comparison) -> str:
+    return "BCa" if str(comparison.bootstrap_ci).lower() == "bca" else "percentile"
+
+
+def comparison_rows(comparison: Comparison, digits: int = 4) -> list[list[str]]:
+    """One row of text cells per compared pair, under ``comparison_columns``: difference,
+    t interval, bootstrap interval (when computed), effect size (Cohen's d), wins/ties/losses,
+    p and corrected p."""
+    rows = []
+    for r in comparison.table.to_dict("records"):
+        cells = [r["metric"], r["a"], r["b"], str(r["n"]), _fmt(r["mean_a"], digits), _fmt(r["mean_b"], digits),
+                 _fmt(r["diff"], digits), f"[{_fmt(r['ci_low'], digits)}, {_fmt(r['ci_high'], digits)}]"]
+        if comparison.bootstrap_ci:
+            cells.append(f"[{_fmt(r['boot_low'], digits)}, {_fmt(r['boot_high'], digits)}]")
+        cells += [_fmt(r["effect"], 2), f"{r['wins']}/{r['ties']}/{r['losses']}", f"{r['p_value']:.3g}",
+                  f"{r['p_corrected']:.3g}", "*" if r["significant"] else ""]
+        rows.append(cells)
+    return rows
+
+
+def comparison_markdown(comparison: Comparison, digits: int = 4) -> str:
+    """One row per compared pair: difference, intervals, effect size, wins/ties/losses, p-values."""
+    head = comparison_columns(comparison)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in t.to_dict("records"):
-        ci = f"[{_fmt(r['ci_low'], digits)}, {_fmt(r['ci_high'], digits)}]"
-        lines.append("| " + " | ".join([
-            r["metric"], r["a"], r["b"], str(r["n"]), _fmt(r["mean_a"], digits), _fmt(r["mean_b"], digits),
-            _fmt(r["diff"], digits), ci, _fmt(r["effect"], 2), f"{r['wins']}/{r['ties']}/{r['losses']}",
-            f"{r['p_value']:.3g}", f"{r['p_corrected']:.3g}", "*" if r["significant"] else ""]) + " |")
+    lines += ["| " + " | ".join(cells) + " |" for cells in comparison_rows(comparison, digits)]
     return "\n".join(lines)
+
+
+def comparison_latex(comparison: Comparison, digits: int = 4) -> str:
+    """The pairwise table as a booktabs LaTeX table (every statistic of ``comparison_markdown``)."""
+    head = comparison_columns(comparison)
+    out = ["\\begin{table}[t]", "\\centering", "\\begin{tabular}{lll" + "r" * (len(head) - 3) + "}",
+           "\\toprule", " & ".join(_tex(h) for h in head) + " \\\\", "\\midrule"]
+    out += [" & ".join(_tex(c) for c in cells) + " \\\\" for cells in comparison_rows(comparison, digits)]
+    out += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{_tex(settings_text(comparison))}}}", "\\end{table}"]
+    return "\n".join(out)
+
+
+def comparison_html(comparison: Comparison, digits: int = 4) -> str:
+    """The summary and pairwise tables as HTML fragments (the report's tables)."""
+    import html
+
+    cols = list(comparison.evaluation.summary.columns)
+    rows = ["<table id='summary'><tr><th></th><th>run</th>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+            + "</tr>"]
+    for letter, name, cells in marked_cells(comparison.evaluation, comparison, digits, lambda t: f"<b>{t}</b>",
+                                            lambda t, m: f"{t}<sup class='sig'>{m}</sup>"):
+        rows.append(f"<tr><td>{letter}</td><td>{html.escape(name)}</td>"
+                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    rows.append("</table>")
+    head = comparison_columns(comparison)
+    rows.append("<h2>Comparisons</h2>")
+    rows.append("<table id='pairs'><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
+    for cells in comparison_rows(comparison, digits):
+        sig = cells[-1] == "*"
+        rows.append("<tr>" + "".join(f"<td{' class=sig' if sig and i >= len(cells) - 2 else ''}>"
+                                     f"{html.escape(c)}</td>" for i, c in enumerate(cells)) + "</tr>")
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def settings_text(comparison: Comparison) -> str:
+    """The statistics settings in words, for captions and headers.
+
+    e.g. ``paired t test, holm correction, alpha 0.05, 95% intervals, 43 queries``
+    """
+    parts = [f"{comparison.test} test", f"{comparison.correction} correction", f"alpha {comparison.alpha:g}",
+             f"{int(round(comparison.confidence * 100))}% intervals"]
+    if comparison.test in ("randomization", "bootstrap") or comparison.bootstrap_ci:
+        parts.append(f"{comparison.permutations:,} resamples, seed {comparison.seed}")
+    if comparison.bootstrap_ci:
+        parts.append(f"{_boot_name(comparison)} bootstrap interval")
+    counts = sorted(set(comparison.n_queries.values()))
+    parts.append(f"{counts[0] if len(counts) == 1 else ', '.join(map(str, counts))} queries")
+    return ", ".join(parts)
+
+
+def summary_grid(comparison: Comparison, digits: int = 4) -> Grid:
+    """Runs x metrics with the best value marked ``*`` and superscript letters as ``^ab``."""
+    cols = list(comparison.evaluation.summary.columns)
+    rows = [[letter, name, *cells] for letter, name, cells in
+            marked_cells(comparison.evaluation, comparison, digits, lambda t: f"{t}*", lambda t, m: f"{t}^{m}")]
+    note = (f"*: best value; ^x: significantly better than run x ({settings_text(comparison)})")
+    return Grid("rankwise comparison", ["", "run", *cols], rows, [False, False] + [True] * len(cols), note=note)
+
+
+def comparison_grid(comparison: Comparison, digits: int = 4) -> Grid:
+    """The pairwise table as a Grid (the same cells as ``comparison_markdown``)."""
+    head = comparison_columns(comparison)
+    numeric = [h not in ("metric", "a", "b", "sig.") for h in head]
+    return Grid("pairwise comparisons", head, comparison_rows(comparison, digits), numeric)

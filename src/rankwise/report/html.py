@@ -11,7 +11,7 @@ from typing import Any
 from rankwise._version import __version__
 from rankwise.comparison import Comparison, compare
 from rankwise.report import plots
-from rankwise.report.formats import marked_cells
+from rankwise.report.formats import comparison_html, settings_text
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -33,41 +33,27 @@ def _png(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _summary_table(comparison: Comparison) -> str:
-    cols = list(comparison.evaluation.summary.columns)
-    rows = ["<table id='summary'><tr><th></th><th>run</th>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-            + "</tr>"]
-    for letter, name, cells in marked_cells(comparison.evaluation, comparison, 4, lambda t: f"<b>{t}</b>",
-                                            lambda t, m: f"{t}<sup class='sig'>{m}</sup>"):
-        rows.append(f"<tr><td>{letter}</td><td>{html.escape(name)}</td>"
-                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "\n".join(rows) + "</table>"
-
-
-def _pairs_table(comparison: Comparison) -> str:
-    head = ["metric", "a", "b", "n", "diff (b&minus;a)", f"{int(comparison.confidence * 100)}% CI", "d",
-            "W/T/L", "p", f"p ({html.escape(comparison.correction)})"]
-    rows = ["<table id='pairs'><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
-    for r in comparison.table.to_dict("records"):
-        sig = " class='sig'" if r["significant"] else ""
-        rows.append(
-            f"<tr><td>{html.escape(r['metric'])}</td><td>{html.escape(r['a'])}</td><td>{html.escape(r['b'])}</td>"
-            f"<td>{r['n']}</td><td>{r['diff']:+.4f}</td><td>[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]</td>"
-            f"<td>{r['effect']:.2f}</td><td>{r['wins']}/{r['ties']}/{r['losses']}</td>"
-            f"<td>{r['p_value']:.3g}</td><td{sig}>{r['p_corrected']:.3g}</td></tr>")
-    return "\n".join(rows) + "</table>"
-
-
 def write_report(qrels: Any, runs: Any, metrics: list[str], path: str | Path, *, baseline: str | None = None,
                  test: str = "t", correction: str = "holm", alpha: float = 0.05, permutations: int = 10_000,
-                 seed: int = 0, curve_metric: str = "ndcg", max_k: int = 100, **conventions: Any) -> Comparison:
-    """Evaluate, compare and plot, then write one HTML page that opens offline."""
+                 seed: int = 0, bootstrap_ci: str | None = None, curve_metric: str = "ndcg", k: int = 100,
+                 **conventions: Any) -> Comparison:
+    """Evaluate, compare and plot, then write one HTML page that opens offline.
+
+    Takes ``rankwise.compare``'s statistics options and ``rankwise.evaluate``'s conventions;
+    ``k`` is the largest cut-off of the metric@k curve of ``curve_metric``.
+    """
+    from rankwise.errors import renamed
+
+    options = dict(conventions)
+    renamed(options, "max_k", "k", "write_report")
+    k = options.pop("k", k)
+    conventions = options
     comparison = compare(qrels, runs, metrics, baseline=baseline, test=test, correction=correction, alpha=alpha,
-                         permutations=permutations, seed=seed, **conventions)
+                         permutations=permutations, seed=seed, bootstrap_ci=bootstrap_ci, **conventions)
     result = comparison.evaluation
     names = [rs.name for rs in result.runs]
-    first = metrics[0] if metrics[0] in result.summary.columns else list(result.summary.columns)[0]
-    figures = [("metric@k", plots.metric_at_k(qrels, runs, curve_metric, max_k, **conventions)),
+    first = list(result.summary.columns)[0]
+    figures = [(f"{curve_metric}@k", plots.metric_at_k(qrels, runs, curve_metric, k, **conventions)),
                (f"{first} per query", plots.distribution(result, first, "box")),
                ("precision-recall", plots.precision_recall(qrels, runs, **conventions))]
     a, b = (baseline or names[0]), next(n for n in names if n != (baseline or names[0]))
@@ -76,19 +62,19 @@ def write_report(qrels: Any, runs: Any, metrics: list[str], path: str | Path, *,
                        f"</figcaption></figure>" for t, f in figures)
     sigs = "".join(f"<li><b>{html.escape(m)}</b>: <code>{html.escape(s)}</code></li>"
                    for m, s in result.signatures.items())
-    warnings = "".join(f"<li class='warn'>{html.escape(w)}</li>" for w in comparison.warnings)
-    settings = ", ".join(f"{k}={v}" for k, v in comparison.settings().items())
+    warnings = "".join(f"<li class='warn'>{html.escape(str(w))}</li>" for w in comparison.warnings)
+    counts = sorted(set(comparison.n_queries.values()))
+    queries = str(counts[0]) if len(counts) == 1 else ", ".join(f"{m}: {n}" for m, n in comparison.n_queries.items())
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>rankwise report</title><style>{STYLE}</style></head>
 <body>
 <h1>rankwise report</h1>
-<p>{len(names)} runs, {len(result.summary.columns)} metrics, queries compared:
-{html.escape(str(comparison.n_queries))}. rankwise {__version__}.</p>
+<p>{len(names)} runs ({html.escape(", ".join(names))}), {len(result.summary.columns)} metrics,
+{html.escape(queries)} queries compared. rankwise {__version__}.</p>
 <h2>Summary</h2>
-<p>Bold: best value. Superscript letters: significantly better than that run ({html.escape(settings)}).</p>
-{_summary_table(comparison)}
-<h2>Comparisons</h2>
-{_pairs_table(comparison)}
+<p>Bold: best value. Superscript letters: significantly better than that run
+({html.escape(settings_text(comparison))}).</p>
+{comparison_html(comparison)}
 <h2>Plots</h2>
 {images}
 <h2>Signatures</h2><ul>{sigs}</ul>

@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.errors import OptionError
 from rankwise.evaluation import Result, evaluate
 
 
-def _figure(width: float = 7.0, height: float = 4.2):
+def _figure(width: float = 8.0, height: float = 4.4):
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -22,13 +23,33 @@ def _figure(width: float = 7.0, height: float = 4.2):
     return fig, ax
 
 
+def wrap_signature(signature: str, width: int = 95) -> str:
+    """A signature broken at ``|`` into lines of at most ``width`` characters (it never runs off
+    the figure).
+
+    >>> print(wrap_signature("nDCG@10|gain=linear|ties=trec|rel=1", width=20))
+    nDCG@10|gain=linear|
+    ties=trec|rel=1
+    """
+    lines, current = [], ""
+    for part in signature.split("|"):
+        piece = part if not current else "|" + part
+        if current and len(current) + len(piece) > width:
+            lines.append(current + "|")
+            current = part
+        else:
+            current += piece
+    return "\n".join(lines + [current])
+
+
 def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None) -> Any:
-    # the title names the metric; its second line is the metric's signature
-    ax.set_title(f"{title}\n{signature}", fontsize=9)
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=8)
+    # the title names the metric; the lines under it are the metric's signature, wrapped
+    ax.set_title(title, fontsize=10)
+    fig.text(0.01, 0.01, wrap_signature(signature), fontsize=7, color="0.35", family="monospace", va="bottom")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
+    lines = wrap_signature(signature).count("\n") + 1
+    fig.tight_layout(rect=(0, 0.03 + 0.035 * lines, 1, 1))
     if path is not None:
         fig.savefig(path)
         import matplotlib.pyplot as plt
@@ -37,31 +58,36 @@ def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | No
     return fig
 
 
-def metric_at_k(qrels: Any, runs: Any, metric: str = "ndcg", max_k: int = 100, path: str | Path | None = None,
+def metric_at_k(qrels: Any, runs: Any, metric: str = "ndcg", k: int = 100, path: str | Path | None = None,
                 **conventions: Any) -> Any:
-    """Mean metric@k for k = 1..max_k for every run (where more results stop helping).
+    """Mean metric@k for every cut-off 1..k for every run (where more results stop helping).
 
     ``metric``: any metric with an integer cut-off (ndcg, P, recall, map, success, mrr ...).
     """
-    from rankwise.errors import RankwiseError
+    from rankwise.errors import RankwiseError, renamed
     from rankwise.metrics.names import parse_metric
 
+    options = dict(conventions)
+    renamed(options, "max_k", "k", "metric_at_k")
+    k = options.pop("k", k)
     try:
         spec = parse_metric(f"{metric}@1")
     except RankwiseError:
-        raise ValueError(f"metric@k curves exist for metrics with a cut-off (ndcg, P, recall, map, success, "
-                         f"mrr ...), not {metric!r}") from None
+        raise OptionError(f"metric@k curves exist for metrics with a cut-off (ndcg, P, recall, map, success, "
+                          f"mrr ...), not {metric!r}") from None
     family = spec.name
-    ks = list(range(1, max_k + 1))
-    res = evaluate(qrels, runs, [f"{family}." + ",".join(map(str, ks))], **conventions)
+    ks = list(range(1, k + 1))
+    res = evaluate(qrels, runs, [f"{family}." + ",".join(map(str, ks))], **options)
     fig, ax = _figure()
-    summary = res.summary
-    for run in summary.index:
-        ax.plot(ks, summary.loc[run].to_numpy(), label=str(run), lw=1.6)
+    columns = res.labels[next(iter(res.labels))]
+    for rs in res.runs:
+        ax.plot(ks, [rs.summary(c) for c in columns], label=rs.name, lw=1.6)
     ax.set_xlabel("cut-off k")
     ax.set_ylabel(f"mean {metric}@k")
-    sig = res.signatures[f"{family}_{ks[0]}"].replace(f"{family}_{ks[0]}", f"{family}_k")
-    return _finish(fig, ax, f"{metric}@k, k = 1..{max_k}", sig, path)
+    first = res.signatures[columns[0]]
+    name, _, rest = first.partition("|")
+    sig = name.rsplit("@", 1)[0] + "@k|" + rest if "@" in name else first
+    return _finish(fig, ax, f"{metric}@k for k = 1..{k}", sig, path)
 
 
 def per_query_difference(result: Result, metric: str, a: str, b: str, path: str | Path | None = None) -> Any:
@@ -90,7 +116,7 @@ def distribution(result: Result, metric: str, kind: str = "box", path: str | Pat
     elif kind == "box":
         ax.boxplot(data, showmeans=True)
     else:
-        raise ValueError(f"kind={kind!r}: expected box or violin")
+        raise OptionError(f"kind={kind!r}: expected box or violin")
     ax.set_xticks(range(1, len(runs) + 1), runs)
     for i, values in enumerate(data, start=1):
         ax.plot([], [], " ", label=f"{runs[i - 1]}: mean {values.mean():.4f}, n={len(values)}")
@@ -118,16 +144,18 @@ def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: An
     from rankwise.data import load_qrels, load_run
     from rankwise.engine.align import QrelsIndex, align
     from rankwise.engine.conventions import Conventions
-    from rankwise.evaluation import _as_runs
+    from rankwise.evaluation import _as_runs, _unique_names
     from rankwise.metrics.ranking.roc import roc_curves
 
     conv = Conventions(**conventions)
     index = QrelsIndex.build(load_qrels(qrels))
     fig, ax = _figure()
-    for obj, name in _as_runs(runs):
-        rl, _ = align(load_run(obj, name=name), index, conv)
+    loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
+    _unique_names(loaded, [])
+    for run in loaded:
+        rl, _ = align(run, index, conv)
         fpr, tpr, auc = roc_curves(rl)
-        ax.plot(fpr, tpr, label=f"{rl.run_name} (mean AUC {np.nanmean(auc):.3f})")
+        ax.plot(fpr, tpr, label=f"{run.name} (mean AUC {np.nanmean(auc):.3f})")
     ax.plot([0, 1], [0, 1], color="0.6", ls=":", label="chance")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")

@@ -8,34 +8,46 @@ import json
 import math
 from typing import Any
 
-from rankwise.evaluation import Result
+from rankwise.evaluation import Result, plain_value
+from rankwise.report.grid import Grid
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
+        return "nan" if math.isnan(value) else f"{value:.{digits}f}"
     return str(value)
+
+
+def evaluation_grid(result: Result, per_query: bool = False, digits: int = 4) -> Grid:
+    """Runs x metrics (and per-query rows above each run's summary row) as a Grid; reads the
+    per-query arrays directly, without building DataFrames.
+
+    >>> import rankwise
+    >>> res = rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["P@2", "recip_rank"])
+    >>> print(evaluation_grid(res).text())
+    rankwise evaluation
+    run     P@2  recip_rank
+    ---  ------  ----------
+    run  0.5000      1.0000
+    """
+    colmap = result._column_map()
+    columns = ["run"] + (["query"] if per_query else []) + list(colmap)
+    rows: list[list[str]] = []
+    strong: set[int] = set()
+    for rs in result.runs:
+        if per_query:
+            cols = [rs.values[c] for c in colmap.values()]
+            for i, q in enumerate(rs.query_ids):
+                rows.append([rs.name, str(q)] + [_fmt(plain_value(v[i]), digits) for v in cols])
+            strong.add(len(rows))
+        rows.append([rs.name] + (["all"] if per_query else []) + [_fmt(rs.summary(c), digits) for c in colmap.values()])
+    numeric = [False] * (2 if per_query else 1) + [True] * len(colmap)
+    return Grid("rankwise evaluation", columns, rows, numeric, strong)
 
 
 def render_table(result: Result, per_query: bool = False) -> Any:
     """A rich Table of runs x metrics (and per-query rows when asked)."""
-    from rich.table import Table
-
-    summary = result.summary
-    table = Table(title="rankwise evaluation", show_lines=False)
-    table.add_column("run", style="bold")
-    if per_query:
-        table.add_column("query")
-    for col in summary.columns:
-        table.add_column(str(col), justify="right")
-    if per_query:
-        pq = result.per_query
-        for (run, query), row in pq.iterrows():
-            table.add_row(str(run), str(query), *[_fmt(v) for v in row.tolist()])
-    for run, row in summary.iterrows():
-        cells = [str(run)] + (["all"] if per_query else []) + [_fmt(v) for v in row.tolist()]
-        table.add_row(*cells, style="bold" if per_query else None)
-    return table
+    return evaluation_grid(result, per_query).rich()
 
 
 def render_json(result: Result, per_query: bool = False) -> str:
@@ -47,13 +59,14 @@ def render_csv(result: Result, per_query: bool = False) -> str:
     """CSV with a header ``run,query,<metrics>``; summary rows carry query ``all``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    summary = result.summary
-    writer.writerow(["run", "query", *map(str, summary.columns)])
-    if per_query:
-        for (run, query), row in result.per_query.iterrows():
-            writer.writerow([run, query, *row.tolist()])
-    for run, row in summary.iterrows():
-        writer.writerow([run, "all", *row.tolist()])
+    colmap = result._column_map()
+    writer.writerow(["run", "query", *colmap])
+    for rs in result.runs:
+        if per_query:
+            cols = [rs.values[c] for c in colmap.values()]
+            for i, q in enumerate(rs.query_ids):
+                writer.writerow([rs.name, str(q), *(plain_value(v[i]) for v in cols)])
+        writer.writerow([rs.name, "all", *(rs.summary(c) for c in colmap.values())])
     return buf.getvalue()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankwise.errors import OptionError
+
 CORRECTIONS = {"none": None, "bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh",
                "benjamini-hochberg": "fdr_bh", "fdr_bh": "fdr_bh"}
 
@@ -15,7 +17,7 @@ def correct(p_values: np.ndarray, method: str = "holm", alpha: float = 0.05) -> 
     [0.03, 0.12, 0.09]
     """
     if method not in CORRECTIONS:
-        raise ValueError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
+        raise OptionError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
     p = np.asarray(p_values, dtype=np.float64)
     if CORRECTIONS[method] is None or len(p) == 0:
         return p.copy()

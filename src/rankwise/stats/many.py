@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankwise.errors import OptionError
+
 
 def tukey_hsd(values: np.ndarray) -> np.ndarray:
     """Pairwise Tukey HSD p-values between systems (columns of ``values``, queries in rows),
@@ -23,7 +25,7 @@ def friedman(values: np.ndarray) -> float:
     from scipy import stats
 
     if values.shape[1] < 3:
-        raise ValueError("the Friedman test needs at least three systems")
+        raise OptionError("the Friedman test needs at least three systems")
     return float(stats.friedmanchisquare(*[values[:, j] for j in range(values.shape[1])]).pvalue)
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rankwise.errors import OptionError
+
 TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
 EXACT_LIMIT = 2**16
 """Randomisation tests enumerate every sign flip when there are at most this many."""
@@ -21,7 +23,7 @@ def _diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"expected two 1-D arrays of equal length, got {a.shape} and {b.shape}")
+        raise OptionError(f"expected two 1-D arrays of equal length, got {a.shape} and {b.shape}")
     return b - a
 
 
@@ -153,4 +155,4 @@ def p_value(test: str, a: np.ndarray, b: np.ndarray, permutations: int = 10_000,
         return randomization_test(a, b, permutations, seed, progress)
     if test == "bootstrap":
         return bootstrap_test(a, b, permutations, seed, progress)
-    raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")

@@ -58,7 +58,7 @@ class ConfusionMatrix(Metric):
     ``[L, 2, 2]`` per label for multilabel. Equal to ``sklearn.metrics.confusion_matrix`` /
     ``multilabel_confusion_matrix``.
 
-    >>> ConfusionMatrix().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute().tolist()
+    >>> ConfusionMatrix().update(predictions=[0.9, 0.2, 0.7], targets=[1, 0, 0]).compute().tolist()
     [[1, 1], [0, 1]]
     """
 
@@ -176,7 +176,7 @@ class Precision(_Averaged):
     ``zero_division`` (``"nan"``: undefined, left out of the average; scikit-learn and
     torchmetrics use 0).
 
-    >>> Precision().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute()   # 1 / 2
+    >>> Precision().update(predictions=[0.9, 0.2, 0.7], targets=[1, 0, 0]).compute()   # 1 / 2
     0.5
     """
 
@@ -187,7 +187,7 @@ class Precision(_Averaged):
 class Recall(_Averaged):
     """Recall = TP / (TP + FN), per class and averaged (``zero_division`` without positives).
 
-    >>> Recall().update(predictions=[1, 0, 1, 0], labels=[1, 1, 1, 0]).compute()   # 2 / 3
+    >>> Recall().update(predictions=[1, 0, 1, 0], targets=[1, 1, 1, 0]).compute()   # 2 / 3
     0.6666666666666666
     """
 
@@ -198,7 +198,7 @@ class Recall(_Averaged):
 class FBeta(_Averaged):
     """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP); ``beta=1`` is F1.
 
-    >>> FBeta(beta=1.0).update(predictions=[1, 0, 1, 0], labels=[1, 1, 1, 0]).compute()   # 2*2 / (2*2 + 1)
+    >>> FBeta(beta=1.0).update(predictions=[1, 0, 1, 0], targets=[1, 1, 1, 0]).compute()   # 2*2 / (2*2 + 1)
     0.8
     """
 
@@ -215,7 +215,7 @@ class MatthewsCorrCoef(ConfusionMatrix):
     """Matthews correlation from the confusion matrix (multiclass: Gorodkin's R_K), as
     ``sklearn.metrics.matthews_corrcoef``; 0 when undefined.
 
-    >>> round(MatthewsCorrCoef().update(predictions=[1, 0, 1, 0], labels=[1, 1, 1, 0]).compute(), 4)
+    >>> round(MatthewsCorrCoef().update(predictions=[1, 0, 1, 0], targets=[1, 1, 1, 0]).compute(), 4)
     0.5774
     """
 
@@ -242,10 +242,10 @@ class Accuracy(Metric):
     (``multilabel='subset'``: every label of the
     row right, scikit-learn's ``accuracy_score``; ``'hamming'``: the fraction of right cells).
 
-    >>> Accuracy().update(probabilities=[0.9, 0.2, 0.7], labels=[1, 0, 0]).compute()   # 2 of 3
+    >>> Accuracy().update(predictions=[0.9, 0.2, 0.7], targets=[1, 0, 0]).compute()   # 2 of 3
     0.6666666666666666
     >>> Accuracy(task="multiclass", num_classes=3, top_k=2).update(
-    ...     probabilities=[[0.5, 0.3, 0.2], [0.1, 0.2, 0.7]], labels=[1, 0]).compute()
+    ...     predictions=[[0.5, 0.3, 0.2], [0.1, 0.2, 0.7]], targets=[1, 0]).compute()
     0.5
     """
 
@@ -340,7 +340,7 @@ class LogLoss(Metric):
     """Mean negative log-likelihood of the true class (cross-entropy), probabilities clipped to
     [eps, 1 - eps], as ``sklearn.metrics.log_loss``.
 
-    >>> round(LogLoss().update(probabilities=[0.9, 0.2], labels=[1, 0]).compute(), 6)   # -(ln .9 + ln .8) / 2
+    >>> round(LogLoss().update(predictions=[0.9, 0.2], targets=[1, 0]).compute(), 6)   # -(ln .9 + ln .8) / 2
     0.164252
     """
 
@@ -368,7 +368,7 @@ class BrierScore(Metric):
     """Mean squared error of the probabilities: binary mean (p - y)^2; multiclass mean over rows
     of sum_c (p_c - [y = c])^2 (scikit-learn's ``brier_score_loss``).
 
-    >>> round(BrierScore().update(probabilities=[0.9, 0.2], labels=[1, 0]).compute(), 6)   # (0.01 + 0.04) / 2
+    >>> round(BrierScore().update(predictions=[0.9, 0.2], targets=[1, 0]).compute(), 6)   # (0.01 + 0.04) / 2
     0.025
     """
 
@@ -404,7 +404,7 @@ class CalibrationError(Metric):
     top probability and whether it was right.
     Example: bins [0, .5) and [.5, 1]: |0 - .2| x 1 row + |.5 - .85| x 2 rows, / 3 rows = 0.3.
 
-    >>> round(CalibrationError(n_bins=2).update(probabilities=[0.9, 0.8, 0.2], labels=[1, 0, 0]).compute(), 6)
+    >>> round(CalibrationError(n_bins=2).update(predictions=[0.9, 0.8, 0.2], targets=[1, 0, 0]).compute(), 6)
     0.3
     """
 

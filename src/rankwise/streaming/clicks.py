@@ -129,7 +129,7 @@ class CTRCalibration(Metric):
     (mean predicted P(click), observed CTR, impressions) per rank; ``compute()`` the
     impression-weighted mean absolute gap.
 
-    >>> m = CTRCalibration(positions=2).update(probabilities=[[0.5, 0.1], [0.3, 0.1]], clicks=[[1, 0], [0, 1]])
+    >>> m = CTRCalibration(positions=2).update(predictions=[[0.5, 0.1], [0.3, 0.1]], clicks=[[1, 0], [0, 1]])
     >>> [a.round(3).tolist() for a in m.compute_per_rank()], round(m.compute(), 6)
     ([[0.4, 0.1], [0.5, 0.5], [2, 2]], 0.25)
     """

@@ -279,7 +279,7 @@ class ROCAUC(_Curve):
     averaged ``macro`` or ``weighted`` by their rows). Binary ``max_fpr``: the partial area up to
     that false-positive rate, McClish-standardised to 0.5 (random) .. 1 (perfect).
 
-    >>> ROCAUC().update(probabilities=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]).compute()
+    >>> ROCAUC().update(predictions=[0.1, 0.4, 0.35, 0.8], targets=[0, 0, 1, 1]).compute()
     0.75
     """
 
@@ -338,7 +338,7 @@ class AveragePrecision(_Curve):
     ``sklearn.metrics.average_precision_score`` (step-wise, no interpolation); NaN without
     positives. Exact by default (5 or 9 bytes per score), or on ``num_thresholds``.
 
-    >>> round(AveragePrecision().update(probabilities=[0.1, 0.4, 0.35, 0.8], labels=[0, 0, 1, 1]).compute(), 4)
+    >>> round(AveragePrecision().update(predictions=[0.1, 0.4, 0.35, 0.8], targets=[0, 0, 1, 1]).compute(), 4)
     0.8333
     """
 

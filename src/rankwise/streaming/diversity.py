@@ -23,7 +23,7 @@ class DiversityMetrics(Metric):
     """Several diversity metrics over padded batches; ``compute()`` is ``{name: mean}``.
 
     >>> m = DiversityMetrics(["P_IA@2", "StRecall@1"])
-    >>> m.update(scores=[[0.9, 0.5]], labels=[[[1, 0], [1, 1]]]).compute()   # 3 pairs / (2 x 2); 1 of 2 subtopics
+    >>> m.update(predictions=[[0.9, 0.5]], targets=[[[1, 0], [1, 1]]]).compute()   # 3 pairs / (2 x 2); 1 of 2 subtopics
     {'P_IA@2': 0.75, 'StRecall@1': 0.5}
     """
 

@@ -77,7 +77,7 @@ class LabelRankingAveragePrecision(_PerSample):
     """scikit-learn's ``label_ranking_average_precision_score``.
 
     >>> m = LabelRankingAveragePrecision()
-    >>> m.update(scores=[[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]], labels=[[1, 0, 0], [0, 0, 1]]).compute()
+    >>> m.update(predictions=[[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]], targets=[[1, 0, 0], [0, 0, 1]]).compute()
     0.41666666666666663
 
     Sample 1: the relevant label is second -> 1/2; sample 2: third -> 1/3; mean 5/12.
@@ -95,7 +95,8 @@ class LabelRankingAveragePrecision(_PerSample):
 class CoverageError(_PerSample):
     """scikit-learn's ``coverage_error``: how far down the ranking all relevant labels are.
 
-    >>> CoverageError().update(scores=[[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]], labels=[[1, 0, 0], [0, 0, 1]]).compute()
+    >>> CoverageError().update(predictions=[[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]],
+    ...                        targets=[[1, 0, 0], [0, 0, 1]]).compute()
     2.5
     """
 
@@ -109,7 +110,8 @@ class LabelRankingLoss(_PerSample):
     """scikit-learn's ``label_ranking_loss``: the share of (relevant, irrelevant) pairs in the
     wrong order, ties counted as wrong.
 
-    >>> LabelRankingLoss().update(scores=[[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]], labels=[[1, 0, 0], [0, 0, 1]]).compute()
+    >>> LabelRankingLoss().update(predictions=[[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]],
+    ...                           targets=[[1, 0, 0], [0, 0, 1]]).compute()
     0.75
     """
 
@@ -154,7 +156,7 @@ def dcg_rows(scores: np.ndarray, gains: np.ndarray, k: int | None, log_base: flo
 class DCGScore(_PerSample):
     """scikit-learn's ``dcg_score`` (``k``, ``log_base``, ``ignore_ties``).
 
-    >>> DCGScore().update(scores=[[0.9, 0.9, 0.1]], labels=[[3, 0, 1]]).compute()   # see dcg_rows
+    >>> DCGScore().update(predictions=[[0.9, 0.9, 0.1]], targets=[[3, 0, 1]]).compute()   # see dcg_rows
     2.9463946303571857
     """
 
@@ -174,7 +176,7 @@ class NDCGScore(DCGScore):
     """scikit-learn's ``ndcg_score``: DCG@k over the DCG@k of the labels sorted (0 when that is 0);
     labels must not be negative.
 
-    >>> NDCGScore(k=2).update(scores=[[0.1, 0.9, 0.5]], labels=[[2, 0, 1]]).compute()
+    >>> NDCGScore(k=2).update(predictions=[[0.1, 0.9, 0.5]], targets=[[2, 0, 1]]).compute()
     0.23981246656813146
 
     Top 2: labels 0, 1 -> 1/log2 3; ideal 2, 1 -> 2 + 1/log2 3; 0.6309 / 2.6309.

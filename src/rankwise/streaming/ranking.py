@@ -6,9 +6,9 @@ computed by the same metric functions as ``rankwise.evaluate`` on the engine's R
 Conventions: tied scores keep their column order (``ties='input'``) or are averaged over their
 orders (``ties='expected'``); a label >= ``rel_level`` is relevant; the judged documents are the
 list's items. A row whose mask is all False is padding and left out; a row without a relevant
-item scores 0 (``empty='zero'``, trec_eval and torchmetrics' default) or is left out
-(``empty='skip'``). ERR needs ``max_label`` (its R = (2^label - 1) / 2^max_label must not change
-from batch to batch).
+item scores 0 (``missing='zero'``, trec_eval and torchmetrics' default) or is left out
+(``missing='skip'``; ``empty`` is the deprecated name). ERR needs ``max_label`` (its
+R = (2^label - 1) / 2^max_label must not change from batch to batch).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class RankingMetrics(Metric):
     ``compute()`` returns ``{name: mean over queries}``.
 
     >>> m = RankingMetrics(["ndcg@3", "mrr", "P@2"])
-    >>> m.update(scores=[[0.2, 0.9, 0.5], [0.1, 0.3, 0.0]], labels=[[1, 0, 2], [0, 1, 0]],
+    >>> m.update(predictions=[[0.2, 0.9, 0.5], [0.1, 0.3, 0.0]], targets=[[1, 0, 2], [0, 1, 0]],
     ...          where=[[1, 1, 1], [1, 1, 0]]).compute()["mrr"]   # (1/2 + 1/1) / 2
     0.75
     """
@@ -37,15 +37,17 @@ class RankingMetrics(Metric):
     inputs = ("scores", "labels")
 
     def __init__(self, metrics: Sequence[str] = ("ndcg@10",), ties: str = "input", rel_level: int = 1,
-                 empty: str = "zero", gains: str = "labels", max_label: int | None = None) -> None:
+                 missing: str = "zero", gains: str = "labels", max_label: int | None = None,
+                 **deprecated: Any) -> None:
         from dataclasses import replace
 
         from rankwise.metrics.names import parse_metric
 
+        missing = _renamed_missing(missing, deprecated, type(self).__name__)
         if isinstance(metrics, str):
             metrics = [metrics]
-        if empty not in ("zero", "skip"):
-            raise RankwiseError(f"empty={empty!r}: expected zero or skip")
+        if missing not in ("zero", "skip"):
+            raise RankwiseError(f"missing={missing!r}: expected zero or skip")
         self._specs = []
         for m in metrics:
             spec = parse_metric(m)
@@ -61,7 +63,7 @@ class RankingMetrics(Metric):
             if spec.family.kind not in ("float", "int"):
                 raise RankwiseError(f"{spec.label}: not a per-query number; it cannot be averaged over batches")
         self._conv = Conventions(ties=ties, rel_level=rel_level, gains=gains, score_precision="float64")
-        super().__init__(metrics=tuple(metrics), ties=ties, rel_level=rel_level, empty=empty, gains=gains,
+        super().__init__(metrics=tuple(metrics), ties=ties, rel_level=rel_level, missing=missing, gains=gains,
                          max_label=max_label)
 
     def columns(self) -> list[str]:
@@ -90,7 +92,7 @@ class RankingMetrics(Metric):
 
         values = compute_scores(rl, self._specs, self._conv).values
         keep = np.ones(rl.n_queries, dtype=bool)
-        if self.params["empty"] == "skip":
+        if self.params["missing"] == "skip":
             keep = rl.num_rel > 0
         add_columns(self.state, values, self.columns(), keep)
         self.state["queries"] += int(keep.sum())
@@ -122,79 +124,113 @@ def column_means(state: dict[str, Any], columns: list[str], labels: list[str]) -
     return {name: float(v) for name, v in zip(names, means, strict=True)}
 
 
+def _renamed_missing(missing: str, deprecated: dict[str, Any], where: str) -> str:
+    """``missing``, or the deprecated ``empty`` with a warning (the only other keyword taken)."""
+    from rankwise.errors import renamed
+
+    options = dict(deprecated)
+    if "empty" in options:
+        if missing != "zero":
+            raise RankwiseError(f"{where}: give missing only (empty is its deprecated spelling)")
+        renamed(options, "empty", "missing", where)
+        missing = options.pop("missing")
+    if options:
+        raise RankwiseError(f"{where}: unknown argument(s) {', '.join(sorted(options))}")
+    return missing
+
+
 class _AtK(RankingMetrics):
-    """One family at several cut-offs; ``compute()`` is a float for one cut-off, else {k: value}."""
+    """One family at a cut-off ``k`` (None: the whole list, like the batch name), or at several
+    (a list of cut-offs); ``compute()`` is a float for one ``k``, a ``{k: value}`` dict for a list."""
 
     family = ""
+    full_depth = ""
+    """The batch name of the family without a cut-off (``ndcg``, ``recip_rank``, ``map``), if any."""
 
-    def __init__(self, ks: int | Sequence[int] = 10, ties: str = "input", rel_level: int = 1,
-                 empty: str = "zero") -> None:
-        ks = [ks] if isinstance(ks, int) else list(ks)
-        if not ks or any(int(k) <= 0 for k in ks):
-            raise RankwiseError("ks: expected positive cut-offs")
-        self.ks = [int(k) for k in ks]
-        super().__init__([f"{self.family}@{k}" for k in self.ks], ties, rel_level, empty)
-        self.params = {"ks": tuple(self.ks), "ties": ties, "rel_level": rel_level, "empty": empty}
+    def __init__(self, k: int | Sequence[int] | None = None, ties: str = "input", rel_level: int = 1,
+                 missing: str = "zero", **deprecated: Any) -> None:
+        from rankwise.errors import renamed
+        from rankwise.metrics.family import ALL
+
+        where = type(self).__name__
+        options = {"k": k, **deprecated} if "ks" not in deprecated else dict(deprecated)
+        renamed(options, "ks", "k", where)
+        k = options.pop("k")
+        missing = _renamed_missing(missing, options, where)
+        self.many = k is not None and not isinstance(k, (int, np.integer))
+        ks = list(k) if self.many else [ALL if k is None else k]
+        if not ks or any(int(c) <= 0 for c in ks):
+            raise RankwiseError(f"{where}: k expects positive cut-offs (or None for the whole list), got {k!r}")
+        self.ks = [int(c) for c in ks]
+        names = [self.full_depth if c == ALL and self.full_depth else f"{self.family}@{c}" for c in self.ks]
+        super().__init__(names, ties, rel_level, missing)
+        self.params = {"k": tuple(self.ks) if self.many else (None if k is None else int(k)), "ties": ties,
+                       "rel_level": rel_level, "missing": missing}
 
     def compute(self) -> Any:
         values = list(super().compute().values())
-        return values[0] if len(values) == 1 else dict(zip(self.ks, values, strict=True))
+        return dict(zip(self.ks, values, strict=True)) if self.many else values[0]
 
 
 class NDCG(_AtK):
     """nDCG@k (linear gains, trec_eval's ideal list cut at k) per query, averaged.
 
-    >>> NDCG(ks=2).update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]]).compute()   # (1/log2 3) / (1 + 1/log2 3)
+    >>> NDCG(k=2).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()   # (1/log2 3) / (1 + 1/log2 3)
     0.38685280723454163
     """
 
     family = "ndcg"
+    full_depth = "ndcg"
 
 
 class MRR(_AtK):
     """Reciprocal rank of the first relevant item within k, averaged.
 
-    >>> MRR(ks=[1, 3]).update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]]).compute()
+    >>> MRR(k=[1, 3]).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()
     {1: 0.0, 3: 0.5}
     """
 
     family = "mrr"
+    full_depth = "recip_rank"
 
 
 class MAP(_AtK):
     """AP@k (trec_eval's map_cut: divided by all relevant items of the list), averaged.
 
-    >>> MAP(ks=3).update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]]).compute()   # (1/2 + 2/3) / 2
+    >>> MAP(k=3).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()   # (1/2 + 2/3) / 2
     0.5833333333333333
     """
 
     family = "map"
+    full_depth = "map"
 
 
 class PrecisionAtK(_AtK):
     """Relevant items in the top k / k, averaged.
 
-    >>> PrecisionAtK(ks=2).update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]]).compute()
+    >>> PrecisionAtK(k=2).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()
     0.5
     """
 
     family = "P"
+    full_depth = "set_P"
 
 
 class RecallAtK(_AtK):
     """Relevant items in the top k / relevant items of the list, averaged.
 
-    >>> RecallAtK(ks=2).update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]]).compute()
+    >>> RecallAtK(k=2).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()
     0.5
     """
 
     family = "recall"
+    full_depth = "set_recall"
 
 
 class HitRate(_AtK):
     """1 if a relevant item is in the top k, else 0, averaged.
 
-    >>> HitRate(ks=1).update(scores=[[0.9, 0.5, 0.1]], labels=[[0, 1, 1]]).compute()
+    >>> HitRate(k=1).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()
     0.0
     """
 

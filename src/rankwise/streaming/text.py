@@ -53,7 +53,7 @@ class BLEU(Metric):
     order and signature): the state sums n-gram matches, n-gram totals, hypothesis and closest
     reference lengths over sentences, so chunks and processes merge exactly.
 
-    >>> m = BLEU().update(predictions=["the cat sat on the mat"], references=["the cat is on the mat"])
+    >>> m = BLEU().update(predictions=["the cat sat on the mat"], targets=["the cat is on the mat"])
     >>> round(m.compute(), 2), m.signature()
     (37.99, 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0')
     """
@@ -116,7 +116,7 @@ class ROUGE(Metric):
     over pairs. ``compute()`` gives F-measures; ``compute_all()`` precision, recall and F.
     ``tokenizer='unicode'`` keeps non-Latin words, which rouge-score's default tokeniser drops.
 
-    >>> ROUGE(["rouge1"]).update(predictions=["the cat sat"], references=["the cat is here"]).compute()
+    >>> ROUGE(["rouge1"]).update(predictions=["the cat sat"], targets=["the cat is here"]).compute()
     {'rouge1': 0.5714285714285715}
     """
 
@@ -159,7 +159,7 @@ class WordErrorRate(Metric):
     """WER = (substitutions + deletions + insertions) / reference words, from jiwer's alignment
     (``jiwer.process_words``); corpus-level, as ``jiwer.wer`` on all pairs.
 
-    >>> WordErrorRate().update(predictions=["the cat sat"], references=["the cat is here"]).compute()   # 1 S + 1 D
+    >>> WordErrorRate().update(predictions=["the cat sat"], targets=["the cat is here"]).compute()   # 1 S + 1 D
     0.5
     """
 
@@ -190,7 +190,7 @@ class MatchErrorRate(WordErrorRate):
     """MER = (S + D + I) / (H + S + D + I): the share of alignment operations that are errors
     (``jiwer.mer``).
 
-    >>> MatchErrorRate().update(predictions=["the cat sat"], references=["the cat is here"]).compute()   # 2 / 4
+    >>> MatchErrorRate().update(predictions=["the cat sat"], targets=["the cat is here"]).compute()   # 2 / 4
     0.5
     """
 
@@ -202,7 +202,7 @@ class MatchErrorRate(WordErrorRate):
 class WordInformationPreserved(WordErrorRate):
     """WIP = (H / reference words) (H / predicted words) (``jiwer.wip``).
 
-    >>> WordInformationPreserved().update(predictions=["the cat sat"], references=["the cat is here"]).compute()
+    >>> WordInformationPreserved().update(predictions=["the cat sat"], targets=["the cat is here"]).compute()
     0.3333333333333333
 
     H = 2 hits of 4 reference and 3 predicted words: (2/4) (2/3).
@@ -224,7 +224,7 @@ class WordInformationLost(WordInformationPreserved):
 class CharErrorRate(WordErrorRate):
     """CER: the same over characters (``jiwer.process_characters``).
 
-    >>> CharErrorRate().update(predictions=["abd"], references=["abc"]).compute()
+    >>> CharErrorRate().update(predictions=["abd"], targets=["abc"]).compute()
     0.3333333333333333
     """
 

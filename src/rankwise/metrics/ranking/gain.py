@@ -195,7 +195,7 @@ def rndcg(rl: RankedLists, gains: Mapping[int, float] | None = None) -> np.ndarr
     dcg_cum = segments.segment_cumsum(terms, rl.offsets)
     ide = ideal(rl, gains)
     lg = _level_gains(rl, gains)
-    distinct = np.unique(lg[lg > 0])[::-1]
+    distinct = segments.distinct(lg[lg > 0])[::-1]
     per_gain = np.column_stack([rl.level_counts[:, lg == v].sum(axis=1) for v in distinct]) \
         if len(distinct) else np.zeros((rl.n_queries, 0), np.int64)
     bounds = np.cumsum(per_gain, axis=1)

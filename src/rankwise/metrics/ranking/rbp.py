@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from rankwise.engine.ranked import RankedLists
+from rankwise.engine.segments import distinct
 from rankwise.metrics.family import Family, Param
 from rankwise.metrics.ranking._seq import seq_sum
 
@@ -35,7 +36,7 @@ def _normalised_gains(rl: RankedLists, gains: Mapping[int, float] | None) -> np.
         max_level = np.full(rl.n_queries, -1, dtype=np.int64)
     lo = np.zeros(rl.n_queries)
     hi = np.zeros(rl.n_queries)
-    for m in np.unique(max_level).tolist():
+    for m in distinct(max_level).tolist():
         levels = {lvl: float(lvl) for lvl in range(0, m + 1)}
         levels.update({lvl: float(v) for lvl, v in custom.items()})
         values = list(levels.values()) or [0.0]

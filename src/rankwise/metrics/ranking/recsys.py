@@ -140,7 +140,7 @@ def fcp(rl: RankedLists) -> np.ndarray:
     judged = np.flatnonzero(rl.label >= 0)
     q = rl.query_of(judged)
     lab = rl.label[judged]
-    levels = np.unique(lab)
+    levels = segments.distinct(lab)
     concordant = np.zeros(rl.n_queries)
     discordant = np.zeros(rl.n_queries)
     sub_off = np.concatenate(([0], np.cumsum(np.bincount(q, minlength=rl.n_queries))))

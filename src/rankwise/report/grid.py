@@ -1,0 +1,63 @@
+"""A table of text cells that renders two ways: plain aligned text that keeps every character
+(files, pipes, CI logs, notebooks) and a rich table for terminals whose columns wrap or shrink
+instead of cutting numbers and names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Grid:
+    """A titled table of strings; ``numeric[i]`` right-aligns column ``i`` and keeps it unbroken.
+
+    >>> g = Grid("scores", ["run", "P@10"], [["SPLADE_PP_ENSEMBLE_DISTIL", "0.501234"]], [False, True])
+    >>> print(g.text())
+    scores
+    run                            P@10
+    -------------------------  --------
+    SPLADE_PP_ENSEMBLE_DISTIL  0.501234
+    """
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    numeric: list[bool]
+    strong_rows: set[int] = field(default_factory=set)
+    """Rows shown in bold on a terminal (summary rows under per-query rows)."""
+    note: str = ""
+    """A line printed under the table (what the marks mean)."""
+
+    def text(self) -> str:
+        """Plain text: columns padded to their widest cell, two spaces apart, nothing cut."""
+        widths = [len(c) for c in self.columns]
+        for row in self.rows:
+            widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+
+        def line(cells: list[str]) -> str:
+            parts = [c.rjust(w) if num else c.ljust(w)
+                     for c, w, num in zip(cells, widths, self.numeric, strict=True)]
+            return "  ".join(parts).rstrip()
+
+        out = [self.title] if self.title else []
+        out += [line(self.columns), "  ".join("-" * w for w in widths)]
+        out += [line(r) for r in self.rows]
+        if self.note:
+            out.append(self.note)
+        return "\n".join(out)
+
+    def rich(self) -> Any:
+        """A rich Table: text columns fold onto more lines, numbers never break or shrink."""
+        from rich.table import Table
+
+        table = Table(title=self.title or None, caption=self.note or None)
+        for name, num in zip(self.columns, self.numeric, strict=True):
+            if num:
+                width = max([len(name)] + [len(r[len(table.columns)]) for r in self.rows])
+                table.add_column(name, justify="right", no_wrap=True, min_width=min(width, 24))
+            else:
+                table.add_column(name, overflow="fold")
+        for i, row in enumerate(self.rows):
+            table.add_row(*row, style="bold" if i in self.strong_rows else None)
+        return table
