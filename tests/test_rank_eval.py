@@ -268,3 +268,40 @@ def test_summary_fields_are_accepted_and_reported() -> None:
                                      "ratings": [{"_id": "a", "rating": 1}]}], "metrics": ["P@1"]})
     result = rank_eval(spec, CallableBackend(lambda body, size: ["a"]))
     assert any("summary_fields" in w and "not returned" in w for w in result.warnings)
+
+
+# --- the response streamed to disk --------------------------------------------------------------
+
+def test_streamed_response_equals_the_dict_at_every_detail_level() -> None:
+    import io
+
+    spec = parse_spec({"requests": [RATED, {**RATED, "id": "q2"}], "metric": {"precision": {"k": 4}},
+                       "metrics": ["ndcg@4"], "systems": {"one": {}, "two": {}}})
+    result = rank_eval(spec, HITS)
+    for details in ("all", "rated", "none"):
+        buf = io.StringIO()
+        result.write_json(buf, details)
+        assert json.loads(buf.getvalue()) == json.loads(json.dumps(result.to_dict(details))), details
+    rated = result.to_dict("rated")["details"]["q"]
+    # hits b (0), a (3), u (unrated), c (1): the rated ones only, no unrated_docs
+    assert [h["hit"]["_id"] for h in rated["hits"]] == ["b", "a", "c"] and "unrated_docs" not in rated
+    assert result.to_dict("none")["details"]["q"] == {"metric_score": pytest.approx(2 / 4)}
+
+
+def test_integral_ratings_from_pandas_and_callable_from_the_working_directory(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("request_id,_index,_id,rating\nq,i,u,1.0\nq,i,a,3\n")
+    assert judging.read_ratings(ratings) == ({"q": {"u": 1, "a": 3}}, 0)
+    ratings.write_text("request_id,_index,_id,rating\nq,i,u,0.5\n")
+    with pytest.raises(judging.InputError, match="r.csv:2: field 'rating': expected an integer, got '0.5'"):
+        judging.read_ratings(ratings)
+    (tmp_path / "mybackend.py").write_text("def search(body, size):\n    return [('a', 1.0)]\n")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"requests": [RATED], "metric": {"precision": {"k": 1}}}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", [p for p in __import__("sys").path if p not in ("", str(tmp_path))])
+    res = CliRunner().invoke(app, ["rank-eval", str(spec), "--backend", "callable", "--callable", "mybackend:search",
+                                   "--quiet", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["metric_score"] == 1.0  # a is rated 3

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rankwise._version import __version__
-from rankwise.errors import Notice, RankwiseError, notice_dicts
+from rankwise.errors import Notice, OptionError, RankwiseError, notice_dicts
 from rankwise.evaluation import Result, evaluate
 from rankwise.stats import corrections, intervals, many, paired
 
@@ -115,18 +115,18 @@ def compare(
     import pandas as pd
 
     if test not in TESTS:
-        raise RankwiseError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     if correction not in corrections.CORRECTIONS:
-        raise RankwiseError(f"unknown correction {correction!r}; expected one of "
+        raise OptionError(f"unknown correction {correction!r}; expected one of "
                             f"{', '.join(corrections.CORRECTIONS)}")
     if bootstrap_ci not in (None, "percentile", "BCa", "bca"):
-        raise RankwiseError(f"bootstrap_ci={bootstrap_ci!r}: expected percentile, BCa or None")
+        raise OptionError(f"bootstrap_ci={bootstrap_ci!r}: expected percentile, BCa or None")
     result = evaluate(qrels, runs, metrics, **conventions)
     names = [rs.name for rs in result.runs]
     if len(names) < 2:
         raise RankwiseError("compare needs at least two runs")
     if baseline is not None and baseline not in names:
-        raise RankwiseError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
+        raise OptionError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
     pairs = ([(baseline, n) for n in names if n != baseline] if baseline is not None
              else list(itertools.combinations(names, 2)))
     missing = result.conventions.missing
