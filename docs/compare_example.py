@@ -1,7 +1,8 @@
 """Builds the worked example of docs/compare.md: BM25 vs SPLADE++ on TREC DL 2019 and 2020.
 
-Run from the repository root: python docs/compare_example.py (writes docs/img/*.png and prints
-the tables that the page quotes).
+``python docs/compare_example.py`` (from the repository root) rewrites every image in docs/img
+and prints the tables the page quotes; ``tests/test_docs_images.py`` draws the images again and
+fails when a committed one is stale.
 """
 
 from __future__ import annotations
@@ -16,19 +17,50 @@ DATA = ROOT / "tests" / "data" / "golden"
 IMG = ROOT / "docs" / "img"
 METRICS = ["ndcg@10", "map", "recall@100", "mrr@10"]
 
-for year in ("19", "20"):
+
+def runs_of(year: str) -> tuple[Path, dict[str, Path]]:
     qrels = DATA / f"qrels.dl{year}-passage.txt"
-    runs = {"BM25": DATA / f"BM25.dl{year}.trec", "SPLADE++": DATA / f"SPLADE_P_P_ENSEMBLE_DISTIL.dl{year}.trec"}
-    comp = compare(qrels, runs, METRICS, test="randomization", correction="holm", seed=0,
-                   bootstrap_ci="BCa", rel_level=2)
-    print(f"\n## DL{year}: {comp.n_queries['map']} queries\n")
-    print(formats.summary_markdown(comp.evaluation, comp))
-    print()
-    print(formats.comparison_markdown(comp))
-    print("\nBCa intervals:", comp.table[["metric", "boot_low", "boot_high"]].round(4).to_dict("records"))
-    plots.metric_at_k(qrels, runs, "ndcg", 100, path=IMG / f"dl{year}_ndcg_at_k.png", rel_level=2)
-    plots.per_query_difference(comp.evaluation, "ndcg@10", "BM25", "SPLADE++", path=IMG / f"dl{year}_ndcg10_diff.png")
-    if year == "19":
-        plots.distribution(comp.evaluation, "ndcg@10", "violin", path=IMG / "dl19_ndcg10_violin.png")
-        plots.precision_recall(qrels, runs, path=IMG / "dl19_pr.png", rel_level=2)
-        plots.roc(qrels, runs, path=IMG / "dl19_roc.png", rel_level=2)
+    return qrels, {"BM25": DATA / f"BM25.dl{year}.trec", "SPLADE++": DATA / f"SPLADE_P_P_ENSEMBLE_DISTIL.dl{year}.trec"}
+
+
+def comparison(year: str, permutations: int = 10_000):
+    qrels, runs = runs_of(year)
+    return compare(qrels, runs, METRICS, test="randomization", correction="holm", seed=0, bootstrap_ci="BCa",
+                   rel_level=2, permutations=permutations)
+
+
+def write_images(folder: Path) -> list[Path]:
+    """Draw every image of docs/compare.md into ``folder``; returns the files written."""
+    written = []
+    for year in ("19", "20"):
+        qrels, runs = runs_of(year)
+        evaluation = compare(qrels, runs, ["ndcg@10"], rel_level=2).evaluation
+        targets = {f"dl{year}_ndcg_at_k.png": lambda p: plots.metric_at_k(qrels, runs, "ndcg", 100, path=p,
+                                                                          rel_level=2),
+                   f"dl{year}_ndcg10_diff.png": lambda p: plots.per_query_difference(evaluation, "ndcg@10", "BM25",
+                                                                                     "SPLADE++", path=p)}
+        if year == "19":
+            targets.update({
+                "dl19_ndcg10_violin.png": lambda p: plots.distribution(evaluation, "ndcg@10", "violin", path=p),
+                "dl19_pr.png": lambda p: plots.precision_recall(qrels, runs, path=p, rel_level=2),
+                "dl19_roc.png": lambda p: plots.roc(qrels, runs, path=p, rel_level=2)})
+        for name, draw in targets.items():
+            draw(folder / name)
+            written.append(folder / name)
+    return written
+
+
+def main() -> None:
+    for year in ("19", "20"):
+        comp = comparison(year)
+        print(f"\n## DL{year} ({comp.n_queries['map']} queries)\n")
+        print(formats.summary_markdown(comp.evaluation, comp))
+        print()
+        print(formats.comparison_markdown(comp))
+    IMG.mkdir(exist_ok=True)
+    for path in write_images(IMG):
+        print("wrote", path.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()

@@ -51,7 +51,7 @@ def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | No
     lines = wrap_signature(signature).count("\n") + 1
     fig.tight_layout(rect=(0, 0.03 + 0.035 * lines, 1, 1))
     if path is not None:
-        fig.savefig(path)
+        fig.savefig(path, metadata={"Software": None} if str(path).endswith(".png") else None)
         import matplotlib.pyplot as plt
 
         plt.close(fig)
