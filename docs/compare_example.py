@@ -35,18 +35,16 @@ def write_images(folder: Path) -> list[Path]:
     for year in ("19", "20"):
         qrels, runs = runs_of(year)
         evaluation = compare(qrels, runs, ["ndcg@10"], rel_level=2).evaluation
-        targets = {f"dl{year}_ndcg_at_k.png": lambda p: plots.metric_at_k(qrels, runs, "ndcg", 100, path=p,
-                                                                          rel_level=2),
-                   f"dl{year}_ndcg10_diff.png": lambda p: plots.per_query_difference(evaluation, "ndcg@10", "BM25",
-                                                                                     "SPLADE++", path=p)}
+        out = {name: folder / f"dl{year}_{name}.png" for name in ("ndcg_at_k", "ndcg10_diff", "ndcg10_violin", "pr",
+                                                                   "roc")}
+        plots.metric_at_k(qrels, runs, "ndcg", 100, path=out["ndcg_at_k"], rel_level=2)
+        plots.per_query_difference(evaluation, "ndcg@10", "BM25", "SPLADE++", path=out["ndcg10_diff"])
+        written += [out["ndcg_at_k"], out["ndcg10_diff"]]
         if year == "19":
-            targets.update({
-                "dl19_ndcg10_violin.png": lambda p: plots.distribution(evaluation, "ndcg@10", "violin", path=p),
-                "dl19_pr.png": lambda p: plots.precision_recall(qrels, runs, path=p, rel_level=2),
-                "dl19_roc.png": lambda p: plots.roc(qrels, runs, path=p, rel_level=2)})
-        for name, draw in targets.items():
-            draw(folder / name)
-            written.append(folder / name)
+            plots.distribution(evaluation, "ndcg@10", "violin", path=out["ndcg10_violin"])
+            plots.precision_recall(qrels, runs, path=out["pr"], rel_level=2)
+            plots.roc(qrels, runs, path=out["roc"], rel_level=2)
+            written += [out["ndcg10_violin"], out["pr"], out["roc"]]
     return written
 
 
