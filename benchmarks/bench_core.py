@@ -6,7 +6,11 @@ memory and the mean values, which must agree with rankwise's. The trec_eval bina
 from its source (``$TREC_EVAL_SRC``, or ``$TREC_EVAL`` for a ready binary) as the test suite does.
 
 Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged J] [--long-id]
-       [--tools rankwise,trec_eval,pytrec_eval,...]
+       [--tools rankwise,trec_eval,pytrec_eval,...] [--processes 3]
+
+First, the whole-process comparison: ``rankwise evaluate`` and ``rankwise trec-eval`` side by
+side with pytrec_eval (its own C parsers ``parse_run`` / ``parse_qrel``), as a user runs them,
+taking turns, on a 1,000 x 100 run and on the main run.
 
 Scenarios of the trust issue: ``--queries 20000 --judged 100 --tools rankwise,trec_eval --repeat 1``
 (a 20M-row run against a 2M-line qrels) and ``--queries 2000 --long-id --tools rankwise,trec_eval``
@@ -166,6 +170,54 @@ def run_binary(binary: Path, qrels: Path, run: Path) -> dict:
             "values": values}
 
 
+PYTREC_EVAL_PROCESS = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f: run = pytrec_eval.parse_run(f)
+res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "recip_rank", "recall.100", "P.10"}).evaluate(run)
+print(len(res))
+"""
+
+
+def whole_process(qrels: Path, run: Path, rounds: int) -> dict[str, dict[str, float]]:
+    """Each command as a user runs it (a fresh process, output to a pipe), taking turns so that
+    each sees the same machine state; best of ``rounds`` wall seconds, user and system time,
+    peak memory."""
+    import time
+
+    commands = {
+        "rankwise evaluate": [sys.executable, "-m", "rankwise", "evaluate", str(qrels), str(run), "-m", "ndcg@10",
+                              "-m", "map", "-m", "recip_rank", "-m", "recall@100", "-m", "P@10"],
+        "rankwise trec-eval": [sys.executable, "-m", "rankwise", "trec-eval", "-m", "ndcg_cut.10", "-m", "map", "-m",
+                               "recip_rank", "-m", "recall.100", "-m", "P.10", str(qrels), str(run)],
+        "pytrec_eval (C parsers)": [sys.executable, "-c", PYTREC_EVAL_PROCESS, str(qrels), str(run)],
+    }
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(rounds):
+        for name, cmd in commands.items():
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            proc.stdout.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise RuntimeError(f"{name} failed")
+            row = {"wall": wall, "user": usage.ru_utime, "sys": usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024}
+            if name not in best or wall < best[name]["wall"]:
+                best[name] = row
+    return best
+
+
+def print_whole_process(title: str, rows: dict[str, dict[str, float]], size_mb: float) -> None:
+    base = rows["pytrec_eval (C parsers)"]["wall"]
+    print(f"\n{title}\n")
+    print("| command | wall s (best) | user s | system s | peak MB | peak / file | pytrec_eval / this |")
+    print("|---|---|---|---|---|---|---|")
+    for name, r in rows.items():
+        print(f"| {name} | {r['wall']:.2f} | {r['user']:.2f} | {r['sys']:.2f} | {r['peak_mb']:.0f} | "
+              f"{r['peak_mb'] / size_mb:.2f} | {base / r['wall']:.1f}x |")
+
+
 def _seconds(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -194,6 +246,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per tool; medians are reported")
     ap.add_argument("--judged", type=int, default=None, help="judgments per query (default 1 to 3)")
     ap.add_argument("--long-id", action="store_true", help="one document id of 10,000 characters")
+    ap.add_argument("--processes", type=int, default=3, metavar="ROUNDS",
+                    help="rounds of the whole-process comparison with pytrec_eval (0: skip)")
     args = ap.parse_args()
     suffix = (f"_j{args.judged}" if args.judged else "") + ("_long" if args.long_id else "")
     data = Path(args.data) / f"q{args.queries}_d{args.depth}{suffix}"
@@ -210,6 +264,18 @@ def main() -> None:
     compileall.compile_dir(Path(rankwise.__file__).parent, quiet=1)
     example = HERE.parent / "examples"
     small = run_tool(FIRST_SMALL, example / "qrels.test", example / "results.test", max(args.repeat, 5))
+    if args.processes:
+        small = HERE / "_data" / "q1000_d100"
+        if not (small / "run.trec").exists():
+            subprocess.run([sys.executable, str(HERE / "generate.py"), str(small), "--queries", "1000",
+                            "--depth", "100"], check=True, stdout=subprocess.DEVNULL)
+        print_whole_process("whole process, 1,000 queries x 100 documents (5 measures), best of "
+                            f"{args.processes} taking turns:",
+                            whole_process(small / "qrels.txt", small / "run.trec", args.processes),
+                            (small / "run.trec").stat().st_size / 2**20)
+        print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), best of "
+                            f"{args.processes} taking turns:",
+                            whole_process(qrels_path, run_path, args.processes), size_mb)
     results = {}
     for name in args.tools.split(","):
         print(f"running {name} ...", file=sys.stderr)

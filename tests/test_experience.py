@@ -139,7 +139,8 @@ def test_streaming_vocabulary_and_full_depth_defaults() -> None:
     assert isinstance(rs.NDCG(k=[10]).update(**batch).compute(), dict)
     with pytest.warns(RankwiseDeprecationWarning, match="'ks' is deprecated; write 'k'"):
         old = rs.NDCG(ks=[5, 10])
-    with pytest.warns(RankwiseDeprecationWarning, match="'scores' is deprecated"):
+    with pytest.warns(RankwiseDeprecationWarning, match="is deprecated; write 'predictions'"), \
+            pytest.warns(RankwiseDeprecationWarning, match="is deprecated; write 'targets'"):
         old.update(scores=batch["predictions"], labels=batch["targets"])
     assert old.compute() == rs.NDCG(k=[5, 10]).update(**batch).compute()
 
