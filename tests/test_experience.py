@@ -173,3 +173,20 @@ def test_deprecated_keywords_still_work() -> None:
     assert list(fig.axes[0].lines[0].get_xdata()) == [1, 2, 3]
     with pytest.warns(RankwiseDeprecationWarning, match="'empty' is deprecated; write 'missing'"):
         assert rs.MRR(empty="skip").params["missing"] == "skip"
+
+
+def test_cli_messages_name_the_options_to_type(tmp_path: Path) -> None:
+    run = tmp_path / "dup.trec"
+    run.write_text("301 Q0 D7 1 2.0 r\n301 Q0 D7 2 1.0 r\n")
+    out = runner.invoke(app, ["evaluate", QRELS, str(run), "-m", "map"])
+    assert out.exit_code == 2
+    # the library's message says duplicates='first' or 'best'; the command line says what to type
+    assert "--duplicates first (or 'best')" in out.output and "duplicates='first'" not in out.output
+
+
+def test_standard_input_twice_in_one_process() -> None:
+    data = Path(RUN).read_text()
+    for _ in range(2):  # the temporary copy of the first call must not block the second
+        out = runner.invoke(app, ["evaluate", QRELS, "-", "-m", "P@10", "-f", "csv"], input=data)
+        assert out.exit_code == 0, out.output
+        assert out.output.splitlines()[1] == "STANDARD,all,0.3"

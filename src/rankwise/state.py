@@ -241,8 +241,8 @@ def canonical_inputs(own: tuple[str, ...], inputs: dict[str, Any], where: str) -
             target = _own_name(own, key)
             key = target if target is not None else key
         elif key == "predictions" and "probabilities" in own and value is not None:
-            kind = getattr(as_array(value, f"{where}.predictions"), "dtype", None)
-            key = "probabilities" if kind is not None and kind.kind == "f" else key
+            value = as_array(value, f"{where}.predictions")  # converted once: update uses it as it is
+            key = "probabilities" if value.dtype.kind == "f" else key
         elif key in OUTPUT_NAMES + GROUND_TRUTH_NAMES and _own_name(own, "predictions" if key in OUTPUT_NAMES
                                                                      else "targets") == key:
             import warnings

@@ -46,10 +46,13 @@ _STDIN_COPIES: dict[str, str] = {}
 
 
 def _where(message: str) -> str:
-    """A message with the temporary copy of standard input named ``<stdin>``."""
+    """A message as the command line shows it: the temporary copy of standard input named
+    ``<stdin>``, convention keywords written as the options to type."""
+    from rankwise.cli.options import as_flags
+
     for path, shown in _STDIN_COPIES.items():
         message = message.replace(path, shown)
-    return message
+    return as_flags(message)
 
 
 def _stdin_copy() -> str:
@@ -94,6 +97,7 @@ def _inputs(qrels: str, runs: list[str]) -> Iterator[tuple[Any, Any]]:
     finally:
         for path in list(_STDIN_COPIES):
             shutil.rmtree(Path(path).parent, ignore_errors=True)
+        _STDIN_COPIES.clear()
 
 
 def _show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> None:
@@ -112,19 +116,6 @@ def _show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> N
         console.print(g.rich())
 
 
-def _show(renderables: list, output: Path | None) -> None:
-    """Print rich renderables to the terminal, or to ``output``."""
-    from rich.console import Console
-
-    if output:
-        with open(output, "w", encoding="utf-8") as f:
-            for r in renderables:
-                Console(file=f, width=200).print(r)
-    else:
-        for r in renderables:
-            Console().print(r)
-
-
 def _fail(message: str) -> None:
-    typer.echo(f"rankwise: error: {message}", err=True)
+    typer.echo(f"rankwise: error: {_where(message)}", err=True)
     raise typer.Exit(code=2)

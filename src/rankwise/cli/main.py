@@ -9,19 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rankwise.cli.app import _emit, _fail, _inputs, _show_grids, _warn, _where, app
-from rankwise.cli.options import (
-    DEFAULT_METRICS,
-    Alpha,
-    Baseline,
-    BootstrapCI,
-    Correction,
-    Metrics,
-    Permutations,
-    Seed,
-    Test,
-    with_conventions,
-)
+from rankwise.cli.app import _emit, _fail, _inputs, _show_grids, _warn, app
+from rankwise.cli.options import DEFAULT_METRICS, Metrics, with_conventions, with_statistics
 
 
 class OutputFormat(str, Enum):
@@ -63,7 +52,7 @@ def evaluate(
         try:
             result = run_evaluate(qrels_in, runs_in, metric or list(DEFAULT_METRICS), **(conventions or {}))
         except RankwiseError as exc:
-            _fail(_where(str(exc)))
+            _fail(str(exc))
             return
     _warn(result.warnings)
     if fmt in (OutputFormat.table, OutputFormat.text):
@@ -102,21 +91,16 @@ class CompareFormat(str, Enum):
 
 @app.command()
 @with_conventions
+@with_statistics
 def compare(
     qrels: Qrels,
     runs: Runs,
     metric: Metrics = None,
-    baseline: Baseline = None,
-    test: Test = "t",
-    correction: Correction = "holm",
-    alpha: Alpha = 0.05,
-    permutations: Permutations = 10_000,
-    seed: Seed = 0,
-    bootstrap_ci: BootstrapCI = None,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
     digits: Digits = 4,
     output: Output = None,
     conventions: dict | None = None,
+    statistics: dict | None = None,
 ) -> None:
     """Compare runs pairwise with significance tests, intervals and corrections."""
     import json
@@ -127,11 +111,10 @@ def compare(
 
     with _inputs(qrels, runs) as (qrels_in, runs_in):
         try:
-            comp = run_compare(qrels_in, runs_in, metric or list(DEFAULT_METRICS), baseline=baseline, test=test,
-                               correction=correction, alpha=alpha, permutations=permutations, seed=seed,
-                               bootstrap_ci=bootstrap_ci, progress=sys.stderr.isatty(), **(conventions or {}))
+            comp = run_compare(qrels_in, runs_in, metric or list(DEFAULT_METRICS), progress=sys.stderr.isatty(),
+                               **(statistics or {}), **(conventions or {}))
         except RankwiseError as exc:
-            _fail(_where(str(exc)))
+            _fail(str(exc))
             return
     _warn(comp.warnings)
     if fmt in (CompareFormat.table, CompareFormat.text):
@@ -196,25 +179,20 @@ def plot(
                 else:
                     plots.distribution(res, metric, kind.value, path=output)
         except RankwiseError as exc:
-            _fail(_where(str(exc)))
+            _fail(str(exc))
     typer.echo(f"wrote {output}")
 
 
 @app.command()
 @with_conventions
+@with_statistics
 def report(
     qrels: Qrels,
     runs: Runs,
     output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
     metric: Metrics = None,
-    baseline: Baseline = None,
-    test: Test = "t",
-    correction: Correction = "holm",
-    alpha: Alpha = 0.05,
-    permutations: Permutations = 10_000,
-    seed: Seed = 0,
-    bootstrap_ci: BootstrapCI = None,
     conventions: dict | None = None,
+    statistics: dict | None = None,
 ) -> None:
     """Write one self-contained HTML page: tables, comparisons, plots, signatures."""
     from rankwise.errors import RankwiseError
@@ -222,11 +200,10 @@ def report(
 
     with _inputs(qrels, runs) as (qrels_in, runs_in):
         try:
-            comp = write_report(qrels_in, runs_in, metric or list(DEFAULT_METRICS), output, baseline=baseline,
-                                test=test, correction=correction, alpha=alpha, permutations=permutations,
-                                seed=seed, bootstrap_ci=bootstrap_ci, **(conventions or {}))
+            comp = write_report(qrels_in, runs_in, metric or list(DEFAULT_METRICS), output, **(statistics or {}),
+                                **(conventions or {}))
         except RankwiseError as exc:
-            _fail(_where(str(exc)))
+            _fail(str(exc))
     _warn(comp.warnings)
     typer.echo(f"wrote {output}")
 

@@ -1,11 +1,12 @@
 """The options every evaluating command shares, defined once: the conventions (the same names
 as ``rankwise.evaluate``'s keywords, ``rel_level`` -> ``--rel-level``), the default metrics,
-and the resampling options of the commands that compare."""
+and the statistics options of the commands that compare."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -48,6 +49,22 @@ _CONVENTION_OPTIONS: list[inspect.Parameter] = [
 ]
 
 
+def as_flags(message: str) -> str:
+    """A message written for Python callers, with the convention keywords it suggests spelled as
+    the command-line options that set them (one vocabulary, two spellings).
+
+    >>> as_flags("Pass duplicates='first' or 'best' to keep one (missing='zero' scores them 0)")
+    "Pass --duplicates first (or 'best') to keep one (--missing zero scores them 0)"
+    """
+    names = "|".join(p.name for p in _CONVENTION_OPTIONS)
+
+    def flag(m: re.Match[str]) -> str:
+        alternative = f" (or {m.group(3)})" if m.group(3) else ""
+        return f"--{m.group(1).replace('_', '-')} {m.group(2)}{alternative}"
+
+    return re.sub(rf"\b({names})='([^']*)'(?: or ('[^']*'))?", flag, message)
+
+
 def conventions_from(options: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of ``rankwise.evaluate`` for the convention options given on the
     command line (options left at their default are not passed, so a profile's own apply).
@@ -74,34 +91,54 @@ def conventions_from(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def with_conventions(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the convention options to a command; it receives them as one ``conventions`` dict
-    (``rankwise.evaluate``'s keyword arguments, ``profile`` included)."""
-    signature = inspect.signature(command)
-    hints = typing.get_type_hints(command, include_extras=True)  # the command's string annotations, resolved
-    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
-              if p.name != "conventions"]
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> Any:
-        options = {p.name: kwargs.pop(p.name) for p in _CONVENTION_OPTIONS}
-        return command(conventions=conventions_from(options), **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=params + _CONVENTION_OPTIONS)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in params + _CONVENTION_OPTIONS}
-    return wrapper
+Command = Callable[..., Any]
 
 
-# the options of ``compare`` and ``report`` that set the statistics (the names of ``rankwise.compare``)
-Test = Annotated[str, typer.Option(help="t | wilcoxon | sign | randomization | bootstrap | tukey | nemenyi",
-                                   rich_help_panel="Statistics")]
-Correction = Annotated[str, typer.Option(help="holm | bonferroni | bh | none", rich_help_panel="Statistics")]
-Alpha = Annotated[float, typer.Option(help="Significance level.", rich_help_panel="Statistics")]
-Permutations = Annotated[int, typer.Option(help="Randomisation / bootstrap resamples.", rich_help_panel="Statistics")]
-Seed = Annotated[int, typer.Option(help="Seed of the resampling tests and intervals.", rich_help_panel="Statistics")]
-BootstrapCI = Annotated[str | None, typer.Option("--bootstrap-ci", help="Add a bootstrap interval: percentile | BCa",
-                                                 rich_help_panel="Statistics")]
-Baseline = Annotated[str | None, typer.Option(help="Compare every run with this one only.",
-                                              rich_help_panel="Statistics")]
+def _with_options(options: list[inspect.Parameter], key: str,
+                  pack: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Command], Command]:
+    """A decorator adding ``options`` to a command's signature (Typer reads it); the command
+    receives them as one dict under ``key``, built by ``pack``."""
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command)
+        hints = typing.get_type_hints(command, include_extras=True)  # the command's string annotations, resolved
+        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
+               if p.name != key]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> Any:
+            return command(**{key: pack({p.name: kwargs.pop(p.name) for p in options})}, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=own + options)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in own + options}
+        return wrapper
+
+    return decorate
+
+
+with_conventions = _with_options(_CONVENTION_OPTIONS, "conventions", conventions_from)
+"""Add the convention options to a command; it receives them as one ``conventions`` dict
+(``rankwise.evaluate``'s keyword arguments, ``profile`` included)."""
+
+
+def _statistics_option(name: str, default: Any, annotation: Any, *flags: str, help: str) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[
+        annotation, typer.Option(*flags, help=help, rich_help_panel="Statistics")])
+
+
+_STATISTICS_OPTIONS: list[inspect.Parameter] = [
+    _statistics_option("baseline", None, str | None, help="Compare every run with this one only."),
+    _statistics_option("test", "t", str, help="t | wilcoxon | sign | randomization | bootstrap | tukey | nemenyi"),
+    _statistics_option("correction", "holm", str, help="holm | bonferroni | bh | none"),
+    _statistics_option("alpha", 0.05, float, help="Significance level."),
+    _statistics_option("permutations", 10_000, int, help="Randomisation / bootstrap resamples."),
+    _statistics_option("seed", 0, int, help="Seed of the resampling tests and intervals."),
+    _statistics_option("bootstrap_ci", None, str | None, "--bootstrap-ci",
+                       help="Add a bootstrap interval: percentile | BCa"),
+]
+
+with_statistics = _with_options(_STATISTICS_OPTIONS, "statistics", dict)
+"""Add the statistics options of ``compare`` and ``report`` (the keywords of
+``rankwise.compare``); the command receives them as one ``statistics`` dict."""
+
 Metrics = Annotated[list[str] | None, typer.Option("-m", "--metric", help="Metric name; repeatable (default: "
                                                    + ", ".join(DEFAULT_METRICS) + ").")]

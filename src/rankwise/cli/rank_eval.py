@@ -65,7 +65,6 @@ def _load_callable(target: str) -> Callable[..., Any]:
     if not module or not attr:
         raise typer.BadParameter("expected module:function", param_hint="--callable")
     import os
-    import sys
 
     if os.getcwd() not in sys.path and "" not in sys.path:  # a module of the working directory, as `python -m`
         sys.path.insert(0, os.getcwd())
@@ -138,7 +137,7 @@ def rank_eval(
     """Run the rated requests of SPEC against a search backend and evaluate them."""
     from rankwise.errors import RankwiseError
     from rankwise.rankeval import judging
-    from rankwise.rankeval.evaluation import DETAILS
+    from rankwise.rankeval.evaluation import check_details
     from rankwise.rankeval.evaluation import rank_eval as run_rank_eval
     from rankwise.rankeval.spec import load_spec
 
@@ -159,8 +158,7 @@ def rank_eval(
             extra, skipped = judging.read_ratings(ratings)
             if skipped:
                 _warn([f"{ratings}: {skipped} row(s) without a rating were skipped"])
-        if details not in DETAILS:
-            raise RankwiseError(f"--details {details}: expected one of {', '.join(DETAILS)}")
+        check_details(details)  # before searching, not after
         result = run_rank_eval(parsed, engine, size=size, concurrency=concurrency, ratings=extra, test=test,
                                correction=correction, progress=_progress(not quiet))
         checks = None

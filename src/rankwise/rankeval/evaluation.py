@@ -63,6 +63,12 @@ def metric_depth(metric: Any) -> int | None:
     return parse_metric(metric).depth()
 
 
+def check_details(details: str) -> None:
+    """Refuse a ``details`` level outside ``DETAILS``."""
+    if details not in DETAILS:
+        raise OptionError(f"details={details!r}: expected one of {', '.join(DETAILS)}")
+
+
 def search_size(spec: RankEvalSpec, size: int | None = None) -> int:
     """The number of hits to ask for: the caller's, the spec's, else the deepest metric's."""
     if size is not None:
@@ -109,8 +115,7 @@ class RankEvalResult:
         """(request id, Elasticsearch's per-request entry) for one system and metric, one at a
         time. ``details``: ``all`` (score, hits, unrated_docs, metric_details), ``rated``
         (the rated hits only, no unrated_docs) or ``none`` (the score alone)."""
-        if details not in DETAILS:
-            raise OptionError(f"details={details!r}: expected one of {', '.join(DETAILS)}")
+        check_details(details)
         label = metric_label(metric)
         depth = metric_depth(metric) or self.size
         hits = self.systems[system]

@@ -45,11 +45,6 @@ def evaluation_grid(result: Result, per_query: bool = False, digits: int = 4) ->
     return Grid("rankwise evaluation", columns, rows, numeric, strong)
 
 
-def render_table(result: Result, per_query: bool = False) -> Any:
-    """A rich Table of runs x metrics (and per-query rows when asked)."""
-    return evaluation_grid(result, per_query).rich()
-
-
 def render_json(result: Result, per_query: bool = False) -> str:
     """The stable JSON interface (see ``Result.to_dict``)."""
     return json.dumps(result.to_dict(per_query=per_query), indent=2, sort_keys=False)

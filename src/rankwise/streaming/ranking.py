@@ -153,9 +153,9 @@ class _AtK(RankingMetrics):
         from rankwise.metrics.family import ALL
 
         where = type(self).__name__
-        options = {"k": k, **deprecated} if "ks" not in deprecated else dict(deprecated)
+        options = dict(deprecated)
         renamed(options, "ks", "k", where)
-        k = options.pop("k")
+        k = options.pop("k", k)
         missing = _renamed_missing(missing, options, where)
         self.many = k is not None and not isinstance(k, (int, np.integer))
         ks = list(k) if self.many else [ALL if k is None else k]
