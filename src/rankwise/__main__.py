@@ -1,5 +1,5 @@
 """``python -m rankwise``: the ``rankwise`` command."""
 
-from rankwise.cli.main import main
+from rankwise.cli.entry import main
 
 main()

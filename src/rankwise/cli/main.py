@@ -227,20 +227,7 @@ def ndeval(ctx: typer.Context) -> None:
     raise typer.Exit(code=run_ndeval(ctx.args))
 
 
-def main() -> None:
-    """Console entry point (``trec-eval`` and ``ndeval`` arguments bypass option parsing to keep
-    their tools' syntax)."""
-    argv = sys.argv[1:]
-    if argv and argv[0] == "trec-eval":
-        from rankwise.cli.trec_eval import run_trec_eval
-
-        sys.exit(run_trec_eval(argv[1:]))
-    if argv and argv[0] == "ndeval":
-        from rankwise.cli.ndeval import run_ndeval
-
-        sys.exit(run_ndeval(argv[1:]))
-    app(prog_name="rankwise")
-
+from rankwise.cli.entry import main  # noqa: E402,F401  (the console entry point, also importable from here)
 
 if __name__ == "__main__":
     main()

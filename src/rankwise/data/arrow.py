@@ -7,8 +7,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-POOL = pa.default_memory_pool()
-"""The Arrow memory pool of rankwise's large reads and joins."""
+
+def _pool() -> pa.MemoryPool:
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow build without jemalloc
+        return pa.default_memory_pool()
+
+
+POOL = _pool()
+"""The Arrow memory pool of rankwise's large reads and joins: jemalloc, which hands large freed
+blocks back to the system (mimalloc, Arrow's default, keeps them in the process)."""
 
 
 def release_unused() -> None:

@@ -99,21 +99,29 @@ class QrelsIndex:
                    level_values, level_counts, qrels.source)
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL."""
-        dcode = pc.index_in(doc, value_set=self.doc_vocab, memory_pool=arrow.POOL)
-        found = np.flatnonzero(to_numpy(dcode.is_valid()) & (qcode >= 0))
+        """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL
+        (looked up a slice of rows at a time: the temporaries stay small)."""
         label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
-        if len(found) == 0 or len(self.keys) == 0:
+        if len(self.keys) == 0:
             return label
-        codes = to_numpy(dcode.take(arrow.indices(found)), np.int64)
-        key = join_keys(qcode[found], codes, len(self.doc_vocab))
-        pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
-        hit = self.keys[pos] == key
-        got = self.labels[pos[hit]]
-        if label.dtype != got.dtype:
-            label = label.astype(got.dtype)
-        label[found[hit]] = np.where(got < 0, UNJUDGED, got)
+        for start in range(0, len(qcode), SLICE_ROWS):
+            stop = min(start + SLICE_ROWS, len(qcode))
+            dcode = pc.index_in(doc.slice(start, stop - start), value_set=self.doc_vocab, memory_pool=arrow.POOL)
+            found = np.flatnonzero(to_numpy(dcode.is_valid()) & (qcode[start:stop] >= 0))
+            if len(found) == 0:
+                continue
+            codes = to_numpy(dcode.take(arrow.indices(found)), np.int64)
+            del dcode
+            key = join_keys(qcode[start:stop][found], codes, len(self.doc_vocab))
+            pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+            hit = self.keys[pos] == key
+            got = self.labels[pos[hit]]
+            label[start + found[hit]] = np.where(got < 0, UNJUDGED, got)
         return label
+
+
+SLICE_ROWS = 1 << 20
+"""Rows handled at a time by the steps that need large temporaries only per row."""
 
 
 PARALLEL_MIN_ROWS = 200_000
@@ -126,21 +134,23 @@ def _query_codes(query: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.
     Dictionary-encoded columns are looked up once per distinct query, not once per row.
     """
     chunks = query.chunks if isinstance(query, pa.ChunkedArray) else [query]
-    parts = []
+    out = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
+    at = 0
     for chunk in chunks:
         if pa.types.is_dictionary(chunk.type):
             codes = pc.index_in(chunk.dictionary, value_set=vocabulary)
-            table = np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True), -1)
-            parts.append(table.astype(np.int32)[to_numpy(chunk.indices)])
+            table = np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True), -1).astype(np.int32)
+            np.take(table, to_numpy(chunk.indices), out=out[at: at + len(chunk)])
         else:
             codes = pc.index_in(chunk, value_set=vocabulary, memory_pool=arrow.POOL)
-            parts.append(np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True),
-                                  -1).astype(np.int32))
-    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+            out[at: at + len(chunk)] = np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True), -1)
+        at += len(chunk)
+    return out
 
 
 def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
-    """uint32 key whose ascending order is the descending order of ``score`` as float32.
+    """uint32 key whose ascending order is the descending order of ``score`` as float32
+    (computed in place in one float32 copy of the scores).
 
     >>> _descending_score_key(np.array([2.0, -1.0, 0.0, -0.0, 3.0]), "float32").argsort(kind="stable").tolist()
     [4, 0, 2, 3, 1]
@@ -149,11 +159,37 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
     s32 += np.float32(0.0)  # -0.0 becomes 0.0
     bits = s32.view(np.uint32)
     # non-negative floats: flip the 31 low bits (larger first); negative: keep (more negative last)
-    flip = np.right_shift(bits, np.uint32(31))
-    np.bitwise_xor(flip, np.uint32(1), out=flip)
-    np.multiply(flip, np.uint32(0x7FFFFFFF), out=flip)
-    np.bitwise_xor(bits, flip, out=bits)
+    # non-negative (sign bit 0): xor with 0x7FFFFFFF; negative: keep. The mask is
+    # (bits >> 31) - 1 masked to 31 bits: 0x7FFFFFFF for non-negative, 0 for negative, computed
+    # in chunks so that no second full-size array is needed
+    step = 1 << 20
+    for at in range(0, len(bits), step):
+        part = bits[at: at + step]
+        mask = np.right_shift(part, np.uint32(31))
+        mask -= np.uint32(1)
+        mask &= np.uint32(0x7FFFFFFF)
+        part ^= mask
     return bits
+
+
+def _sorted_ties(qcode: np.ndarray, skey: np.ndarray) -> np.ndarray | None:
+    """For rows already sorted by query, then ``skey`` (the usual run file): which rows tie
+    with the next one (same query, same key). None if the rows are not in that order.
+
+    >>> _sorted_ties(np.array([0, 0, 0, 1]), np.array([1, 1, 2, 0], dtype=np.uint32)).tolist()
+    [True, False, False]
+    >>> _sorted_ties(np.array([0, 0]), np.array([2, 1], dtype=np.uint32)) is None
+    True
+    """
+    same = qcode[1:] == qcode[:-1]
+    step = skey[1:] >= skey[:-1]
+    step &= same
+    step |= qcode[1:] > qcode[:-1]
+    if not bool(step.all()):
+        return None
+    del step
+    same &= skey[1:] == skey[:-1]
+    return same
 
 
 def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -202,6 +238,40 @@ def _any_equal_keys(packed: np.ndarray, qcode: np.ndarray) -> bool:
     return bool((packed[1:] == packed[:-1]).any())
 
 
+def _query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
+    """Row ranges of about ``size`` rows that never split a query, when each query's rows are
+    contiguous (the usual run file); None otherwise.
+
+    >>> _query_slices(np.array([0, 0, 1, 1, 1, 2]), 3)
+    [(0, 5), (5, 6)]
+    >>> _query_slices(np.array([0, 1, 0]), 3) is None
+    True
+    """
+    n = len(qcode)
+    starts = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+    starts = np.concatenate(([0], starts))
+    if len(distinct(qcode[starts])) != len(starts):
+        return None
+    cuts = distinct(starts[np.minimum(np.searchsorted(starts, np.arange(size, n, size)), len(starts) - 1)])
+    edges = [0] + [int(c) for c in cuts if 0 < c < n] + [n]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
+def _maybe_duplicates(doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray) -> bool:
+    """False if no (query, document) pair of the ``known`` rows repeats; True if one may (its
+    hash repeats: the caller confirms). Query by query in slices when queries are contiguous."""
+    slices = _query_slices(qcode, SLICE_ROWS) or [(0, len(qcode))]
+    for start, stop in slices:
+        q = qcode[start:stop]
+        packed = _dedup_keys(q, doc.slice(start, stop - start))
+        keep = known[start:stop]
+        if not keep.all():
+            packed, q = packed[keep], q[keep]
+        if _any_equal_keys(packed, q):
+            return True
+    return False
+
+
 def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
                         known: np.ndarray) -> tuple[np.ndarray | None, int]:
     """Return a keep-mask (None if no duplicates) and the number of rows dropped.
@@ -210,10 +280,7 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     the document id); equal neighbours are confirmed by comparing the documents' bytes.
     """
     subset = None if known.all() else np.flatnonzero(known)
-    packed = _dedup_keys(qcode, run.doc)
-    if subset is not None:
-        packed = packed[subset]
-    if not _any_equal_keys(packed, qcode if subset is None else qcode[subset]):
+    if not _maybe_duplicates(run.doc, qcode, known):
         return None, 0
     packed = _dedup_keys(qcode, run.doc)  # rare path: sort again, keeping the order
     if subset is not None:
@@ -263,17 +330,18 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     else:
         score = run.score[rows]
     if conv.score_precision == "float32":
-        # one uint64 key per row: query code in the high half, descending score in the low half
-        q = np.empty(len(score), dtype=np.uint64)
-        _high_half(q)[:] = qcode if rows is None else qcode[rows]
-        _low_half(q)[:] = _descending_score_key(score, "float32")
-        if rows is None and bool((q[1:] >= q[:-1]).all()):
-            local = None  # already in order: no sort, no permutation
-        else:
-            local = np.argsort(q, kind="stable")
-            q.sort(kind="stable")  # in place: the same order as q[local], without a second array
-        tied = q[1:] == q[:-1]
-        del q
+        skey = _descending_score_key(score, "float32")
+        q = qcode if rows is None else qcode[rows]
+        local, tied = (None, _sorted_ties(q, skey)) if rows is None else (None, None)
+        if tied is None:  # not in order: sort by one uint64 key, query high, score low
+            packed = np.empty(len(score), dtype=np.uint64)
+            _high_half(packed)[:] = q
+            _low_half(packed)[:] = skey
+            local = np.argsort(packed, kind="stable")
+            packed.sort(kind="stable")  # in place: the order of packed[local], without a second array
+            tied = packed[1:] == packed[:-1]
+            del packed
+        del skey, q
     else:
         q = qcode if rows is None else qcode[rows]
         same_query = q[1:] == q[:-1]
@@ -348,21 +416,22 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         label_all = index.lookup(qcode, run.doc)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
-        rows = np.arange(len(qcode), dtype=np.int32 if len(qcode) < 2**31 else np.int64)
         if patch is not None:
             pos, src = patch
             label[pos] = label_all[src]
-            rows[pos] = src
+        rows = None
     else:
         rows = order
         qsorted, label = qcode[rows], label_all[rows]
     n_q = len(index.query_ids)
-    counts = np.bincount(qsorted, minlength=n_q)
+    counts = _rows_per_query(qsorted, n_q)
     present = counts > 0
     level_counts = index.level_counts
     if conv.universe == "run":  # only the returned documents exist: count their labels alone
         level_counts = _level_counts(qsorted, label, index.level_values, n_q)
     if conv.depth is not None or conv.judged_only or conv.retrieved == "positive":
+        if rows is None:
+            rows = _patched_rows(len(qcode), patch)
         starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
         rank0 = np.arange(len(rows)) - np.repeat(starts, counts)
         mask = np.ones(len(rows), dtype=bool)
@@ -373,7 +442,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         if conv.retrieved == "positive":
             mask &= run.score[rows] > 0
         rows, qsorted, label = rows[mask], qsorted[mask], label[mask]
-        counts = np.bincount(qsorted, minlength=n_q)
+        counts = _rows_per_query(qsorted, n_q)
     missing = int((~present).sum())
     if conv.missing == "zero":
         evaluated = np.arange(n_q)
@@ -399,14 +468,44 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         in_run=present[evaluated],
         judged_only=conv.judged_only,
     )
-    lists.docs = rows  # run rows in rank order
-    compared = run.score[rows].astype(np.float32 if conv.score_precision == "float32" else np.float64)
+    precision = np.float32 if conv.score_precision == "float32" else np.float64
+    if rows is None:  # file order: the scores as they are, but for the tie patch
+        compared = run.score.astype(precision, copy=patch is not None)
+        if patch is not None:
+            compared[patch[0]] = run.score[patch[1]]
+    else:
+        compared = run.score[rows].astype(precision, copy=False)
     if conv.ties == "expected":
         lists.tie_start, lists.tie_size = _tie_groups(compared, offsets)
     else:
         lists.tie_spans = _tie_spans(compared, offsets, label)
     del compared
     return lists, warnings
+
+
+def _rows_per_query(qcode: np.ndarray, n_queries: int) -> np.ndarray:
+    """How many rows each query code has (``np.bincount`` a slice at a time: it widens its
+    input to 64 bits).
+
+    >>> _rows_per_query(np.array([0, 2, 2], dtype=np.int32), 4).tolist()
+    [1, 0, 2, 0]
+    """
+    counts = np.zeros(n_queries, dtype=np.int64)
+    for start in range(0, len(qcode), SLICE_ROWS):
+        counts += np.bincount(qcode[start: start + SLICE_ROWS], minlength=n_queries)
+    return counts
+
+
+def _patched_rows(n: int, patch: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Row numbers in rank order for rows in file order but for ``patch`` (positions, rows).
+
+    >>> _patched_rows(4, (np.array([1, 2]), np.array([2, 1]))).tolist()
+    [0, 2, 1, 3]
+    """
+    rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    if patch is not None:
+        rows[patch[0]] = patch[1]
+    return rows
 
 
 def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray, n_q: int) -> np.ndarray:

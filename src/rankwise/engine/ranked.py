@@ -39,7 +39,6 @@ class RankedLists:
     in_run: np.ndarray | None = None
     judged_only: bool = False
     """Unjudged documents were dropped (trec_eval ``-J``): a query can be left with none."""
-    docs: np.ndarray | None = field(default=None, repr=False)
     tie_start: np.ndarray | None = field(default=None, repr=False)
     """With ties='expected': 0-based rank where each row's group of tied rows starts."""
     tie_size: np.ndarray | None = field(default=None, repr=False)
@@ -60,7 +59,6 @@ class RankedLists:
         """The same rankings judged at another relevance level (arrays shared, caches fresh)."""
         twin = RankedLists(self.query_ids, self.offsets, self.label, self.level_values, self.level_counts,
                            rel_level, self.run_name, self.in_run, judged_only=self.judged_only)
-        twin.docs = self.docs
         twin.tie_start, twin.tie_size, twin.tie_spans = self.tie_start, self.tie_size, self.tie_spans
         return twin
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from rankwise.data.arrow import indices as arrow_indices
 from rankwise.engine.segments import length_classes
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -89,15 +88,38 @@ def hash_rows(words: np.ndarray) -> np.ndarray:
     return h
 
 
+def _hash_words(chunk: pa.Array, rows: np.ndarray | None, width: int) -> np.ndarray:
+    """Rows of ``width`` 8-byte words of the strings ``rows`` of ``chunk`` (None: all), as
+    little-endian loads with the bytes past each string's end zeroed: equal strings give equal
+    rows (the byte order inside a word does not matter for hashing, only for sorting)."""
+    offsets = _offsets(chunk)
+    data = chunk.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    padded = np.zeros(len(raw) + 8 * width + 8, dtype=np.uint8)
+    padded[: len(raw)] = raw
+    loads = np.ndarray(shape=(len(raw) + 8 * width,), dtype="<u8", buffer=padded, strides=(1,))
+    starts = offsets[:-1] if rows is None else offsets[:-1][rows]
+    lengths = np.diff(offsets) if rows is None else (offsets[1:] - offsets[:-1])[rows]
+    words = np.empty((len(starts), width), dtype=np.uint64)
+    for c in range(width):
+        words[:, c] = loads[starts + 8 * c]
+        kept = np.clip(lengths - 8 * c, 0, 8)
+        words[:, c] &= _KEEP_LOW_BYTES[kept]
+    return words
+
+
+_KEEP_LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
+"""Masks keeping the low 0..8 bytes of a little-endian word."""
+
+
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A 64-bit hash of each string, in time and memory that do not depend on the longest one.
 
     Strings are grouped by their number of 8-byte words rounded up to a power of two
     (``segments.length_classes``); each group is padded only to its own width and hashed with
     ``hash_rows``. Equal strings have equal lengths, so they fall in the same group and get
-    equal hashes; callers confirm equality
-    of colliding rows. (Padding every row to the longest id made one 10,000-byte id cost
-    1,250 words per row.)
+    equal hashes; callers confirm equality of colliding rows. (Padding every row to the
+    longest id made one 10,000-byte id cost 1,250 words per row.)
 
     >>> h = string_hashes(pa.chunked_array([["a", "b"], ["a", "a-much-longer-id"]]))
     >>> bool(h[0] == h[2]), bool(h[0] == h[1])
@@ -108,12 +130,13 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
     at = 0
     for chunk in chunks:
-        words_per_string = np.maximum(1, -(-np.diff(_offsets(chunk)) // 8))
-        classes = length_classes(words_per_string)
-        for width, rows in classes:
-            part = chunk if len(classes) == 1 else chunk.take(arrow_indices(rows))
-            words = np.empty((len(rows), width), dtype=np.uint64)
-            _chunk_words(part, width, words, np.empty(len(rows), dtype=np.int32))
-            out[at + rows] = hash_rows(words)
+        lengths = np.diff(_offsets(chunk))
+        longest = int(lengths.max())
+        if longest <= 8:  # one word each: the usual document id
+            out[at: at + len(chunk)] = hash_rows(_hash_words(chunk, None, 1))
+        else:
+            classes = length_classes(np.maximum(1, -(-lengths // 8)))
+            for width, rows in classes:
+                out[at + rows] = hash_rows(_hash_words(chunk, rows, width))
         at += len(chunk)
     return out

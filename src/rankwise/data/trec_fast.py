@@ -1,0 +1,253 @@
+"""The fast path for regular TREC files: Arrow's multithreaded CSV parser, piece by piece.
+
+A regular file has its fields separated by exactly one space (or one tab), no comment lines, no
+empty fields, no other whitespace byte. The file is read in pieces of whole lines; each piece is
+parsed by Arrow on every core, checked, and only the columns an evaluation needs are kept (the
+``Q0`` and rank columns and the run tags go as soon as they are checked). Memory stays near the
+size of the kept columns, not of the file, and the file's pages never count in the process.
+
+Anything irregular makes :func:`read_regular` return None; the caller then reads the file with
+the careful line reader, which also writes the precise error messages.
+"""
+
+from __future__ import annotations
+
+import gzip
+import mmap
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from rankwise.data import arrow
+from rankwise.data.arrow import to_numpy
+
+PIECE_BYTES = 1 << 25
+"""Bytes of whole lines parsed at a time (Arrow splits each piece into blocks for its threads)."""
+_BLOCK_BYTES = 1 << 22
+
+
+@dataclass
+class RegularColumns:
+    """The kept columns of a regular file, as Arrow chunks per column, and the distinct values
+    of the dropped ``distinct`` column in order of first appearance (the run tags)."""
+
+    chunks: dict[str, list[pa.Array]]
+    numbers: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    """Numeric kept columns, as NumPy copies of each piece (Arrow's memory is reused)."""
+    distinct: list[str] = field(default_factory=list)
+    last: str | None = None
+    """The value of the ``distinct`` column on the last line."""
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return pa.chunked_array(self.chunks[name], type=self.chunks[name][0].type)
+
+    def array(self, name: str) -> np.ndarray:
+        """A numeric column as one NumPy array (the pieces are released as it is built)."""
+        parts = self.numbers.pop(name)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+@dataclass
+class Piece:
+    """Whole lines of a file: ``data`` (for Arrow) is ``raw[start:end]`` (for byte searches)."""
+
+    data: pa.Buffer
+    raw: mmap.mmap | bytearray
+    start: int
+    end: int
+
+
+def _pieces(path: str | os.PathLike[str], size: int) -> Iterator[Piece]:
+    """The file (gunzipped if needed) in pieces of about ``size`` bytes that end at a line end;
+    a piece is valid until the next one is asked for."""
+    with open(path, "rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+        if not gzipped:
+            if os.fstat(f.fileno()).st_size:
+                yield from _mapped_pieces(f.fileno(), size)
+            return
+    with gzip.open(path, "rb") as g:
+        yield from _read_pieces(g, size)
+
+
+def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
+    """Pieces of a mapped file. Each piece's pages are dropped from the process once parsed
+    (they stay in the system's page cache), so the file never counts in its memory."""
+    mapped = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
+    try:
+        whole = pa.py_buffer(mapped)
+        start, total = 0, len(mapped)
+        while start < total:
+            end = total if start + size >= total else mapped.rfind(b"\n", start, start + size) + 1
+            if end <= start:  # a line longer than a piece
+                end = mapped.find(b"\n", start + size) + 1 or total
+            yield Piece(whole.slice(start, end - start), mapped, start, end)
+            page = start - start % mmap.PAGESIZE
+            mapped.madvise(mmap.MADV_DONTNEED, page, end - page - (end - page) % mmap.PAGESIZE)
+            start = end
+        del whole
+    finally:
+        try:
+            mapped.close()
+        except BufferError:
+            pass  # a buffer still views the mapping: it closes when the last one goes
+
+
+def _read_pieces(f: BinaryIO, size: int) -> Iterator[Piece]:
+    """Pieces read from a stream into one reused buffer (no fresh pages for each piece)."""
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    carry = 0
+    while True:
+        if carry == len(buffer):  # one line longer than the buffer: grow it
+            view.release()
+            buffer.extend(bytes(len(buffer)))
+            view = memoryview(buffer)
+        got = f.readinto(view[carry:])
+        filled = carry + got
+        if got == 0:
+            if filled:
+                yield Piece(pa.py_buffer(buffer)[:filled], buffer, 0, filled)
+            return
+        end = buffer.rfind(b"\n", 0, filled) + 1
+        if end == 0:
+            carry = filled
+            continue
+        yield Piece(pa.py_buffer(buffer)[:end], buffer, 0, end)
+        carry = filled - end
+        buffer[:carry] = buffer[end:filled]
+
+
+def _irregular_bytes(piece: Piece, delimiter: str) -> bool:
+    """A byte trec_eval reads as a separator where Arrow does not (the other delimiter, ``\\v``,
+    ``\\f``, a ``\\r`` that does not end a line) or a NUL byte (memchr speed)."""
+    data, start, n = piece.raw, piece.start, piece.end
+    other = b"\t" if delimiter == " " else b" "
+    if any(data.find(byte, start, n) >= 0 for byte in (other, b"\x0b", b"\x0c", b"\x00")):
+        return True
+    if data.find(b"\r", start, n) < 0:
+        return False
+    text = bytes(data[start:n])  # a file with \r: count them in a copy
+    return text.count(b"\r") != text.count(b"\r\n")
+
+
+def _offsets(arr: pa.Array) -> np.ndarray:
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    return np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)[arr.offset: arr.offset + len(arr) + 1]
+
+
+def _has_empty(arr: pa.Array) -> bool:
+    """True if a string or binary array holds an empty value (an empty field of the line)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary
+    offsets = _offsets(arr)
+    return bool(len(arr)) and bool((offsets[1:] == offsets[:-1]).any())
+
+
+def _starts_with_hash(arr: pa.Array) -> bool:
+    """True if a value of a (dictionary) string array starts with ``#`` (a comment line)."""
+    values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
+    if not len(values) or values.buffers()[2] is None:
+        return False
+    offsets = _offsets(values)
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)
+    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
+    return bool((data[starts] == ord("#")).any())
+
+
+def _distinct_values(arr: pa.Array) -> list[str]:
+    """Distinct values of a binary array in order of first appearance (one memory comparison
+    when every value is the same, the usual run tag).
+
+    >>> _distinct_values(pa.array([b"a", b"b", b"a"])), _distinct_values(pa.array([b"bm25"] * 3))
+    (['a', 'b'], ['bm25'])
+    """
+    offsets = _offsets(arr)
+    first = arr[0].as_py()
+    if bool((np.diff(offsets) == len(first)).all()):
+        data = arr.buffers()[2][int(offsets[0]): int(offsets[-1])]
+        if data.equals(pa.py_buffer(first * len(arr))):
+            return [first.decode("utf-8")]
+    return list(dict.fromkeys(value.decode("utf-8") for value in arr.to_pylist()))
+
+
+def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
+                 delimiter: str, keep: tuple[str, ...], distinct: str | None = None,
+                 piece_bytes: int = PIECE_BYTES) -> RegularColumns | None:
+    """Parse a regular TREC file; None as soon as anything is irregular (or unreadable).
+
+    ``types`` gives each column's Arrow type (columns that are only checked are best read as
+    ``binary``: no dictionary, no UTF-8 check); ``keep`` names the columns returned; the values
+    of column ``distinct`` are reduced to their distinct values in order.
+
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("wb", suffix=".trec", delete=False)
+    >>> _ = f.write(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.0 bm25\\n"); f.close()
+    >>> cols = read_regular(f.name, ("query", "q0", "doc", "rank", "score", "tag"),
+    ...                     {"query": pa.string(), "q0": pa.binary(), "doc": pa.string(),
+    ...                      "rank": pa.binary(), "score": pa.float64(), "tag": pa.binary()},
+    ...                     " ", ("query", "doc", "score"), distinct="tag")
+    >>> cols.column("doc").to_pylist(), cols.distinct
+    (['d1', 'd2'], ['bm25'])
+    >>> with open(f.name, "ab") as g: _ = g.write(b"q1  Q0 d3 3 0.5 bm25\\n")   # an empty field
+    >>> read_regular(f.name, ("query", "q0", "doc", "rank", "score", "tag"),
+    ...              {"query": pa.string(), "q0": pa.binary(), "doc": pa.string(),
+    ...               "rank": pa.binary(), "score": pa.float64(), "tag": pa.binary()},
+    ...              " ", ("query", "doc", "score")) is None
+    True
+    >>> os.unlink(f.name)
+    """
+    read_options = pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=_BLOCK_BYTES)
+    parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                       ignore_empty_lines=False)
+    convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                           quoted_strings_can_be_null=False, null_values=[])
+    numeric = [n for n in keep if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])]
+    out = RegularColumns({name: [] for name in keep if name not in numeric}, {name: [] for name in numeric})
+    seen: dict[str, None] = {}
+    checked = [n for n in names if not (pa.types.is_integer(types[n]) or pa.types.is_floating(types[n]))]
+    pieces = _pieces(path, piece_bytes)
+    pool = arrow.POOL
+    try:
+        for piece in pieces:
+            if _irregular_bytes(piece, delimiter):
+                return None
+            table = pacsv.read_csv(pa.BufferReader(piece.data), read_options=read_options,
+                                   parse_options=parse_options, convert_options=convert_options,
+                                   memory_pool=pool)
+            if not _regular_table(table, names[0], checked):
+                return None
+            for name in keep:
+                if name in out.numbers:
+                    out.numbers[name].append(to_numpy(table.column(name)).copy())
+                else:
+                    out.chunks[name].extend(c for c in table.column(name).chunks if len(c))
+            if distinct is not None:
+                for chunk in table.column(distinct).chunks:
+                    if len(chunk):
+                        seen.update(dict.fromkeys(_distinct_values(chunk)))
+                        out.last = chunk[-1].as_py().decode("utf-8")
+            del table
+            pool.release_unused()  # the piece's scratch memory goes back to the system
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, EOFError, OSError, zlib.error):
+        return None  # the careful reader says what is wrong
+    finally:
+        piece = None
+        pieces.close()
+    if not out.chunks[keep[0]] and not out.numbers.get(keep[0]):
+        return None
+    out.distinct = list(seen)
+    return out
+
+
+def _regular_table(table: pa.Table, first: str, checked: list[str]) -> bool:
+    """No comment line (a first field starting with ``#``) and no empty field."""
+    if any(_starts_with_hash(c) for c in table.column(first).chunks):
+        return False
+    return not any(_has_empty(c) for n in checked for c in table.column(n).chunks)
