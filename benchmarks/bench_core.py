@@ -265,14 +265,14 @@ def main() -> None:
     example = HERE.parent / "examples"
     small = run_tool(FIRST_SMALL, example / "qrels.test", example / "results.test", max(args.repeat, 5))
     if args.processes:
-        small = HERE / "_data" / "q1000_d100"
-        if not (small / "run.trec").exists():
-            subprocess.run([sys.executable, str(HERE / "generate.py"), str(small), "--queries", "1000",
+        small_run = HERE / "_data" / "q1000_d100"
+        if not (small_run / "run.trec").exists():
+            subprocess.run([sys.executable, str(HERE / "generate.py"), str(small_run), "--queries", "1000",
                             "--depth", "100"], check=True, stdout=subprocess.DEVNULL)
         print_whole_process("whole process, 1,000 queries x 100 documents (5 measures), best of "
                             f"{args.processes} taking turns:",
-                            whole_process(small / "qrels.txt", small / "run.trec", args.processes),
-                            (small / "run.trec").stat().st_size / 2**20)
+                            whole_process(small_run / "qrels.txt", small_run / "run.trec", args.processes),
+                            (small_run / "run.trec").stat().st_size / 2**20)
         print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), best of "
                             f"{args.processes} taking turns:",
                             whole_process(qrels_path, run_path, args.processes), size_mb)

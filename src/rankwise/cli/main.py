@@ -227,7 +227,5 @@ def ndeval(ctx: typer.Context) -> None:
     raise typer.Exit(code=run_ndeval(ctx.args))
 
 
-from rankwise.cli.entry import main  # noqa: E402,F401  (the console entry point, also importable from here)
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the console entry point is rankwise.cli.entry:main
+    app(prog_name="rankwise")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 
 def _pool() -> pa.MemoryPool:
@@ -25,7 +24,7 @@ def release_unused() -> None:
     when large temporary buffers were just freed)."""
     POOL.release_unused()
 
-_NUMPY_TYPES = {
+NUMPY_TYPES = {
     pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
     pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
     pa.float32(): np.float32, pa.float64(): np.float64,
@@ -43,9 +42,11 @@ def _chunk_to_numpy(chunk: pa.Array, raw: bool = False) -> np.ndarray:
             return np.zeros(0, dtype=bool)
         bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8), bitorder="little")
         return bits[off: off + n].astype(bool)
-    dtype = _NUMPY_TYPES.get(chunk.type)
+    dtype = NUMPY_TYPES.get(chunk.type)
     if dtype is None:
-        return pc.cast(chunk, pa.float64()).to_numpy(zero_copy_only=True)
+        from rankwise.data.kernels import cast
+
+        return cast(chunk, pa.float64()).to_numpy(zero_copy_only=True)
     if buf is None:
         return np.zeros(0, dtype=dtype)
     return np.frombuffer(buf, dtype=dtype)[off: off + n]

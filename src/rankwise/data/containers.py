@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from rankwise.data import arrow
+from rankwise.data import arrow, kernels
 from rankwise.errors import InputError
 
 
@@ -44,7 +43,7 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
     """
     if isinstance(values, (pa.ChunkedArray, pa.Array)):
         if values.null_count:
-            valid = values.is_valid()
+            valid = kernels.is_valid(values)
             row = int(np.flatnonzero(~np.asarray(valid.to_numpy(zero_copy_only=False)))[0])
             raise InputError(f"expected an id, got a null ({values.null_count} in all)", source=source,
                              line=_line_of(lines, row), field=field)
@@ -67,7 +66,7 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        values = pc.cast(values, pa.string())
+        values = kernels.cast(values, pa.string())
     return values
 
 

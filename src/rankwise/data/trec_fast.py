@@ -32,14 +32,49 @@ PIECE_BYTES = 1 << 25
 _BLOCK_BYTES = 1 << 22
 
 
+class GrowingArray:
+    """A NumPy array filled chunk by chunk. Its capacity is a generous estimate: pages never
+    written are never part of the process, so the slack costs nothing; past it, it grows.
+
+    >>> g = GrowingArray(np.float64, 2)
+    >>> g.extend(pa.chunked_array([[1.0, 2.0], [3.0]])); g.values().tolist()
+    [1.0, 2.0, 3.0]
+    """
+
+    def __init__(self, dtype: type, capacity: int) -> None:
+        self._data = np.empty(max(capacity, 1), dtype=dtype)
+        self._size = 0
+
+    def reserve(self, capacity: int) -> None:
+        """Make room for ``capacity`` values in all (copying what is there if needed)."""
+        if capacity > len(self._data):
+            grown = np.empty(capacity, dtype=self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+
+    def extend(self, column: pa.ChunkedArray) -> None:
+        needed = self._size + len(column)
+        if needed > len(self._data):
+            self.reserve(needed * 3 // 2)
+        for chunk in column.chunks:
+            self._data[self._size: self._size + len(chunk)] = to_numpy(chunk)
+            self._size += len(chunk)
+
+    def values(self) -> np.ndarray:
+        return self._data[: self._size]
+
+    def __len__(self) -> int:
+        return self._size
+
+
 @dataclass
 class RegularColumns:
     """The kept columns of a regular file, as Arrow chunks per column, and the distinct values
     of the dropped ``distinct`` column in order of first appearance (the run tags)."""
 
     chunks: dict[str, list[pa.Array]]
-    numbers: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    """Numeric kept columns, as NumPy copies of each piece (Arrow's memory is reused)."""
+    numbers: dict[str, GrowingArray] = field(default_factory=dict)
+    """Numeric kept columns, copied into NumPy piece by piece (Arrow's memory is reused)."""
     distinct: list[str] = field(default_factory=list)
     last: str | None = None
     """The value of the ``distinct`` column on the last line."""
@@ -49,8 +84,7 @@ class RegularColumns:
 
     def array(self, name: str) -> np.ndarray:
         """A numeric column as one NumPy array (the pieces are released as it is built)."""
-        parts = self.numbers.pop(name)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return self.numbers.pop(name).values()
 
 
 @dataclass
@@ -209,9 +243,10 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
     convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False, null_values=[])
     numeric = [n for n in keep if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])]
-    out = RegularColumns({name: [] for name in keep if name not in numeric}, {name: [] for name in numeric})
+    out = RegularColumns({name: [] for name in keep if name not in numeric})
     seen: dict[str, None] = {}
     checked = [n for n in names if not (pa.types.is_integer(types[n]) or pa.types.is_floating(types[n]))]
+    total = os.path.getsize(path)
     pieces = _pieces(path, piece_bytes)
     pool = arrow.POOL
     try:
@@ -224,8 +259,11 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
             if not _regular_table(table, names[0], checked):
                 return None
             for name in keep:
-                if name in out.numbers:
-                    out.numbers[name].append(to_numpy(table.column(name)).copy())
+                if name in numeric:
+                    if name not in out.numbers:  # rows of the file, estimated from the first piece
+                        estimate = table.num_rows * (total // max(piece.end - piece.start, 1) + 1) * 5 // 4
+                        out.numbers[name] = GrowingArray(arrow.NUMPY_TYPES[types[name]], estimate)
+                    out.numbers[name].extend(table.column(name))
                 else:
                     out.chunks[name].extend(c for c in table.column(name).chunks if len(c))
             if distinct is not None:
@@ -240,7 +278,7 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
     finally:
         piece = None
         pieces.close()
-    if not out.chunks[keep[0]] and not out.numbers.get(keep[0]):
+    if not out.chunks.get(keep[0]) and not len(out.numbers.get(keep[0], ())):
         return None
     out.distinct = list(seen)
     return out

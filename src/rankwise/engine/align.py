@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from rankwise.data import arrow
+from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
@@ -64,14 +63,14 @@ class QrelsIndex:
         """Encode ``qrels``; a document judged twice for one query is an error (as in trec_eval)."""
         query = qrels.query.combine_chunks() if isinstance(qrels.query, pa.ChunkedArray) else qrels.query
         doc = qrels.doc.combine_chunks() if isinstance(qrels.doc, pa.ChunkedArray) else qrels.doc
-        qdict = pc.dictionary_encode(query)
+        qdict = kernels.dictionary_encode(query)
         uniq_q = np.asarray(qdict.dictionary.to_pylist(), dtype=object)
         order = np.argsort(uniq_q.astype(str), kind="stable")
         query_ids = uniq_q[order]
         rank_of = np.empty(len(order), dtype=np.int64)
         rank_of[order] = np.arange(len(order))
         qcode = rank_of[to_numpy(qdict.indices)]
-        ddict = pc.dictionary_encode(doc)
+        ddict = kernels.dictionary_encode(doc)
         doc_vocab = ddict.dictionary
         dcode = to_numpy(ddict.indices, np.int64)
         keys = join_keys(qcode, dcode, len(doc_vocab))
@@ -106,11 +105,11 @@ class QrelsIndex:
             return label
         for start in range(0, len(qcode), SLICE_ROWS):
             stop = min(start + SLICE_ROWS, len(qcode))
-            dcode = pc.index_in(doc.slice(start, stop - start), value_set=self.doc_vocab, memory_pool=arrow.POOL)
-            found = np.flatnonzero(to_numpy(dcode.is_valid()) & (qcode[start:stop] >= 0))
+            dcode = kernels.index_in(doc.slice(start, stop - start), self.doc_vocab, arrow.POOL)
+            found = np.flatnonzero(to_numpy(kernels.is_valid(dcode)) & (qcode[start:stop] >= 0))
             if len(found) == 0:
                 continue
-            codes = to_numpy(dcode.take(arrow.indices(found)), np.int64)
+            codes = to_numpy(kernels.take(dcode, arrow.indices(found)), np.int64)
             del dcode
             key = join_keys(qcode[start:stop][found], codes, len(self.doc_vocab))
             pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
@@ -128,6 +127,11 @@ PARALLEL_MIN_ROWS = 200_000
 """Runs this large check duplicates on a second thread while the main thread sorts."""
 
 
+def _found_or_minus_one(codes: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An ``index_in`` result as int32 codes, -1 where the value was not found."""
+    return np.where(to_numpy(kernels.is_valid(codes)), to_numpy(codes, np.int32, raw=True), -1).astype(np.int32)
+
+
 def _query_codes(query: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
     """Code of each row's query in ``vocabulary`` (int32), -1 for queries not in it.
 
@@ -138,12 +142,12 @@ def _query_codes(query: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.
     at = 0
     for chunk in chunks:
         if pa.types.is_dictionary(chunk.type):
-            codes = pc.index_in(chunk.dictionary, value_set=vocabulary)
-            table = np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True), -1).astype(np.int32)
+            codes = kernels.index_in(chunk.dictionary, vocabulary)
+            table = _found_or_minus_one(codes)
             np.take(table, to_numpy(chunk.indices), out=out[at: at + len(chunk)])
         else:
-            codes = pc.index_in(chunk, value_set=vocabulary, memory_pool=arrow.POOL)
-            out[at: at + len(chunk)] = np.where(to_numpy(codes.is_valid()), to_numpy(codes, np.int32, raw=True), -1)
+            codes = kernels.index_in(chunk, vocabulary, arrow.POOL)
+            out[at: at + len(chunk)] = _found_or_minus_one(codes)
         at += len(chunk)
     return out
 
@@ -290,7 +294,7 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     order = local if subset is None else subset[local]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
     a, b = order[cand], order[cand + 1]
-    equal_docs = pc.equal(run.doc.take(arrow.indices(a)), run.doc.take(arrow.indices(b)))
+    equal_docs = kernels.equal(kernels.take(run.doc, arrow.indices(a)), kernels.take(run.doc, arrow.indices(b)))
     same = (qcode[a] == qcode[b]) & to_numpy(equal_docs)
     pairs = cand[same]
     if len(pairs) == 0:
@@ -368,9 +372,9 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     src = pos if local is None else local[pos]
     tied_rows = src if rows is None else rows[src]
     # Arrow compares strings byte by byte (strcmp), whatever their length
-    docs = pc.take(run.doc, arrow.indices(tied_rows), memory_pool=arrow.POOL)
+    docs = kernels.take(run.doc, arrow.indices(tied_rows), arrow.POOL)
     direction = "descending" if conv.ties == "trec" else "ascending"
-    perm = to_numpy(pc.sort_indices(pa.Table.from_arrays([arrow.indices(group), docs], names=["group", "doc"]),
+    perm = to_numpy(kernels.sort_indices(pa.Table.from_arrays([arrow.indices(group), docs], names=["group", "doc"]),
                                     sort_keys=[("group", "ascending"), ("doc", direction)]), np.int64)
     if local is None:
         return None, (pos, pos[perm])
@@ -403,7 +407,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         warnings.append(Notice(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
                                f"keeping the {conv.duplicates} occurrence", "duplicates", run=run.name, count=dropped))
     if not known.all():
-        unknown = pc.unique(run.query.filter(arrow.mask(~known)))
+        unknown = kernels.unique(kernels.filter_values(run.query, arrow.mask(~known)))
         warnings.append(Notice(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
                                f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}",
                                "unjudged_queries", run=run.name, count=len(unknown)))
