@@ -71,6 +71,18 @@ def to_numpy(values: pa.Array | pa.ChunkedArray, dtype: type | None = None, raw:
     return out.astype(dtype, copy=False) if dtype is not None else out
 
 
+def offsets(values: pa.Array) -> np.ndarray:
+    """The value offsets of a string or binary array, as a view of its buffer (``len + 1``
+    entries; value ``i`` is ``data[offsets[i]:offsets[i + 1]]``).
+
+    >>> offsets(pa.array(["a", "bc", ""])).tolist()
+    [0, 1, 3, 3]
+    """
+    large = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+    raw = np.frombuffer(values.buffers()[1], dtype=np.int64 if large else np.int32)
+    return raw[values.offset: values.offset + len(values) + 1]
+
+
 def strings(values: list[str]) -> pa.Array:
     """An Arrow string array from Python strings (built from buffers: ``pa.array`` imports pandas).
 

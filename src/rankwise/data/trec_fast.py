@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from rankwise.data import arrow
+from rankwise.data.arrow import offsets as value_offsets
 from rankwise.data.arrow import to_numpy
 
 PIECE_BYTES = 1 << 25
@@ -62,9 +63,6 @@ class GrowingArray:
 
     def values(self) -> np.ndarray:
         return self._data[: self._size]
-
-    def __len__(self) -> int:
-        return self._size
 
 
 @dataclass
@@ -139,9 +137,9 @@ def _read_pieces(f: BinaryIO, size: int) -> Iterator[Piece]:
     view = memoryview(buffer)
     carry = 0
     while True:
-        if carry == len(buffer):  # one line longer than the buffer: grow it
-            view.release()
-            buffer.extend(bytes(len(buffer)))
+        if carry == len(buffer):  # one line longer than the buffer: a larger one (earlier
+            # pieces may still view the old one, so it is replaced, not resized)
+            buffer = buffer + bytes(len(buffer))
             view = memoryview(buffer)
         got = f.readinto(view[carry:])
         filled = carry + got
@@ -171,16 +169,11 @@ def _irregular_bytes(piece: Piece, delimiter: str) -> bool:
     return text.count(b"\r") != text.count(b"\r\n")
 
 
-def _offsets(arr: pa.Array) -> np.ndarray:
-    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    return np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)[arr.offset: arr.offset + len(arr) + 1]
-
-
 def _has_empty(arr: pa.Array) -> bool:
     """True if a string or binary array holds an empty value (an empty field of the line)."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary
-    offsets = _offsets(arr)
+    offsets = value_offsets(arr)
     return bool(len(arr)) and bool((offsets[1:] == offsets[:-1]).any())
 
 
@@ -189,7 +182,7 @@ def _starts_with_hash(arr: pa.Array) -> bool:
     values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
     if not len(values) or values.buffers()[2] is None:
         return False
-    offsets = _offsets(values)
+    offsets = value_offsets(values)
     data = np.frombuffer(values.buffers()[2], dtype=np.uint8)
     starts = offsets[:-1][offsets[1:] > offsets[:-1]]
     return bool((data[starts] == ord("#")).any())
@@ -202,7 +195,7 @@ def _distinct_values(arr: pa.Array) -> list[str]:
     >>> _distinct_values(pa.array([b"a", b"b", b"a"])), _distinct_values(pa.array([b"bm25"] * 3))
     (['a', 'b'], ['bm25'])
     """
-    offsets = _offsets(arr)
+    offsets = value_offsets(arr)
     first = arr[0].as_py()
     if bool((np.diff(offsets) == len(first)).all()):
         data = arr.buffers()[2][int(offsets[0]): int(offsets[-1])]
@@ -242,10 +235,11 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
                                        ignore_empty_lines=False)
     convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False, null_values=[])
-    numeric = [n for n in keep if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])]
+    numeric = {n for n in names if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])}
     out = RegularColumns({name: [] for name in keep if name not in numeric})
     seen: dict[str, None] = {}
-    checked = [n for n in names if not (pa.types.is_integer(types[n]) or pa.types.is_floating(types[n]))]
+    checked = [n for n in names if n not in numeric]
+    rows = 0
     total = os.path.getsize(path)
     pieces = _pieces(path, piece_bytes)
     pool = arrow.POOL
@@ -258,6 +252,7 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
                                    memory_pool=pool)
             if not _regular_table(table, names[0], checked):
                 return None
+            rows += table.num_rows
             for name in keep:
                 if name in numeric:
                     if name not in out.numbers:  # rows of the file, estimated from the first piece
@@ -278,7 +273,7 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
     finally:
         piece = None
         pieces.close()
-    if not out.chunks.get(keep[0]) and not len(out.numbers.get(keep[0], ())):
+    if rows == 0:
         return None
     out.distinct = list(seen)
     return out

@@ -333,10 +333,11 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
         score = run.score
     else:
         score = run.score[rows]
+    q = qcode if rows is None else qcode[rows]
+    local = None
     if conv.score_precision == "float32":
         skey = _descending_score_key(score, "float32")
-        q = qcode if rows is None else qcode[rows]
-        local, tied = (None, _sorted_ties(q, skey)) if rows is None else (None, None)
+        tied = _sorted_ties(q, skey) if rows is None else None
         if tied is None:  # not in order: sort by one uint64 key, query high, score low
             packed = np.empty(len(score), dtype=np.uint64)
             _high_half(packed)[:] = q
@@ -345,19 +346,15 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
             packed.sort(kind="stable")  # in place: the order of packed[local], without a second array
             tied = packed[1:] == packed[:-1]
             del packed
-        del skey, q
+        del skey
     else:
-        q = qcode if rows is None else qcode[rows]
-        same_query = q[1:] == q[:-1]
-        if rows is None and bool((q[1:] >= q[:-1]).all()) and bool((score[1:] <= score[:-1])[same_query].all()):
-            local = None  # already in order (the usual run file): no sort, no permutation
-            sq, ss = q, score
-        else:
+        tied = _sorted_ties(q, np.negative(score)) if rows is None else None
+        if tied is None:
             local = np.lexsort((-score, q))
             sq, ss = q[local], score[local]
-            same_query = sq[1:] == sq[:-1]
-        tied = same_query & (ss[1:] == ss[:-1])
-        del same_query
+            tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+            del sq, ss
+    del q
     if conv.ties in ("input", "expected") or not tied.any():
         return (rows if local is None else (local if rows is None else rows[local])), None
     # rows inside runs of equal keys: order them by document id (byte order)

@@ -9,15 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rankwise.data.arrow import offsets
 from rankwise.engine.segments import length_classes
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _offsets(arr: pa.Array) -> np.ndarray:
-    bufs = arr.buffers()
-    off_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    return np.frombuffer(bufs[1], dtype=off_type)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64)
+    return offsets(arr).astype(np.int64)
 
 
 def _chunk_words(arr: pa.Array, n_words: int, words: np.ndarray, lengths: np.ndarray) -> None:

@@ -1,0 +1,104 @@
+"""The piecewise fast reader against the careful line reader, across piece boundaries.
+
+A 32 MB piece is larger than any test file, so these tests shrink pieces to a few dozen bytes:
+every line boundary case (a line longer than a piece, CRLF endings, tags changing between
+pieces, a gzip stream, a row count above the first piece's estimate) then happens in a file
+of a few hundred bytes. The careful reader (``parse_run_lines``) is the reference.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from rankwise.data import trec_fast
+from rankwise.data.containers import Qrels
+from rankwise.data.trec_io import read_trec_run
+from rankwise.data.trec_lines import RUN_FIELDS, parse_run_lines
+from rankwise.engine.align import QrelsIndex, align
+from rankwise.engine.conventions import Conventions
+from rankwise.errors import InputError
+
+TYPES = {"query": pa.dictionary(pa.int32(), pa.string()), "q0": pa.binary(), "doc": pa.string(),
+         "rank": pa.binary(), "score": pa.float64(), "tag": pa.binary()}
+
+
+def _lines(n: int, long_doc_at: int | None = None, tag_change_at: int | None = None) -> list[str]:
+    out = []
+    for i in range(n):
+        doc = ("D" * 200 + str(i)) if i == long_doc_at else f"d{i}"
+        tag = "second" if tag_change_at is not None and i >= tag_change_at else "first"
+        out.append(f"q{i // 7} Q0 {doc} {i % 7 + 1} {100 - i / 4} {tag}")
+    return out
+
+
+def _write(path: Path, lines: list[str], newline: str = "\n", gz: bool = False) -> Path:
+    data = (newline.join(lines) + newline).encode()
+    if gz:
+        path.write_bytes(gzip.compress(data))
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def _fast(path: Path, piece_bytes: int) -> trec_fast.RegularColumns:
+    cols = trec_fast.read_regular(path, RUN_FIELDS, TYPES, " ", ("query", "doc", "score"), distinct="tag",
+                                  piece_bytes=piece_bytes)
+    assert cols is not None, "a regular file must take the fast path"
+    return cols
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("piece_bytes", [40, 97, 1 << 20])
+def test_pieces_read_what_the_line_reader_reads(tmp_path: Path, gz: bool, newline: str, piece_bytes: int) -> None:
+    # 60 lines of ~30 bytes: with 40-byte pieces nearly every line is its own piece, line 33
+    # (a 203-character document id) is longer than any small piece, and the tag changes at 45
+    lines = _lines(60, long_doc_at=33, tag_change_at=45)
+    path = _write(tmp_path / ("run.trec.gz" if gz else "run.trec"), lines, newline, gz)
+    reference, tags = parse_run_lines((newline.join(lines) + newline).encode(), "run.trec")
+    cols = _fast(path, piece_bytes)
+    assert cols.column("query").cast(pa.string()).to_pylist() == reference.queries
+    assert cols.column("doc").to_pylist() == reference.docs
+    np.testing.assert_array_equal(cols.array("score"), reference.values)
+    assert cols.distinct == ["first", "second"] and cols.last == "second" == tags[-1]
+
+
+def test_score_array_grows_past_the_first_piece_estimate(tmp_path: Path) -> None:
+    # the first piece holds short lines, the rest long ones: the row estimate taken from the
+    # first piece is too small for a gzip file (its compressed size is the file size), so the
+    # array must grow and keep every value in order
+    lines = [f"q0 Q0 d{i} {i} {i}.5 t" for i in range(50)] + [f"q1 Q0 {'x' * 3}{i} {i} {-i}.25 t" for i in range(400)]
+    path = _write(tmp_path / "run.trec.gz", lines, gz=True)
+    scores = _fast(path, 64).array("score")
+    assert scores.tolist() == [float(line.split()[4]) for line in lines]
+    assert len(scores) == 450 and scores[-1] == -399.25
+
+
+def test_irregular_byte_in_a_later_piece_sends_the_file_to_the_line_reader(tmp_path: Path) -> None:
+    lines = _lines(40)
+    lines[30] = lines[30].replace(" Q0 ", " Q0\x0b")  # \v separates fields for trec_eval, not for Arrow
+    path = _write(tmp_path / "run.trec", lines)
+    assert trec_fast.read_regular(path, RUN_FIELDS, TYPES, " ", ("query", "doc", "score"), piece_bytes=64) is None
+    # Arrow would read 'Q0\vd30' as Q0 and '4' as the document; the line reader splits at \v
+    assert read_trec_run(path).doc[30].as_py() == "d30"
+
+
+def test_duplicate_in_a_later_slice_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    # slices of 4 rows that never split a query: the duplicate of query q2 sits in the third
+    monkeypatch.setattr(sys.modules["rankwise.engine.align"], "SLICE_ROWS", 4)
+    from rankwise.data.containers import Run
+
+    docs = ["a", "b", "c", "d", "e", "f", "g", "g", "h"]
+    queries = ["q0", "q0", "q0", "q1", "q1", "q1", "q2", "q2", "q2"]
+    run = Run(queries, docs, np.arange(9, 0, -1, dtype=float), "r")
+    index = QrelsIndex.build(Qrels(["q0", "q1", "q2"], ["a", "d", "g"], [1, 1, 1]))
+    with pytest.raises(InputError, match="'g' is listed twice for query 'q2'"):
+        align(run, index, Conventions())
+    lists, notes = align(run, index, Conventions(duplicates="first"))
+    assert lists.offsets.tolist() == [0, 3, 6, 8] and "1 duplicate" in notes[0]
