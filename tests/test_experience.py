@@ -110,6 +110,21 @@ def test_version_module_and_dir() -> None:
     assert {"evaluate", "compare", "Run", "load_qrels"} <= set(dir(rankwise))
 
 
+def test_console_builds_only_the_invoked_command() -> None:
+    # the console entry point hands Typer only the command it runs; help, groups and
+    # suggestions for a mistyped command still see every command
+    def console(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "rankwise", *args], capture_output=True, text=True)
+
+    assert "compare" in console("--help").stdout and "rank-eval" in console("--help").stdout
+    assert "build" in console("index", "--help").stdout
+    assert "--bootstrap-ci" in console("compare", "--help").stdout
+    typo = console("evaluat", QRELS, RUN)
+    assert typo.returncode == 2 and "evaluate" in typo.stderr
+    out = console("evaluate", QRELS, RUN, "-m", "P@5", "-f", "csv")
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == "run,query,P@5"
+
+
 def test_every_error_is_a_rankwise_error() -> None:
     for cls in (InputError, MetricInputError, SpecError, TemplateError, UnsupportedQuery, OptionError):
         assert issubclass(cls, RankwiseError) and issubclass(cls, ValueError), cls

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import typer
 
 
 def main() -> None:
@@ -23,7 +27,42 @@ def main() -> None:
         sys.exit(run_ndeval(argv[1:]))
     from rankwise.cli.main import app
 
-    app(prog_name="rankwise")
+    only_invoked(app, argv)(prog_name="rankwise")
+
+
+def only_invoked(app: typer.Typer, argv: list[str]) -> typer.Typer:
+    """``app`` with only the command that ``argv`` names (Typer builds the options of every
+    registered command before it parses; one command starts faster). ``app`` itself when the first
+    argument names no command (``--help``, ``--version``, a typo), so help and suggestions still
+    list every command.
+
+    >>> import typer
+    >>> demo = typer.Typer()
+    >>> @demo.command()
+    ... def first() -> None: ...
+    >>> @demo.command("second-one")
+    ... def second() -> None: ...
+    >>> [c.callback.__name__ for c in only_invoked(demo, ["second-one", "x"]).registered_commands]
+    ['second']
+    >>> only_invoked(demo, ["--help"]) is demo
+    True
+    """
+    import copy
+
+    from typer.main import get_command_name
+
+    if not argv:
+        return app
+    name = argv[0]
+    commands = [c for c in app.registered_commands
+                if (c.name or get_command_name(c.callback.__name__)) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    trimmed = copy.copy(app)
+    trimmed.registered_commands = commands
+    trimmed.registered_groups = groups
+    return trimmed
 
 
 if __name__ == "__main__":
