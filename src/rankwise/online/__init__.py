@@ -1,0 +1,24 @@
+"""Online experiments: hash assignment (GrowthBook-identical), event aggregation, A/B analysis
+with ratio metrics, CUPED, sample ratio mismatch and peeking-safe tests.
+
+>>> from rankwise import online
+>>> online.assign(["u1", "u2"], "exp-1").tolist()
+[1, 1]
+"""
+
+from __future__ import annotations
+
+from rankwise.online.analysis import ABResult, analyze, parse_metric
+from rankwise.online.events import Units, aggregate_units
+from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
+from rankwise.online.inference import Arm, Difference, compare_arms
+from rankwise.online.metrics import Mean, Proportion, Ratio
+from rankwise.online.moments import VariantMoments
+from rankwise.online.power import minimum_detectable_effect, power, sample_size
+from rankwise.online.sequential import always_valid, boundaries
+from rankwise.online.srm import SRM, srm_test
+
+__all__ = ["ABResult", "Arm", "Difference", "Mean", "Proportion", "Ratio", "SRM", "Units", "VariantMoments",
+           "aggregate_units", "always_valid", "analyze", "assign", "boundaries", "bucket_ranges", "compare_arms",
+           "fnv1a32", "gbhash", "in_namespace", "minimum_detectable_effect", "parse_metric", "power",
+           "sample_size", "srm_test"]

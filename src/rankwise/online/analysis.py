@@ -1,0 +1,396 @@
+"""A/B analysis: every metric in every treatment arm against the control, with intervals,
+p-values corrected across arms x metrics, CUPED, sample ratio mismatch and sequential tests."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import OptionError
+from rankwise.online.events import Units, aggregate_units
+from rankwise.online.inference import RELATIVE, Arm, compare_arms
+from rankwise.online.metrics import Mean, Metric, Proportion, Ratio, indicator, ratio_covariance, ratio_of_means
+from rankwise.online.moments import VariantMoments
+from rankwise.online.sequential import SPENDING, always_valid, boundaries
+from rankwise.online.srm import SRM, srm_test
+
+TESTS = ("welch", "student", "z", "z-pooled", "mann-whitney", "bootstrap")
+SEQUENTIAL = ("always-valid", *SPENDING)
+
+
+@dataclass
+class ABResult:
+    """The analysis: ``table`` (one row per metric x treatment arm), ``srm``, ``warnings``,
+    the ``settings`` that produced it, and ``looks`` (one row per metric x arm x look) when
+    the data had timestamps."""
+
+    table: Any
+    srm: SRM
+    settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    looks: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python (JSON-ready): rows, SRM, settings, warnings."""
+        def plain(value: Any) -> Any:
+            if isinstance(value, (np.floating, float)):
+                v = float(value)
+                return None if math.isnan(v) else v
+            if isinstance(value, np.integer):
+                return int(value)
+            if isinstance(value, np.bool_):
+                return bool(value)
+            return value
+
+        return {"rows": [{k: plain(v) for k, v in row.items()} for row in self.table.to_dict("records")],
+                "srm": {"observed": list(self.srm.observed), "expected": list(self.srm.expected),
+                        "statistic": self.srm.statistic, "p_value": self.srm.p_value,
+                        "mismatch": self.srm.mismatch},
+                "settings": self.settings, "warnings": list(self.warnings)}
+
+
+def parse_metric(spec: str) -> tuple[str, Metric]:
+    """``NAME=COL`` (mean per unit), ``NAME=COL>0`` (proportion of units), ``NAME=NUM/DEN``
+    (ratio of sums); the name defaults to the expression.
+
+    >>> parse_metric("ctr=clicks/views")
+    ('ctr', Ratio(numerator='clicks', denominator='views', covariate=None))
+    >>> parse_metric("bought>0")
+    ('bought>0', Proportion(column='bought', covariate=None))
+    """
+    name, _, expression = spec.partition("=") if "=" in spec else (spec, "", spec)
+    expression = expression.strip()
+    name = name.strip()
+    if not expression or not name:
+        raise OptionError(f"metric {spec!r}: expected NAME=COLUMN, NAME=COLUMN>0 or NAME=NUMERATOR/DENOMINATOR")
+    if "/" in expression:
+        num, _, den = expression.partition("/")
+        return name, Ratio(num.strip(), den.strip())
+    if expression.endswith(">0"):
+        return name, Proportion(expression[:-2].strip())
+    return name, Mean(expression)
+
+
+def _with_covariate(metric: Metric, covariate: str) -> Metric:
+    if isinstance(metric, Ratio):
+        if "/" in covariate:
+            num, _, den = covariate.partition("/")
+            return replace(metric, covariate=(num.strip(), den.strip()))
+        return replace(metric, covariate=covariate)
+    return replace(metric, covariate=covariate)
+
+
+def _metric_table(metrics: Mapping[str, Metric] | Sequence[str] | str) -> dict[str, Metric]:
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if isinstance(metrics, Mapping):
+        out = {}
+        for name, m in metrics.items():
+            out[name] = parse_metric(f"{name}={m}")[1] if isinstance(m, str) else m
+        return out
+    return dict(parse_metric(m) for m in metrics)
+
+
+def _columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[str], list[str]]:
+    """(sums, counts, constants): columns summed per unit, those that must be >= 0, and
+    per-unit covariates."""
+    sums: list[str] = []
+    counts: list[str] = []
+    constants: list[str] = []
+    for m in metrics.values():
+        if isinstance(m, Ratio):
+            counts += [m.numerator, m.denominator]
+        elif isinstance(m, Proportion):
+            counts.append(m.column)
+        else:
+            sums.append(m.column)
+        constants += [c for c in (m.covariate_ratio or ()) if c]
+    return list(dict.fromkeys(sums)), list(dict.fromkeys(counts)), list(dict.fromkeys(constants))
+
+
+def _unit_matrix(units: Units, metrics: Mapping[str, Metric]) -> tuple[np.ndarray, list[str]]:
+    columns: dict[str, np.ndarray] = {}
+    for m in metrics.values():
+        if isinstance(m, Proportion):
+            columns[indicator(m.column)] = (units.values[m.column] > 0).astype(np.float64)
+        for c in m.columns():
+            if c in units.values:
+                columns[c] = units.values[c]
+    names = list(columns)
+    matrix = np.column_stack([columns[c] for c in names]) if names else np.zeros((len(units), 0))
+    return matrix, names
+
+
+def analyze(data: Any, unit: str = "unit", variant: str = "variant",
+            metrics: Mapping[str, Metric | str] | Sequence[str] | str = (), control: str | None = None,
+            covariates: Mapping[str, str] | None = None, test: str = "welch", relative: str = "delta",
+            alpha: float = 0.05, correction: str = "holm", alternative: str = "two-sided",
+            weights: Sequence[float] | None = None, variants: Sequence[str] | None = None,
+            sequential: str | None = None, tuning: float = 5000, planned_units: int | None = None,
+            timestamp: str | None = None, mixed: str = "exclude", resamples: int = 2000,
+            seed: int = 0) -> ABResult:
+    """Analyse an experiment.
+
+    ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
+    dict of columns; values summed per unit), or a ``VariantMoments`` of per-variant sufficient
+    statistics. ``metrics``: ``{name: Mean(col) | Proportion(col) | Ratio(num, den)}`` or
+    strings ``NAME=COL``, ``NAME=COL>0``, ``NAME=NUM/DEN``. ``control``: the control variant
+    (default: the first in ``variants`` or in sorted order). ``covariates``: ``{metric name:
+    pre-experiment column (or NUM/DEN)}`` for CUPED (theta pooled over the two arms compared).
+    ``test``: welch, student, z, z-pooled (proportions), mann-whitney (p-value of the rank
+    test on unit values), bootstrap (percentile interval and p of ``resamples`` seeded
+    resamples of units). ``relative``: delta or log (see ``rankwise.online.inference``).
+    ``correction``: holm, bonferroni, bh or none, across arms x metrics. ``weights``: the
+    design split for the sample-ratio-mismatch test (equal by default). ``sequential``:
+    always-valid (confidence sequence, tuning sample size ``tuning``) or obrien-fleming /
+    pocock (alpha spending over the daily looks of ``timestamp``, planned total
+    ``planned_units``). ``mixed``: exclude or error for units seen in two variants.
+
+    >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
+    ...         "views": [1, 2, 3, 2, 3, 4]}
+    >>> r = analyze(data, unit="user", variant="arm", metrics=["views"], test="student")
+    >>> row = r.table.iloc[0]
+    >>> float(row["difference"]), round(float(row["p_value"]), 4)   # t = 1 / sqrt(2/3), 4 df
+    (1.0, 0.2879)
+    """
+    from rankwise.stats.corrections import correct
+
+    if test not in TESTS:
+        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if relative not in RELATIVE:
+        raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
+    if sequential is not None and sequential not in SEQUENTIAL:
+        raise OptionError(f"unknown sequential method {sequential!r}; expected one of {', '.join(SEQUENTIAL)}")
+    if not 0 < alpha < 1:
+        raise OptionError(f"alpha must be between 0 and 1, got {alpha}")
+    table = _metric_table(metrics)
+    if not table:
+        raise OptionError("give at least one metric (NAME=COL, NAME=COL>0 or NAME=NUM/DEN)")
+    for name, column in (covariates or {}).items():
+        if name not in table:
+            raise OptionError(f"covariate for unknown metric {name!r}; the metrics are {', '.join(table)}")
+        table[name] = _with_covariate(table[name], column)
+    if sequential in SPENDING and timestamp is None:
+        raise OptionError(f"sequential={sequential!r} analyses daily looks: give the timestamp column")
+    warnings: list[str] = []
+    units: Units | None = None
+    if isinstance(data, VariantMoments):
+        moments = data
+        if test in ("mann-whitney", "bootstrap"):
+            raise OptionError(f"test={test!r} needs one row per unit, not per-variant statistics")
+        if timestamp is not None:
+            raise OptionError("looks over time need the event log, not per-variant statistics")
+    else:
+        sums, counts, constants = _columns(table)
+        units = aggregate_units(data, unit, variant, sums=sums, counts=counts, constants=constants,
+                                variants=variants, mixed=mixed)
+        if units.mixed:
+            warnings.append(f"{units.mixed} unit(s) appeared in more than one variant and were left out")
+        matrix, columns = _unit_matrix(units, table)
+        moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
+    names = list(variants) if variants is not None else moments.variants
+    control = control if control is not None else names[0]
+    if control not in moments.variants:
+        raise OptionError(f"control {control!r} is not a variant of the data ({', '.join(moments.variants)})")
+    srm = srm_test([int(moments.n[moments.variants.index(v)]) for v in names], weights)
+    if srm.mismatch:
+        warnings.append(srm.message())
+    rows = []
+    for name, metric in table.items():
+        for arm in names:
+            if arm == control:
+                continue
+            rows.append(_row(name, metric, moments, control, arm, test, relative, alpha, alternative,
+                             units, resamples, seed, sequential, tuning))
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
+    frame["significant"] = frame["p_corrected"] < alpha
+    settings = {"test": test, "relative": relative, "alpha": alpha, "correction": correction,
+                "alternative": alternative, "control": control, "sequential": sequential,
+                "weights": list(weights) if weights is not None else None,
+                "covariates": dict(covariates or {}), "mixed": mixed}
+    if test == "bootstrap":
+        settings.update(resamples=resamples, seed=seed)
+    if sequential == "always-valid":
+        settings["tuning"] = tuning
+    looks = None
+    if timestamp is not None:
+        looks = cumulative_looks(data, unit, variant, timestamp, table, control, names, test, relative, alpha,
+                                 alternative, mixed, sequential, tuning, planned_units)
+        if sequential in SPENDING:
+            last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
+            frame["boundary"] = [last.loc[(r.metric, r.variant), "boundary"] for r in frame.itertuples()]
+            frame["significant"] = [bool(last.loc[(r.metric, r.variant), "crossed"]) for r in frame.itertuples()]
+            settings["planned_units"] = planned_units
+    return ABResult(frame, srm, settings, warnings, looks)
+
+
+def _arm(metric: Metric, m: VariantMoments, variant: str, theta: float, pooled_covariate: float) -> Arm:
+    value = metric.value(m, variant)
+    variance = metric.unit_variance(m, variant)
+    cov_ratio = metric.covariate_ratio
+    if cov_ratio is not None:
+        x = ratio_of_means(m, variant, *cov_ratio)
+        var_x = ratio_covariance(m, variant, cov_ratio, cov_ratio)
+        cov_yx = ratio_covariance(m, variant, (metric.numerator, metric.denominator), cov_ratio)
+        value = value - theta * (x - pooled_covariate)
+        variance = variance + theta * theta * var_x - 2 * theta * cov_yx
+    return Arm(value, variance, m.count(variant))
+
+
+def cuped_theta(metric: Metric, m: VariantMoments, arms: Sequence[str]) -> tuple[float, float]:
+    """CUPED's ``theta = cov(Y, X) / var(X)`` over the units of ``arms`` pooled (Y the metric's
+    and X the covariate's ratio linearisation), and the pooled covariate mean."""
+    cov_ratio = metric.covariate_ratio
+    if cov_ratio is None:
+        return 0.0, 0.0
+    pooled = m.pooled(arms)
+    var_x = ratio_covariance(pooled, "all", cov_ratio, cov_ratio)
+    cov_yx = ratio_covariance(pooled, "all", (metric.numerator, metric.denominator), cov_ratio)
+    theta = 0.0 if var_x == 0 else cov_yx / var_x
+    return theta, ratio_of_means(pooled, "all", *cov_ratio)
+
+
+def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: str,
+         alpha: float, alternative: str, units: Units | None, resamples: int, seed: int,
+         sequential: str | None, tuning: float) -> dict[str, Any]:
+    theta, pooled_x = cuped_theta(metric, m, [control, arm])
+    c = _arm(metric, m, control, theta, pooled_x)
+    t = _arm(metric, m, arm, theta, pooled_x)
+    base_test = test if test in ("welch", "student", "z", "z-pooled") else "welch"
+    if base_test == "z-pooled" and not isinstance(metric, Proportion):
+        raise OptionError(f"test='z-pooled' is the two-proportion test; metric {name!r} is a {metric.kind}")
+    d = compare_arms(c, t, base_test, relative, alpha, alternative)
+    row = {"metric": name, "kind": metric.kind, "definition": metric.describe(), "control": control,
+           "variant": arm, "n_control": c.n, "n": t.n, "control_value": c.mean, "value": t.mean,
+           "difference": d.difference, "ci_lower": d.ci_lower, "ci_upper": d.ci_upper,
+           "relative": d.relative, "relative_lower": d.relative_lower, "relative_upper": d.relative_upper,
+           "p_value": d.p_value, "statistic": d.statistic, "df": d.df, "se": d.se, "test": test}
+    if metric.covariate_ratio is not None:
+        row["theta"] = theta
+    if test == "mann-whitney":
+        row["p_value"] = _mann_whitney(name, metric, units, control, arm, alternative)
+    elif test == "bootstrap":
+        lower, upper, p = _bootstrap(metric, units, control, arm, alpha, resamples, seed)
+        row.update(ci_lower=lower, ci_upper=upper, p_value=p)
+    if sequential == "always-valid":
+        lower, upper, p = always_valid(d.difference, d.se, c.n + t.n, alpha, tuning)
+        row.update(ci_lower=lower, ci_upper=upper, p_value=p)
+    return row
+
+
+def _unit_values(metric: Metric, units: Units, variant: str) -> tuple[np.ndarray, np.ndarray | None]:
+    code = units.variants.index(variant)
+    rows = units.codes == code
+    if isinstance(metric, Ratio):
+        return units.values[metric.numerator][rows], units.values[metric.denominator][rows]
+    if isinstance(metric, Proportion):
+        return (units.values[metric.column][rows] > 0).astype(np.float64), None
+    return units.values[metric.column][rows], None
+
+
+def _mann_whitney(name: str, metric: Metric, units: Units | None, control: str, arm: str,
+                  alternative: str) -> float:
+    from scipy import stats
+
+    if isinstance(metric, Ratio) or metric.covariate_ratio is not None:
+        raise OptionError(f"test='mann-whitney' ranks one value per unit; metric {name!r} is a ratio or CUPED-"
+                          "adjusted (use welch, z or bootstrap)")
+    a, _ = _unit_values(metric, units, control)
+    b, _ = _unit_values(metric, units, arm)
+    return float(stats.mannwhitneyu(b, a, alternative=alternative).pvalue)
+
+
+def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alpha: float, resamples: int,
+               seed: int) -> tuple[float, float, float]:
+    """Percentile interval of the difference over ``resamples`` resamples of units within each
+    arm (seeded); p = twice the smaller share of resampled differences on either side of 0."""
+    if metric.covariate_ratio is not None:
+        raise OptionError("test='bootstrap' does not combine with CUPED here; use welch or z")
+    rng = np.random.default_rng(seed)
+    diffs = np.empty(resamples)
+
+    def stat(num: np.ndarray, den: np.ndarray | None, picks: np.ndarray) -> np.ndarray:
+        if den is None:
+            return num[picks].mean(axis=1)
+        return num[picks].sum(axis=1) / den[picks].sum(axis=1)
+
+    a_num, a_den = _unit_values(metric, units, control)
+    b_num, b_den = _unit_values(metric, units, arm)
+    chunk = max(1, min(resamples, 20_000_000 // max(len(a_num) + len(b_num), 1)))
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        pa_ = rng.integers(0, len(a_num), (size, len(a_num)))
+        pb_ = rng.integers(0, len(b_num), (size, len(b_num)))
+        diffs[start:start + size] = stat(b_num, b_den, pb_) - stat(a_num, a_den, pa_)
+    lower, upper = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
+    p = min(1.0, 2 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
+    return float(lower), float(upper), p
+
+
+def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],
+                     control: str, names: Sequence[str], test: str, relative: str, alpha: float,
+                     alternative: str, mixed: str, sequential: str | None, tuning: float,
+                     planned_units: int | None) -> Any:
+    """One row per day x metric x arm: the analysis of every event up to the end of that day
+    (the cumulative lift and its interval over time; with alpha spending, the boundary of
+    each look and whether the z statistic crossed it)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from rankwise.online.events import tables_of
+
+    sums, counts, constants = _columns(metrics)
+    columns = list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants]))
+    tables = [t for _, _, t in tables_of(data, columns)]
+    table = pa.concat_tables([t.cast(tables[0].schema) for t in tables]) if len(tables) > 1 else tables[0]
+    days = pd.to_datetime(table.column(timestamp).to_pandas()).dt.floor("D").to_numpy()
+    looks = np.unique(days)
+    rows = []
+    for day in looks:
+        upto = table.filter(pa.array(days <= day))
+        units = aggregate_units(upto, unit, variant, sums=sums, counts=counts, constants=constants,
+                                variants=list(names), mixed=mixed)
+        matrix, cols = _unit_matrix(units, metrics)
+        m = VariantMoments.from_codes(units.codes, matrix, units.variants, cols)
+        for name, metric in metrics.items():
+            for arm in names:
+                if arm == control or m.count(arm) < 2 or m.count(control) < 2:
+                    continue
+                row = _row(name, metric, m, control, arm, "welch" if test in ("mann-whitney", "bootstrap") else test,
+                           relative, alpha, alternative, units, 0, 0,
+                           "always-valid" if sequential == "always-valid" else None, tuning)
+                row["look"] = pd.Timestamp(day)
+                rows.append(row)
+    frame = pd.DataFrame(rows)
+    if sequential in SPENDING and len(frame):
+        if planned_units is None:
+            raise OptionError(f"sequential={sequential!r} needs the planned number of units (planned_units, "
+                              "--planned-units) to know the information fraction of each look")
+        out = []
+        for _, group in frame.groupby(["metric", "variant"], sort=False):
+            group = group.sort_values("look").copy()
+            fractions = ((group["n"] + group["n_control"]) / planned_units).to_numpy()
+            fractions = np.maximum.accumulate(fractions)
+            keep = np.concatenate(([True], np.diff(fractions) > 0))
+            bounds = np.full(len(group), np.nan)
+            bounds[keep] = boundaries(fractions[keep], alpha, sequential)
+            group["fraction"] = fractions
+            group["boundary"] = pd.Series(bounds, index=group.index).ffill().to_numpy()
+            group["crossed"] = np.maximum.accumulate(np.abs(group["statistic"].to_numpy()) >= group["boundary"])
+            out.append(group)
+        frame = pd.concat(out)
+    return frame
+
+
+def moments_of(units: Units, metrics: Mapping[str, Metric]) -> VariantMoments:
+    """The per-variant statistics of a per-unit table, for these metrics' columns."""
+    matrix, cols = _unit_matrix(units, metrics)
+    return VariantMoments.from_codes(units.codes, matrix, units.variants, cols)
+

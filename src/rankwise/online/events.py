@@ -1,0 +1,263 @@
+"""Experiment data in: event logs (one row per event) or per-unit tables, from files
+(Parquet, CSV, TSV, JSONL, each optionally gzipped; many files or a directory), pandas
+DataFrames, Arrow tables or dicts of arrays; summed per unit with Arrow's hash aggregation.
+
+A unit seen in two variants is counted and left out (or refused with ``mixed="error"``).
+Bad values (missing unit or variant, a non-number, NaN, a negative count) are errors that
+name the file, the line (the row for Parquet) and the column.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError, OptionError
+
+EVENT_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json")
+MIXED = ("exclude", "error")
+
+
+@dataclass
+class Units:
+    """One row per unit: its variant code (index into ``variants``) and summed value columns;
+    ``mixed``: units seen in more than one variant, left out; ``sources``: what was read."""
+
+    variants: list[str]
+    codes: np.ndarray
+    values: dict[str, np.ndarray]
+    unit_ids: Any = None
+    mixed: int = 0
+    events: int = 0
+    sources: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
+def _files(source: str | os.PathLike[str]) -> list[Path]:
+    path = Path(source)
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in EVENT_SUFFIXES)
+        if not found:
+            raise InputError(f"no event files ({', '.join(EVENT_SUFFIXES)}, optionally .gz) in the directory",
+                             source=str(path))
+        return found
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
+    return [path]
+
+
+def _suffix(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def _first_line(path: Path) -> int:
+    """Line of the first data row: 2 under a header (CSV/TSV), 1 for JSON lines."""
+    return 2 if _suffix(path) in (".csv", ".tsv", ".txt") else 1
+
+
+def read_table(path: Path, columns: Sequence[str]) -> Any:
+    """One event file as an Arrow table with ``columns`` (missing ones named in the error)."""
+    import pyarrow as pa
+
+    suffix = _suffix(path)
+    try:
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            _require(schema.names, columns, path)
+            return pq.read_table(path, columns=list(columns))
+        if suffix in (".jsonl", ".ndjson", ".json"):
+            import pyarrow.json as pajson
+
+            table = pajson.read_json(path)
+        else:
+            import pyarrow.csv as pacsv
+
+            delimiter = "\t" if suffix in (".tsv", ".txt") else ","
+            table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                   read_options=pacsv.ReadOptions(use_threads=True),
+                                   convert_options=pacsv.ConvertOptions(null_values=[""]))
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
+        raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
+    _require(table.column_names, columns, path)
+    return table.select(list(columns))
+
+
+def _require(names: Sequence[str], columns: Sequence[str], path: Path | str) -> None:
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; it has {', '.join(map(repr, names))}",
+                         source=str(path))
+
+
+def tables_of(data: Any, columns: Sequence[str]) -> list[tuple[str, int, Any]]:
+    """``(name, first line, Arrow table)`` for every piece of ``data``."""
+    import pyarrow as pa
+
+    if isinstance(data, (str, os.PathLike)):
+        data = [data]
+    if isinstance(data, pa.Table):
+        _require(data.column_names, columns, "<table>")
+        return [("<table>", 1, data.select(list(columns)))]
+    if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # pandas DataFrame
+        _require([str(c) for c in data.columns], columns, "<DataFrame>")
+        return [("<DataFrame>", 1, pa.Table.from_pandas(data[list(columns)], preserve_index=False))]
+    if isinstance(data, Mapping):
+        _require(list(data), columns, "<dict>")
+        return [("<dict>", 1, pa.table({c: data[c] for c in columns}))]
+    if isinstance(data, Sequence):
+        out = []
+        for item in data:
+            if isinstance(item, (str, os.PathLike)):
+                out.extend((str(p), _first_line(p), read_table(p, columns)) for p in _files(item))
+            else:
+                out.extend(tables_of(item, columns))
+        return out
+    raise InputError(f"cannot read experiment data from a {type(data).__name__}; give files, a directory, "
+                     "a DataFrame, an Arrow table or a dict of columns")
+
+
+def _where(name: str, first: int, row: int) -> dict[str, Any]:
+    if name.endswith((".parquet", ".pq")):
+        return {"source": f"{name} (row {row + 1})"}
+    return {"source": name, "line": first + row}
+
+
+def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) -> np.ndarray:
+    import pyarrow as pa
+
+    if column.null_count:
+        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+        raise InputError("missing value; expected a number", field=field_name, **_where(name, first, row))
+    if pa.types.is_boolean(column.type):
+        column = column.cast(pa.int8())
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        values = column.to_pylist()
+        for row, value in enumerate(values):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise InputError(f"expected a number, got {value!r}", field=field_name,
+                                 **_where(name, first, row)) from None
+        column = pa.array([float(v) for v in values])
+    values = np.asarray(column.to_numpy(), dtype=np.float64)
+    bad = np.isnan(values) | np.isinf(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"expected a finite number, got {values[row]}", field=field_name, **_where(name, first, row))
+    if counts and (values < 0).any():
+        row = int(np.flatnonzero(values < 0)[0])
+        raise InputError(f"negative count {values[row]:g}; counts (clicks, impressions, conversions) are >= 0",
+                         field=field_name, **_where(name, first, row))
+    return values
+
+
+def _labels(name: str, first: int, column: Any, field_name: str) -> Any:
+    import pyarrow as pa
+
+    if column.null_count:
+        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+        raise InputError(f"missing {field_name}", field=field_name, **_where(name, first, row))
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    return column.cast(pa.string())
+
+
+def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = (), counts: Sequence[str] = (),
+                    constants: Sequence[str] = (), variants: Sequence[str] | None = None,
+                    mixed: str = "exclude") -> Units:
+    """Sum ``sums`` per unit (``counts`` are sums that must not be negative; ``constants`` are
+    per-unit values such as a pre-experiment covariate, which must not change within a unit).
+
+    ``variants`` lists the variants the design has (others are an error naming the row);
+    by default the variants found, in sorted order.
+
+    >>> u = aggregate_units({"user": ["a", "a", "b"], "arm": ["x", "x", "y"], "clicks": [1, 2, 0]},
+    ...                     unit="user", variant="arm", counts=["clicks"])
+    >>> u.variants, u.codes.tolist(), u.values["clicks"].tolist()
+    (['x', 'y'], [0, 1], [3.0, 0.0])
+    """
+    import pyarrow as pa
+
+    if mixed not in MIXED:
+        raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
+    value_columns = list(dict.fromkeys([*sums, *counts, *constants]))
+    columns = list(dict.fromkeys([unit, variant, *value_columns]))
+    pieces = tables_of(data, columns)
+    found: dict[str, None] = {}
+    arrays: dict[str, list[Any]] = {c: [] for c in [unit, variant, *value_columns]}
+    for name, first, table in pieces:
+        labels = _labels(name, first, table.column(variant).combine_chunks(), variant)
+        arrays[unit].append(_labels(name, first, table.column(unit).combine_chunks(), unit))
+        if variants is not None:
+            allowed = pa.array(list(variants), pa.string())
+            import pyarrow.compute as pc
+
+            unknown = np.flatnonzero(~np.asarray(pc.is_in(labels, allowed).to_numpy(zero_copy_only=False)))
+            if len(unknown):
+                row = int(unknown[0])
+                raise InputError(f"unknown variant {labels[row].as_py()!r}; the design has {list(variants)}",
+                                 field=variant, **_where(name, first, row))
+        found.update(dict.fromkeys(labels.unique().to_pylist()))
+        arrays[variant].append(labels)
+        for c in value_columns:
+            arrays[c].append(_numbers(name, first, table.column(c).combine_chunks(), c, c in counts))
+    names = list(variants) if variants is not None else sorted(found)
+    events = sum(len(t) for _, _, t in pieces)
+    if events == 0:
+        raise InputError("no events", source=", ".join(n for n, _, _ in pieces) or "<input>")
+    unit_ids = pa.chunked_array(arrays[unit], pa.string()).combine_chunks()
+    variant_codes = _codes(pa.chunked_array(arrays[variant], pa.string()).combine_chunks(), names)
+    unit_codes, uniques = _unit_codes(unit_ids)
+    n_units = len(uniques)
+    low = np.full(n_units, np.iinfo(np.int64).max)
+    high = np.full(n_units, -1)
+    np.minimum.at(low, unit_codes, variant_codes)
+    np.maximum.at(high, unit_codes, variant_codes)
+    both = low != high
+    if both.any() and mixed == "error":
+        first_unit = uniques[int(np.flatnonzero(both)[0])].as_py()
+        raise InputError(f"unit {first_unit!r} appears in more than one variant ({int(both.sum())} such units); "
+                         "pass mixed='exclude' (--mixed exclude) to leave them out", field=unit)
+    values: dict[str, np.ndarray] = {}
+    for c in value_columns:
+        column = np.concatenate(arrays[c])
+        if c in constants:
+            lo = np.full(n_units, np.inf)
+            hi = np.full(n_units, -np.inf)
+            np.minimum.at(lo, unit_codes, column)
+            np.maximum.at(hi, unit_codes, column)
+            if (lo != hi).any():
+                bad = uniques[int(np.flatnonzero(lo != hi)[0])].as_py()
+                raise InputError(f"unit {bad!r} has different values of the per-unit column; a covariate "
+                                 "is one pre-experiment value per unit", field=c)
+            values[c] = lo
+        else:
+            values[c] = np.bincount(unit_codes, weights=column, minlength=n_units)
+    keep = ~both
+    return Units(names, low[keep], {c: v[keep] for c, v in values.items()}, uniques.filter(pa.array(keep)),
+                 int(both.sum()), events, [n for n, _, _ in pieces])
+
+
+def _codes(labels: Any, names: list[str]) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.index_in(labels, value_set=pa.array(names, pa.string())).to_numpy(zero_copy_only=False),
+                      dtype=np.int64)
+
+
+def _unit_codes(unit_ids: Any) -> tuple[np.ndarray, Any]:
+    encoded = unit_ids.dictionary_encode()
+    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64), encoded.dictionary

@@ -1,0 +1,160 @@
+"""Two-sample inference from summary statistics: the difference of a metric between a
+treatment arm and the control, absolute and relative, its interval and p-value.
+
+Tests (``test=``):
+
+- ``welch``: t with Welch-Satterthwaite degrees of freedom (unequal variances; the default).
+- ``student``: t with the pooled variance, ``n_t + n_c - 2`` degrees of freedom.
+- ``z``: normal, unpooled standard error (the unpooled two-proportion z for proportions).
+- ``z-pooled``: the pooled two-proportion z-test (statsmodels' ``proportions_ztest``); the
+  p-value uses the pooled proportion under the null, the interval the unpooled error.
+
+Relative difference ``m_t / m_c - 1`` (``relative=``):
+
+- ``delta``: delta method on the ratio, ``se^2 = v_t / (n_t m_c^2) + m_t^2 v_c / (n_c m_c^4)``
+  (gbstats), interval ``rel +/- q se`` with the absolute test's distribution.
+- ``log``: delta method on ``log(m_t / m_c)`` (tea-tasting): interval
+  ``(m_t / m_c) exp(+/- q se_log) - 1``, ``se_log^2 = v_t / (n_t m_t^2) + v_c / (n_c m_c^2)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rankwise.errors import OptionError
+
+TESTS = ("welch", "student", "z", "z-pooled")
+RELATIVE = ("delta", "log")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm's estimate of a metric: value ``mean``, per-unit variance ``variance`` of the
+    metric's linearisation, ``n`` units; ``successes`` for proportions (pooled z)."""
+
+    mean: float
+    variance: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Treatment minus control: absolute and relative difference with intervals, p-value,
+    test statistic and degrees of freedom (inf for normal tests)."""
+
+    difference: float
+    ci_lower: float
+    ci_upper: float
+    relative: float
+    relative_lower: float
+    relative_upper: float
+    p_value: float
+    statistic: float
+    df: float
+    se: float
+
+
+def _distribution(df: float):
+    from scipy import stats
+
+    if math.isnan(df):
+        return stats.t(math.nan)
+    return stats.norm if math.isinf(df) else stats.t(df)
+
+
+def welch_df(control: Arm, treatment: Arm) -> float:
+    """Welch-Satterthwaite degrees of freedom.
+
+    >>> round(welch_df(Arm(0, 1.0, 10), Arm(0, 4.0, 10)), 4)   # (0.1 + 0.4)^2 / (0.01 / 9 + 0.16 / 9)
+    13.2353
+    """
+    a = control.variance / control.n
+    b = treatment.variance / treatment.n
+    denominator = (a * a / (control.n - 1) if control.n > 1 else math.inf) \
+        + (b * b / (treatment.n - 1) if treatment.n > 1 else math.inf)
+    if denominator == 0 or math.isnan(denominator):  # no variance in either arm
+        return math.nan
+    return (a + b) ** 2 / denominator
+
+
+def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: str = "delta",
+                 alpha: float = 0.05, alternative: str = "two-sided") -> Difference:
+    """Difference of ``treatment`` against ``control`` under ``test``.
+
+    >>> d = compare_arms(Arm(10.0, 4.0, 100), Arm(11.0, 4.0, 100), test="z")
+    >>> round(d.difference, 6), round(d.statistic, 4), round(d.ci_lower, 4)   # se = sqrt(0.04 + 0.04)
+    (1.0, 3.5355, 0.4456)
+    """
+    if test not in TESTS:
+        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if relative not in RELATIVE:
+        raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
+    if alternative not in ("two-sided", "greater", "less"):
+        raise OptionError(f"alternative must be two-sided, greater or less, got {alternative!r}")
+    diff = treatment.mean - control.mean
+    se = math.sqrt(control.variance / control.n + treatment.variance / treatment.n)
+    if test == "welch":
+        df = welch_df(control, treatment)
+    elif test == "student":
+        df = float(control.n + treatment.n - 2)
+        pooled = ((control.n - 1) * control.variance + (treatment.n - 1) * treatment.variance) / df
+        se = math.sqrt(pooled / control.n + pooled / treatment.n)
+    else:
+        df = math.inf
+    null_se = se
+    if test == "z-pooled":
+        p = (control.mean * control.n + treatment.mean * treatment.n) / (control.n + treatment.n)
+        null_se = math.sqrt(p * (1 - p) * (1 / control.n + 1 / treatment.n))
+    dist = _distribution(df)
+    statistic = diff / null_se if null_se > 0 else math.copysign(math.inf, diff) if diff else math.nan
+    p_value = _p_value(dist, statistic, alternative)
+    lower, upper = _interval(dist, diff, se, alpha, alternative)
+    rel, rel_lower, rel_upper = relative_interval(control, treatment, dist, relative, alpha, alternative)
+    return Difference(diff, lower, upper, rel, rel_lower, rel_upper, p_value, statistic, df, se)
+
+
+def _p_value(dist, statistic: float, alternative: str) -> float:
+    if math.isnan(statistic):
+        return math.nan
+    if alternative == "greater":
+        return float(dist.sf(statistic))
+    if alternative == "less":
+        return float(dist.cdf(statistic))
+    return float(min(1.0, 2 * dist.sf(abs(statistic))))
+
+
+def _interval(dist, estimate: float, se: float, alpha: float, alternative: str) -> tuple[float, float]:
+    if alternative == "greater":
+        return estimate - float(dist.ppf(1 - alpha)) * se, math.inf
+    if alternative == "less":
+        return -math.inf, estimate + float(dist.ppf(1 - alpha)) * se
+    half = float(dist.ppf(1 - alpha / 2)) * se
+    return estimate - half, estimate + half
+
+
+def relative_interval(control: Arm, treatment: Arm, dist, method: str = "delta", alpha: float = 0.05,
+                      alternative: str = "two-sided") -> tuple[float, float, float]:
+    """``m_t / m_c - 1`` and its interval (``delta`` or ``log``, see the module)."""
+    if control.mean == 0:
+        return math.nan, math.nan, math.nan
+    ratio = treatment.mean / control.mean
+    if method == "delta":
+        se = math.sqrt(treatment.variance / (treatment.n * control.mean ** 2)
+                       + treatment.mean ** 2 * control.variance / (control.n * control.mean ** 4))
+        lower, upper = _interval(dist, ratio - 1, se, alpha, alternative)
+        return ratio - 1, lower, upper
+    if treatment.mean == 0:
+        return ratio - 1, math.nan, math.nan
+    log_control = Arm(1.0, control.variance / control.mean ** 2, control.n)
+    log_treatment = Arm(1.0, treatment.variance / treatment.mean ** 2, treatment.n)
+    se_log = math.sqrt(log_control.variance / control.n + log_treatment.variance / treatment.n)
+    log_dist = _distribution(welch_df(log_control, log_treatment)) if not _is_normal(dist) else dist
+    lower, upper = _interval(log_dist, 0.0, se_log, alpha, alternative)
+    return ratio - 1, ratio * math.exp(lower) - 1, ratio * math.exp(upper) - 1
+
+
+def _is_normal(dist) -> bool:
+    from scipy import stats
+
+    return dist is stats.norm

@@ -1,0 +1,144 @@
+"""Tests that stay valid when you look at the data more than once.
+
+Two families:
+
+- **Always valid** (``always-valid``): the asymptotic confidence sequence of Waudby-Smith et
+  al. (2023, eq. 9 and 155, arXiv 2103.06476), as gbstats computes it. With ``N`` units in the
+  two arms, ``s^2 = N se^2`` and ``rho^2 = (-2 log alpha + log(-2 log alpha + 1)) / n*``
+  (``n*`` the tuning sample size, 5000 by default), the interval is
+
+      diff +/- s sqrt(2 (N rho^2 + 1) log(sqrt(N rho^2 + 1) / alpha) / (N rho)^2)
+
+  and the p-value ``min(1, 1 / e)`` with ``e = exp(rho^2 z^2 / (2 (N rho^2 + 1))) / sqrt(N rho^2 + 1)``
+  and ``z^2 = diff^2 / se^2``. Look as often as you like; the error stays below alpha.
+- **Group sequential** (``obrien-fleming``, ``pocock``): Lan-DeMets alpha spending over
+  planned looks at information fractions ``t_1 < ... < t_K = 1``: O'Brien-Fleming-type
+  ``alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``, Pocock-type
+  ``alpha(t) = alpha log(1 + (e - 1) t)``. The two-sided boundaries ``c_k`` solve
+  ``P(|Z_j| < c_j for j < k, |Z_k| >= c_k) = alpha(t_k) - alpha(t_{k-1})`` under the null,
+  with ``corr(Z_i, Z_j) = sqrt(t_i / t_j)``, by numerical integration of the score process
+  on a grid (Armitage, McPherson and Rowe 1969; Jennison and Turnbull 2000, ch. 19).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankwise.errors import OptionError
+
+SPENDING = ("obrien-fleming", "pocock")
+TUNING_SAMPLE_SIZE = 5000
+
+
+def always_valid(difference: float, se: float, n_total: int, alpha: float = 0.05,
+                 tuning: float = TUNING_SAMPLE_SIZE) -> tuple[float, float, float]:
+    """Interval and p-value of the asymptotic confidence sequence (see the module).
+
+    >>> lower, upper, p = always_valid(0.1, 0.02, 20_000)
+    >>> round(lower, 4), round(upper, 4), round(p, 6)
+    (0.0375, 0.1625, 3.1e-05)
+    """
+    if n_total <= 0 or se <= 0:
+        return math.nan, math.nan, math.nan
+    rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / tuning
+    big = n_total * rho2 + 1
+    s = se * math.sqrt(n_total)
+    width = s * math.sqrt(2 * big * math.log(math.sqrt(big) / alpha) / (n_total * n_total * rho2))
+    z2 = difference * difference / (se * se)
+    log_e = rho2 * n_total * z2 / (2 * big) - 0.5 * math.log(big)
+    p = 1.0 if log_e <= 0 else min(1.0, math.exp(-log_e))
+    return difference - width, difference + width, p
+
+
+def spent(fraction: np.ndarray | float, alpha: float, spending: str) -> np.ndarray:
+    """Cumulative alpha spent at information ``fraction`` (two-sided).
+
+    >>> spent(np.array([0.5, 1.0]), 0.05, "obrien-fleming").round(5).tolist()
+    [0.00557, 0.05]
+    """
+    t = np.clip(np.asarray(fraction, dtype=np.float64), 0.0, 1.0)
+    from scipy import stats
+
+    if spending == "obrien-fleming":
+        with np.errstate(divide="ignore"):
+            out = 2 - 2 * stats.norm.cdf(stats.norm.ppf(1 - alpha / 2) / np.sqrt(t))
+        return np.where(t > 0, out, 0.0)
+    if spending == "pocock":
+        return alpha * np.log(1 + (math.e - 1) * t)
+    raise OptionError(f"unknown alpha spending {spending!r}; expected one of {', '.join(SPENDING)}")
+
+
+def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = "obrien-fleming",
+               grid: int = 1201) -> np.ndarray:
+    """Two-sided critical values ``c_k`` for |z| at looks with information ``fractions``
+    (increasing, the last 1 for the planned end); a look beyond the plan (fraction > 1) spends
+    nothing more.
+
+    >>> boundaries([0.5, 1.0]).round(3).tolist()   # O'Brien-Fleming-type, two looks
+    [2.772, 1.979]
+    >>> boundaries([1.0]).round(4).tolist()        # one look: the fixed-horizon z
+    [1.96]
+    """
+    from scipy import stats
+
+    t = np.asarray(fractions, dtype=np.float64)
+    if len(t) == 0 or (t <= 0).any() or (np.diff(t) <= 0).any():
+        raise OptionError(f"information fractions must be positive and increasing, got {list(t)}")
+    cumulative = spent(np.minimum(t, 1.0), alpha, spending)
+    increments = np.diff(np.concatenate(([0.0], cumulative)))
+    bounds = np.empty(len(t))
+    # density of the score S_k = Z_k sqrt(t_k) among paths that have not stopped, on a grid
+    previous_t = 0.0
+    grid_s: np.ndarray | None = None
+    density: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    for k, (tk, spend) in enumerate(zip(t, increments, strict=True)):
+        step = tk - previous_t
+        if spend <= 0:
+            bounds[k] = math.inf
+        else:
+            from scipy.optimize import brentq
+
+            bounds[k] = brentq(_overspent, 0.0, 40.0, args=(tk, step, grid_s, density, weights, spend),
+                               xtol=1e-12)
+        # continue the density over the continuation region |S_k| < c_k sqrt(t_k)
+        edge = (bounds[k] if math.isfinite(bounds[k]) else 12.0) * math.sqrt(tk)
+        new_s = np.linspace(-edge, edge, grid)
+        new_w = _simpson_weights(grid, new_s[1] - new_s[0])
+        if grid_s is None:
+            new_density = stats.norm.pdf(new_s / math.sqrt(tk)) / math.sqrt(tk)
+        else:
+            sd = math.sqrt(step)
+            kernel = stats.norm.pdf((new_s[:, None] - grid_s[None, :]) / sd) / sd
+            new_density = kernel @ (weights * density)
+        grid_s, density, weights = new_s, new_density, new_w
+        previous_t = tk
+    return bounds
+
+
+def _crossing(c: float, tk: float, step: float, grid_s: np.ndarray | None, density: np.ndarray | None,
+              weights: np.ndarray | None) -> float:
+    """Null probability of reaching look k (not stopped before) and crossing |Z_k| >= c."""
+    from scipy import stats
+
+    if grid_s is None:
+        return float(2 * stats.norm.sf(c))
+    edge = c * math.sqrt(tk)
+    sd = math.sqrt(step)
+    beyond = stats.norm.sf((edge - grid_s) / sd) + stats.norm.cdf((-edge - grid_s) / sd)
+    return float(np.sum(weights * density * beyond))
+
+
+def _overspent(c: float, tk: float, step: float, grid_s: np.ndarray | None, density: np.ndarray | None,
+               weights: np.ndarray | None, spend: float) -> float:
+    return _crossing(c, tk, step, grid_s, density, weights) - spend
+
+
+def _simpson_weights(points: int, h: float) -> np.ndarray:
+    w = np.ones(points)
+    w[1:-1:2] = 4
+    w[2:-1:2] = 2
+    return w * h / 3

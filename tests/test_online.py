@@ -1,0 +1,308 @@
+"""rankwise.online: assignment bit-identical to GrowthBook's SDK; analysis equal to scipy,
+statsmodels and tea-tasting; gbstats golden values; mergeable statistics; bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankwise import online
+from rankwise.errors import InputError, OptionError
+from rankwise.online.inference import Arm, compare_arms
+
+DATA = Path(__file__).parent / "data" / "online"
+
+
+# -- assignment ---------------------------------------------------------------------------------
+
+def _ids(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    alphabet = list("abcdefghijklmnopqrstuvwxyz0123456789-_") + ["é", "ß", "中", "😀"]
+    lengths = rng.integers(1, 40, n)
+    return ["".join(rng.choice(alphabet, size=k)) for k in lengths]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_hash_equals_growthbook_on_100k_ids(version: int) -> None:
+    from growthbook.core import gbhash
+
+    ids = _ids(100_000, version)
+    ours = online.gbhash(ids, "checkout-redesign", version)
+    theirs = np.array([gbhash("checkout-redesign", s, version) for s in ids])
+    assert np.array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize(("weights", "coverage", "version"), [
+    (None, 1.0, 2), ([0.5, 0.5], 0.4, 2), ([0.1, 0.2, 0.7], 1.0, 1), ([0.95, 0.05], 0.77, 2), ([0.25] * 4, 0.5, 1)])
+def test_assignment_equals_growthbook(weights, coverage: float, version: int) -> None:
+    from growthbook.core import chooseVariation, gbhash, getBucketRanges
+
+    ids = _ids(100_000, 7)
+    variants = len(weights) if weights else 2
+    ours = online.assign(ids, "exp-key", weights, coverage, version)
+    ranges = getBucketRanges(variants, coverage, weights)
+    theirs = [chooseVariation(gbhash("exp-key", s, version), ranges) for s in ids]
+    assert ours.tolist() == theirs
+
+
+def test_assignment_through_the_sdk_with_namespaces_and_numbers() -> None:
+    # the SDK's own experiment run (hash attribute, namespace, coverage) on ids it sees as
+    # strings and as numbers
+    from growthbook import Experiment, GrowthBook
+
+    ids = _ids(1500, 3) + [str(i) for i in range(1, 500)]
+    ns = ("search", 0.2, 0.7)
+    exp = Experiment(key="ranker-v2", variations=[0, 1, 2], weights=[0.2, 0.3, 0.5], coverage=0.8,
+                     namespace=ns, hashVersion=2)
+    theirs = []
+    for uid in ids:
+        gb = GrowthBook(attributes={"id": uid})
+        result = gb.run(exp)
+        theirs.append(result.variationId if result.inExperiment else -1)
+        gb.destroy()
+    ours = online.assign(ids, "ranker-v2", [0.2, 0.3, 0.5], 0.8, 2, namespace=ns)
+    assert ours.tolist() == theirs
+    numbers = np.arange(1, 500)
+    assert online.assign(numbers, "ranker-v2", [0.2, 0.3, 0.5], 0.8, 2, namespace=ns).tolist() == theirs[1500:]
+    assert online.assign(numbers.astype(float), "ranker-v2", [0.2, 0.3, 0.5], 0.8, 2,
+                         namespace=ns).tolist() == theirs[1500:]
+
+
+def test_ramping_coverage_never_moves_a_unit() -> None:
+    ids = _ids(20_000, 11)
+    before = online.assign(ids, "ramp", [0.5, 0.5], 0.1)
+    after = online.assign(ids, "ramp", [0.5, 0.5], 0.9)
+    kept = before >= 0
+    assert kept.sum() > 1000 and np.array_equal(before[kept], after[kept])
+    # namespaces: disjoint ranges never share a unit
+    a = online.in_namespace(ids, ("ns", 0.0, 0.5))
+    b = online.in_namespace(ids, ("ns", 0.5, 1.0))
+    assert not (a & b).any() and (a | b).all()
+
+
+def test_ids_growthbook_does_not_hash() -> None:
+    # empty strings, None and 0 are not hashable ids: not in the experiment
+    assert online.assign(["", None, "x"], "e").tolist()[:2] == [-1, -1]
+    assert online.assign(np.array([0, 5]), "e").tolist()[0] == -1
+    with pytest.raises(InputError, match="whole number"):
+        online.assign(np.array([1.5]), "e")
+    with pytest.raises(OptionError, match="sum to 1"):
+        online.assign(["a"], "e", [0.5, 0.6])
+
+
+# -- inference against scipy and statsmodels ------------------------------------------------
+
+def _two_arms(seed: int = 0, n: tuple[int, int] = (400, 500)) -> dict:
+    rng = np.random.default_rng(seed)
+    a = rng.gamma(2.0, 3.0, n[0])
+    b = rng.gamma(2.0, 3.3, n[1])
+    return {"unit": np.arange(sum(n)).astype(str), "arm": ["A"] * n[0] + ["B"] * n[1],
+            "x": np.concatenate([a, b])}, a, b
+
+
+@pytest.mark.parametrize("test", ["welch", "student"])
+def test_t_tests_equal_scipy(test: str) -> None:
+    from scipy import stats
+
+    data, a, b = _two_arms()
+    row = online.analyze(data, "unit", "arm", ["x"], test=test).table.iloc[0]
+    ref = stats.ttest_ind(b, a, equal_var=test == "student")
+    ci = ref.confidence_interval(0.95)
+    assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert row["statistic"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert row["ci_lower"] == pytest.approx(ci.low, rel=1e-12)
+    assert row["ci_upper"] == pytest.approx(ci.high, rel=1e-12)
+    assert row["difference"] == pytest.approx(b.mean() - a.mean(), rel=1e-12)
+
+
+def test_proportion_z_tests_equal_statsmodels() -> None:
+    from statsmodels.stats.proportion import confint_proportions_2indep, proportions_ztest, test_proportions_2indep
+
+    rng = np.random.default_rng(3)
+    a = (rng.random(3000) < 0.10).astype(int)
+    b = (rng.random(2800) < 0.12).astype(int)
+    data = {"unit": np.arange(5800), "arm": ["c"] * 3000 + ["t"] * 2800, "bought": np.concatenate([a, b])}
+    pooled = online.analyze(data, "unit", "arm", ["bought>0"], test="z-pooled").table.iloc[0]
+    stat, p = proportions_ztest([b.sum(), a.sum()], [len(b), len(a)])
+    assert pooled["p_value"] == pytest.approx(p, rel=1e-12)
+    assert pooled["statistic"] == pytest.approx(stat, rel=1e-12)
+    unpooled = online.analyze(data, "unit", "arm", ["bought>0"], test="z").table.iloc[0]
+    ref = test_proportions_2indep(b.sum(), len(b), a.sum(), len(a), method="wald")
+    low, high = confint_proportions_2indep(b.sum(), len(b), a.sum(), len(a), method="wald")
+    assert unpooled["p_value"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert unpooled["ci_lower"] == pytest.approx(low, rel=1e-12)
+    assert unpooled["ci_upper"] == pytest.approx(high, rel=1e-12)
+    # the pooled test's interval is the unpooled (Wald) interval, as statsmodels reports it
+    assert pooled["ci_lower"] == pytest.approx(low, rel=1e-12)
+
+
+def test_mann_whitney_srm_and_power_equal_references() -> None:
+    from scipy import stats
+    from statsmodels.stats.power import NormalIndPower
+
+    data, a, b = _two_arms(5)
+    row = online.analyze(data, "unit", "arm", ["x"], test="mann-whitney").table.iloc[0]
+    assert row["p_value"] == pytest.approx(stats.mannwhitneyu(b, a).pvalue, rel=1e-12)
+    srm = online.srm_test([5210, 4790, 10_050], [0.25, 0.25, 0.5])
+    ref = stats.chisquare([5210, 4790, 10_050], np.array([0.25, 0.25, 0.5]) * 20_050)
+    assert srm.p_value == pytest.approx(ref.pvalue, rel=1e-12) and srm.mismatch
+    assert online.power(0.3, 2.0, 500, ratio=1.5) == pytest.approx(
+        NormalIndPower().power(0.15, 500, 0.05, ratio=1.5), rel=1e-12)
+    n = online.sample_size(0.1, 1.0, power=0.9)
+    assert n == math.ceil(NormalIndPower().solve_power(0.1, nobs1=None, alpha=0.05, power=0.9))
+
+
+# -- tea-tasting: means and ratios, with and without CUPED ----------------------------------
+
+def test_equal_to_tea_tasting_with_and_without_cuped() -> None:
+    tt = pytest.importorskip("tea_tasting")
+    data = tt.make_users_data(rng=42, covariates=True, n_users=4000)
+    experiment = tt.Experiment(
+        orders=tt.Mean("orders"),
+        orders_cuped=tt.Mean("orders", "orders_covariate"),
+        aov=tt.RatioOfMeans("revenue", "orders"),
+        aov_cuped=tt.RatioOfMeans("revenue", "orders", "revenue_covariate", "orders_covariate"),
+    )
+    theirs = experiment.analyze(data).to_pandas().set_index("metric")
+    frame = data.to_pandas()
+    frame["variant"] = frame["variant"].astype(str)
+    ours = online.analyze(frame, "user", "variant",
+                          {"orders": online.Mean("orders"),
+                           "orders_cuped": online.Mean("orders", covariate="orders_covariate"),
+                           "aov": online.Ratio("revenue", "orders"),
+                           "aov_cuped": online.Ratio("revenue", "orders",
+                                                     covariate=("revenue_covariate", "orders_covariate"))},
+                          control="0", relative="log", correction="none").table.set_index("metric")
+    pairs = {"control": "control_value", "treatment": "value", "effect_size": "difference",
+             "effect_size_ci_lower": "ci_lower", "effect_size_ci_upper": "ci_upper",
+             "rel_effect_size": "relative", "rel_effect_size_ci_lower": "relative_lower",
+             "rel_effect_size_ci_upper": "relative_upper", "pvalue": "p_value", "statistic": "statistic"}
+    for metric in theirs.index:
+        for theirs_name, ours_name in pairs.items():
+            assert ours.loc[metric, ours_name] == pytest.approx(theirs.loc[metric, theirs_name], rel=1e-9, abs=1e-12), \
+                (metric, theirs_name)
+
+
+# -- gbstats golden values ----------------------------------------------------------------------
+
+def test_equal_to_gbstats_golden_values() -> None:
+    # produced by tests/data/online/make_gbstats_golden.py with gbstats 0.8.0 (which pins
+    # pandas < 2, so it cannot share this environment)
+    golden = json.loads((DATA / "gbstats_golden.json").read_text())
+    for case in golden["ttest"]:
+        a, b = case["a"], case["b"]
+        ca = Arm(a["mean"], a["variance"], a["n"])
+        cb = Arm(b["mean"], b["variance"], b["n"])
+        d = compare_arms(ca, cb, "welch", "delta", alpha=0.05)
+        assert d.relative == pytest.approx(case["relative"]["expected"], rel=1e-12)
+        assert d.relative_lower == pytest.approx(case["relative"]["ci"][0], rel=1e-9)
+        assert d.relative_upper == pytest.approx(case["relative"]["ci"][1], rel=1e-9)
+        assert d.difference == pytest.approx(case["absolute"]["expected"], rel=1e-12)
+        assert d.ci_lower == pytest.approx(case["absolute"]["ci"][0], rel=1e-9)
+        assert d.p_value == pytest.approx(case["absolute"]["p_value"], rel=1e-9)
+        lower, upper, p = online.always_valid(d.difference, d.se, ca.n + cb.n, 0.05, 5000)
+        assert (lower, upper) == (pytest.approx(case["sequential"]["ci"][0], rel=1e-9),
+                                  pytest.approx(case["sequential"]["ci"][1], rel=1e-9))
+        assert p == pytest.approx(case["sequential"]["p_value"], rel=1e-9)
+    for case in golden["srm"]:
+        assert online.srm_test(case["users"], case["weights"]).p_value == pytest.approx(case["p_value"], rel=1e-12)
+
+
+# -- mergeable statistics -----------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.floats(-1e3, 1e3), st.floats(0, 50)),
+                min_size=2, max_size=60), st.integers(1, 59))
+def test_merging_states_equals_one_state(rows, cut) -> None:
+    cut = min(cut, len(rows) - 1)
+    variants = ["a", "b", "c"]
+
+    def state(part):
+        return online.VariantMoments.from_units([r[0] for r in part], {"x": [r[1] for r in part],
+                                                                       "y": [r[2] for r in part]}, variants)
+
+    whole = state(rows)
+    merged = state(rows[:cut]).merge(state(rows[cut:]))
+    assert merged.n.tolist() == whole.n.tolist()
+    np.testing.assert_allclose(merged.means, whole.means, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(merged.comoments, whole.comoments, rtol=1e-9, atol=1e-6)
+    # and the raw sums round-trip
+    sums = whole.sums()
+    again = online.VariantMoments.from_sums(variants, ["x", "y"], sums["n"], sums["sums"], sums["products"])
+    np.testing.assert_allclose(again.comoments, whole.comoments, rtol=1e-9, atol=1e-6)
+
+
+def test_logs_sharded_by_day_give_the_one_pass_result(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    n = 5000
+    log = pd.DataFrame({"user": rng.integers(0, 800, n).astype(str), "day": rng.integers(1, 4, n),
+                        "clicks": rng.integers(0, 3, n), "views": rng.integers(1, 5, n)})
+    log["arm"] = np.where(online.assign(log["user"].to_numpy(), "shards") == 0, "control", "treatment")
+    paths = []
+    for day, part in log.groupby("day"):
+        path = tmp_path / f"day{day}.csv.gz" if day % 2 else tmp_path / f"day{day}.parquet"
+        part.to_csv(path, index=False) if path.name.endswith(".gz") else part.to_parquet(path)
+        paths.append(path)
+    one = online.analyze(log, "user", "arm", ["ctr=clicks/views", "buyers=clicks>0"]).table
+    sharded = online.analyze(tmp_path, "user", "arm", ["ctr=clicks/views", "buyers=clicks>0"]).table
+    pd.testing.assert_frame_equal(one, sharded)
+
+
+# -- hand-computed example and CTR per user ------------------------------------------------------
+
+def test_ratio_metric_hand_computed() -> None:
+    # control: users (clicks, views) (1, 2), (0, 2), (3, 4): CTR = 4 / 8 = 0.5
+    # treatment: (2, 2), (1, 3), (3, 3): CTR = 6 / 8 = 0.75; difference 0.25
+    data = {"user": list("abcdef"), "arm": ["c"] * 3 + ["t"] * 3, "clicks": [1, 0, 3, 2, 1, 3],
+            "views": [2, 2, 4, 2, 3, 3]}
+    row = online.analyze(data, "user", "arm", ["ctr=clicks/views"], control="c").table.iloc[0]
+    assert (row["control_value"], row["value"], row["difference"]) == (0.5, 0.75, 0.25)
+    # delta method, control: S_cc = 7/3, S_vv = 4/3, S_cv = 4/3 (n - 1 = 2), mean views 8/3:
+    # (7/3 - 2 * 0.5 * 4/3 + 0.25 * 4/3) / (8/3)^2 = 1.0 / (64/9) = 9/64
+    control = online.VariantMoments.from_units(["c"] * 3, {"clicks": [1, 0, 3], "views": [2, 2, 4]})
+    assert online.Ratio("clicks", "views").unit_variance(control, "c") == pytest.approx(9 / 64, rel=1e-14)
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+def test_bad_input_names_file_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text("user,arm,clicks,views\nu1,A,1,2\nu2,B,-1,2\n")
+    with pytest.raises(InputError, match=r"log.csv:3: field 'clicks': negative count"):
+        online.analyze(path, "user", "arm", ["ctr=clicks/views"])
+    path.write_text("user,arm,spend\nu1,A,1.5\nu2,B,nan\n")
+    with pytest.raises(InputError, match=r"log.csv:3: field 'spend': expected a finite number"):
+        online.analyze(path, "user", "arm", ["spend"])
+    path.write_text("user,arm,spend\nu1,A,1.5\nu2,C,2\n")
+    with pytest.raises(InputError, match=r"log.csv:3: field 'arm': unknown variant 'C'"):
+        online.analyze(path, "user", "arm", ["spend"], variants=["A", "B"])
+    path.write_text("user,variant,spend\nu1,A,1\n")
+    with pytest.raises(InputError, match=r"missing column\(s\) 'arm'"):
+        online.analyze(path, "user", "arm", ["spend"])
+    with pytest.raises(OptionError, match="z-pooled"):
+        online.analyze({"u": ["1", "2", "3", "4"], "v": ["a", "a", "b", "b"], "x": [1, 2, 3, 4]}, "u", "v", ["x"],
+                       test="z-pooled")
+
+
+def test_units_in_two_variants_are_counted_and_left_out() -> None:
+    data = {"user": ["a", "a", "b", "c", "d", "e"], "arm": ["A", "B", "A", "A", "B", "B"],
+            "x": [1.0, 1.0, 2.0, 4.0, 3.0, 5.0]}
+    r = online.analyze(data, "user", "arm", ["x"])
+    assert (r.table.loc[0, "n_control"], r.table.loc[0, "n"]) == (2, 2)
+    assert "1 unit(s) appeared in more than one variant" in r.warnings[0]
+    with pytest.raises(InputError, match="unit 'a' appears in more than one variant"):
+        online.analyze(data, "user", "arm", ["x"], mixed="error")
+
+
+def test_srm_warning_in_every_output() -> None:
+    data = {"u": np.arange(1200).astype(str), "v": ["A"] * 700 + ["B"] * 500, "x": np.ones(1200)}
+    r = online.analyze(data, "u", "v", ["x"])
+    assert r.srm.mismatch and "sample ratio mismatch" in r.warnings[0]
+    assert r.to_dict()["srm"]["mismatch"] is True
