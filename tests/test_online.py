@@ -306,3 +306,115 @@ def test_srm_warning_in_every_output() -> None:
     r = online.analyze(data, "u", "v", ["x"])
     assert r.srm.mismatch and "sample ratio mismatch" in r.warnings[0]
     assert r.to_dict()["srm"]["mismatch"] is True
+
+
+# -- real data and the command line ------------------------------------------------------------
+
+OBD = DATA / "open_bandit_men.csv.gz"
+
+
+def test_open_bandit_two_policies() -> None:
+    # 46 clicks in 10,000 random-policy impressions, 69 in 10,000 Thompson-sampling ones
+    r = online.analyze(OBD, "impression", "policy", ["ctr=click>0"], control="random", test="z-pooled")
+    row = r.table.iloc[0]
+    assert (row["control_value"], row["value"]) == (0.0046, 0.0069)
+    assert row["relative"] == pytest.approx(0.5, rel=1e-12)
+    # pooled p = 115 / 20000; z = 0.0023 / sqrt(p (1 - p) 2 / 10000)
+    p = 115 / 20000
+    z = 0.0023 / math.sqrt(p * (1 - p) * 2 / 10_000)
+    assert row["statistic"] == pytest.approx(z, rel=1e-9)
+
+
+def _cli(*args: str):
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    return CliRunner().invoke(app, ["ab", *args])
+
+
+def test_cli_formats(tmp_path: Path) -> None:
+    base = [str(OBD), "--unit", "impression", "--variant", "policy", "-m", "ctr=click", "--control", "random"]
+    out = _cli(*base, "-f", "text")
+    assert out.exit_code == 0, out.output
+    row = next(line for line in out.output.splitlines() if line.startswith("ctr "))
+    # Welch on 46 and 69 clicks in 10,000 impressions each: p = 0.0315, alone in its family
+    assert row.split() == ["ctr", "bts", "10000", "10000", "0.0046", "0.0069", "0.0023", "[0.0002,", "0.0044]",
+                           "+50.00%", "[-5.81%,", "+105.81%]", "0.0315", "0.0315", "*"]
+    data = json.loads(_cli(*base, "-f", "json").output)
+    assert data["rows"][0]["difference"] == pytest.approx(0.0023, rel=1e-9) and data["srm"]["mismatch"] is False
+    assert _cli(*base, "-f", "csv").output.splitlines()[0].startswith("metric,kind,definition,control,variant")
+    page = tmp_path / "ab.html"
+    out = _cli(*base, "--timestamp", "timestamp", "--sequential", "always-valid", "-f", "html", "-o", str(page))
+    assert out.exit_code == 0, out.output
+    assert "<img alt='cumulative lift'" in page.read_text() and "sequential=always-valid" in page.read_text()
+    bad = _cli(*base, "--test", "nope")
+    assert bad.exit_code == 2 and "unknown test 'nope'" in bad.output
+
+
+def test_alpha_spending_over_daily_looks() -> None:
+    r = online.analyze(OBD, "impression", "policy", ["ctr=click"], control="random", timestamp="timestamp",
+                       sequential="obrien-fleming", planned_units=20_000)
+    looks = r.looks
+    assert len(looks) == 7  # 24..30 November 2019
+    assert looks["fraction"].iloc[-1] == 1.0
+    # the boundary falls as information accrues and ends above the fixed-horizon 1.96
+    assert (np.diff(looks["boundary"].to_numpy()) < 0).all() and looks["boundary"].iloc[-1] > 1.96
+    assert bool(r.table.loc[0, "significant"]) == bool(looks["crossed"].iloc[-1])
+
+
+# -- simulations: peeking and clustered CTR ------------------------------------------------------
+
+def test_peeking_inflates_the_t_test_not_the_sequential_tests() -> None:
+    # A/A: 1,000 experiments, 20 daily looks of 200 new units per arm each
+    rng = np.random.default_rng(12)
+    reps, looks, per_look = 1000, 20, 200
+    a = rng.normal(0, 1, (reps, looks * per_look))
+    b = rng.normal(0, 1, (reps, looks * per_look))
+    fractions = np.arange(1, looks + 1) / looks
+    obf = online.boundaries(fractions, 0.05, "obrien-fleming")
+    fixed = always = spending = 0
+    for r in range(reps):
+        hit_fixed = hit_always = hit_spending = False
+        for k in range(looks):
+            n = (k + 1) * per_look
+            ca, cb = a[r, :n], b[r, :n]
+            d = compare_arms(Arm(ca.mean(), ca.var(ddof=1), n), Arm(cb.mean(), cb.var(ddof=1), n), "z")
+            hit_fixed |= d.p_value < 0.05
+            hit_always |= online.always_valid(d.difference, d.se, 2 * n)[2] < 0.05
+            hit_spending |= abs(d.statistic) >= obf[k]
+        fixed += hit_fixed
+        always += hit_always
+        spending += hit_spending
+    mc = 3 * math.sqrt(0.05 * 0.95 / reps)  # three Monte Carlo standard errors
+    assert fixed / reps > 0.15  # peeking at a fixed-horizon test: about 0.2 with 20 looks
+    assert always / reps <= 0.05 + mc
+    assert abs(spending / reps - 0.05) <= mc
+
+
+def test_ctr_interval_coverage_on_clustered_users() -> None:
+    # users with different numbers of impressions and their own click propensity: the
+    # per-user delta method covers 95%, the per-impression binomial interval does not
+    rng = np.random.default_rng(4)
+    reps, users = 2000, 400
+    covered_delta = covered_binomial = 0
+    for _ in range(reps):
+        arms = []
+        for _arm in range(2):
+            views = rng.integers(1, 30, users).astype(float)
+            propensity = rng.beta(1, 9, users)
+            clicks = rng.binomial(views.astype(int), propensity).astype(float)
+            arms.append((clicks, views))
+        moments = online.VariantMoments.from_units(["c"] * users + ["t"] * users,
+                                                   {"clicks": np.concatenate([arms[0][0], arms[1][0]]),
+                                                    "views": np.concatenate([arms[0][1], arms[1][1]])})
+        ratio = online.Ratio("clicks", "views")
+        c = Arm(ratio.value(moments, "c"), ratio.unit_variance(moments, "c"), users)
+        t = Arm(ratio.value(moments, "t"), ratio.unit_variance(moments, "t"), users)
+        d = compare_arms(c, t, "z")
+        covered_delta += d.ci_lower <= 0 <= d.ci_upper
+        n_c, n_t = arms[0][1].sum(), arms[1][1].sum()
+        se = math.sqrt(c.mean * (1 - c.mean) / n_c + t.mean * (1 - t.mean) / n_t)
+        covered_binomial += abs(d.difference) <= 1.959964 * se
+    assert abs(covered_delta / reps - 0.95) <= 0.014
+    assert covered_binomial / reps < 0.90

@@ -216,6 +216,7 @@ def trec_eval(ctx: typer.Context) -> None:
     raise typer.Exit(code=run_trec_eval(ctx.args))
 
 
+from rankwise.cli import ab as _ab_command  # noqa: E402,F401  (registers ab)
 from rankwise.cli import rank_eval as _rank_eval_commands  # noqa: E402,F401  (registers rank-eval, index)
 
 

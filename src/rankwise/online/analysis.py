@@ -281,7 +281,8 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
         row.update(ci_lower=lower, ci_upper=upper, p_value=p)
     if sequential == "always-valid":
         lower, upper, p = always_valid(d.difference, d.se, c.n + t.n, alpha, tuning)
-        row.update(ci_lower=lower, ci_upper=upper, p_value=p)
+        rel_lower, rel_upper, _ = always_valid(d.relative, d.relative_se, c.n + t.n, alpha, tuning)
+        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper)
     return row
 
 

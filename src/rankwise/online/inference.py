@@ -53,6 +53,8 @@ class Difference:
     statistic: float
     df: float
     se: float
+    relative_se: float = math.nan
+    """Delta-method standard error of the relative difference."""
 
 
 def _distribution(df: float):
@@ -111,7 +113,21 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: st
     p_value = _p_value(dist, statistic, alternative)
     lower, upper = _interval(dist, diff, se, alpha, alternative)
     rel, rel_lower, rel_upper = relative_interval(control, treatment, dist, relative, alpha, alternative)
-    return Difference(diff, lower, upper, rel, rel_lower, rel_upper, p_value, statistic, df, se)
+    return Difference(diff, lower, upper, rel, rel_lower, rel_upper, p_value, statistic, df, se,
+                      relative_se(control, treatment))
+
+
+def relative_se(control: Arm, treatment: Arm) -> float:
+    """Delta-method standard error of ``m_t / m_c - 1``:
+    ``sqrt(v_t / (n_t m_c^2) + m_t^2 v_c / (n_c m_c^4))``.
+
+    >>> round(relative_se(Arm(10.0, 4.0, 100), Arm(11.0, 4.0, 100)), 6)   # sqrt(0.0004 + 0.000484)
+    0.029732
+    """
+    if control.mean == 0:
+        return math.nan
+    return math.sqrt(treatment.variance / (treatment.n * control.mean ** 2)
+                     + treatment.mean ** 2 * control.variance / (control.n * control.mean ** 4))
 
 
 def _p_value(dist, statistic: float, alternative: str) -> float:
@@ -140,9 +156,7 @@ def relative_interval(control: Arm, treatment: Arm, dist, method: str = "delta",
         return math.nan, math.nan, math.nan
     ratio = treatment.mean / control.mean
     if method == "delta":
-        se = math.sqrt(treatment.variance / (treatment.n * control.mean ** 2)
-                       + treatment.mean ** 2 * control.variance / (control.n * control.mean ** 4))
-        lower, upper = _interval(dist, ratio - 1, se, alpha, alternative)
+        lower, upper = _interval(dist, ratio - 1, relative_se(control, treatment), alpha, alternative)
         return ratio - 1, lower, upper
     if treatment.mean == 0:
         return ratio - 1, math.nan, math.nan

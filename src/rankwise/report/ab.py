@@ -1,0 +1,148 @@
+"""An A/B analysis as a terminal or plain-text table, Markdown, CSV, JSON or one HTML page
+with the cumulative lift over time."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from typing import Any
+
+from rankwise.report.grid import Grid
+
+HEADERS = ["metric", "variant", "n control", "n", "control", "value", "difference", "interval", "relative",
+           "relative interval", "p", "p corrected"]
+
+
+def _number(value: float, digits: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "nan"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def _cells(row: Any, digits: int) -> list[str]:
+    def pct(v: float) -> str:
+        return "nan" if math.isnan(v) else "inf" if math.isinf(v) else f"{100 * v:+.2f}%"
+
+    return [str(row["metric"]), str(row["variant"]), str(int(row["n_control"])), str(int(row["n"])),
+            _number(row["control_value"], digits), _number(row["value"], digits),
+            _number(row["difference"], digits),
+            f"[{_number(row['ci_lower'], digits)}, {_number(row['ci_upper'], digits)}]",
+            pct(row["relative"]), f"[{pct(row['relative_lower'])}, {pct(row['relative_upper'])}]",
+            _p(row["p_value"]), _p(row["p_corrected"]) + (" *" if row["significant"] else "")]
+
+
+def ab_title(result: Any) -> str:
+    s = result.settings
+    parts = [f"test={s['test']}", f"relative={s['relative']}", f"alpha={s['alpha']}", f"correction={s['correction']}"]
+    if s.get("sequential"):
+        parts.append(f"sequential={s['sequential']}")
+    return f"A/B analysis against {s['control']} ({', '.join(parts)})"
+
+
+def ab_notes(result: Any) -> list[str]:
+    """Lines under every output: the SRM check and the warnings."""
+    srm = result.srm
+    lines = [f"sample ratio: units {list(srm.observed)}, chi-square p = {_p(srm.p_value)}"
+             + (" (MISMATCH)" if srm.mismatch else "")]
+    lines += [f"warning: {w}" for w in result.warnings]
+    return lines
+
+
+def ab_grid(result: Any, digits: int = 4) -> Grid:
+    """The result as a Grid (``*``: significant after correction)."""
+    rows = [_cells(r, digits) for r in result.table.to_dict("records")]
+    numeric = [False, False] + [True] * (len(HEADERS) - 2)
+    return Grid(ab_title(result), list(HEADERS), rows, numeric,
+                note="* significant after correction\n" + "\n".join(ab_notes(result)))
+
+
+def ab_markdown(result: Any, digits: int = 4) -> str:
+    """A Markdown table with the title above and the SRM line under it."""
+    grid = ab_grid(result, digits)
+    lines = [f"**{grid.title}**", "", "| " + " | ".join(grid.columns) + " |",
+             "|" + "|".join("---:" if n else "---" for n in grid.numeric) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in grid.rows]
+    lines += [""] + [f"{line}  " for line in ["\\* significant after correction", *ab_notes(result)]]
+    return "\n".join(lines)
+
+
+def ab_json(result: Any) -> str:
+    """Every number of the analysis, JSON."""
+    data = result.to_dict()
+    if result.looks is not None:
+        looks = result.looks.copy()
+        looks["look"] = looks["look"].astype(str)
+        data["looks"] = json.loads(looks.to_json(orient="records"))
+    return json.dumps(data, indent=2, default=str)
+
+
+def ab_csv(result: Any) -> str:
+    """The rows of the analysis as CSV (every digit)."""
+    out = io.StringIO()
+    result.table.to_csv(out, index=False)
+    return out.getvalue()
+
+
+def lift_figure(result: Any) -> Any:
+    """Cumulative relative lift with its interval after each daily look, one panel per
+    metric, one line per treatment arm (matplotlib Figure); None without looks."""
+    looks = result.looks
+    if looks is None or not len(looks):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = list(dict.fromkeys(looks["metric"]))
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(7.5, 2.8 * len(metrics)), squeeze=False,
+                             layout="constrained")
+    for ax, metric in zip(axes[:, 0], metrics, strict=True):
+        part = looks[looks["metric"] == metric]
+        for arm, group in part.groupby("variant", sort=False):
+            ax.plot(group["look"], 100 * group["relative"], marker="o", label=f"{arm} vs {result.settings['control']}")
+            ax.fill_between(group["look"], 100 * group["relative_lower"], 100 * group["relative_upper"], alpha=0.2)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_ylabel("lift, %")
+        ax.set_title(f"{metric}: cumulative lift and its interval")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        for label in ax.get_xticklabels():
+            label.set_rotation(30)
+    return fig
+
+
+def ab_html(result: Any, digits: int = 4) -> str:
+    """One self-contained page: the table, the SRM check, warnings and the lift plot."""
+    import base64
+
+    grid = ab_grid(result, digits)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
+    body = "".join("<tr>" + "".join(f"<td class='{'num' if n else 'text'}'>{html.escape(c)}</td>"
+                                    for c, n in zip(row, grid.numeric, strict=True)) + "</tr>" for row in grid.rows)
+    notes = "".join(f"<p class='{'warn' if 'warning' in line or 'MISMATCH' in line else 'note'}'>"
+                    f"{html.escape(line)}</p>" for line in ab_notes(result))
+    figure = lift_figure(result)
+    image = ""
+    if figure is not None:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=110)
+        image = (f"<h2>Cumulative lift</h2><img alt='cumulative lift' src='data:image/png;base64,"
+                 f"{base64.b64encode(buffer.getvalue()).decode()}'>")
+    style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:75em}table{border-collapse:collapse}"
+             "td,th{padding:.3em .6em;border-bottom:1px solid #ddd}td.num{text-align:right;font-variant-numeric:"
+             "tabular-nums;white-space:nowrap}th{text-align:left}.warn{color:#a40000;font-weight:bold}"
+             "img{max-width:100%}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(grid.title)}</title>"
+            f"<style>{style}</style></head><body><h1>{html.escape(grid.title)}</h1>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<p class='note'>* significant after correction</p>{notes}{image}</body></html>")
