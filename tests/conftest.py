@@ -36,3 +36,7 @@ def ndeval(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if binary is None:
         pytest.skip(reason)
     return binary
+
+
+collect_ignore_glob = ["data/*"]
+"""Test data (and the scripts that regenerated it with other environments) is not collected."""

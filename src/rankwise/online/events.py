@@ -174,6 +174,17 @@ def _labels(name: str, first: int, column: Any, field_name: str) -> Any:
     return column.cast(pa.string())
 
 
+def _unit_ids(name: str, first: int, column: Any, field_name: str) -> Any:
+    """Unit ids: integers stay integers (no strings built for 100M ids), anything else text."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(column.type):
+        if column.null_count:
+            return _labels(name, first, column, field_name)
+        return column
+    return _labels(name, first, column, field_name)
+
+
 def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = (), counts: Sequence[str] = (),
                     constants: Sequence[str] = (), variants: Sequence[str] | None = None,
                     mixed: str = "exclude") -> Units:
@@ -195,69 +206,94 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
     value_columns = list(dict.fromkeys([*sums, *counts, *constants]))
     columns = list(dict.fromkeys([unit, variant, *value_columns]))
     pieces = tables_of(data, columns)
-    found: dict[str, None] = {}
-    arrays: dict[str, list[Any]] = {c: [] for c in [unit, variant, *value_columns]}
-    for name, first, table in pieces:
-        labels = _labels(name, first, table.column(variant).combine_chunks(), variant)
-        arrays[unit].append(_labels(name, first, table.column(unit).combine_chunks(), unit))
-        if variants is not None:
-            allowed = pa.array(list(variants), pa.string())
-            import pyarrow.compute as pc
-
-            unknown = np.flatnonzero(~np.asarray(pc.is_in(labels, allowed).to_numpy(zero_copy_only=False)))
-            if len(unknown):
-                row = int(unknown[0])
-                raise InputError(f"unknown variant {labels[row].as_py()!r}; the design has {list(variants)}",
-                                 field=variant, **_where(name, first, row))
-        found.update(dict.fromkeys(labels.unique().to_pylist()))
-        arrays[variant].append(labels)
-        for c in value_columns:
-            arrays[c].append(_numbers(name, first, table.column(c).combine_chunks(), c, c in counts))
-    names = list(variants) if variants is not None else sorted(found)
     events = sum(len(t) for _, _, t in pieces)
     if events == 0:
         raise InputError("no events", source=", ".join(n for n, _, _ in pieces) or "<input>")
-    unit_ids = pa.chunked_array(arrays[unit], pa.string()).combine_chunks()
-    variant_codes = _codes(pa.chunked_array(arrays[variant], pa.string()).combine_chunks(), names)
-    unit_codes, uniques = _unit_codes(unit_ids)
-    n_units = len(uniques)
-    low = np.full(n_units, np.iinfo(np.int64).max)
-    high = np.full(n_units, -1)
-    np.minimum.at(low, unit_codes, variant_codes)
-    np.maximum.at(high, unit_codes, variant_codes)
-    both = low != high
+    labels = [_variant_labels(name, first, table.column(variant).combine_chunks(), variant)
+              for name, first, table in pieces]
+    if variants is None:
+        found: dict[str, None] = {}
+        for values in labels:
+            found.update(dict.fromkeys(_distinct(values)))
+        names = sorted(found)
+    else:
+        names = list(variants)
+    parts = []
+    unit_ids = [_unit_ids(name, first, table.column(unit).combine_chunks(), unit) for name, first, table in pieces]
+    unit_type = pa.int64() if all(pa.types.is_integer(a.type) for a in unit_ids) else pa.string()
+    for (name, first, table), values, ids in zip(pieces, labels, unit_ids, strict=True):
+        codes = _codes(values, names)
+        if codes.null_count:
+            row = int(np.flatnonzero(np.asarray(codes.is_null().to_numpy(zero_copy_only=False)))[0])
+            raise InputError(f"unknown variant {_label_at(values, row)!r}; the design has {names}", field=variant,
+                             **_where(name, first, row))
+        part = {"unit": ids.cast(unit_type), "variant": codes}
+        for c in value_columns:
+            part[c] = pa.array(_numbers(name, first, table.column(c).combine_chunks(), c, c in counts))
+        parts.append(pa.table(part))
+    table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    aggregations = [("variant", "min"), ("variant", "max")]
+    aggregations += [(c, "min") for c in constants] + [(c, "max") for c in constants]
+    aggregations += [(c, "sum") for c in value_columns if c not in constants]
+    grouped = table.group_by("unit", use_threads=False).aggregate(aggregations)  # reproducible sums
+    low = np.asarray(grouped.column("variant_min").to_numpy(), dtype=np.int64)
+    both = low != np.asarray(grouped.column("variant_max").to_numpy(), dtype=np.int64)
+    uniques = grouped.column("unit")
     if both.any() and mixed == "error":
         first_unit = uniques[int(np.flatnonzero(both)[0])].as_py()
         raise InputError(f"unit {first_unit!r} appears in more than one variant ({int(both.sum())} such units); "
                          "pass mixed='exclude' (--mixed exclude) to leave them out", field=unit)
-    values: dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray] = {}
     for c in value_columns:
-        column = np.concatenate(arrays[c])
         if c in constants:
-            lo = np.full(n_units, np.inf)
-            hi = np.full(n_units, -np.inf)
-            np.minimum.at(lo, unit_codes, column)
-            np.maximum.at(hi, unit_codes, column)
-            if (lo != hi).any():
-                bad = uniques[int(np.flatnonzero(lo != hi)[0])].as_py()
+            lo = np.asarray(grouped.column(f"{c}_min").to_numpy(), dtype=np.float64)
+            if (lo != np.asarray(grouped.column(f"{c}_max").to_numpy(), dtype=np.float64)).any():
+                bad = uniques[int(np.flatnonzero(lo != grouped.column(f"{c}_max").to_numpy())[0])].as_py()
                 raise InputError(f"unit {bad!r} has different values of the per-unit column; a covariate "
                                  "is one pre-experiment value per unit", field=c)
-            values[c] = lo
+            out[c] = lo
         else:
-            values[c] = np.bincount(unit_codes, weights=column, minlength=n_units)
+            out[c] = np.asarray(grouped.column(f"{c}_sum").to_numpy(), dtype=np.float64)
     keep = ~both
-    return Units(names, low[keep], {c: v[keep] for c, v in values.items()}, uniques.filter(pa.array(keep)),
-                 int(both.sum()), events, [n for n, _, _ in pieces])
+    if both.any():
+        return Units(names, low[keep], {c: v[keep] for c, v in out.items()}, uniques.filter(pa.array(keep)),
+                     int(both.sum()), events, [n for n, _, _ in pieces])
+    return Units(names, low, out, uniques, 0, events, [n for n, _, _ in pieces])
 
 
-def _codes(labels: Any, names: list[str]) -> np.ndarray:
+def _variant_labels(name: str, first: int, column: Any, field_name: str) -> Any:
+    """Variant labels as text, or as a dictionary array of text (kept encoded: a 100M-row
+    column of a few labels is never decoded)."""
+    import pyarrow as pa
+
+    if column.null_count:
+        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+        raise InputError(f"missing {field_name}", field=field_name, **_where(name, first, row))
+    if pa.types.is_dictionary(column.type):
+        return pa.DictionaryArray.from_arrays(column.indices, column.dictionary.cast(pa.string()))
+    return column.cast(pa.string())
+
+
+def _distinct(values: Any) -> list[str]:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(values.type):
+        used = np.unique(np.asarray(values.indices.to_numpy(zero_copy_only=False)))
+        return [values.dictionary[int(i)].as_py() for i in used]
+    return values.unique().to_pylist()
+
+
+def _label_at(values: Any, row: int) -> str:
+    return values[row].as_py() if not hasattr(values, "dictionary") else values.dictionary[
+        int(values.indices[row].as_py())].as_py()
+
+
+def _codes(labels: Any, names: list[str]) -> Any:
+    """Index of each label in ``names`` (null where it is not there), int8/int32 Arrow."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    return np.asarray(pc.index_in(labels, value_set=pa.array(names, pa.string())).to_numpy(zero_copy_only=False),
-                      dtype=np.int64)
-
-
-def _unit_codes(unit_ids: Any) -> tuple[np.ndarray, Any]:
-    encoded = unit_ids.dictionary_encode()
-    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64), encoded.dictionary
+    value_set = pa.array(names, pa.string())
+    if pa.types.is_dictionary(labels.type):
+        return pc.take(pc.index_in(labels.dictionary, value_set=value_set), labels.indices)
+    return pc.index_in(labels, value_set=value_set)

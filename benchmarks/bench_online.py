@@ -1,0 +1,146 @@
+"""Time an A/B analysis of an event log: rankwise against pandas groupby + statsmodels and
+against tea-tasting, on the same Parquet file, each in a fresh process (peak memory its own).
+
+The log has ``--events`` rows from ``--users`` users (Poisson events per user), two arms
+assigned by hashing the user id, and per event a number of impressions and clicks. Every tool
+sums events per user, then analyses CTR (a ratio of sums per user, delta method) and views
+per user (Welch). The script checks that the three agree on the CTR difference.
+
+Usage: python benchmarks/bench_online.py [--events 100000000] [--users 10000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+RANKWISE = """
+import json, sys, time
+t0 = time.perf_counter()
+from rankwise import online
+r = online.analyze(sys.argv[1], unit="user", variant="arm", metrics=["ctr=clicks/views", "views=views"],
+                   control="A", correction="none")
+row = r.table.set_index("metric").loc["ctr"]
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["difference"]),
+                  "ctr_p": float(row["p_value"])}))
+"""
+
+PANDAS = """
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np, pandas as pd
+from statsmodels.stats.weightstats import ttest_ind
+events = pd.read_parquet(sys.argv[1], columns=["user", "arm", "clicks", "views"])
+users = events.groupby("user", sort=False).agg(arm=("arm", "first"), clicks=("clicks", "sum"),
+                                               views=("views", "sum"))
+out = {}
+arms = {a: g for a, g in users.groupby("arm")}
+ttest_ind(arms["B"]["views"], arms["A"]["views"], usevar="unequal")
+def ctr(g):
+    c, v = g["clicks"].to_numpy(float), g["views"].to_numpy(float)
+    r = c.sum() / v.sum(); n = len(g)
+    var = (np.var(c, ddof=1) - 2 * r * np.cov(c, v)[0, 1] + r * r * np.var(v, ddof=1)) / v.mean() ** 2
+    return r, var / n
+(ra, va), (rb, vb) = ctr(arms["A"]), ctr(arms["B"])
+from scipy import stats
+z = (rb - ra) / np.sqrt(va + vb)
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": rb - ra,
+                  "ctr_p": float(2 * stats.norm.sf(abs(z)))}))
+"""
+
+TEA = """
+import json, sys, time
+t0 = time.perf_counter()
+import pandas as pd
+import tea_tasting as tt
+events = pd.read_parquet(sys.argv[1], columns=["user", "arm", "clicks", "views"])
+users = events.groupby("user", sort=False).agg(variant=("arm", "first"), clicks=("clicks", "sum"),
+                                               views=("views", "sum")).reset_index()
+r = tt.Experiment(ctr=tt.RatioOfMeans("clicks", "views"), views=tt.Mean("views")).analyze(users, control="A")
+row = r.to_pandas().set_index("metric").loc["ctr"]
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["effect_size"]),
+                  "ctr_p": float(row["pvalue"])}))
+"""
+
+
+def make_log(path: Path, events: int, users: int, seed: int = 0) -> None:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rankwise import online
+
+    rng = np.random.default_rng(seed)
+    arm_of_user = np.where(online.assign(np.arange(1, users + 1), "bench") == 0, "A", "B")
+    propensity = rng.beta(2, 30, users) * np.where(arm_of_user == "B", 1.02, 1.0)
+    writer = None
+    chunk = 10_000_000
+    for start in range(0, events, chunk):
+        size = min(chunk, events - start)
+        user = rng.integers(0, users, size)
+        views = rng.integers(1, 4, size)
+        clicks = rng.binomial(views, propensity[user])
+        table = pa.table({"user": user + 1, "arm": pa.array(arm_of_user[user]).dictionary_encode(),
+                          "clicks": clicks.astype(np.int32), "views": views.astype(np.int32)})
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    writer.close()
+
+
+def peak_mb(code: str, path: Path) -> tuple[dict | None, float]:
+    """Run in a child and read its peak resident memory."""
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    t0 = time.perf_counter()
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        if "ModuleNotFoundError" in err:
+            return None, 0.0
+        raise RuntimeError(err[-2000:])
+    result = json.loads(out.strip().splitlines()[-1])
+    result["wall"] = wall
+    return result, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000_000)
+    parser.add_argument("--users", type=int, default=10_000_000)
+    args = parser.parse_args()
+    path = HERE / "_data" / f"online_{args.events}_{args.users}.parquet"
+    path.parent.mkdir(exist_ok=True)
+    if not path.exists():
+        t0 = time.perf_counter()
+        make_log(path, args.events, args.users)
+        print(f"wrote {path.name} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    rows = []
+    for name, code in (("rankwise online.analyze", RANKWISE), ("pandas groupby + statsmodels", PANDAS),
+                       ("tea-tasting (after a pandas groupby)", TEA)):
+        result, peak = peak_mb(code, path)
+        if result is None:
+            print(f"{name}: not installed", file=sys.stderr)
+            continue
+        rows.append((name, result, peak))
+    reference = rows[0][1]["ctr_difference"]
+    print(f"\n{args.events:,} events from {args.users:,} users, CTR and views per user, two arms:\n")
+    print("| tool | wall s | peak MB | CTR difference | p |")
+    print("|---|---|---|---|---|")
+    for name, result, peak in rows:
+        assert abs(result["ctr_difference"] - reference) <= 1e-9 * max(1.0, abs(reference)), name
+        print(f"| {name} | {result['wall']:.1f} | {peak:,.0f} | {result['ctr_difference']:.6g} "
+              f"| {result['ctr_p']:.4g} |")
+
+
+if __name__ == "__main__":
+    main()
