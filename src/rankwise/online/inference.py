@@ -57,12 +57,58 @@ class Difference:
     """Delta-method standard error of the relative difference."""
 
 
-def _distribution(df: float):
-    from scipy import stats
+class Normal:
+    """Standard normal tail, CDF and quantile from ``scipy.special`` (the functions
+    ``scipy.stats.norm`` calls, without importing ``scipy.stats``)."""
 
-    if math.isnan(df):
-        return stats.t(math.nan)
-    return stats.norm if math.isinf(df) else stats.t(df)
+    def sf(self, x: float) -> float:
+        from scipy.special import ndtr
+
+        return float(ndtr(-x))
+
+    def cdf(self, x: float) -> float:
+        from scipy.special import ndtr
+
+        return float(ndtr(x))
+
+    def ppf(self, q: float) -> float:
+        from scipy.special import ndtri
+
+        return float(ndtri(q))
+
+
+@dataclass(frozen=True)
+class StudentT:
+    """Student's t with ``df`` degrees of freedom (``scipy.special.stdtr`` / ``stdtrit``, as
+    ``scipy.stats.t``).
+
+    >>> round(StudentT(10).ppf(0.975), 6)
+    2.228139
+    """
+
+    df: float
+
+    def sf(self, x: float) -> float:
+        from scipy.special import stdtr
+
+        return float(stdtr(self.df, -x))
+
+    def cdf(self, x: float) -> float:
+        from scipy.special import stdtr
+
+        return float(stdtr(self.df, x))
+
+    def ppf(self, q: float) -> float:
+        from scipy.special import stdtrit
+
+        return float(stdtrit(self.df, q))
+
+
+NORMAL = Normal()
+
+
+def _distribution(df: float) -> Normal | StudentT:
+    return NORMAL if math.isinf(df) else StudentT(df)
 
 
 def welch_df(control: Arm, treatment: Arm) -> float:
@@ -169,6 +215,4 @@ def relative_interval(control: Arm, treatment: Arm, dist, method: str = "delta",
 
 
 def _is_normal(dist) -> bool:
-    from scipy import stats
-
-    return dist is stats.norm
+    return dist is NORMAL
