@@ -389,9 +389,3 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         frame = pd.concat(out)
     return frame
 
-
-def moments_of(units: Units, metrics: Mapping[str, Metric]) -> VariantMoments:
-    """The per-variant statistics of a per-unit table, for these metrics' columns."""
-    matrix, cols = _unit_matrix(units, metrics)
-    return VariantMoments.from_codes(units.codes, matrix, units.variants, cols)
-

@@ -89,22 +89,28 @@ def _id_strings(ids: Any) -> tuple[Any, np.ndarray]:
     return ids, valid & (lengths > 0)
 
 
+def _whole_numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Numeric ids as int64 and the mask of those GrowthBook hashes (finite, non-zero); a
+    fractional id is an error (its JavaScript spelling is not rebuilt here)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "f":
+        values = values.astype(np.int64, copy=False)
+        return values, values != 0
+    finite = np.isfinite(values)
+    integral = finite & (values == np.round(values)) & (np.abs(values) < 2.0 ** 53)
+    if not integral[finite].all():
+        bad = int(np.flatnonzero(finite & ~integral)[0])
+        raise InputError(f"id {values[bad]!r} is not a whole number; give fractional ids as strings "
+                         "(their JavaScript spelling)", line=bad + 1, field="id")
+    hashable = finite & (values != 0)
+    return np.where(hashable, values, 0).astype(np.int64), hashable
+
+
 def _numeric_strings(values: np.ndarray) -> tuple[Any, np.ndarray]:
     import pyarrow as pa
 
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        finite = np.isfinite(values)
-        integral = finite & (values == np.round(values)) & (np.abs(values) < 2.0 ** 53)
-        if not integral[finite].all():
-            bad = int(np.flatnonzero(finite & ~integral)[0])
-            raise InputError(f"id {values[bad]!r} is not a whole number; give fractional ids as strings "
-                             "(their JavaScript spelling)", line=bad + 1, field="id")
-        hashable = finite & (values != 0)
-        values = np.where(hashable, values, 0).astype(np.int64)
-    else:
-        hashable = values != 0
-    return pa.array(values).cast(pa.string()), hashable
+    whole, hashable = _whole_numbers(values)
+    return pa.array(whole).cast(pa.string()), hashable
 
 
 def fnv1a32(ids: Any, prefix: str = "", suffix: str = "") -> np.ndarray:
@@ -261,13 +267,7 @@ def _integer_ids(ids: Any) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     if values.dtype.kind == "u" and values.dtype.itemsize == 8 and len(values) and values.max() >= 2 ** 63:
         return None
-    if values.dtype.kind == "f":
-        strings, hashable = _numeric_strings(values)  # checks they are whole numbers
-        del strings
-        values = np.where(hashable, values, 0).astype(np.int64)
-        return values, hashable
-    values = values.astype(np.int64, copy=False)
-    return values, values != 0
+    return _whole_numbers(values)
 
 
 def bucket_ranges(variants: int, coverage: float = 1.0,

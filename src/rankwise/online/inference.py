@@ -31,7 +31,7 @@ RELATIVE = ("delta", "log")
 @dataclass(frozen=True)
 class Arm:
     """One arm's estimate of a metric: value ``mean``, per-unit variance ``variance`` of the
-    metric's linearisation, ``n`` units; ``successes`` for proportions (pooled z)."""
+    metric's linearisation, ``n`` units."""
 
     mean: float
     variance: float

@@ -1,9 +1,8 @@
 """Regenerate gbstats_golden.json with gbstats 0.8.0 (MIT, GrowthBook).
 
-gbstats pins pandas < 2 and numpy < 2, so it runs in its own environment:
-
-    python -m venv /tmp/gbstats && /tmp/gbstats/bin/pip install gbstats==0.8.0
-    /tmp/gbstats/bin/python tests/data/online/make_gbstats_golden.py > tests/data/online/gbstats_golden.json
+gbstats pins pandas < 2 and numpy < 2, so it runs in a virtual environment of its own: create
+one, ``pip install gbstats==0.8.0`` into it, and run this script with its Python from the
+repository root, redirecting the output to ``tests/data/online/gbstats_golden.json``.
 """
 
 import json
