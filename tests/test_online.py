@@ -255,6 +255,30 @@ def test_logs_sharded_by_day_give_the_one_pass_result(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(one, sharded)
 
 
+def test_integer_counts_give_exact_statistics_in_any_row_order() -> None:
+    rng = np.random.default_rng(5)
+    n = 20_000
+    log = pd.DataFrame({"user": rng.integers(0, 3000, n), "clicks": rng.integers(0, 4, n),
+                        "views": rng.integers(1, 6, n)})
+    log["arm"] = np.where(online.assign(log["user"].to_numpy(), "exact") == 0, "A", "B")
+    metrics = ["ctr=clicks/views", "views=views", "clickers=clicks>0"]
+    first = online.analyze(log, "user", "arm", metrics).table
+    shuffled = online.analyze(log.sample(frac=1.0, random_state=1), "user", "arm", metrics).table
+    pd.testing.assert_frame_equal(first, shuffled, check_exact=True)   # bit for bit
+    as_float = log.astype({"clicks": float, "views": float})
+    floats = online.analyze(as_float, "user", "arm", metrics).table
+    np.testing.assert_allclose(first["se"], floats["se"], rtol=1e-12)
+    # each co-moment is (n P - S S^T) / n in integers, rounded once: units 10^9 + 1, + 2, + 4
+    # (S = 3e9 + 7, P = 3e18 + 14e9 + 21): (3 * 21 - 49) / 3 = 14 / 3 exactly, where the
+    # floating-point sum of squares would lose every digit
+    m = online.VariantMoments.from_codes(np.zeros(3, np.int64), np.array([[10**9 + 1], [10**9 + 2], [10**9 + 4]]),
+                                         ["A"], ["x"])
+    assert m.comoments[0, 0, 0] == 14 / 3
+    # products beyond int64 fall back to floating point
+    big = online.VariantMoments.from_codes(np.zeros(2, np.int64), np.array([[2**40], [2**40 + 2]]), ["A"], ["x"])
+    assert big.variance("A", "x") == 2.0
+
+
 # -- hand-computed example and CTR per user ------------------------------------------------------
 
 def test_ratio_metric_hand_computed() -> None:
@@ -289,6 +313,35 @@ def test_bad_input_names_file_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(OptionError, match="z-pooled"):
         online.analyze({"u": ["1", "2", "3", "4"], "v": ["a", "a", "b", "b"], "x": [1, 2, 3, 4]}, "u", "v", ["x"],
                        test="z-pooled")
+
+
+def test_logs_read_in_slices_keep_results_and_line_numbers(tmp_path: Path, monkeypatch) -> None:
+    from rankwise.online import events
+
+    rng = np.random.default_rng(3)
+    n = 200
+    log = pd.DataFrame({"user": rng.integers(0, 60, n), "clicks": rng.integers(0, 3, n),
+                        "views": rng.integers(1, 4, n), "pre": 0.0})
+    log["pre"] = log["user"] * 0.5
+    log["arm"] = np.where(log["user"] % 2 == 0, "A", "B")
+    csv, parquet = tmp_path / "log.csv", tmp_path / "log.parquet"
+    log.to_csv(csv, index=False)
+    log.to_parquet(parquet)
+    metrics = ["ctr=clicks/views", "views=views", "clickers=clicks>0"]
+    whole = online.analyze(csv, "user", "arm", metrics, covariates={"views": "pre"}).table
+    monkeypatch.setattr(events, "SLICE_ROWS", 7)   # 29 slices of the 200 rows
+    sliced = online.analyze([csv, parquet], "user", "arm", metrics, covariates={"views": "pre"}).table
+    assert sliced["n"].tolist() == whole["n"].tolist()   # each user counted once per file pair
+    one = online.analyze(csv, "user", "arm", metrics, covariates={"views": "pre"}).table
+    pd.testing.assert_frame_equal(one, whole, check_exact=True)
+    # row 150 (CSV line 152) sits in slice 22: its error names the line and the Parquet row
+    log.loc[150, "clicks"] = -2
+    log.to_csv(csv, index=False)
+    log.to_parquet(parquet)
+    with pytest.raises(InputError, match=r"log\.csv:152: field 'clicks': negative count"):
+        online.analyze(csv, "user", "arm", metrics)
+    with pytest.raises(InputError, match=r"log\.parquet \(row 151\).*negative count"):
+        online.analyze(parquet, "user", "arm", metrics)
 
 
 def test_units_in_two_variants_are_counted_and_left_out() -> None:
@@ -363,6 +416,87 @@ def test_alpha_spending_over_daily_looks() -> None:
     assert bool(r.table.loc[0, "significant"]) == bool(looks["crossed"].iloc[-1])
 
 
+def test_msprt_is_the_normal_mixture_and_its_looks_only_tighten() -> None:
+    # Johari et al.: Lambda = sqrt(V / (V + tau^2)) exp(tau^2 d^2 / (2 V (V + tau^2)));
+    # d = 0.05, se = 0.02 (V = 4e-4), unit variance 1, effect 0.1: tau^2 = 0.01
+    lower, upper, p = online.msprt(0.05, 0.02, 1.0, effect=0.1)
+    v, tau2 = 4e-4, 0.01
+    lam = math.sqrt(v / (v + tau2)) * math.exp(tau2 * 0.05**2 / (2 * v * (v + tau2)))
+    assert p == pytest.approx(1 / lam, rel=1e-12)
+    half = math.sqrt(v * (v + tau2) / tau2 * (2 * math.log(20) + math.log((v + tau2) / v)))
+    assert (lower, upper) == pytest.approx((0.05 - half, 0.05 + half), rel=1e-12)
+    # the confidence sequence is the same mixture with tau^2 = rho^2 N se^2
+    n_total, tuning = 10_000, 5000
+    rho2 = (-2 * math.log(0.05) + math.log(-2 * math.log(0.05) + 1)) / tuning
+    unit_variance = rho2 * n_total * v / 0.1**2
+    assert online.msprt(0.05, 0.02, unit_variance)[2] == pytest.approx(
+        online.always_valid(0.05, 0.02, n_total, tuning=tuning)[2], rel=1e-12)
+    # over daily looks: p-values never rise, intervals never widen, the table shows the last look
+    for method in ("msprt", "always-valid"):
+        r = online.analyze(OBD, "impression", "policy", ["ctr=click"], control="random", timestamp="timestamp",
+                           sequential=method)
+        looks = r.looks
+        assert len(looks) == 7
+        assert (np.diff(looks["p_value"]) <= 0).all()
+        assert (np.diff(looks["ci_upper"] - looks["ci_lower"]) <= 0).all()
+        assert r.table.loc[0, "p_value"] == looks["p_value"].iloc[-1]
+
+
+def test_analysis_from_per_variant_statistics(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    n = 6000
+    log = pd.DataFrame({"user": rng.integers(0, 1500, n), "clicks": rng.integers(0, 3, n),
+                        "views": rng.integers(1, 5, n), "pre": 0})
+    log["pre"] = log["user"] % 7   # a pre-experiment value per user
+    log["arm"] = np.where(online.assign(log["user"].to_numpy(), "stats") == 0, "A", "B")
+    metrics = ["ctr=clicks/views", "views=views", "clickers=clicks>0"]
+    events = online.analyze(log, "user", "arm", metrics, covariates={"views": "pre"})
+    table = online.statistics_table(events.statistics)
+    assert table.columns[:4].tolist() == ["variant", "n", "sum(clicks)", "sum(views)"]
+    # shards of disjoint users add up to the whole
+    halves = [log[log["user"] % 2 == k] for k in (0, 1)]
+    parts = [online.statistics_table(online.analyze(h, "user", "arm", metrics, covariates={"views": "pre"})
+                                     .statistics) for h in halves]
+    for k, part in enumerate(parts):
+        part.to_csv(tmp_path / f"part{k}.csv", index=False)
+    again = online.analyze(tmp_path, "user", "variant", metrics, covariates={"views": "pre"}, statistics=True)
+    cols = ["control_value", "value", "difference", "se", "p_value", "ci_lower", "relative_upper"]
+    np.testing.assert_allclose(again.table[cols].to_numpy(float), events.table[cols].to_numpy(float), rtol=1e-9)
+    assert again.srm.observed == events.srm.observed
+    # the CLI writes them and reads them back
+    csv = tmp_path / "log.csv"
+    log.to_csv(csv, index=False)
+    stats = tmp_path / "stats" / "all.csv"
+    stats.parent.mkdir()
+    args = ["--unit", "user", "--variant", "arm", *sum((["-m", m] for m in metrics), [])]
+    assert _cli(str(csv), *args, "-f", "statistics", "-o", str(stats)).exit_code == 0
+    out = _cli(str(stats), *args, "--statistics", "-f", "json")
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)["rows"]
+    plain = online.analyze(log, "user", "arm", metrics).table
+    assert [r["p_value"] for r in rows] == pytest.approx(plain["p_value"].tolist(), rel=1e-9)
+
+
+def test_bad_per_variant_statistics(tmp_path: Path) -> None:
+    good = {"variant": ["A", "B"], "n": [10, 10], "sum(x)": [5.0, 6.0], "sum(x*x)": [5.0, 8.0]}
+    path = tmp_path / "s.csv"
+    pd.DataFrame({k: v for k, v in good.items() if k != "sum(x*x)"}).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"s\.csv.*missing column\(s\) 'sum\(x\*x\)'"):
+        online.analyze(path, variant="variant", metrics=["x=x"], statistics=True)
+    pd.DataFrame({**good, "n": [10, -1]}).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"s\.csv:3.*n.*whole number of units >= 0, got -1"):
+        online.analyze(path, variant="variant", metrics=["x=x"], statistics=True)
+    # 10 units summing to 5 need a sum of squares of at least 5^2 / 10 = 2.5
+    pd.DataFrame({**good, "sum(x*x)": [2.0, 8.0]}).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"s\.csv:2.*sum\(x\*x\).*below"):
+        online.analyze(path, variant="variant", metrics=["x=x"], statistics=True)
+    with pytest.raises(OptionError, match="one row per unit"):
+        online.analyze(good, variant="variant", metrics=["x=x"], statistics=True, test="bootstrap")
+    state = online.read_statistics(good, ["x"], [("x", "x")])
+    with pytest.raises(OptionError, match="no column 'views'"):
+        online.analyze(state, metrics=["views=views"])
+
+
 # -- simulations: peeking and clustered CTR ------------------------------------------------------
 
 def test_peeking_inflates_the_t_test_not_the_sequential_tests() -> None:
@@ -373,9 +507,9 @@ def test_peeking_inflates_the_t_test_not_the_sequential_tests() -> None:
     b = rng.normal(0, 1, (reps, looks * per_look))
     fractions = np.arange(1, looks + 1) / looks
     obf = online.boundaries(fractions, 0.05, "obrien-fleming")
-    fixed = always = spending = 0
+    fixed = always = spending = mixture = 0
     for r in range(reps):
-        hit_fixed = hit_always = hit_spending = False
+        hit_fixed = hit_always = hit_spending = hit_mixture = False
         for k in range(looks):
             n = (k + 1) * per_look
             ca, cb = a[r, :n], b[r, :n]
@@ -383,12 +517,15 @@ def test_peeking_inflates_the_t_test_not_the_sequential_tests() -> None:
             hit_fixed |= d.p_value < 0.05
             hit_always |= online.always_valid(d.difference, d.se, 2 * n)[2] < 0.05
             hit_spending |= abs(d.statistic) >= obf[k]
+            hit_mixture |= online.msprt(d.difference, d.se, 1.0, effect=0.2)[2] < 0.05
+        mixture += hit_mixture
         fixed += hit_fixed
         always += hit_always
         spending += hit_spending
     mc = 3 * math.sqrt(0.05 * 0.95 / reps)  # three Monte Carlo standard errors
     assert fixed / reps > 0.15  # peeking at a fixed-horizon test: about 0.2 with 20 looks
     assert always / reps <= 0.05 + mc
+    assert mixture / reps <= 0.05 + mc
     assert abs(spending / reps - 0.05) <= mc
 
 

@@ -19,6 +19,7 @@ class ABFormat(str, Enum):
     csv = "csv"
     markdown = "markdown"
     html = "html"
+    statistics = "statistics"
 
 
 def _weights(text: str | None) -> list[float] | None:
@@ -44,7 +45,8 @@ def _covariates(specs: list[str]) -> dict[str, str]:
 @app.command("ab")
 def ab(
     logs: Annotated[list[str], typer.Argument(
-        help="Event logs or per-unit tables: Parquet, CSV, TSV, JSONL (optionally .gz), or directories of them.")],
+        help="Event logs or per-unit tables: Parquet, CSV, TSV, JSONL (optionally .gz), or directories of them; "
+             "with --statistics, per-variant sufficient statistics.")],
     metric: Annotated[list[str], typer.Option(
         "-m", "--metric", help="NAME=COL (mean per unit), NAME=COL>0 (share of units), NAME=NUM/DEN (ratio of sums, "
                                "delta method). Repeat for more.")],
@@ -66,7 +68,14 @@ def ab(
         "-c", "--correction", help="Across arms x metrics: holm | bonferroni | bh | none")] = "holm",
     alternative: Annotated[str, typer.Option("--alternative", help="two-sided | greater | less")] = "two-sided",
     sequential: Annotated[str | None, typer.Option(
-        "--sequential", help="always-valid | obrien-fleming | pocock (the last two over daily looks).")] = None,
+        "--sequential", help="always-valid | msprt | obrien-fleming | pocock (the last two over daily looks).")] = None,
+    tuning: Annotated[float, typer.Option(
+        "--tuning", help="always-valid: the sample size the confidence sequence is tightest at.")] = 5000,
+    mixture_effect: Annotated[float, typer.Option(
+        "--mixture-effect", help="msprt: mixture sd of the effect, in per-unit standard deviations.")] = 0.1,
+    statistics: Annotated[bool, typer.Option(
+        "--statistics", help="The inputs are per-variant statistics (variant, n, sum(x), sum(x*y)), added up "
+                             "by variant; -f statistics writes them.")] = False,
     timestamp: Annotated[str | None, typer.Option(
         "--timestamp", help="Column with event times: adds cumulative daily looks (and the lift plot).")] = None,
     planned_units: Annotated[int | None, typer.Option(
@@ -90,14 +99,15 @@ def ab(
                                 correction=correction, alternative=alternative, weights=_weights(weights),
                                 variants=variants.split(",") if variants else None, sequential=sequential,
                                 planned_units=planned_units, timestamp=timestamp, mixed=mixed, resamples=resamples,
-                                seed=seed)
+                                seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect)
     except RankwiseError as exc:
         _fail(str(exc))
         return
     if output_format in (ABFormat.table, ABFormat.text):
         _show_grids([render.ab_grid(result, digits)], output, plain=output_format == ABFormat.text)
     else:
-        text = {ABFormat.json: render.ab_json, ABFormat.csv: render.ab_csv}.get(output_format)
+        text = {ABFormat.json: render.ab_json, ABFormat.csv: render.ab_csv,
+                ABFormat.statistics: render.ab_statistics}.get(output_format)
         if text is not None:
             _emit(text(result), output)
         elif output_format == ABFormat.markdown:

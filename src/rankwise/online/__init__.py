@@ -15,10 +15,11 @@ from rankwise.online.inference import Arm, Difference, compare_arms
 from rankwise.online.metrics import Mean, Proportion, Ratio
 from rankwise.online.moments import VariantMoments
 from rankwise.online.power import minimum_detectable_effect, power, sample_size
-from rankwise.online.sequential import always_valid, boundaries
+from rankwise.online.sequential import always_valid, boundaries, msprt
 from rankwise.online.srm import SRM, srm_test
+from rankwise.online.statistics_table import read_statistics, statistics_table
 
 __all__ = ["ABResult", "Arm", "Difference", "Mean", "Proportion", "Ratio", "SRM", "Units", "VariantMoments",
            "aggregate_units", "always_valid", "analyze", "assign", "boundaries", "bucket_ranges", "compare_arms",
-           "fnv1a32", "gbhash", "in_namespace", "minimum_detectable_effect", "parse_metric", "power",
-           "sample_size", "srm_test"]
+           "fnv1a32", "gbhash", "in_namespace", "minimum_detectable_effect", "msprt", "parse_metric", "power",
+           "read_statistics", "sample_size", "srm_test", "statistics_table"]

@@ -15,24 +15,26 @@ from rankwise.online.events import Units, aggregate_units
 from rankwise.online.inference import RELATIVE, Arm, compare_arms
 from rankwise.online.metrics import Mean, Metric, Proportion, Ratio, indicator, ratio_covariance, ratio_of_means
 from rankwise.online.moments import VariantMoments
-from rankwise.online.sequential import SPENDING, always_valid, boundaries
+from rankwise.online.sequential import ALWAYS_VALID, MIXTURE_EFFECT, SPENDING, always_valid, boundaries, msprt
 from rankwise.online.srm import SRM, srm_test
 
 TESTS = ("welch", "student", "z", "z-pooled", "mann-whitney", "bootstrap")
-SEQUENTIAL = ("always-valid", *SPENDING)
+SEQUENTIAL = (*ALWAYS_VALID, *SPENDING)
 
 
 @dataclass
 class ABResult:
     """The analysis: ``table`` (one row per metric x treatment arm), ``srm``, ``warnings``,
     the ``settings`` that produced it, and ``looks`` (one row per metric x arm x look) when
-    the data had timestamps."""
+    the data had timestamps; ``statistics``: the per-variant sufficient statistics analysed
+    (``rankwise.online.statistics_table`` writes them as a table)."""
 
     table: Any
     srm: SRM
     settings: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     looks: Any = None
+    statistics: VariantMoments | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python (JSON-ready): rows, SRM, settings, warnings."""
@@ -116,7 +118,8 @@ def _unit_matrix(units: Units, metrics: Mapping[str, Metric]) -> tuple[np.ndarra
     columns: dict[str, np.ndarray] = {}
     for m in metrics.values():
         if isinstance(m, Proportion):
-            columns[indicator(m.column)] = (units.values[m.column] > 0).astype(np.float64)
+            values = units.values[m.column]
+            columns[indicator(m.column)] = (values > 0).astype(values.dtype)
         for c in m.columns():
             if c in units.values:
                 columns[c] = units.values[c]
@@ -132,13 +135,15 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             weights: Sequence[float] | None = None, variants: Sequence[str] | None = None,
             sequential: str | None = None, tuning: float = 5000, planned_units: int | None = None,
             timestamp: str | None = None, mixed: str = "exclude", resamples: int = 2000,
-            seed: int = 0) -> ABResult:
+            seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT) -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
-    dict of columns; values summed per unit), or a ``VariantMoments`` of per-variant sufficient
-    statistics. ``metrics``: ``{name: Mean(col) | Proportion(col) | Ratio(num, den)}`` or
-    strings ``NAME=COL``, ``NAME=COL>0``, ``NAME=NUM/DEN``. ``control``: the control variant
+    dict of columns; values summed per unit), or per-variant sufficient statistics: a
+    ``VariantMoments``, or with ``statistics=True`` tables of ``n``, ``sum(x)`` and
+    ``sum(x*y)`` per variant (see ``rankwise.online.statistics_table``). ``metrics``:
+    ``{name: Mean(col) | Proportion(col) | Ratio(num, den)}`` or strings ``NAME=COL``,
+    ``NAME=COL>0``, ``NAME=NUM/DEN``. ``control``: the control variant
     (default: the first in ``variants`` or in sorted order). ``covariates``: ``{metric name:
     pre-experiment column (or NUM/DEN)}`` for CUPED (theta pooled over the two arms compared).
     ``test``: welch, student, z, z-pooled (proportions), mann-whitney (p-value of the rank
@@ -146,7 +151,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     resamples of units). ``relative``: delta or log (see ``rankwise.online.inference``).
     ``correction``: holm, bonferroni, bh or none, across arms x metrics. ``weights``: the
     design split for the sample-ratio-mismatch test (equal by default). ``sequential``:
-    always-valid (confidence sequence, tuning sample size ``tuning``) or obrien-fleming /
+    always-valid (confidence sequence, tuning sample size ``tuning``), msprt (normal-mixture
+    SPRT, mixture sd ``mixture_effect`` per-unit standard deviations) or obrien-fleming /
     pocock (alpha spending over the daily looks of ``timestamp``, planned total
     ``planned_units``). ``mixed``: exclude or error for units seen in two variants.
 
@@ -178,16 +184,23 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         raise OptionError(f"sequential={sequential!r} analyses daily looks: give the timestamp column")
     warnings: list[str] = []
     units: Units | None = None
-    if isinstance(data, VariantMoments):
-        moments = data
+    if statistics or isinstance(data, VariantMoments):
         if test in ("mann-whitney", "bootstrap"):
             raise OptionError(f"test={test!r} needs one row per unit, not per-variant statistics")
         if timestamp is not None:
             raise OptionError("looks over time need the event log, not per-variant statistics")
+        columns, pairs = state_columns(table)
+        if isinstance(data, VariantMoments):
+            moments = data
+            _check_state(moments, columns, pairs)
+        else:
+            from rankwise.online.statistics_table import read_statistics
+
+            moments = read_statistics(data, columns, pairs, variant=variant, variants=variants)
     else:
         sums, counts, constants = _columns(table)
         units = aggregate_units(data, unit, variant, sums=sums, counts=counts, constants=constants,
-                                variants=variants, mixed=mixed)
+                                variants=variants, mixed=mixed, ordered=test == "bootstrap")
         if units.mixed:
             warnings.append(f"{units.mixed} unit(s) appeared in more than one variant and were left out")
         matrix, columns = _unit_matrix(units, table)
@@ -205,30 +218,64 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             if arm == control:
                 continue
             rows.append(_row(name, metric, moments, control, arm, test, relative, alpha, alternative,
-                             units, resamples, seed, sequential, tuning))
+                             units, resamples, seed, sequential, tuning, mixture_effect))
     import pandas as pd
 
     frame = pd.DataFrame(rows)
     frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
     frame["significant"] = frame["p_corrected"] < alpha
-    settings = {"test": test, "relative": relative, "alpha": alpha, "correction": correction,
-                "alternative": alternative, "control": control, "sequential": sequential,
+    settings = {"unit": unit, "variant": variant, "test": test, "relative": relative, "alpha": alpha,
+                "correction": correction, "alternative": alternative, "control": control, "sequential": sequential,
                 "weights": list(weights) if weights is not None else None,
                 "covariates": dict(covariates or {}), "mixed": mixed}
     if test == "bootstrap":
         settings.update(resamples=resamples, seed=seed)
     if sequential == "always-valid":
         settings["tuning"] = tuning
+    if sequential == "msprt":
+        settings["mixture_effect"] = mixture_effect
     looks = None
     if timestamp is not None:
         looks = cumulative_looks(data, unit, variant, timestamp, table, control, names, test, relative, alpha,
-                                 alternative, mixed, sequential, tuning, planned_units)
+                                 alternative, mixed, sequential, tuning, planned_units, mixture_effect)
+        if sequential in ALWAYS_VALID and len(looks):
+            last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
+            for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
+                frame[column] = [last.loc[(r.metric, r.variant), column] for r in frame.itertuples()]
+            frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
+            frame["significant"] = frame["p_corrected"] < alpha
         if sequential in SPENDING:
             last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
             frame["boundary"] = [last.loc[(r.metric, r.variant), "boundary"] for r in frame.itertuples()]
             frame["significant"] = [bool(last.loc[(r.metric, r.variant), "crossed"]) for r in frame.itertuples()]
             settings["planned_units"] = planned_units
-    return ABResult(frame, srm, settings, warnings, looks)
+    return ABResult(frame, srm, settings, warnings, looks, moments)
+
+
+def state_columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The per-unit columns the metrics read from a state, and the pairs whose co-moments they
+    need (each metric combines its own columns).
+
+    >>> state_columns({"ctr": Ratio("clicks", "views")})
+    (['clicks', 'views'], [('clicks', 'clicks'), ('clicks', 'views'), ('views', 'views')])
+    """
+    columns: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    for metric in metrics.values():
+        own = list(dict.fromkeys(metric.columns()))
+        columns += own
+        pairs += [(a, b) for i, a in enumerate(own) for b in own[i:]]
+    return list(dict.fromkeys(columns)), list(dict.fromkeys(pairs))
+
+
+def _check_state(moments: VariantMoments, columns: Sequence[str], pairs: Sequence[tuple[str, str]]) -> None:
+    missing = [c for c in columns if c not in moments.columns]
+    if missing:
+        raise OptionError(f"the statistics have no column {missing[0]!r} (they hold {', '.join(moments.columns)})")
+    for a, b in pairs:
+        i, j = moments.columns.index(a), moments.columns.index(b)
+        if np.isnan(moments.comoments[:, i, j]).any():
+            raise OptionError(f"the statistics have no sum({a}*{b}), which the metrics need")
 
 
 def _arm(metric: Metric, m: VariantMoments, variant: str, theta: float, pooled_covariate: float) -> Arm:
@@ -259,7 +306,7 @@ def cuped_theta(metric: Metric, m: VariantMoments, arms: Sequence[str]) -> tuple
 
 def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: str,
          alpha: float, alternative: str, units: Units | None, resamples: int, seed: int,
-         sequential: str | None, tuning: float) -> dict[str, Any]:
+         sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT) -> dict[str, Any]:
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
     c = _arm(metric, m, control, theta, pooled_x)
     t = _arm(metric, m, arm, theta, pooled_x)
@@ -282,6 +329,12 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
     if sequential == "always-valid":
         lower, upper, p = always_valid(d.difference, d.se, c.n + t.n, alpha, tuning)
         rel_lower, rel_upper, _ = always_valid(d.relative, d.relative_se, c.n + t.n, alpha, tuning)
+        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper)
+    elif sequential == "msprt":
+        pooled = (c.n * c.variance + t.n * t.variance) / max(c.n + t.n, 1)
+        lower, upper, p = msprt(d.difference, d.se, pooled, alpha, mixture_effect)
+        scale = abs(c.mean) if c.mean else math.nan   # the relative difference's per-unit sd
+        rel_lower, rel_upper, _ = msprt(d.relative, d.relative_se, pooled / (scale * scale), alpha, mixture_effect)
         row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper)
     return row
 
@@ -338,10 +391,11 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],
                      control: str, names: Sequence[str], test: str, relative: str, alpha: float,
                      alternative: str, mixed: str, sequential: str | None, tuning: float,
-                     planned_units: int | None) -> Any:
+                     planned_units: int | None, mixture_effect: float = MIXTURE_EFFECT) -> Any:
     """One row per day x metric x arm: the analysis of every event up to the end of that day
     (the cumulative lift and its interval over time; with alpha spending, the boundary of
-    each look and whether the z statistic crossed it)."""
+    each look and whether the z statistic crossed it; with an always-valid method, the running
+    minimum p-value and the running intersection of the intervals)."""
     import pandas as pd
     import pyarrow as pa
 
@@ -366,10 +420,15 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
                     continue
                 row = _row(name, metric, m, control, arm, "welch" if test in ("mann-whitney", "bootstrap") else test,
                            relative, alpha, alternative, units, 0, 0,
-                           "always-valid" if sequential == "always-valid" else None, tuning)
+                           sequential if sequential in ALWAYS_VALID else None, tuning, mixture_effect)
                 row["look"] = pd.Timestamp(day)
                 rows.append(row)
     frame = pd.DataFrame(rows)
+    if sequential in ALWAYS_VALID and len(frame):
+        group = frame.groupby(["metric", "variant"], sort=False)
+        for column, running in (("p_value", "cummin"), ("ci_lower", "cummax"), ("ci_upper", "cummin"),
+                                ("relative_lower", "cummax"), ("relative_upper", "cummin")):
+            frame[column] = group[column].transform(running)
     if sequential in SPENDING and len(frame):
         if planned_units is None:
             raise OptionError(f"sequential={sequential!r} needs the planned number of units (planned_units, "

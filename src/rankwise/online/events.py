@@ -65,8 +65,9 @@ def _first_line(path: Path) -> int:
     return 2 if _suffix(path) in (".csv", ".tsv", ".txt") else 1
 
 
-def read_table(path: Path, columns: Sequence[str]) -> Any:
-    """One event file as an Arrow table with ``columns`` (missing ones named in the error)."""
+def read_table(path: Path, columns: Sequence[str] | None) -> Any:
+    """One event file as an Arrow table with ``columns`` (missing ones named in the error;
+    None: every column)."""
     import pyarrow as pa
 
     suffix = _suffix(path)
@@ -76,7 +77,7 @@ def read_table(path: Path, columns: Sequence[str]) -> Any:
 
             schema = pq.read_schema(path)
             _require(schema.names, columns, path)
-            return pq.read_table(path, columns=list(columns))
+            return pq.read_table(path, columns=None if columns is None else list(columns))
         if suffix in (".jsonl", ".ndjson", ".json"):
             import pyarrow.json as pajson
 
@@ -91,31 +92,35 @@ def read_table(path: Path, columns: Sequence[str]) -> Any:
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
         raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
     _require(table.column_names, columns, path)
-    return table.select(list(columns))
+    return table if columns is None else table.select(list(columns))
 
 
-def _require(names: Sequence[str], columns: Sequence[str], path: Path | str) -> None:
+def _require(names: Sequence[str], columns: Sequence[str] | None, path: Path | str) -> None:
+    if columns is None:
+        return
     missing = [c for c in columns if c not in names]
     if missing:
         raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; it has {', '.join(map(repr, names))}",
                          source=str(path))
 
 
-def tables_of(data: Any, columns: Sequence[str]) -> list[tuple[str, int, Any]]:
-    """``(name, first line, Arrow table)`` for every piece of ``data``."""
+def tables_of(data: Any, columns: Sequence[str] | None) -> list[tuple[str, int, Any]]:
+    """``(name, first line, Arrow table)`` for every piece of ``data`` (with ``columns``, or
+    every column when None)."""
     import pyarrow as pa
 
     if isinstance(data, (str, os.PathLike)):
         data = [data]
     if isinstance(data, pa.Table):
         _require(data.column_names, columns, "<table>")
-        return [("<table>", 1, data.select(list(columns)))]
+        return [("<table>", 1, data if columns is None else data.select(list(columns)))]
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # pandas DataFrame
         _require([str(c) for c in data.columns], columns, "<DataFrame>")
-        return [("<DataFrame>", 1, pa.Table.from_pandas(data[list(columns)], preserve_index=False))]
+        chosen = data if columns is None else data[list(columns)]
+        return [("<DataFrame>", 1, pa.Table.from_pandas(chosen, preserve_index=False))]
     if isinstance(data, Mapping):
         _require(list(data), columns, "<dict>")
-        return [("<dict>", 1, pa.table({c: data[c] for c in columns}))]
+        return [("<dict>", 1, pa.table({c: data[c] for c in (list(data) if columns is None else columns)}))]
     if isinstance(data, Sequence):
         out = []
         for item in data:
@@ -128,13 +133,18 @@ def tables_of(data: Any, columns: Sequence[str]) -> list[tuple[str, int, Any]]:
                      "a DataFrame, an Arrow table or a dict of columns")
 
 
+SLICE_ROWS = 4_000_000
+
+
 def _where(name: str, first: int, row: int) -> dict[str, Any]:
     if name.endswith((".parquet", ".pq")):
-        return {"source": f"{name} (row {row + 1})"}
+        return {"source": f"{name} (row {first + row})"}
     return {"source": name, "line": first + row}
 
 
 def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) -> np.ndarray:
+    """The column as integers (integer and boolean columns: sums stay exact) or float64
+    (checked finite); ``counts`` must not be negative."""
     import pyarrow as pa
 
     if column.null_count:
@@ -151,11 +161,15 @@ def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) 
                 raise InputError(f"expected a number, got {value!r}", field=field_name,
                                  **_where(name, first, row)) from None
         column = pa.array([float(v) for v in values])
-    values = np.asarray(column.to_numpy(), dtype=np.float64)
-    bad = np.isnan(values) | np.isinf(values)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected a finite number, got {values[row]}", field=field_name, **_where(name, first, row))
+    if pa.types.is_integer(column.type):
+        values = np.asarray(column.to_numpy())   # its own width: no copy of 100M events
+    else:
+        values = np.asarray(column.to_numpy(), dtype=np.float64)
+        bad = np.isnan(values) | np.isinf(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(f"expected a finite number, got {values[row]}", field=field_name,
+                             **_where(name, first, row))
     if counts and (values < 0).any():
         row = int(np.flatnonzero(values < 0)[0])
         raise InputError(f"negative count {values[row]:g}; counts (clicks, impressions, conversions) are >= 0",
@@ -187,25 +201,34 @@ def _unit_ids(name: str, first: int, column: Any, field_name: str) -> Any:
 
 def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = (), counts: Sequence[str] = (),
                     constants: Sequence[str] = (), variants: Sequence[str] | None = None,
-                    mixed: str = "exclude") -> Units:
+                    mixed: str = "exclude", ordered: bool = False) -> Units:
     """Sum ``sums`` per unit (``counts`` are sums that must not be negative; ``constants`` are
     per-unit values such as a pre-experiment covariate, which must not change within a unit).
 
     ``variants`` lists the variants the design has (others are an error naming the row);
     by default the variants found, in sorted order.
 
+    When every summed column holds integers (counts of clicks, views, conversions), the sums
+    are int64 and exact, so the group-by runs on every core; per-unit sums then come in no
+    fixed unit order (``ordered=True`` sorts them by unit id, for a seeded resampling). With
+    float columns the group-by runs on one thread, so the floating-point sums never change
+    from run to run.
+
     >>> u = aggregate_units({"user": ["a", "a", "b"], "arm": ["x", "x", "y"], "clicks": [1, 2, 0]},
-    ...                     unit="user", variant="arm", counts=["clicks"])
+    ...                     unit="user", variant="arm", counts=["clicks"], ordered=True)
     >>> u.variants, u.codes.tolist(), u.values["clicks"].tolist()
-    (['x', 'y'], [0, 1], [3.0, 0.0])
+    (['x', 'y'], [0, 1], [3, 0])
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if mixed not in MIXED:
         raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
     value_columns = list(dict.fromkeys([*sums, *counts, *constants]))
     columns = list(dict.fromkeys([unit, variant, *value_columns]))
-    pieces = tables_of(data, columns)
+    pieces = [(name, first + start, table.slice(start, SLICE_ROWS))
+              for name, first, table in tables_of(data, columns)
+              for start in range(0, max(len(table), 1), SLICE_ROWS)]   # zero-copy slices bound the temporaries
     events = sum(len(t) for _, _, t in pieces)
     if events == 0:
         raise InputError("no events", source=", ".join(n for n, _, _ in pieces) or "<input>")
@@ -229,36 +252,146 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
                              **_where(name, first, row))
         part = {"unit": ids.cast(unit_type), "variant": codes}
         for c in value_columns:
-            part[c] = pa.array(_numbers(name, first, table.column(c).combine_chunks(), c, c in counts))
-        parts.append(pa.table(part))
-    table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    aggregations = [("variant", "min"), ("variant", "max")]
-    aggregations += [(c, "min") for c in constants] + [(c, "max") for c in constants]
-    aggregations += [(c, "sum") for c in value_columns if c not in constants]
-    grouped = table.group_by("unit", use_threads=False).aggregate(aggregations)  # reproducible sums
-    low = np.asarray(grouped.column("variant_min").to_numpy(), dtype=np.int64)
-    both = low != np.asarray(grouped.column("variant_max").to_numpy(), dtype=np.int64)
-    uniques = grouped.column("unit")
+            part[c] = _numbers(name, first, table.column(c).combine_chunks(), c, c in counts)
+        parts.append(part)
+    summed = [c for c in value_columns if c not in constants]
+    grouped = _dense_group(parts, summed, constants) if unit_type == pa.int64() else None
+    if grouped is None:
+        grouped = _hash_group(parts, value_columns, summed, constants, events, ordered)
+    low, both, uniques, out = grouped
     if both.any() and mixed == "error":
-        first_unit = uniques[int(np.flatnonzero(both)[0])].as_py()
+        first_unit = pc.min(uniques.filter(pa.array(both))).as_py()
         raise InputError(f"unit {first_unit!r} appears in more than one variant ({int(both.sum())} such units); "
                          "pass mixed='exclude' (--mixed exclude) to leave them out", field=unit)
-    out: dict[str, np.ndarray] = {}
-    for c in value_columns:
-        if c in constants:
-            lo = np.asarray(grouped.column(f"{c}_min").to_numpy(), dtype=np.float64)
-            if (lo != np.asarray(grouped.column(f"{c}_max").to_numpy(), dtype=np.float64)).any():
-                bad = uniques[int(np.flatnonzero(lo != grouped.column(f"{c}_max").to_numpy())[0])].as_py()
-                raise InputError(f"unit {bad!r} has different values of the per-unit column; a covariate "
-                                 "is one pre-experiment value per unit", field=c)
-            out[c] = lo
-        else:
-            out[c] = np.asarray(grouped.column(f"{c}_sum").to_numpy(), dtype=np.float64)
     keep = ~both
     if both.any():
         return Units(names, low[keep], {c: v[keep] for c, v in out.items()}, uniques.filter(pa.array(keep)),
-                     int(both.sum()), events, [n for n, _, _ in pieces])
-    return Units(names, low, out, uniques, 0, events, [n for n, _, _ in pieces])
+                     int(both.sum()), events, list(dict.fromkeys(n for n, _, _ in pieces)))
+    return Units(names, low, out, uniques, 0, events, list(dict.fromkeys(n for n, _, _ in pieces)))
+
+
+GroupedUnits = tuple[np.ndarray, np.ndarray, Any, dict[str, np.ndarray]]
+"""(variant code, in-two-variants mask, unit ids (Arrow), per-unit columns), one row per unit."""
+
+
+def _not_constant(c: str, unit_id: Any) -> InputError:
+    return InputError(f"unit {unit_id!r} has different values of the per-unit column; a covariate "
+                      "is one pre-experiment value per unit", field=c)
+
+
+def _dense_group(parts: list[dict[str, Any]], summed: Sequence[str], constants: Sequence[str]) -> GroupedUnits | None:
+    """Per-unit sums by counting into an array indexed by the unit id: for integer ids in a
+    range not much wider than the number of events (one pass, no hash table; units in id
+    order). Integer sums stay exact (totals below 2^53); float sums add in row order, so
+    they never change from run to run. None when the ids are too sparse or integer totals too
+    large."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    events = sum(len(part["variant"]) for part in parts)
+    bounds = [pc.min_max(part["unit"]) for part in parts]
+    lowest = min(int(b["min"].as_py()) for b in bounds)
+    span = max(int(b["max"].as_py()) for b in bounds) - lowest + 1
+    if span > 2 * events + 1_000_000:
+        return None
+    if 0 <= lowest <= span:   # count from id 0: the ids index the bins without a shifted copy
+        span += lowest
+        lowest = 0
+    for c in summed:
+        largest = max(max(abs(int(part[c].min())), abs(int(part[c].max())))
+                      if part[c].dtype.kind in "iu" and len(part[c]) else 0 for part in parts)
+        if largest * events >= 2**53:
+            return None
+    several = max(int(pc.max(part["variant"]).as_py()) for part in parts) > 1
+    count = np.zeros(span, np.int64)
+    code_sum = np.zeros(span)
+    code_squares = np.zeros(span) if several else None
+    sums = {c: np.zeros(span) for c in summed}
+    for part in parts:   # one pass per column over each file: nothing of event size is concatenated
+        index = _offsets(part["unit"], lowest)
+        codes = np.asarray(part["variant"].to_numpy(), dtype=np.float64)
+        count += np.bincount(index, minlength=span)
+        code_sum += np.bincount(index, weights=codes, minlength=span)
+        if code_squares is not None:
+            code_squares += np.bincount(index, weights=codes * codes, minlength=span)
+        for c in summed:
+            sums[c] += np.bincount(index, weights=part[c], minlength=span)
+    present = np.flatnonzero(count)
+    count, code_sum = count[present], code_sum[present]
+    if code_squares is None:   # codes 0 and 1: a unit is in one variant when its codes sum to 0 or n
+        both = (code_sum != 0) & (code_sum != count)
+    else:                      # n sum c^2 = (sum c)^2 exactly when every code is the same
+        both = count * code_squares[present] != code_sum * code_sum
+    low = (code_sum // np.maximum(count, 1)).astype(np.int64)
+    out: dict[str, np.ndarray] = {}
+    for c in summed:
+        integer = all(part[c].dtype.kind in "iu" for part in parts)
+        out[c] = sums[c][present].astype(np.int64) if integer else sums[c][present]
+    for c in constants:
+        kind = np.result_type(*[part[c].dtype for part in parts])
+        one = np.zeros(span, dtype=kind)
+        for part in parts:
+            one[_offsets(part["unit"], lowest)] = part[c]
+        for part in parts:   # any one of the unit's values was kept: all must equal it
+            index = _offsets(part["unit"], lowest)
+            differs = np.flatnonzero(part[c] != one[index])
+            if len(differs):
+                raise _not_constant(c, int(index[differs[0]]) + lowest)
+        out[c] = one[present]
+    return low, both, pa.array(present.astype(np.int64) + lowest), out
+
+
+def _offsets(ids: Any, lowest: int) -> np.ndarray:
+    values = np.asarray(ids.to_numpy(), dtype=np.int64)
+    return values - lowest if lowest else values
+
+
+def _hash_group(parts: list[dict[str, Any]], value_columns: Sequence[str], summed: Sequence[str],
+                constants: Sequence[str], events: int, ordered: bool) -> GroupedUnits:
+    """Per-unit sums by Arrow's hash group-by (text ids, or sparse integer ids)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tables = [pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v)
+                        for k, v in part.items()}) for part in parts]
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    exact = _exact_sums(table, value_columns, summed, events)
+    aggregations = [("variant", "min"), ("variant", "max")]
+    aggregations += [(c, "min") for c in constants] + [(c, "max") for c in constants]
+    aggregations += [(c, "sum") for c in summed]
+    grouped = table.group_by("unit", use_threads=exact).aggregate(aggregations)
+    if exact and ordered:
+        grouped = grouped.take(pc.sort_indices(grouped.column("unit")))
+    low = np.asarray(grouped.column("variant_min").to_numpy(), dtype=np.int64)
+    both = low != np.asarray(grouped.column("variant_max").to_numpy(), dtype=np.int64)
+    uniques = grouped.column("unit")
+    out: dict[str, np.ndarray] = {}
+    kind = np.int64 if exact else np.float64
+    for c in constants:
+        lo = np.asarray(grouped.column(f"{c}_min").to_numpy(), dtype=kind)
+        differs = np.flatnonzero(lo != np.asarray(grouped.column(f"{c}_max").to_numpy(), dtype=kind))
+        if len(differs):
+            raise _not_constant(c, uniques[int(differs[0])].as_py())
+        out[c] = lo
+    for c in summed:
+        out[c] = np.asarray(grouped.column(f"{c}_sum").to_numpy(), dtype=kind)
+    return low, both, uniques, out
+
+
+def _exact_sums(table: Any, columns: Sequence[str], summed: Sequence[str], events: int) -> bool:
+    """Whether every value column is integer and the per-unit sums of ``summed`` are exact
+    int64 sums (their total cannot overflow)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not summed or not all(pa.types.is_integer(table.schema.field(c).type) for c in columns):
+        return False
+    for c in summed:
+        bounds = pc.min_max(table.column(c))
+        largest = max(abs(bounds["min"].as_py() or 0), abs(bounds["max"].as_py() or 0))
+        if largest * max(events, 1) >= 2**62:
+            return False
+    return True
 
 
 def _variant_labels(name: str, first: int, column: Any, field_name: str) -> Any:
@@ -278,7 +411,8 @@ def _distinct(values: Any) -> list[str]:
     import pyarrow as pa
 
     if pa.types.is_dictionary(values.type):
-        used = np.unique(np.asarray(values.indices.to_numpy(zero_copy_only=False)))
+        indices = np.asarray(values.indices.to_numpy(zero_copy_only=False))
+        used = np.flatnonzero(np.bincount(indices, minlength=len(values.dictionary)))
         return [values.dictionary[int(i)].as_py() for i in used]
     return values.unique().to_pylist()
 

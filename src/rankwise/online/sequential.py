@@ -11,6 +11,22 @@ Two families:
 
   and the p-value ``min(1, 1 / e)`` with ``e = exp(rho^2 z^2 / (2 (N rho^2 + 1))) / sqrt(N rho^2 + 1)``
   and ``z^2 = diff^2 / se^2``. Look as often as you like; the error stays below alpha.
+- **mSPRT** (``msprt``): the mixture sequential probability ratio test of Johari, Pekelis and
+  Walsh (2017), with a normal mixture ``N(0, tau^2)`` over the true difference. With
+  ``V = se^2`` the likelihood ratio is
+
+      Lambda = sqrt(V / (V + tau^2)) exp(tau^2 diff^2 / (2 V (V + tau^2)))
+
+  the always-valid p-value ``min(1, 1 / Lambda)`` and the interval
+  ``diff +/- sqrt(V (V + tau^2) / tau^2 (2 log(1 / alpha) + log((V + tau^2) / V)))``.
+  ``tau`` is given as a standardised effect: ``tau = effect * sigma`` with ``sigma^2`` the
+  per-unit variance pooled over the two arms, so one setting serves every metric. The
+  confidence sequence above is the same normal mixture with ``tau^2 = rho^2 N se^2``; the two
+  differ only in how the mixture is tuned.
+
+  Over looks (``rankwise ab --timestamp``), both always-valid methods report the running
+  minimum of the p-value and the running intersection of the intervals, as their guarantee
+  is stated for.
 - **Group sequential** (``obrien-fleming``, ``pocock``): Lan-DeMets alpha spending over
   planned looks at information fractions ``t_1 < ... < t_K = 1``: O'Brien-Fleming-type
   ``alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``, Pocock-type
@@ -30,7 +46,30 @@ import numpy as np
 from rankwise.errors import OptionError
 
 SPENDING = ("obrien-fleming", "pocock")
+ALWAYS_VALID = ("always-valid", "msprt")
 TUNING_SAMPLE_SIZE = 5000
+MIXTURE_EFFECT = 0.1
+
+
+def msprt(difference: float, se: float, unit_variance: float, alpha: float = 0.05,
+          effect: float = MIXTURE_EFFECT) -> tuple[float, float, float]:
+    """Interval and always-valid p-value of the normal-mixture SPRT at one look (see the
+    module): mixture sd ``tau = effect * sqrt(unit_variance)``.
+
+    >>> lower, upper, p = msprt(0.1, 0.02, 4.0, effect=0.1)   # tau^2 = 0.04, V = 0.0004
+    >>> round(lower, 4), round(upper, 4), round(p, 8)   # width sqrt(0.000404 (2 log 20 + log 101))
+    (0.0345, 0.1655, 4.239e-05)
+    """
+    variance = se * se
+    tau2 = effect * effect * unit_variance
+    if not (variance > 0 and tau2 > 0) or math.isnan(difference):
+        return math.nan, math.nan, math.nan
+    log_lambda = 0.5 * math.log(variance / (variance + tau2)) + \
+        tau2 * difference * difference / (2 * variance * (variance + tau2))
+    p = 1.0 if log_lambda <= 0 else min(1.0, math.exp(-log_lambda))
+    width = math.sqrt(variance * (variance + tau2) / tau2
+                      * (2 * math.log(1 / alpha) + math.log((variance + tau2) / variance)))
+    return difference - width, difference + width, p
 
 
 def always_valid(difference: float, se: float, n_total: int, alpha: float = 0.05,

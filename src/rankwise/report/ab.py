@@ -93,6 +93,17 @@ def ab_csv(result: Any) -> str:
     return out.getvalue()
 
 
+def ab_statistics(result: Any) -> str:
+    """The per-variant sufficient statistics the analysis used, as CSV (``variant``, ``n``,
+    ``sum(x)``, ``sum(x*y)``): what ``rankwise ab --statistics`` reads back, and what shards
+    of a log add up to."""
+    from rankwise.online.statistics_table import statistics_table
+
+    out = io.StringIO()
+    statistics_table(result.statistics, result.settings.get("variant", "variant")).to_csv(out, index=False)
+    return out.getvalue()
+
+
 def lift_figure(result: Any) -> Any:
     """Cumulative relative lift with its interval after each daily look, one panel per
     metric, one line per treatment arm (matplotlib Figure); None without looks."""
