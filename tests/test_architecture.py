@@ -17,7 +17,7 @@ LAYERS = {
     "metrics": 3,
     "state": 4, "evaluation": 4,
     "streaming": 5, "stats": 5,
-    "comparison": 6, "online": 6,
+    "comparison": 6, "online": 6, "clicks": 6,
     "report": 7, "rankeval": 7,
     "cli": 8,
     "": 9, "__main__": 9,  # the package itself (rankwise/__init__.py) re-exports the public API

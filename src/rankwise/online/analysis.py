@@ -399,7 +399,7 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
     import pandas as pd
     import pyarrow as pa
 
-    from rankwise.online.events import tables_of
+    from rankwise.data.tables import tables_of
 
     sums, counts, constants = _columns(metrics)
     columns = list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants]))

@@ -9,17 +9,15 @@ name the file, the line (the row for Parquet) and the column.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from rankwise.data.tables import location, tables_of
 from rankwise.errors import InputError, OptionError
 
-EVENT_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json")
 MIXED = ("exclude", "error")
 
 
@@ -40,106 +38,7 @@ class Units:
         return len(self.codes)
 
 
-def _files(source: str | os.PathLike[str]) -> list[Path]:
-    path = Path(source)
-    if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in EVENT_SUFFIXES)
-        if not found:
-            raise InputError(f"no event files ({', '.join(EVENT_SUFFIXES)}, optionally .gz) in the directory",
-                             source=str(path))
-        return found
-    if not path.exists():
-        raise InputError("file not found", source=str(path))
-    return [path]
-
-
-def _suffix(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    return suffixes[-1] if suffixes else ""
-
-
-def _first_line(path: Path) -> int:
-    """Line of the first data row: 2 under a header (CSV/TSV), 1 for JSON lines."""
-    return 2 if _suffix(path) in (".csv", ".tsv", ".txt") else 1
-
-
-def read_table(path: Path, columns: Sequence[str] | None) -> Any:
-    """One event file as an Arrow table with ``columns`` (missing ones named in the error;
-    None: every column)."""
-    import pyarrow as pa
-
-    suffix = _suffix(path)
-    try:
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            schema = pq.read_schema(path)
-            _require(schema.names, columns, path)
-            return pq.read_table(path, columns=None if columns is None else list(columns))
-        if suffix in (".jsonl", ".ndjson", ".json"):
-            import pyarrow.json as pajson
-
-            table = pajson.read_json(path)
-        else:
-            import pyarrow.csv as pacsv
-
-            delimiter = "\t" if suffix in (".tsv", ".txt") else ","
-            table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                                   read_options=pacsv.ReadOptions(use_threads=True),
-                                   convert_options=pacsv.ConvertOptions(null_values=[""]))
-    except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
-    _require(table.column_names, columns, path)
-    return table if columns is None else table.select(list(columns))
-
-
-def _require(names: Sequence[str], columns: Sequence[str] | None, path: Path | str) -> None:
-    if columns is None:
-        return
-    missing = [c for c in columns if c not in names]
-    if missing:
-        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; it has {', '.join(map(repr, names))}",
-                         source=str(path))
-
-
-def tables_of(data: Any, columns: Sequence[str] | None) -> list[tuple[str, int, Any]]:
-    """``(name, first line, Arrow table)`` for every piece of ``data`` (with ``columns``, or
-    every column when None)."""
-    import pyarrow as pa
-
-    if isinstance(data, (str, os.PathLike)):
-        data = [data]
-    if isinstance(data, pa.Table):
-        _require(data.column_names, columns, "<table>")
-        return [("<table>", 1, data if columns is None else data.select(list(columns)))]
-    if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # pandas DataFrame
-        _require([str(c) for c in data.columns], columns, "<DataFrame>")
-        chosen = data if columns is None else data[list(columns)]
-        return [("<DataFrame>", 1, pa.Table.from_pandas(chosen, preserve_index=False))]
-    if isinstance(data, Mapping):
-        _require(list(data), columns, "<dict>")
-        return [("<dict>", 1, pa.table({c: data[c] for c in (list(data) if columns is None else columns)}))]
-    if isinstance(data, Sequence):
-        out = []
-        for item in data:
-            if isinstance(item, (str, os.PathLike)):
-                out.extend((str(p), _first_line(p), read_table(p, columns)) for p in _files(item))
-            else:
-                out.extend(tables_of(item, columns))
-        return out
-    raise InputError(f"cannot read experiment data from a {type(data).__name__}; give files, a directory, "
-                     "a DataFrame, an Arrow table or a dict of columns")
-
-
 SLICE_ROWS = 4_000_000
-
-
-def _where(name: str, first: int, row: int) -> dict[str, Any]:
-    if name.endswith((".parquet", ".pq")):
-        return {"source": f"{name} (row {first + row})"}
-    return {"source": name, "line": first + row}
 
 
 def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) -> np.ndarray:
@@ -149,7 +48,7 @@ def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) 
 
     if column.null_count:
         row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
-        raise InputError("missing value; expected a number", field=field_name, **_where(name, first, row))
+        raise InputError("missing value; expected a number", field=field_name, **location(name, first, row))
     if pa.types.is_boolean(column.type):
         column = column.cast(pa.int8())
     if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
@@ -159,7 +58,7 @@ def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) 
                 float(value)
             except (TypeError, ValueError):
                 raise InputError(f"expected a number, got {value!r}", field=field_name,
-                                 **_where(name, first, row)) from None
+                                 **location(name, first, row)) from None
         column = pa.array([float(v) for v in values])
     if pa.types.is_integer(column.type):
         values = np.asarray(column.to_numpy())   # its own width: no copy of 100M events
@@ -169,11 +68,11 @@ def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) 
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise InputError(f"expected a finite number, got {values[row]}", field=field_name,
-                             **_where(name, first, row))
+                             **location(name, first, row))
     if counts and (values < 0).any():
         row = int(np.flatnonzero(values < 0)[0])
         raise InputError(f"negative count {values[row]:g}; counts (clicks, impressions, conversions) are >= 0",
-                         field=field_name, **_where(name, first, row))
+                         field=field_name, **location(name, first, row))
     return values
 
 
@@ -182,7 +81,7 @@ def _labels(name: str, first: int, column: Any, field_name: str) -> Any:
 
     if column.null_count:
         row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
-        raise InputError(f"missing {field_name}", field=field_name, **_where(name, first, row))
+        raise InputError(f"missing {field_name}", field=field_name, **location(name, first, row))
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
     return column.cast(pa.string())
@@ -249,7 +148,7 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
         if codes.null_count:
             row = int(np.flatnonzero(np.asarray(codes.is_null().to_numpy(zero_copy_only=False)))[0])
             raise InputError(f"unknown variant {_label_at(values, row)!r}; the design has {names}", field=variant,
-                             **_where(name, first, row))
+                             **location(name, first, row))
         part = {"unit": ids.cast(unit_type), "variant": codes}
         for c in value_columns:
             part[c] = _numbers(name, first, table.column(c).combine_chunks(), c, c in counts)
@@ -401,7 +300,7 @@ def _variant_labels(name: str, first: int, column: Any, field_name: str) -> Any:
 
     if column.null_count:
         row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
-        raise InputError(f"missing {field_name}", field=field_name, **_where(name, first, row))
+        raise InputError(f"missing {field_name}", field=field_name, **location(name, first, row))
     if pa.types.is_dictionary(column.type):
         return pa.DictionaryArray.from_arrays(column.indices, column.dictionary.cast(pa.string()))
     return column.cast(pa.string())

@@ -66,7 +66,7 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
     >>> m.count("A"), round(m.mean("A", "x"), 12), round(m.variance("A", "x"), 12)   # (11 - 25/3) / 2
     (3, 1.666666666667, 1.333333333333)
     """
-    from rankwise.online.events import _where, tables_of
+    from rankwise.data.tables import location, tables_of
 
     index = {c: i for i, c in enumerate(columns)}
     found: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
@@ -89,7 +89,7 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
         counts = table.column("n").to_pylist()
         cells = {w: table.column(w).to_pylist() for w, place in wanted if place is not None}
         for row, label in enumerate(labels):
-            where = _where(name, first, row)
+            where = location(name, first, row)
             if label is None or label == "":
                 raise InputError(f"missing {variant}", field=variant, **where)
             n = _number(counts[row], "n", where)

@@ -1,0 +1,218 @@
+"""Click logs as sessions x ranks: the query of each session, the document shown at each rank,
+the clicks, and a mask for padding (sessions with fewer results).
+
+Readers: the Yandex relevance-prediction format (``SessionID TimePassed Q QueryID RegionID
+URL...`` lines, then ``SessionID TimePassed C URL`` for each click; the format of CLARA 2),
+long rows (session, query, rank, doc, click) from any table, and arrays. Documents are
+identified within their query: the parameters of a click model are per (query, document) pair.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError
+
+
+@dataclass
+class ClickLog:
+    """Sessions x ranks. ``query`` (sessions,) codes into ``query_ids``; ``docs`` (sessions,
+    ranks) codes into ``doc_ids`` (-1 for padding); ``pairs`` the (query, document) pair of each
+    cell (-1 for padding), with ``pair_query`` and ``pair_doc``; ``clicks`` 0/1; ``mask`` True
+    where a document was shown. ``notes`` counts what a reader skipped on purpose.
+
+    >>> log = ClickLog.from_arrays(["q1", "q1"], [["a", "b"], ["b", "a"]], [[1, 0], [0, 0]])
+    >>> log.sessions, log.ranks, log.pairs.tolist()
+    (2, 2, [[0, 1], [1, 0]])
+    """
+
+    query: np.ndarray
+    docs: np.ndarray
+    clicks: np.ndarray
+    mask: np.ndarray
+    query_ids: list[str]
+    doc_ids: list[str]
+    pairs: np.ndarray = field(init=False)
+    pair_query: np.ndarray = field(init=False)
+    pair_doc: np.ndarray = field(init=False)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        shown = self.mask
+        key = np.where(shown, self.query[:, None].astype(np.int64) * max(len(self.doc_ids), 1) + self.docs, -1)
+        uniques, inverse = np.unique(key[shown], return_inverse=True)
+        pairs = np.full(key.shape, -1, dtype=np.int64)
+        pairs[shown] = inverse
+        self.pairs = pairs
+        self.pair_query = uniques // max(len(self.doc_ids), 1)
+        self.pair_doc = uniques % max(len(self.doc_ids), 1)
+        self.clicks = np.where(shown, self.clicks, 0).astype(np.int8)
+
+    @property
+    def sessions(self) -> int:
+        return int(self.docs.shape[0])
+
+    @property
+    def ranks(self) -> int:
+        return int(self.docs.shape[1])
+
+    @property
+    def n_pairs(self) -> int:
+        return int(len(self.pair_query))
+
+    def subset(self, rows: np.ndarray) -> ClickLog:
+        """The sessions at ``rows`` (indices or a boolean mask), same vocabularies."""
+        return ClickLog(self.query[rows], self.docs[rows], self.clicks[rows], self.mask[rows],
+                        self.query_ids, self.doc_ids, notes=list(self.notes))
+
+    def split(self, test_share: float = 0.25, seed: int = 0) -> tuple[ClickLog, ClickLog]:
+        """A seeded random split of the sessions into (train, test)."""
+        rng = np.random.default_rng(seed)
+        test = rng.random(self.sessions) < test_share
+        return self.subset(~test), self.subset(test)
+
+    @classmethod
+    def from_arrays(cls, queries: Sequence[Any], docs: Sequence[Sequence[Any]], clicks: Sequence[Sequence[int]],
+                    mask: Sequence[Sequence[bool]] | None = None) -> ClickLog:
+        """From a query per session, documents per rank (None pads) and clicks per rank."""
+        query_ids, query = _codes([str(q) for q in queries])
+        width = max((len(row) for row in docs), default=0)
+        flat = [str(d) for row in docs for d in row if d is not None]
+        doc_ids = sorted(set(flat))
+        index = {d: i for i, d in enumerate(doc_ids)}
+        codes = np.full((len(docs), width), -1, dtype=np.int64)
+        for s, row in enumerate(docs):
+            for r, d in enumerate(row):
+                if d is not None:
+                    codes[s, r] = index[str(d)]
+        click = np.zeros((len(docs), width), dtype=np.int8)
+        for s, row in enumerate(clicks):
+            click[s, :len(row)] = row
+        shown = codes >= 0 if mask is None else np.asarray(mask, dtype=bool) & (codes >= 0)
+        if ((click != 0) & (click != 1)).any():
+            raise InputError("clicks must be 0 or 1", field="clicks")
+        return cls(query, codes, click, shown, query_ids, doc_ids)
+
+    @classmethod
+    def from_long(cls, data: Any, session: str = "session", query: str = "query", rank: str = "rank",
+                  doc: str = "doc", click: str = "click") -> ClickLog:
+        """From long rows, one per (session, rank): files (CSV, TSV, Parquet, JSONL), a
+        DataFrame, an Arrow table or a dict. Ranks start at 1."""
+        from rankwise.data.tables import tables_of
+
+        pieces = tables_of(data, [session, query, rank, doc, click])
+        import pyarrow as pa
+
+        table = pa.concat_tables([t.cast(pieces[0][2].schema) for _, _, t in pieces]) if len(pieces) > 1 \
+            else pieces[0][2]
+        source = ", ".join(dict.fromkeys(n for n, _, _ in pieces))
+        sessions = [str(v) for v in table.column(session).to_pylist()]
+        ranks = np.asarray(table.column(rank).to_numpy(zero_copy_only=False))
+        clicks = np.asarray(table.column(click).to_numpy(zero_copy_only=False))
+        if len(ranks) and (ranks.min() < 1 or (ranks != np.floor(ranks)).any()):
+            row = int(np.flatnonzero((ranks < 1) | (ranks != np.floor(ranks)))[0])
+            raise InputError(f"rank must be a whole number >= 1, got {ranks[row]!r}", source=source, line=row + 2,
+                             field=rank)
+        if len(clicks) and not np.isin(clicks, (0, 1)).all():
+            row = int(np.flatnonzero(~np.isin(clicks, (0, 1)))[0])
+            raise InputError(f"click must be 0 or 1, got {clicks[row]!r}", source=source, line=row + 2, field=click)
+        session_ids, session_code = _codes(sessions)
+        queries = [str(v) for v in table.column(query).to_pylist()]
+        docs = [str(v) for v in table.column(doc).to_pylist()]
+        width = int(ranks.max()) if len(ranks) else 0
+        doc_ids, doc_code = _codes(docs)
+        query_ids, query_code = _codes(queries)
+        grid = np.full((len(session_ids), width), -1, dtype=np.int64)
+        click_grid = np.zeros((len(session_ids), width), dtype=np.int8)
+        cell = (session_code, ranks.astype(np.int64) - 1)
+        if len(np.unique(session_code * width + cell[1])) != len(session_code):
+            raise InputError("a session has two rows at one rank", source=source, field=rank)
+        grid[cell] = doc_code
+        click_grid[cell] = clicks
+        session_query = np.full(len(session_ids), -1, dtype=np.int64)
+        session_query[session_code] = query_code
+        if (session_query[session_code] != query_code).any():
+            row = int(np.flatnonzero(session_query[session_code] != query_code)[0])
+            raise InputError("a session has rows of two queries", source=source, line=row + 2, field=query)
+        return cls(session_query, grid, click_grid, grid >= 0, query_ids, doc_ids)
+
+
+def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    uniques, inverse = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    return uniques.tolist(), inverse.astype(np.int64)
+
+
+def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
+    """A click log in the Yandex relevance-prediction format (CLARA 2): tab-separated
+    ``SessionID TimePassed Q QueryID RegionID URL_1 ... URL_n`` for a result page and
+    ``SessionID TimePassed C URL`` for a click, which belongs to the session's latest page
+    showing that URL. Each result page is one session row. Clicks on a URL the session's pages
+    never showed are counted in ``notes``, not guessed.
+    """
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    queries: list[str] = []
+    pages: list[list[str]] = []
+    clicked: list[set[int]] = []
+    session_pages: dict[str, list[int]] = {}
+    unshown = repeated = 0
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.rstrip("\n").rstrip("\t").split("\t")
+            if fields == [""]:
+                continue
+            if len(fields) < 3:
+                raise InputError(f"expected SessionID, TimePassed, Q or C; got {len(fields)} field(s)",
+                                 source=str(path), line=number)
+            kind = fields[2]
+            if kind == "Q":
+                if len(fields) < 6:
+                    raise InputError("a Q line needs SessionID, TimePassed, Q, QueryID, RegionID and URLs",
+                                     source=str(path), line=number)
+                urls = [u for u in fields[5:5 + ranks] if u != ""]
+                queries.append(fields[3])
+                pages.append(urls)
+                clicked.append(set())
+                session_pages.setdefault(fields[0], []).append(len(pages) - 1)
+            elif kind == "C":
+                if len(fields) < 4:
+                    raise InputError("a C line needs SessionID, TimePassed, C and the URL", source=str(path),
+                                     line=number)
+                earlier = session_pages.get(fields[0])
+                if earlier is None:
+                    raise InputError(f"click in session {fields[0]!r} before any result page", source=str(path),
+                                     line=number, field="SessionID")
+                url = fields[3]
+                found = _latest_page_showing(pages, earlier, url)
+                if found is None:
+                    unshown += 1
+                    continue
+                if found[1] in clicked[found[0]]:
+                    repeated += 1
+                clicked[found[0]].add(found[1])
+            else:
+                raise InputError(f"expected Q or C in the third field, got {kind!r}", source=str(path), line=number,
+                                 field="type")
+    docs = [[f"{u}" for u in page] for page in pages]
+    clicks = [[1 if r in hits else 0 for r in range(len(page))] for page, hits in zip(pages, clicked, strict=True)]
+    log = ClickLog.from_arrays(queries, docs, clicks)
+    if unshown:
+        log.notes.append(f"{unshown} click(s) on documents their session never showed were left out")
+    if repeated:
+        log.notes.append(f"{repeated} repeated click(s) on an already clicked result were counted once")
+    return log
+
+
+def _latest_page_showing(pages: list[list[str]], earlier: list[int], url: str) -> tuple[int, int] | None:
+    """The latest of the session's pages ``earlier`` that shows ``url``, and its rank."""
+    for page in reversed(earlier):
+        if url in pages[page]:
+            return page, pages[page].index(url)
+    return None

@@ -1,0 +1,120 @@
+"""Tables from files (Parquet, CSV, TSV, JSONL, each optionally gzipped; many files or a
+directory), pandas DataFrames, Arrow tables or dicts of arrays, with the file and first data
+line of each piece so that errors can name the line (the row for Parquet)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rankwise.errors import InputError
+
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json")
+EVENT_SUFFIXES = TABLE_SUFFIXES
+
+
+def _files(source: str | os.PathLike[str]) -> list[Path]:
+    path = Path(source)
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in EVENT_SUFFIXES)
+        if not found:
+            raise InputError(f"no event files ({', '.join(EVENT_SUFFIXES)}, optionally .gz) in the directory",
+                             source=str(path))
+        return found
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
+    return [path]
+
+
+def _suffix(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def _first_line(path: Path) -> int:
+    """Line of the first data row: 2 under a header (CSV/TSV), 1 for JSON lines."""
+    return 2 if _suffix(path) in (".csv", ".tsv", ".txt") else 1
+
+
+def read_table(path: Path, columns: Sequence[str] | None) -> Any:
+    """One event file as an Arrow table with ``columns`` (missing ones named in the error;
+    None: every column)."""
+    import pyarrow as pa
+
+    suffix = _suffix(path)
+    try:
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            _require(schema.names, columns, path)
+            return pq.read_table(path, columns=None if columns is None else list(columns))
+        if suffix in (".jsonl", ".ndjson", ".json"):
+            import pyarrow.json as pajson
+
+            table = pajson.read_json(path)
+        else:
+            import pyarrow.csv as pacsv
+
+            delimiter = "\t" if suffix in (".tsv", ".txt") else ","
+            table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                   read_options=pacsv.ReadOptions(use_threads=True),
+                                   convert_options=pacsv.ConvertOptions(null_values=[""]))
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
+        raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
+    _require(table.column_names, columns, path)
+    return table if columns is None else table.select(list(columns))
+
+
+def _require(names: Sequence[str], columns: Sequence[str] | None, path: Path | str) -> None:
+    if columns is None:
+        return
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; it has {', '.join(map(repr, names))}",
+                         source=str(path))
+
+
+def tables_of(data: Any, columns: Sequence[str] | None) -> list[tuple[str, int, Any]]:
+    """``(name, first line, Arrow table)`` for every piece of ``data`` (with ``columns``, or
+    every column when None)."""
+    import pyarrow as pa
+
+    if isinstance(data, (str, os.PathLike)):
+        data = [data]
+    if isinstance(data, pa.Table):
+        _require(data.column_names, columns, "<table>")
+        return [("<table>", 1, data if columns is None else data.select(list(columns)))]
+    if hasattr(data, "columns") and hasattr(data, "to_numpy"):  # pandas DataFrame
+        _require([str(c) for c in data.columns], columns, "<DataFrame>")
+        chosen = data if columns is None else data[list(columns)]
+        return [("<DataFrame>", 1, pa.Table.from_pandas(chosen, preserve_index=False))]
+    if isinstance(data, Mapping):
+        _require(list(data), columns, "<dict>")
+        return [("<dict>", 1, pa.table({c: data[c] for c in (list(data) if columns is None else columns)}))]
+    if isinstance(data, Sequence):
+        out = []
+        for item in data:
+            if isinstance(item, (str, os.PathLike)):
+                out.extend((str(p), _first_line(p), read_table(p, columns)) for p in _files(item))
+            else:
+                out.extend(tables_of(item, columns))
+        return out
+    raise InputError(f"cannot read experiment data from a {type(data).__name__}; give files, a directory, "
+                     "a DataFrame, an Arrow table or a dict of columns")
+
+
+def location(name: str, first: int, row: int) -> dict[str, Any]:
+    """Where row ``row`` (0-based) of a piece starting at line ``first`` is, as keyword
+    arguments of ``InputError``: the line of a text file, the row of a Parquet file.
+
+    >>> location("log.csv", 2, 3), location("log.parquet", 1, 3)
+    ({'source': 'log.csv', 'line': 5}, {'source': 'log.parquet (row 4)'})
+    """
+    if name.endswith((".parquet", ".pq")):
+        return {"source": f"{name} (row {first + row})"}
+    return {"source": name, "line": first + row}

@@ -1,0 +1,164 @@
+"""rankwise.clicks: parameter recovery on simulated logs, hand-computed counting models, the
+Yandex-format reader on CLARA 2, predictions into the click metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankwise import clicks
+from rankwise.errors import InputError
+from rankwise.streaming.clicks import ConditionalPerplexity, LogLikelihood, Perplexity
+
+DATA = Path(__file__).parent / "data" / "clicks"
+RANKS = 5
+DOCS = 8
+
+
+def _sessions(n: int, seed: int) -> clicks.ClickLog:
+    """One query, 8 documents, 5 shown per session in a random order (identifiable)."""
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((n, DOCS)), axis=1)[:, :RANKS]
+    docs = [[f"d{d}" for d in row] for row in order]
+    return clicks.ClickLog.from_arrays(["q"] * n, docs, np.zeros((n, RANKS), dtype=int).tolist())
+
+
+TRUE_ALPHA = np.array([0.9, 0.75, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1])
+TRUE_GAMMA = np.array([1.0, 0.8, 0.6, 0.45, 0.3])
+
+
+def _with(model: clicks.ClickModel, log: clicks.ClickLog, **values) -> clicks.ClickModel:
+    """``model`` fitted to ``log`` (for its vocabularies), then given the true parameters."""
+    model.fit(log, iterations=1)
+    order = [int(log.doc_ids[d][1:]) for d in log.pair_doc]
+    model.alpha = TRUE_ALPHA[order]
+    for name, value in values.items():
+        setattr(model, name, value)
+    return model
+
+
+@pytest.mark.parametrize("kind", ["pbm", "ubm"])
+def test_em_recovers_the_parameters(kind: str) -> None:
+    errors, margins = [], []
+    for n in (2_000, 40_000):
+        base = _sessions(n, seed=n)
+        if kind == "pbm":
+            truth = _with(clicks.PBM(), base, gamma=TRUE_GAMMA)
+        else:
+            # examination falls with the distance from the previous click
+            matrix = np.array([[TRUE_GAMMA[r] * (1 if p == 0 else 0.9 ** (r - p + 1)) for p in range(RANKS)]
+                               for r in range(RANKS)])
+            truth = _with(clicks.UBM(), base, gamma_matrix=matrix)
+        train = clicks.simulate(truth, base, seed=1)
+        test = clicks.simulate(truth, _sessions(20_000, seed=99), seed=2)
+        fitted = clicks.MODELS[kind]().fit(train, iterations=200, tolerance=1e-9)
+        order = [int(train.doc_ids[d][1:]) for d in fitted.pair_doc]
+        # alpha and gamma are identified up to a common scale: compare with gamma_1 = 1
+        scale = fitted.gamma[0] if kind == "pbm" else fitted.gamma_matrix[0, 0]
+        errors.append(np.abs(fitted.alpha * scale - TRUE_ALPHA[order]).max())
+        margins.append(truth.log_likelihood(test) - fitted.log_likelihood(test))
+    # the error shrinks with the sessions, to a few hundredths at 40,000
+    assert errors[1] < errors[0] and errors[1] < 0.03
+    # held-out log-likelihood at the fitted parameters within 0.2% of the truth's
+    assert abs(margins[1]) < 0.002 * abs(truth.log_likelihood(test))
+
+
+def test_counting_models_recover_their_parameters() -> None:
+    base = _sessions(60_000, seed=3)
+    sigma = np.linspace(0.2, 0.8, DOCS)
+    truth = _with(clicks.SDBN(), base)
+    order = [int(base.doc_ids[d][1:]) for d in truth.pair_doc]
+    truth.sigma = sigma[order]
+    log = clicks.simulate(truth, base, seed=4)
+    fitted = clicks.SDBN().fit(log)
+    # counting down to the last click leaves out the skips of users who went on unsatisfied
+    # after it, so attractiveness comes out high (by 0.02-0.07 here) but in the true order
+    assert (fitted.alpha >= truth.alpha - 0.01).all() and (fitted.alpha - truth.alpha).max() < 0.1
+    assert (np.argsort(fitted.alpha) == np.argsort(truth.alpha)).all()
+    assert (np.argsort(fitted.sigma) == np.argsort(truth.sigma)).all()
+    # cascade: the first click only
+    cascade = _with(clicks.CascadeModel(), base)
+    fitted_cm = clicks.CascadeModel().fit(clicks.simulate(cascade, base, seed=5))
+    assert np.abs(fitted_cm.alpha - cascade.alpha).max() < 0.02
+    # DCM: continuation per rank
+    dcm = _with(clicks.DCM(), base, lam=np.array([0.7, 0.6, 0.5, 0.4, 0.3]))
+    fitted_dcm = clicks.DCM().fit(clicks.simulate(dcm, base, seed=6))
+    # counted lambda is a lower bound: a user who went on but clicked nothing more looks like
+    # one who stopped (the EM fit that removes this bias is not built yet)
+    assert (fitted_dcm.lam[:-1] <= dcm.lam[:-1] + 0.01).all()
+    assert (np.diff(fitted_dcm.lam[:-1]) < 0).all()
+
+
+def test_unconditional_probabilities_are_the_simulated_click_rates() -> None:
+    base = _sessions(1, seed=7)
+    many = base.subset(np.zeros(200_000, dtype=int))   # one ranking shown 200,000 times
+    for model in (_with(clicks.UBM(), base, gamma_matrix=np.tril(np.full((RANKS, RANKS), 0.7)) + 0.1),
+                  _with(clicks.CascadeModel(), base), _with(clicks.DCM(), base, lam=np.full(RANKS, 0.5))):
+        rates = clicks.simulate(model, many, seed=8).clicks.mean(axis=0)
+        predicted = model.click_probs(base)[0]
+        assert np.abs(rates - predicted).max() < 0.005, type(model).__name__
+
+
+def test_hand_computed_models() -> None:
+    # two sessions of q: (a, b) with a click on b; (b, a) with clicks on b then a
+    log = clicks.ClickLog.from_arrays(["q", "q"], [["a", "b"], ["b", "a"]], [[0, 1], [1, 1]])
+    no_prior = (0.0, 0.0)
+    # cascade, down to the first click: a seen once (no click), b twice (2 first clicks)
+    assert clicks.CascadeModel(prior=no_prior).fit(log).alpha.tolist() == [0.0, 1.0]
+    # SDBN, down to the last click: a 1 click in 2, b 2 in 2; satisfaction: a's one click was
+    # a session's last, b's clicks were last in session 1, not in session 2: 1 of 2
+    sdbn = clicks.SDBN(prior=no_prior).fit(log)
+    assert sdbn.alpha.tolist() == [0.5, 1.0] and sdbn.sigma.tolist() == [1.0, 0.5]
+    # DCM: lambda_1 = 1 of 1 clicks at rank 1 followed by another; lambda_2 = 0 of 2
+    assert clicks.DCM(prior=no_prior).fit(log).lam.tolist() == [1.0, 0.0]
+    # cascade conditional probabilities: before the first click alpha, after it the floor
+    cm = clicks.CascadeModel(prior=no_prior, floor=1e-6).fit(log)
+    assert cm.conditional_click_probs(log).tolist() == [[0.0, 1.0], [1.0, 1e-6]]
+    # the relevance of SDBN is attractiveness x satisfaction, as a rankwise Run
+    run = sdbn.relevance()
+    assert run.doc.to_pylist() == ["a", "b"] and run.score.tolist() == [0.5, 0.5]
+
+
+def test_predictions_feed_the_click_metrics() -> None:
+    base = _sessions(5_000, seed=11)
+    truth = _with(clicks.PBM(), base, gamma=TRUE_GAMMA)
+    log = clicks.simulate(truth, base, seed=12)
+    fitted = clicks.PBM().fit(log)
+    ll = LogLikelihood(positions=RANKS).update(conditional_log_probs=fitted.conditional_log_probs(log),
+                                              clicks=log.clicks, where=log.mask)
+    assert ll.compute() * RANKS == pytest.approx(fitted.log_likelihood(log), rel=1e-9)
+    ppl = Perplexity(positions=RANKS).update(log_probs=fitted.log_probs(log), clicks=log.clicks, where=log.mask)
+    cond = ConditionalPerplexity(positions=RANKS).update(conditional_log_probs=fitted.conditional_log_probs(log),
+                                                         clicks=log.clicks, where=log.mask)
+    # PBM's clicks are independent: conditional and unconditional perplexity agree
+    assert cond.compute() == pytest.approx(ppl.compute(), rel=1e-12)
+    assert 1.0 < ppl.compute() < 2.0
+
+
+def test_yandex_reader_on_clara2() -> None:
+    log = clicks.read_yandex(DATA / "clara2_head.tsv")
+    assert log.sessions == 305 and log.ranks == 10
+    # 95 C lines: 74 clicked cells, 18 repeated clicks on a clicked cell, 3 on unshown URLs
+    assert int(log.clicks.sum()) == 74
+    assert log.notes == ["3 click(s) on documents their session never showed were left out",
+                         "18 repeated click(s) on an already clicked result were counted once"]
+    # the first page: query 2031, ten URLs, one click on 97554 at rank 1
+    assert log.query_ids[log.query[0]] == "2031"
+    assert [log.doc_ids[d] for d in log.docs[0][:3]] == ["97554", "68001", "68301"]
+    assert log.clicks[0].tolist() == [1] + [0] * 9
+
+
+def test_yandex_reader_errors(tmp_path: Path) -> None:
+    path = tmp_path / "log.tsv"
+    path.write_text("0\t0\tQ\t1\t0\ta\tb\n0\t5\tX\ta\n")
+    with pytest.raises(InputError, match=r"log\.tsv:2: .*expected Q or C"):
+        clicks.read_yandex(path)
+    path.write_text("0\t5\tC\ta\n")
+    with pytest.raises(InputError, match=r"log\.tsv:1: .*before any result page"):
+        clicks.read_yandex(path)
+    path.write_text("0\t0\tQ\t1\t0\ta\tb\n0\t5\tC\tz\n0\t6\tC\tb\n")
+    log = clicks.read_yandex(path)
+    assert log.clicks.tolist() == [[0, 1]] and log.notes == ["1 click(s) on documents their session never "
+                                                             "showed were left out"]
