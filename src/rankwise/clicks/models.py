@@ -380,25 +380,25 @@ class _ContinueAfterClick(ClickModel):
         raise NotImplementedError
 
     def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
-        alpha = self.attractiveness(log)
-        keep_going = self._continue(log)
-        out = np.zeros(alpha.shape)
-        examining = np.ones(log.sessions)
-        for r in range(log.ranks):
-            out[:, r] = examining * alpha[:, r]
-            clicked = log.clicks[:, r] == 1
-            skipped = examining * (1 - alpha[:, r]) / np.maximum(1 - examining * alpha[:, r], TINY)
-            examining = np.where(clicked, keep_going[:, r], skipped)
-        return out
+        return self._forward(log, conditional=True)
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
+        return self._forward(log, conditional=False)
+
+    def _forward(self, log: ClickLog, conditional: bool) -> np.ndarray:
+        """P(examining rank r) times alpha, rank by rank: given the observed clicks above
+        (``conditional``), or averaged over them."""
         alpha = self.attractiveness(log)
         keep_going = self._continue(log)
         out = np.zeros(alpha.shape)
         examining = np.ones(log.sessions)
         for r in range(log.ranks):
             out[:, r] = examining * alpha[:, r]
-            examining = examining * (alpha[:, r] * keep_going[:, r] + 1 - alpha[:, r])
+            if conditional:
+                skipped = examining * (1 - alpha[:, r]) / np.maximum(1 - examining * alpha[:, r], TINY)
+                examining = np.where(log.clicks[:, r] == 1, keep_going[:, r], skipped)
+            else:
+                examining = examining * (alpha[:, r] * keep_going[:, r] + 1 - alpha[:, r])
         return out
 
 
