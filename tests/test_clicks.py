@@ -162,3 +162,19 @@ def test_yandex_reader_errors(tmp_path: Path) -> None:
     log = clicks.read_yandex(path)
     assert log.clicks.tolist() == [[0, 1]] and log.notes == ["1 click(s) on documents their session never "
                                                              "showed were left out"]
+
+
+def test_long_rows_equal_arrays_and_bad_rows_name_their_line(tmp_path: Path) -> None:
+    import pandas as pd
+
+    rows = pd.DataFrame({"session": ["s1", "s1", "s2", "s2"], "query": ["q", "q", "q", "q"],
+                         "rank": [1, 2, 2, 1], "doc": ["a", "b", "a", "b"], "click": [0, 1, 1, 0]})
+    log = clicks.ClickLog.from_long(rows)
+    same = clicks.ClickLog.from_arrays(["q", "q"], [["a", "b"], ["b", "a"]], [[0, 1], [0, 1]])
+    assert log.docs.tolist() == same.docs.tolist() and log.clicks.tolist() == same.clicks.tolist()
+    # the second file's third data row (its line 4) has click 2
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    rows.to_csv(first, index=False)
+    rows.assign(session=["s3", "s3", "s4", "s4"], click=[0, 1, 2, 0]).to_csv(second, index=False)
+    with pytest.raises(InputError, match=r"b\.csv:4: field 'click': click must be 0 or 1, got 2"):
+        clicks.ClickLog.from_long([first, second])

@@ -105,24 +105,28 @@ class ClickLog:
                   doc: str = "doc", click: str = "click") -> ClickLog:
         """From long rows, one per (session, rank): files (CSV, TSV, Parquet, JSONL), a
         DataFrame, an Arrow table or a dict. Ranks start at 1."""
-        from rankwise.data.tables import tables_of
-
-        pieces = tables_of(data, [session, query, rank, doc, click])
         import pyarrow as pa
 
+        from rankwise.data.tables import location, tables_of
+
+        pieces = tables_of(data, [session, query, rank, doc, click])
+        for name, first, table in pieces:   # checked per piece, so errors name the file's own line
+            ranks = np.asarray(table.column(rank).to_numpy(zero_copy_only=False))
+            bad = np.flatnonzero((ranks < 1) | (ranks != np.floor(ranks)))
+            if len(bad):
+                raise InputError(f"rank must be a whole number >= 1, got {ranks[bad[0]].item()!r}", field=rank,
+                                 **location(name, first, int(bad[0])))
+            clicks = np.asarray(table.column(click).to_numpy(zero_copy_only=False))
+            bad = np.flatnonzero(~np.isin(clicks, (0, 1)))
+            if len(bad):
+                raise InputError(f"click must be 0 or 1, got {clicks[bad[0]].item()!r}", field=click,
+                                 **location(name, first, int(bad[0])))
         table = pa.concat_tables([t.cast(pieces[0][2].schema) for _, _, t in pieces]) if len(pieces) > 1 \
             else pieces[0][2]
         source = ", ".join(dict.fromkeys(n for n, _, _ in pieces))
         sessions = [str(v) for v in table.column(session).to_pylist()]
         ranks = np.asarray(table.column(rank).to_numpy(zero_copy_only=False))
         clicks = np.asarray(table.column(click).to_numpy(zero_copy_only=False))
-        if len(ranks) and (ranks.min() < 1 or (ranks != np.floor(ranks)).any()):
-            row = int(np.flatnonzero((ranks < 1) | (ranks != np.floor(ranks)))[0])
-            raise InputError(f"rank must be a whole number >= 1, got {ranks[row]!r}", source=source, line=row + 2,
-                             field=rank)
-        if len(clicks) and not np.isin(clicks, (0, 1)).all():
-            row = int(np.flatnonzero(~np.isin(clicks, (0, 1)))[0])
-            raise InputError(f"click must be 0 or 1, got {clicks[row]!r}", source=source, line=row + 2, field=click)
         session_ids, session_code = _codes(sessions)
         queries = [str(v) for v in table.column(query).to_pylist()]
         docs = [str(v) for v in table.column(doc).to_pylist()]
@@ -140,7 +144,8 @@ class ClickLog:
         session_query[session_code] = query_code
         if (session_query[session_code] != query_code).any():
             row = int(np.flatnonzero(session_query[session_code] != query_code)[0])
-            raise InputError("a session has rows of two queries", source=source, line=row + 2, field=query)
+            raise InputError(f"session {session_ids[session_code[row]]!r} has rows of two queries", source=source,
+                             field=query)
         return cls(session_query, grid, click_grid, grid >= 0, query_ids, doc_ids)
 
 
@@ -200,9 +205,8 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
             else:
                 raise InputError(f"expected Q or C in the third field, got {kind!r}", source=str(path), line=number,
                                  field="type")
-    docs = [[f"{u}" for u in page] for page in pages]
     clicks = [[1 if r in hits else 0 for r in range(len(page))] for page, hits in zip(pages, clicked, strict=True)]
-    log = ClickLog.from_arrays(queries, docs, clicks)
+    log = ClickLog.from_arrays(queries, pages, clicks)
     if unshown:
         log.notes.append(f"{unshown} click(s) on documents their session never showed were left out")
     if repeated:

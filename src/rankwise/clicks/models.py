@@ -244,7 +244,7 @@ class PBM(ClickModel):
             progress: Callable[[dict[str, float]], None] | None = None) -> PBM:
         self._remember_pairs(log)
         self.alpha = np.full(log.n_pairs, 0.5)
-        self.gamma = np.full(log.ranks, 0.5)
+        self._start_examination(log)
         started = time.perf_counter()
         previous = -math.inf
         for iteration in range(1, iterations + 1):
@@ -254,6 +254,9 @@ class PBM(ClickModel):
                 break
             previous = ll
         return self
+
+    def _start_examination(self, log: ClickLog) -> None:
+        self.gamma = np.full(log.ranks, 0.5)
 
     def _examination(self, log: ClickLog) -> np.ndarray:
         return np.broadcast_to(self.gamma[:log.ranks], log.clicks.shape)
@@ -288,10 +291,8 @@ class UBM(PBM):
 
     name = "ubm"
 
-    def fit(self, log: ClickLog, iterations: int = 50, tolerance: float = 1e-6,
-            progress: Callable[[dict[str, float]], None] | None = None) -> UBM:
+    def _start_examination(self, log: ClickLog) -> None:
         self.gamma_matrix = np.full((log.ranks, log.ranks), 0.5)   # [rank, previous click rank]
-        return super().fit(log, iterations, tolerance, progress)  # type: ignore[return-value]
 
     def _examination(self, log: ClickLog) -> np.ndarray:
         ranks = np.broadcast_to(np.arange(log.ranks), log.clicks.shape)

@@ -12,15 +12,14 @@ from typing import Any
 from rankwise.errors import InputError
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json")
-EVENT_SUFFIXES = TABLE_SUFFIXES
 
 
 def _files(source: str | os.PathLike[str]) -> list[Path]:
     path = Path(source)
     if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in EVENT_SUFFIXES)
+        found = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) in TABLE_SUFFIXES)
         if not found:
-            raise InputError(f"no event files ({', '.join(EVENT_SUFFIXES)}, optionally .gz) in the directory",
+            raise InputError(f"no table files ({', '.join(TABLE_SUFFIXES)}, optionally .gz) in the directory",
                              source=str(path))
         return found
     if not path.exists():

@@ -238,17 +238,18 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     if timestamp is not None:
         looks = cumulative_looks(data, unit, variant, timestamp, table, control, names, test, relative, alpha,
                                  alternative, mixed, sequential, tuning, planned_units, mixture_effect)
-        if sequential in ALWAYS_VALID and len(looks):
+        if sequential is not None and len(looks):
             last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
-            for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
-                frame[column] = [last.loc[(r.metric, r.variant), column] for r in frame.itertuples()]
-            frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
-            frame["significant"] = frame["p_corrected"] < alpha
-        if sequential in SPENDING:
-            last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
-            frame["boundary"] = [last.loc[(r.metric, r.variant), "boundary"] for r in frame.itertuples()]
-            frame["significant"] = [bool(last.loc[(r.metric, r.variant), "crossed"]) for r in frame.itertuples()]
-            settings["planned_units"] = planned_units
+            at_last = last.loc[list(zip(frame["metric"], frame["variant"], strict=True))]
+            if sequential in ALWAYS_VALID:   # the running values of the last look
+                for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
+                    frame[column] = at_last[column].to_numpy()
+                frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
+                frame["significant"] = frame["p_corrected"] < alpha
+            else:
+                frame["boundary"] = at_last["boundary"].to_numpy()
+                frame["significant"] = at_last["crossed"].to_numpy(dtype=bool)
+                settings["planned_units"] = planned_units
     return ABResult(frame, srm, settings, warnings, looks, moments)
 
 

@@ -107,11 +107,12 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
     ``variants`` lists the variants the design has (others are an error naming the row);
     by default the variants found, in sorted order.
 
-    When every summed column holds integers (counts of clicks, views, conversions), the sums
-    are int64 and exact, so the group-by runs on every core; per-unit sums then come in no
-    fixed unit order (``ordered=True`` sorts them by unit id, for a seeded resampling). With
-    float columns the group-by runs on one thread, so the floating-point sums never change
-    from run to run.
+    Integer unit ids in a range not much wider than the number of events are summed by
+    counting into arrays indexed by the id (units in id order). Other ids go through Arrow's
+    hash group-by: on every core when every value column holds integers (exact int64 sums;
+    units then come in no fixed order, ``ordered=True`` sorts them by id for a seeded
+    resampling), on one thread for float columns, so their sums never change from run to run.
+    Integer columns give integer per-unit sums either way.
 
     >>> u = aggregate_units({"user": ["a", "a", "b"], "arm": ["x", "x", "y"], "clicks": [1, 2, 0]},
     ...                     unit="user", variant="arm", counts=["clicks"], ordered=True)
