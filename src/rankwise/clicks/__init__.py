@@ -9,20 +9,13 @@ probabilities for the click metrics, rank documents by fitted relevance, simulat
 
 from __future__ import annotations
 
+from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
 from rankwise.clicks.log import ClickLog, read_yandex
-from rankwise.clicks.models import (
-    DCM,
-    MODELS,
-    PBM,
-    SDBN,
-    UBM,
-    CascadeModel,
-    ClickModel,
-    DocumentCTR,
-    GlobalCTR,
-    RankCTR,
-)
+from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.simulate import simulate
 
-__all__ = ["DCM", "MODELS", "PBM", "SDBN", "UBM", "CascadeModel", "ClickLog", "ClickModel", "DocumentCTR",
+MODELS: dict[str, type[ClickModel]] = {m.name: m for m in (GlobalCTR, RankCTR, DocumentCTR, PBM, UBM, CascadeModel,
+                                                          DCM, SDBN, DBN, CCM)}
+
+__all__ = ["CCM", "DBN", "DCM", "MODELS", "PBM", "SDBN", "UBM", "CascadeModel", "ClickLog", "ClickModel", "DocumentCTR",
            "GlobalCTR", "RankCTR", "read_yandex", "simulate"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,29 @@ class ClickLog:
     @property
     def n_pairs(self) -> int:
         return int(len(self.pair_query))
+
+    def chunks(self, size: int) -> Iterator[ClickLog]:
+        """Consecutive pieces of at most ``size`` sessions, as views sharing this log's
+        vocabularies and pair numbering (what a fit accumulates its statistics over).
+
+        >>> log = ClickLog.from_arrays(["q"] * 3, [["a"], ["b"], ["a"]], [[1], [0], [0]])
+        >>> [c.pairs.ravel().tolist() for c in log.chunks(2)]
+        [[0, 1], [0]]
+        """
+        for start in range(0, max(self.sessions, 1), max(int(size), 1)):
+            stop = start + max(int(size), 1)
+            yield self.view(self.query[start:stop], self.docs[start:stop], self.pairs[start:stop],
+                            self.clicks[start:stop], self.mask[start:stop])
+
+    def view(self, query: np.ndarray, docs: np.ndarray, pairs: np.ndarray, clicks: np.ndarray,
+             mask: np.ndarray) -> ClickLog:
+        """A log over the given arrays that keeps this log's vocabularies and pair numbering."""
+        piece = object.__new__(ClickLog)
+        piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = query, docs, pairs, clicks, mask
+        piece.query_ids, piece.doc_ids = self.query_ids, self.doc_ids
+        piece.pair_query, piece.pair_doc = self.pair_query, self.pair_doc
+        piece.notes = []
+        return piece
 
     def subset(self, rows: np.ndarray) -> ClickLog:
         """The sessions at ``rows`` (indices or a boolean mask), same vocabularies."""

@@ -13,15 +13,12 @@ rank (or rank and previous click).
   ``P(C_r | no click above) = alpha_qd``; after the first click the model gives every cell
   ``floor`` (PyClick uses 1e-6; CLAX clips log-probabilities at log 1e-8; conditional
   perplexities after the first click depend entirely on it).
-- ``DCM`` (dependent click): the user continues after a click at ``r`` with probability
-  ``lambda_r``, after a skip always. Fitted by counting up to the last click.
-- ``SDBN`` (simplified DBN): continues after a click on ``d`` unless satisfied (``sigma_qd``);
-  counting up to the last click.
+- The chain models (DCM, SDBN, DBN, CCM) are in ``rankwise.clicks.chain``.
 
 EM and counting use a Beta prior stated as pseudo-counts ``prior = (clicks, impressions)``
 added to every parameter's numerator and denominator (default ``(1, 2)``, PyClick's
 initialisation). ``fit`` stops when the log-likelihood gains less than ``tolerance`` per
-session or after ``iterations``.
+session or after ``iterations``, and adds up its statistics chunk by chunk.
 """
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, prior: tuple[float, f
 def _pair_sum(log: ClickLog, values: np.ndarray) -> np.ndarray:
     """Sum of ``values`` (sessions x ranks) per (query, document) pair over shown cells."""
     shown = log.mask
-    return np.bincount(log.pairs[shown], weights=values[shown], minlength=log.n_pairs)
+    return np.bincount(log.pairs[shown], weights=values[shown].astype(np.float64), minlength=log.n_pairs)
 
 
 def _log_bernoulli(p: np.ndarray, clicks: np.ndarray) -> np.ndarray:
@@ -75,15 +72,69 @@ def last_click(clicks: np.ndarray) -> np.ndarray:
     return np.where(clicks == 1, ranks, 0).max(axis=1, initial=0)
 
 
+CHUNK = 1_000_000
+
+
 class ClickModel:
     """Base: ``fit(log)``, ``conditional_log_probs(log)``, ``log_probs(log)``,
-    ``relevance(log)``, ``parameters()``."""
+    ``relevance()``, ``parameters()``.
+
+    A fit makes passes over the log chunk by chunk (``chunk_size`` sessions at a time): each
+    pass adds up the model's statistics (counts, or EM's expected counts at the current
+    parameters) and the log-likelihood, then sets the parameters from the totals. Counting
+    models need one pass; EM models repeat until the log-likelihood per session gains less
+    than ``tolerance`` or after ``iterations``. Memory follows the chunk, not the log.
+    """
 
     name = "model"
+    iterative = False
 
     def __init__(self, prior: tuple[float, float] = PRIOR) -> None:
         self.prior = prior
         self.history: list[dict[str, float]] = []
+
+    # -- fitting -------------------------------------------------------------------------------
+    def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
+            progress: Callable[[dict[str, float]], None] | None = None) -> Any:
+        """Fit to ``log`` (a ``ClickLog`` or a stored log from ``clicks.open_log``).
+
+        ``history`` gets one entry per pass: iteration, the mean log-likelihood per session
+        of the parameters that pass started from, and the seconds so far.
+        """
+        self._remember_pairs(log)
+        self._start(log)
+        started = time.perf_counter()
+        previous = -math.inf
+        self.history = []
+        for iteration in range(1, (iterations if self.iterative else 1) + 1):
+            totals: dict[str, np.ndarray] = {}
+            ll = 0.0
+            for chunk in log.chunks(chunk_size):
+                statistics, chunk_ll = self._statistics(chunk)
+                for key, value in statistics.items():
+                    totals[key] = totals[key] + value if key in totals else value
+                ll += chunk_ll
+            self._maximise(totals)
+            if not self.iterative:
+                break
+            ll /= max(log.sessions, 1)
+            entry = {"iteration": iteration, "log_likelihood": ll, "seconds": time.perf_counter() - started}
+            self.history.append(entry)
+            if progress is not None:
+                progress(entry)
+            if ll - previous < tolerance:
+                break
+            previous = ll
+        return self
+
+    def _start(self, log: Any) -> None:
+        """Starting parameters (EM models)."""
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        raise NotImplementedError
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        raise NotImplementedError
 
     # -- predictions ---------------------------------------------------------------------------
     def click_probs(self, log: ClickLog) -> np.ndarray:  # unconditional P(C_r = 1)
@@ -108,9 +159,7 @@ class ClickModel:
 
     def attractiveness(self, log: ClickLog) -> np.ndarray:
         """alpha per cell (sessions x ranks); unseen pairs get the prior mean."""
-        alpha = np.append(self.alpha, self.prior[0] / self.prior[1] if self.prior[1] else 0.5)
-        index = _pair_index(self, log)
-        return alpha[index]
+        return _per_cell(self, log, self.alpha)
 
     def relevance_scores(self) -> np.ndarray:
         """A relevance score per fitted (query, document) pair: attractiveness by default."""
@@ -122,8 +171,8 @@ class ClickModel:
 
         from rankwise.data.containers import Run
 
-        queries = [self.query_ids[q] for q in self.pair_query]
-        docs = [self.doc_ids[d] for d in self.pair_doc]
+        queries = np.asarray(self.query_ids, dtype=object)[self.pair_query]
+        docs = np.asarray(self.doc_ids, dtype=object)[self.pair_doc]
         return Run(pa.array(queries, pa.string()), pa.array(docs, pa.string()),
                    np.asarray(self.relevance_scores(), dtype=np.float64), name=name or self.name,
                    source=f"<{self.name}>")
@@ -133,8 +182,9 @@ class ClickModel:
         has them."""
         import pandas as pd
 
-        out = {"pairs": pd.DataFrame({"query": [self.query_ids[q] for q in self.pair_query],
-                                      "doc": [self.doc_ids[d] for d in self.pair_doc], **self._pair_parameters()})}
+        out = {"pairs": pd.DataFrame({"query": np.asarray(self.query_ids, dtype=object)[self.pair_query],
+                                      "doc": np.asarray(self.doc_ids, dtype=object)[self.pair_doc],
+                                      **self._pair_parameters()})}
         out.update(self._rank_parameters())
         return out
 
@@ -144,32 +194,40 @@ class ClickModel:
     def _rank_parameters(self) -> dict[str, Any]:
         return {}
 
-    def _remember_pairs(self, log: ClickLog) -> None:
+    def _remember_pairs(self, log: Any) -> None:
         self.query_ids, self.doc_ids = log.query_ids, log.doc_ids
         self.pair_query, self.pair_doc = log.pair_query, log.pair_doc
 
-    def _record(self, iteration: int, log: ClickLog, started: float,
-                progress: Callable[[dict[str, float]], None] | None) -> float:
-        ll = self.log_likelihood(log)
-        entry = {"iteration": iteration, "log_likelihood": ll, "seconds": time.perf_counter() - started}
-        self.history.append(entry)
-        if progress is not None:
-            progress(entry)
-        return ll
-
 
 def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
-    """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding)."""
+    """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding),
+    matched by query and document id with vectorised lookups."""
+    import pandas as pd
+
     fitted = len(model.pair_query)
-    if log.query_ids is model.query_ids and log.doc_ids is model.doc_ids and \
-            np.array_equal(log.pair_query, model.pair_query) and np.array_equal(log.pair_doc, model.pair_doc):
+    if log.query_ids is model.query_ids and log.doc_ids is model.doc_ids and log.pair_query is model.pair_query:
         return np.where(log.mask, log.pairs, fitted)
-    keys = {(model.query_ids[q], model.doc_ids[d]): i
-            for i, (q, d) in enumerate(zip(model.pair_query.tolist(), model.pair_doc.tolist(), strict=True))}
-    local = np.array([keys.get((log.query_ids[q], log.doc_ids[d]), fitted)
-                      for q, d in zip(log.pair_query.tolist(), log.pair_doc.tolist(), strict=True)] + [fitted],
-                     dtype=np.int64)
+    width = max(len(model.doc_ids), 1)
+    query = pd.Index(model.query_ids).get_indexer(log.query_ids)
+    doc = pd.Index(model.doc_ids).get_indexer(log.doc_ids)
+    q, d = query[log.pair_query], doc[log.pair_doc]
+    key = np.where((q >= 0) & (d >= 0), q.astype(np.int64) * width + d, -1)
+    keys = model.pair_query.astype(np.int64) * width + model.pair_doc   # ascending, as ClickLog numbers pairs
+    at = np.minimum(np.searchsorted(keys, key), max(fitted - 1, 0))
+    found = (key >= 0) & (fitted > 0) & (keys[at] == key if fitted else False)
+    local = np.append(np.where(found, at, fitted), fitted)
     return np.where(log.mask, local[log.pairs], fitted)
+
+
+def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray) -> np.ndarray:
+    """A per-pair parameter at each cell; unseen pairs and padding get the prior mean."""
+    fallback = model.prior[0] / model.prior[1] if model.prior[1] else 0.5
+    return np.append(values, fallback)[_pair_index(model, log)]
+
+
+def _at_cells(values: np.ndarray, chunk: ClickLog, fill: float = 0.0) -> np.ndarray:
+    """A per-pair parameter at each cell of a chunk of the fitted log (``fill`` on padding)."""
+    return np.append(values, fill)[chunk.pairs]
 
 
 class GlobalCTR(ClickModel):
@@ -177,42 +235,18 @@ class GlobalCTR(ClickModel):
 
     name = "global-ctr"
 
-    def fit(self, log: ClickLog, **_: Any) -> GlobalCTR:
-        self._remember_pairs(log)
-        self.ctr = float(log.clicks[log.mask].sum() / max(log.mask.sum(), 1))
-        self.alpha = np.full(log.n_pairs, self.ctr)
-        return self
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        return {"clicks": _pair_sum(chunk, chunk.clicks), "shown": _pair_sum(chunk, chunk.mask)}, 0.0
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.ctr = float(totals["clicks"].sum() / max(totals["shown"].sum(), 1))
+        self.alpha = np.full(len(totals["shown"]), self.ctr)
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
-        return np.full(log.clicks.shape, self.ctr)
+        return np.where(log.mask, self.ctr, 0.0)
 
     def _rank_parameters(self) -> dict[str, Any]:
         return {"ctr": self.ctr}
-
-
-class RankCTR(ClickModel):
-    """Click probability per rank."""
-
-    name = "rank-ctr"
-
-    def fit(self, log: ClickLog, **_: Any) -> RankCTR:
-        self._remember_pairs(log)
-        shown = log.mask.sum(axis=0)
-        self.ctr = np.divide(log.clicks.sum(axis=0, where=log.mask), shown, out=np.zeros(log.ranks),
-                             where=shown > 0)
-        self.alpha = _ratio(_pair_sum(log, log.clicks.astype(float)), _pair_sum(log, np.ones(log.clicks.shape)),
-                            self.prior)
-        return self
-
-    def click_probs(self, log: ClickLog) -> np.ndarray:
-        ctr = np.zeros(log.ranks)
-        ctr[:min(log.ranks, len(self.ctr))] = self.ctr[:log.ranks]
-        return np.broadcast_to(ctr, log.clicks.shape).copy()
-
-    def _rank_parameters(self) -> dict[str, Any]:
-        import pandas as pd
-
-        return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.ctr) + 1), "ctr": self.ctr})}
 
 
 class DocumentCTR(ClickModel):
@@ -220,14 +254,44 @@ class DocumentCTR(ClickModel):
 
     name = "document-ctr"
 
-    def fit(self, log: ClickLog, **_: Any) -> DocumentCTR:
-        self._remember_pairs(log)
-        self.alpha = _ratio(_pair_sum(log, log.clicks.astype(float)), _pair_sum(log, np.ones(log.clicks.shape)),
-                            self.prior)
-        return self
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        return {"clicks": _pair_sum(chunk, chunk.clicks), "shown": _pair_sum(chunk, chunk.mask)}, 0.0
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["clicks"], totals["shown"], self.prior)
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log)
+
+
+class RankCTR(DocumentCTR):
+    """Click probability per rank (its pairs' relevance is their click rate)."""
+
+    name = "rank-ctr"
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        statistics, _ = super()._statistics(chunk)
+        statistics["rank_clicks"] = (chunk.clicks * chunk.mask).sum(axis=0)
+        statistics["rank_shown"] = chunk.mask.sum(axis=0)
+        return statistics, 0.0
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        super()._maximise(totals)
+        self.ctr = totals["rank_clicks"] / np.maximum(totals["rank_shown"], 1)
+
+    def click_probs(self, log: ClickLog) -> np.ndarray:
+        ctr = np.zeros(log.ranks)
+        ctr[:min(log.ranks, len(self.ctr))] = self.ctr[:log.ranks]
+        return np.where(log.mask, ctr, 0.0)
+
+    def _rank_parameters(self) -> dict[str, Any]:
+        import pandas as pd
+
+        return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.ctr) + 1), "ctr": self.ctr})}
+
+
+def _rank_sum(chunk: ClickLog, values: np.ndarray) -> np.ndarray:
+    return np.where(chunk.mask, values, 0.0).sum(axis=0)
 
 
 class PBM(ClickModel):
@@ -239,41 +303,34 @@ class PBM(ClickModel):
     """
 
     name = "pbm"
+    iterative = True
 
-    def fit(self, log: ClickLog, iterations: int = 50, tolerance: float = 1e-6,
-            progress: Callable[[dict[str, float]], None] | None = None) -> PBM:
-        self._remember_pairs(log)
+    def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
-        self._start_examination(log)
-        started = time.perf_counter()
-        previous = -math.inf
-        for iteration in range(1, iterations + 1):
-            self._step(log)
-            ll = self._record(iteration, log, started, progress)
-            if ll - previous < tolerance:
-                break
-            previous = ll
-        return self
-
-    def _start_examination(self, log: ClickLog) -> None:
         self.gamma = np.full(log.ranks, 0.5)
 
     def _examination(self, log: ClickLog) -> np.ndarray:
         return np.broadcast_to(self.gamma[:log.ranks], log.clicks.shape)
 
-    def _step(self, log: ClickLog) -> None:
-        a = np.where(log.mask, self.alpha[np.maximum(log.pairs, 0)], 0.0)
-        g = self._examination(log)
-        clicked = log.clicks == 1
-        none = 1 - a * g
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        a = _at_cells(self.alpha, chunk)
+        g = self._examination(chunk)
+        clicked = chunk.clicks == 1
+        click = a * g
+        ll = float(np.where(chunk.mask, _log_bernoulli(click, chunk.clicks), 0.0).sum())
+        none = np.maximum(1 - click, TINY)
         post_a = np.where(clicked, 1.0, a * (1 - g) / none)
         post_e = np.where(clicked, 1.0, g * (1 - a) / none)
-        self.alpha = _ratio(_pair_sum(log, post_a), _pair_sum(log, np.ones(a.shape)), self.prior)
-        self._update_examination(log, post_e)
+        statistics = {"alpha": _pair_sum(chunk, post_a), "shown": _pair_sum(chunk, chunk.mask)}
+        statistics.update(self._examination_statistics(chunk, post_e))
+        return statistics, ll
 
-    def _update_examination(self, log: ClickLog, post_e: np.ndarray) -> None:
-        shown = log.mask.sum(axis=0)
-        self.gamma = (np.where(log.mask, post_e, 0.0).sum(axis=0) + self.prior[0]) / (shown + self.prior[1])
+    def _examination_statistics(self, chunk: ClickLog, post_e: np.ndarray) -> dict[str, np.ndarray]:
+        return {"gamma": _rank_sum(chunk, post_e), "rank_shown": chunk.mask.sum(axis=0)}
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
+        self.gamma = _ratio(totals["gamma"], totals["rank_shown"], self.prior)
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log) * np.broadcast_to(self.gamma[:log.ranks], log.clicks.shape)
@@ -291,21 +348,25 @@ class UBM(PBM):
 
     name = "ubm"
 
-    def _start_examination(self, log: ClickLog) -> None:
+    def _start(self, log: Any) -> None:
+        self.alpha = np.full(log.n_pairs, 0.5)
         self.gamma_matrix = np.full((log.ranks, log.ranks), 0.5)   # [rank, previous click rank]
 
     def _examination(self, log: ClickLog) -> np.ndarray:
         ranks = np.broadcast_to(np.arange(log.ranks), log.clicks.shape)
         return self.gamma_matrix[ranks, previous_click(log.clicks)]
 
-    def _update_examination(self, log: ClickLog, post_e: np.ndarray) -> None:
-        ranks = np.broadcast_to(np.arange(log.ranks), log.clicks.shape)
-        cell = (ranks * log.ranks + previous_click(log.clicks))[log.mask]
-        size = log.ranks * log.ranks
-        numerator = np.bincount(cell, weights=post_e[log.mask], minlength=size)
-        denominator = np.bincount(cell, minlength=size)
-        self.gamma_matrix = ((numerator + self.prior[0]) / (denominator + self.prior[1])).reshape(log.ranks,
-                                                                                                  log.ranks)
+    def _examination_statistics(self, chunk: ClickLog, post_e: np.ndarray) -> dict[str, np.ndarray]:
+        ranks = np.broadcast_to(np.arange(chunk.ranks), chunk.clicks.shape)
+        cell = (ranks * chunk.ranks + previous_click(chunk.clicks))[chunk.mask]
+        size = chunk.ranks * chunk.ranks
+        return {"gamma": np.bincount(cell, weights=post_e[chunk.mask], minlength=size),
+                "cell_shown": np.bincount(cell, minlength=size)}
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
+        ranks = self.gamma_matrix.shape[0]
+        self.gamma_matrix = _ratio(totals["gamma"], totals["cell_shown"], self.prior).reshape(ranks, ranks)
 
     def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log) * self._examination(log)
@@ -348,15 +409,15 @@ class CascadeModel(ClickModel):
         super().__init__(prior)
         self.floor = floor
 
-    def fit(self, log: ClickLog, **_: Any) -> CascadeModel:
-        self._remember_pairs(log)
-        first = _first_click(log.clicks)
-        ranks = np.arange(1, log.ranks + 1)
-        examined = log.mask & (ranks[None, :] <= np.where(first > 0, first, log.ranks)[:, None])
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        first = _first_click(chunk.clicks)
+        ranks = np.arange(1, chunk.ranks + 1)
+        examined = chunk.mask & (ranks[None, :] <= np.where(first > 0, first, chunk.ranks)[:, None])
         clicked = examined & (ranks[None, :] == first[:, None])
-        self.alpha = _ratio(_pair_sum(log, clicked.astype(float)), _pair_sum(log, examined.astype(float)),
-                            self.prior)
-        return self
+        return {"clicks": _pair_sum(chunk, clicked), "examined": _pair_sum(chunk, examined)}, 0.0
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["clicks"], totals["examined"], self.prior)
 
     def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
         before = previous_click(log.clicks) == 0
@@ -371,101 +432,3 @@ class CascadeModel(ClickModel):
 def _first_click(clicks: np.ndarray) -> np.ndarray:
     has = clicks.any(axis=1)
     return np.where(has, clicks.argmax(axis=1) + 1, 0)
-
-
-class _ContinueAfterClick(ClickModel):
-    """Shared predictions of DCM and SDBN: examination continues after a skip; after a click
-    at ``r`` with probability ``continue_after_click`` (per cell)."""
-
-    def _continue(self, log: ClickLog) -> np.ndarray:
-        raise NotImplementedError
-
-    def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
-        return self._forward(log, conditional=True)
-
-    def click_probs(self, log: ClickLog) -> np.ndarray:
-        return self._forward(log, conditional=False)
-
-    def _forward(self, log: ClickLog, conditional: bool) -> np.ndarray:
-        """P(examining rank r) times alpha, rank by rank: given the observed clicks above
-        (``conditional``), or averaged over them."""
-        alpha = self.attractiveness(log)
-        keep_going = self._continue(log)
-        out = np.zeros(alpha.shape)
-        examining = np.ones(log.sessions)
-        for r in range(log.ranks):
-            out[:, r] = examining * alpha[:, r]
-            if conditional:
-                skipped = examining * (1 - alpha[:, r]) / np.maximum(1 - examining * alpha[:, r], TINY)
-                examining = np.where(log.clicks[:, r] == 1, keep_going[:, r], skipped)
-            else:
-                examining = examining * (alpha[:, r] * keep_going[:, r] + 1 - alpha[:, r])
-        return out
-
-
-def _up_to_last_click(log: ClickLog) -> tuple[np.ndarray, np.ndarray]:
-    last = last_click(log.clicks)
-    ranks = np.arange(1, log.ranks + 1)
-    examined = log.mask & (ranks[None, :] <= np.where(last > 0, last, log.ranks)[:, None])
-    return examined, last
-
-
-class DCM(_ContinueAfterClick):
-    """Dependent click model: alpha by counting the ranks down to the last click, ``lambda_r``
-    the share of clicks at rank ``r`` that were followed by another click."""
-
-    name = "dcm"
-
-    def fit(self, log: ClickLog, **_: Any) -> DCM:
-        self._remember_pairs(log)
-        examined, last = _up_to_last_click(log)
-        self.alpha = _ratio(_pair_sum(log, (examined & (log.clicks == 1)).astype(float)),
-                            _pair_sum(log, examined.astype(float)), self.prior)
-        ranks = np.arange(1, log.ranks + 1)
-        clicked = (log.clicks == 1) & log.mask
-        not_last = clicked & (ranks[None, :] < last[:, None])
-        self.lam = (not_last.sum(axis=0) + self.prior[0]) / (clicked.sum(axis=0) + self.prior[1])
-        return self
-
-    def _continue(self, log: ClickLog) -> np.ndarray:
-        return np.broadcast_to(self.lam[:log.ranks], log.clicks.shape)
-
-    def _rank_parameters(self) -> dict[str, Any]:
-        import pandas as pd
-
-        return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.lam) + 1), "continuation": self.lam})}
-
-
-class SDBN(_ContinueAfterClick):
-    """Simplified DBN (gamma = 1): alpha by counting the ranks down to the last click;
-    satisfaction ``sigma_qd`` the share of clicks on the pair that were the session's last."""
-
-    name = "sdbn"
-
-    def fit(self, log: ClickLog, **_: Any) -> SDBN:
-        self._remember_pairs(log)
-        examined, last = _up_to_last_click(log)
-        clicked = (log.clicks == 1) & log.mask
-        self.alpha = _ratio(_pair_sum(log, (examined & clicked).astype(float)),
-                            _pair_sum(log, examined.astype(float)), self.prior)
-        ranks = np.arange(1, log.ranks + 1)
-        final = clicked & (ranks[None, :] == last[:, None])
-        self.sigma = _ratio(_pair_sum(log, final.astype(float)), _pair_sum(log, clicked.astype(float)), self.prior)
-        return self
-
-    def satisfaction(self, log: ClickLog) -> np.ndarray:
-        sigma = np.append(self.sigma, self.prior[0] / self.prior[1] if self.prior[1] else 0.5)
-        return sigma[_pair_index(self, log)]
-
-    def _continue(self, log: ClickLog) -> np.ndarray:
-        return 1 - self.satisfaction(log)
-
-    def relevance_scores(self) -> np.ndarray:
-        return self.alpha * self.sigma
-
-    def _pair_parameters(self) -> dict[str, np.ndarray]:
-        return {"attractiveness": self.alpha, "satisfaction": self.sigma}
-
-
-MODELS: dict[str, type[ClickModel]] = {m.name: m for m in (GlobalCTR, RankCTR, DocumentCTR, PBM, UBM, CascadeModel,
-                                                          DCM, SDBN)}

@@ -1,0 +1,294 @@
+"""Chain click models: the user examines ranks top-down and, after each rank, goes on or
+stops. They differ only in the probability of going on after a click and after a skip:
+
+- ``DCM`` (dependent click): after a click at ``r`` ``lambda_r``, after a skip 1. Counted
+  down to the last click.
+- ``SDBN`` (simplified DBN): after a click on ``d`` ``1 - sigma_qd`` (not satisfied), after a
+  skip 1. Counted down to the last click.
+- ``DBN`` (dynamic Bayesian network, Chapelle and Zhang 2009): after a click
+  ``gamma (1 - sigma_qd)``, after a skip ``gamma``. EM by forward-backward over ranks.
+- ``CCM`` (click chain model, Guo et al. 2009): after a click ``tau2 (1 - alpha_qd) +
+  tau3 alpha_qd`` (the clicked document's relevance is its attractiveness), after a skip
+  ``tau1``. EM by forward-backward over ranks.
+
+EM's E-step runs the forward-backward recursions over the ranks of all sessions of a chunk
+at once. With ``f_r = P(C_<r, E_r = 1)``, ``b_r = P(C_>=r | E_r = 1)`` and ``z_r`` = 1 when no
+click at or below ``r``: the examination posterior is ``f_r b_r / P(C)`` and every other
+posterior is local to a rank, so the statistics are exact (the parameters of the clicked
+document decide whether the user goes on after it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rankwise.clicks.log import ClickLog
+from rankwise.clicks.models import (
+    TINY,
+    ClickModel,
+    _at_cells,
+    _pair_sum,
+    _per_cell,
+    _ratio,
+    last_click,
+)
+
+
+class ChainModel(ClickModel):
+    """Predictions shared by the chain models: ``continuation(log)`` gives, per cell, the
+    probability of going on after a click there and after a skip there."""
+
+    def continuation(self, log: ClickLog) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
+        return self._forward(log, conditional=True)
+
+    def click_probs(self, log: ClickLog) -> np.ndarray:
+        return self._forward(log, conditional=False)
+
+    def _forward(self, log: ClickLog, conditional: bool) -> np.ndarray:
+        """P(examining rank r) times alpha, rank by rank: given the observed clicks above
+        (``conditional``), or averaged over them."""
+        alpha = self.attractiveness(log)
+        after_click, after_skip = (np.broadcast_to(v, alpha.shape) for v in self.continuation(log))
+        out = np.zeros(alpha.shape)
+        examining = np.ones(log.sessions)
+        for r in range(log.ranks):
+            out[:, r] = examining * alpha[:, r]
+            if conditional:
+                skipped = examining * (1 - alpha[:, r]) / np.maximum(1 - examining * alpha[:, r], TINY)
+                examining = np.where(log.clicks[:, r] == 1, after_click[:, r], after_skip[:, r] * skipped)
+            else:
+                examining = examining * (alpha[:, r] * after_click[:, r] + (1 - alpha[:, r]) * after_skip[:, r])
+        return np.where(log.mask, out, 0.0)
+
+
+def forward_backward(alpha: np.ndarray, after_click: np.ndarray, after_skip: np.ndarray,
+                     clicks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``f`` (sessions x R), ``b`` and ``z`` (sessions x R+1) of a chain model (see the module
+    docstring); padding needs ``alpha = 0`` there. ``P(C) = b[:, 0]``.
+
+    >>> f, b, z = forward_backward(np.array([[0.5, 0.5]]), np.array([[0.0, 0.0]]),
+    ...                            np.array([[1.0, 1.0]]), np.array([[0, 1]]))
+    >>> float(b[0, 0])   # skip a (1 - 0.5), go on (1), click b (0.5)
+    0.25
+    """
+    sessions, ranks = clicks.shape
+    clicked = clicks == 1
+    emit = np.where(clicked, alpha, 1 - alpha)
+    go_on = np.where(clicked, after_click, after_skip)
+    b = np.ones((sessions, ranks + 1))
+    z = np.ones((sessions, ranks + 1))
+    for r in range(ranks - 1, -1, -1):
+        z[:, r] = z[:, r + 1] * ~clicked[:, r]
+        b[:, r] = emit[:, r] * (go_on[:, r] * b[:, r + 1] + (1 - go_on[:, r]) * z[:, r + 1])
+    f = np.ones((sessions, ranks))
+    if ranks > 1:
+        f[:, 1:] = np.cumprod(emit[:, :-1] * go_on[:, :-1], axis=1)
+    return f, b, z
+
+
+def _next_shown(mask: np.ndarray) -> np.ndarray:
+    """True where the rank below is shown: a go-on decision there is observable."""
+    out = np.zeros_like(mask)
+    out[:, :-1] = mask[:, 1:] & mask[:, :-1]
+    return out
+
+
+def _shift_up(values: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(values)
+    out[:, :-1] = values[:, 1:]
+    return out
+
+
+class _EMChain(ChainModel):
+    """Forward-backward E-step shared by DBN and CCM."""
+
+    iterative = True
+
+    def _posteriors(self, chunk: ClickLog) -> dict[str, Any]:
+        alpha = _at_cells(self.alpha, chunk)
+        after_click, after_skip = (np.broadcast_to(v, alpha.shape) for v in self._chunk_continuation(chunk, alpha))
+        f, b, z = forward_backward(alpha, after_click, after_skip, chunk.clicks)
+        total = np.maximum(b[:, :1], TINY)
+        examined = np.clip(f * b[:, :-1] / total, 0.0, 1.0)
+        clicked = (chunk.clicks == 1) & chunk.mask
+        return {"alpha": alpha, "examined": examined, "clicked": clicked, "next_b": b[:, 1:], "next_z": z[:, 1:],
+                "after_click": after_click, "decides": _next_shown(chunk.mask),
+                "ll": float(np.log(total).sum())}
+
+    def _chunk_continuation(self, chunk: ClickLog, alpha: np.ndarray) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+
+class DBN(_EMChain):
+    """Dynamic Bayesian network by EM: attractiveness and satisfaction per pair, one
+    continuation ``gamma``.
+
+    E-step: an unclicked cell was attractive with probability ``alpha (1 - P(E_r | C))``; a
+    click was the satisfying one with ``sigma z_{r+1} / (k b_{r+1} + (1 - k) z_{r+1})``,
+    ``k = gamma (1 - sigma)``; ``gamma`` is the expected number of ranks examined after a
+    go-on decision over the expected number of decisions (ranks examined and not
+    satisfied, with a rank below).
+    """
+
+    name = "dbn"
+
+    def _start(self, log: Any) -> None:
+        self.alpha = np.full(log.n_pairs, 0.5)
+        self.sigma = np.full(log.n_pairs, 0.5)
+        self.gamma = 0.5
+
+    def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
+        return self.gamma * (1 - _per_cell(self, log, self.sigma)), self.gamma
+
+    def _chunk_continuation(self, chunk: ClickLog, alpha: np.ndarray) -> tuple[Any, Any]:
+        self._sigma_cells = _at_cells(self.sigma, chunk)
+        return self.gamma * (1 - self._sigma_cells), self.gamma
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        p = self._posteriors(chunk)
+        sigma, clicked = self._sigma_cells, p["clicked"]
+        go_on = p["after_click"] * p["next_b"] + (1 - p["after_click"]) * p["next_z"]
+        satisfied = np.where(clicked, sigma * p["next_z"] / np.maximum(go_on, TINY), 0.0)
+        attracted = np.where(clicked, 1.0, p["alpha"] * (1 - p["examined"]))
+        decides = p["decides"]
+        return {"alpha": _pair_sum(chunk, attracted), "shown": _pair_sum(chunk, chunk.mask),
+                "sigma": _pair_sum(chunk, satisfied), "clicks": _pair_sum(chunk, clicked),
+                "gamma": np.array([_shift_up(p["examined"])[decides].sum()]),
+                "decisions": np.array([(p["examined"] - satisfied)[decides].sum()])}, p["ll"]
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
+        self.sigma = _ratio(totals["sigma"], totals["clicks"], self.prior)
+        self.gamma = float(_ratio(totals["gamma"], totals["decisions"], self.prior)[0])
+
+    def relevance_scores(self) -> np.ndarray:
+        return self.alpha * self.sigma
+
+    def _pair_parameters(self) -> dict[str, np.ndarray]:
+        return {"attractiveness": self.alpha, "satisfaction": self.sigma}
+
+    def _rank_parameters(self) -> dict[str, Any]:
+        return {"continuation": self.gamma}
+
+
+class CCM(_EMChain):
+    """Click chain model by EM: attractiveness per pair (also the clicked document's
+    relevance), continuation ``tau1`` after a skip, ``tau2`` after a click on an irrelevant
+    and ``tau3`` after a click on a relevant document.
+
+    E-step: the relevance behind a click is a second Bernoulli(alpha) draw, so its posterior
+    ``alpha (tau3 b' + (1 - tau3) z') / (k b' + (1 - k) z')`` adds to alpha's counts; the taus
+    are expected go-ons over expected decisions of their kind.
+    """
+
+    name = "ccm"
+
+    def _start(self, log: Any) -> None:
+        self.alpha = np.full(log.n_pairs, 0.5)
+        self.tau = np.array([0.5, 0.5, 0.5])
+
+    def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
+        alpha = self.attractiveness(log)
+        return self.tau[1] * (1 - alpha) + self.tau[2] * alpha, self.tau[0]
+
+    def _chunk_continuation(self, chunk: ClickLog, alpha: np.ndarray) -> tuple[Any, Any]:
+        return self.tau[1] * (1 - alpha) + self.tau[2] * alpha, self.tau[0]
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        p = self._posteriors(chunk)
+        alpha, clicked, decides = p["alpha"], p["clicked"], p["decides"]
+        nb, nz = p["next_b"], p["next_z"]
+        tau1, tau2, tau3 = self.tau
+        relevant = alpha * (tau3 * nb + (1 - tau3) * nz)
+        irrelevant = (1 - alpha) * (tau2 * nb + (1 - tau2) * nz)
+        norm = np.maximum(relevant + irrelevant, TINY)
+        judged = clicked & decides                     # a click with a go-on decision after it
+        skipped = decides & ~clicked & chunk.mask
+        relevance = np.where(judged, relevant / norm, 0.0)
+        attracted = np.where(clicked, 1.0, alpha * (1 - p["examined"])) + relevance
+        on = _shift_up(p["examined"])
+        return {"alpha": _pair_sum(chunk, attracted), "shown": _pair_sum(chunk, chunk.mask.astype(float) + judged),
+                "tau": np.array([on[skipped].sum(), ((1 - alpha) * tau2 * nb / norm)[judged].sum(),
+                                 (alpha * tau3 * nb / norm)[judged].sum()]),
+                "decisions": np.array([p["examined"][skipped].sum(), (1 - relevance)[judged].sum(),
+                                       relevance[judged].sum()])}, p["ll"]
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
+        self.tau = _ratio(totals["tau"], totals["decisions"], self.prior)
+
+    def _rank_parameters(self) -> dict[str, Any]:
+        return {"continuation": {"after_skip": float(self.tau[0]), "after_irrelevant_click": float(self.tau[1]),
+                                 "after_relevant_click": float(self.tau[2])}}
+
+
+def _up_to_last_click(log: ClickLog) -> tuple[np.ndarray, np.ndarray]:
+    last = last_click(log.clicks)
+    ranks = np.arange(1, log.ranks + 1)
+    examined = log.mask & (ranks[None, :] <= np.where(last > 0, last, log.ranks)[:, None])
+    return examined, last
+
+
+class DCM(ChainModel):
+    """Dependent click model: alpha by counting the ranks down to the last click, ``lambda_r``
+    the share of clicks at rank ``r`` that were followed by another click."""
+
+    name = "dcm"
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        examined, last = _up_to_last_click(chunk)
+        clicked = (chunk.clicks == 1) & chunk.mask
+        ranks = np.arange(1, chunk.ranks + 1)
+        not_last = clicked & (ranks[None, :] < last[:, None])
+        return {"clicks": _pair_sum(chunk, examined & clicked), "examined": _pair_sum(chunk, examined),
+                "followed": not_last.sum(axis=0), "rank_clicks": clicked.sum(axis=0)}, 0.0
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["clicks"], totals["examined"], self.prior)
+        self.lam = _ratio(totals["followed"], totals["rank_clicks"], self.prior)
+
+    def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
+        lam = np.ones(log.ranks)
+        lam[:min(log.ranks, len(self.lam))] = self.lam[:log.ranks]
+        return np.broadcast_to(lam, log.clicks.shape), 1.0
+
+    def _rank_parameters(self) -> dict[str, Any]:
+        import pandas as pd
+
+        return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.lam) + 1), "continuation": self.lam})}
+
+
+class SDBN(ChainModel):
+    """Simplified DBN (gamma = 1): alpha by counting the ranks down to the last click;
+    satisfaction ``sigma_qd`` the share of clicks on the pair that were the session's last."""
+
+    name = "sdbn"
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        examined, last = _up_to_last_click(chunk)
+        clicked = (chunk.clicks == 1) & chunk.mask
+        ranks = np.arange(1, chunk.ranks + 1)
+        final = clicked & (ranks[None, :] == last[:, None])
+        return {"clicks": _pair_sum(chunk, examined & clicked), "examined": _pair_sum(chunk, examined),
+                "final": _pair_sum(chunk, final), "all_clicks": _pair_sum(chunk, clicked)}, 0.0
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.alpha = _ratio(totals["clicks"], totals["examined"], self.prior)
+        self.sigma = _ratio(totals["final"], totals["all_clicks"], self.prior)
+
+    def satisfaction(self, log: ClickLog) -> np.ndarray:
+        return _per_cell(self, log, self.sigma)
+
+    def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
+        return 1 - self.satisfaction(log), 1.0
+
+    def relevance_scores(self) -> np.ndarray:
+        return self.alpha * self.sigma
+
+    def _pair_parameters(self) -> dict[str, np.ndarray]:
+        return {"attractiveness": self.alpha, "satisfaction": self.sigma}
