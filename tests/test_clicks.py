@@ -241,3 +241,76 @@ def test_long_rows_equal_arrays_and_bad_rows_name_their_line(tmp_path: Path) -> 
     rows.assign(session=["s3", "s3", "s4", "s4"], click=[0, 1, 2, 0]).to_csv(second, index=False)
     with pytest.raises(InputError, match=r"b\.csv:4: field 'click': click must be 0 or 1, got 2"):
         clicks.ClickLog.from_long([first, second])
+
+
+def test_a_stored_log_streams_to_the_same_fit(tmp_path: Path) -> None:
+    base = _sessions(2_000, seed=51)
+    log = clicks.simulate(_dbn(base, gamma=0.8), base, seed=52)
+    # written in three appended pieces, each with its own vocabularies, padded to 6 ranks
+    stored = clicks.write_log([log.subset(np.arange(0, 700)), log.subset(np.arange(700, 1500)),
+                               log.subset(np.arange(1500, 2000))], tmp_path / "log", ranks=6)
+    assert (stored.sessions, stored.ranks, stored.n_pairs) == (2_000, 6, DOCS)
+    loaded = stored.load()
+    assert loaded.clicks[:, :RANKS].tolist() == log.clicks.tolist() and not loaded.mask[:, RANKS].any()
+    for kind in ("dbn", "pbm"):
+        in_memory = clicks.MODELS[kind]().fit(log, iterations=20)
+        streamed = clicks.MODELS[kind]().fit(stored, iterations=20, chunk_size=300)
+        assert np.allclose(in_memory.alpha, streamed.alpha, rtol=1e-12, atol=0)
+        assert in_memory.history[-1]["log_likelihood"] == pytest.approx(streamed.history[-1]["log_likelihood"],
+                                                                        rel=1e-12)
+    with pytest.raises(InputError, match="not a stored click log"):
+        clicks.open_log(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["pbm", "ubm", "dbn", "ccm", "sdbn", "dcm", "cascade", "global-ctr", "rank-ctr",
+                                  "document-ctr"])
+def test_a_saved_model_predicts_the_same(kind: str, tmp_path: Path) -> None:
+    base = _sessions(1_000, seed=61)
+    log = clicks.simulate(_dbn(base, gamma=0.8), base, seed=62)
+    model = clicks.MODELS[kind]().fit(log, iterations=10)
+    clicks.save_model(model, tmp_path / "m.json")
+    again = clicks.load_model(tmp_path / "m.json")
+    held_out = clicks.simulate(model, _sessions(500, seed=63), seed=64)   # its own vocabulary and pair numbers
+    assert np.array_equal(again.conditional_click_probs(held_out), model.conditional_click_probs(held_out))
+    assert np.array_equal(again.click_probs(held_out), model.click_probs(held_out))
+    assert again.history == model.history
+
+
+def test_bad_model_files_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text('{"format": "rankwise-click-model", "model": "xyz"}')
+    with pytest.raises(InputError, match=r"m\.json: field 'model': unknown model 'xyz'"):
+        clicks.load_model(path)
+    with pytest.raises(InputError, match="ULTRA parameter file"):
+        clicks.load_model(DATA / "ultra" / "pbm_0.1_1.0_4_1.0.json")
+    path.write_text("{")
+    with pytest.raises(InputError, match=r"m\.json:1: not JSON"):
+        clicks.load_model(path)
+
+
+def test_ultra_models_simulate_their_definitions() -> None:
+    # one query, five documents with labels 0..4, shown in that order 200,000 times
+    labels = {"q": {f"d{i}": i for i in range(5)}}
+    run = {"q": {f"d{i}": 5.0 - i for i in range(5)}}
+    log = clicks.sessions_from_run(run, depth=5, repeat=200_000)
+    assert [log.doc_ids[d] for d in log.docs[0]] == ["d0", "d1", "d2", "d3", "d4"]
+    click_prob = np.array([0.1, 0.16, 0.28, 0.52, 1.0])
+    exam = np.array([0.68, 0.61, 0.48, 0.34, 0.28])
+    pbm = clicks.from_ultra(DATA / "ultra" / "pbm_0.1_1.0_4_1.0.json", labels, log)
+    rates = clicks.simulate(pbm, log, seed=71).clicks.mean(axis=0)
+    assert np.abs(rates - exam * click_prob).max() < 0.004          # e.g. rank 5: 0.28 x 1.0
+    # cascade: P(click at r) = c_r prod_{j<r} (1 - c_j): 0.1, 0.9 x 0.16 = 0.144, ...
+    cascade = clicks.from_ultra(DATA / "ultra" / "cascade_0.1_1.0_4_1.0.json", labels, log)
+    expected = click_prob * np.concatenate([[1], np.cumprod(1 - click_prob)[:-1]])
+    assert np.abs(clicks.simulate(cascade, log, seed=72).clicks.mean(axis=0) - expected).max() < 0.004
+    # UBM: exam_prob[r][d - 1], d the distance to the previous click (from rank 0 when none):
+    # rank 2 after a click at rank 1 (d = 1) 0.98, without a click (d = 2) 1.0; rank 3 after a
+    # click at rank 1 (d = 2) 0.62
+    ubm = clicks.from_ultra(DATA / "ultra" / "ubm_0.1_1_4_1.0.json", labels, log)
+    assert ubm.gamma_matrix[1, 1] == 0.98 and ubm.gamma_matrix[1, 0] == 1.0 and ubm.gamma_matrix[2, 1] == 0.62
+    simulated = clicks.simulate(ubm, log, seed=73)
+    assert np.abs(simulated.clicks.mean(axis=0) - ubm.click_probs(log)[0]).max() < 0.004
+    # trust bias at rank 1 (r = 0) for label 0: 0.68 x (0.1 x 0.98 + 0.9 x 0.65) = 0.46444
+    trust = clicks.from_ultra(DATA / "ultra" / "trust_bias.json", labels, log)
+    assert trust.click_probs(log)[0, 0] == pytest.approx(0.68 * (0.1 * 0.98 + 0.9 * 0.65), abs=1e-12)
+    assert np.array_equal(pbm.gamma[:5], exam)

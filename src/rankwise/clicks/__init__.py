@@ -12,10 +12,14 @@ from __future__ import annotations
 from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
 from rankwise.clicks.log import ClickLog, read_yandex
 from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
-from rankwise.clicks.simulate import simulate
+from rankwise.clicks.persist import load_model, save_model
+from rankwise.clicks.simulate import sessions_from_run, simulate
+from rankwise.clicks.store import LogWriter, StoredClickLog, open_log, save_log, write_log
+from rankwise.clicks.ultra import LabelRankModel, from_ultra
 
 MODELS: dict[str, type[ClickModel]] = {m.name: m for m in (GlobalCTR, RankCTR, DocumentCTR, PBM, UBM, CascadeModel,
-                                                          DCM, SDBN, DBN, CCM)}
+                                                          DCM, SDBN, DBN, CCM, LabelRankModel)}
 
 __all__ = ["CCM", "DBN", "DCM", "MODELS", "PBM", "SDBN", "UBM", "CascadeModel", "ClickLog", "ClickModel", "DocumentCTR",
-           "GlobalCTR", "RankCTR", "read_yandex", "simulate"]
+           "GlobalCTR", "LabelRankModel", "LogWriter", "RankCTR", "StoredClickLog", "from_ultra", "load_model",
+           "open_log", "read_yandex", "save_log", "save_model", "sessions_from_run", "simulate", "write_log"]

@@ -136,6 +136,8 @@ class DBN(_EMChain):
     """
 
     name = "dbn"
+    pair_fields = {"attractiveness": "alpha", "satisfaction": "sigma"}
+    fields = ("gamma",)
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
@@ -169,9 +171,6 @@ class DBN(_EMChain):
     def relevance_scores(self) -> np.ndarray:
         return self.alpha * self.sigma
 
-    def _pair_parameters(self) -> dict[str, np.ndarray]:
-        return {"attractiveness": self.alpha, "satisfaction": self.sigma}
-
     def _rank_parameters(self) -> dict[str, Any]:
         return {"continuation": self.gamma}
 
@@ -187,6 +186,7 @@ class CCM(_EMChain):
     """
 
     name = "ccm"
+    fields = ("tau",)
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
@@ -239,6 +239,7 @@ class DCM(ChainModel):
     the share of clicks at rank ``r`` that were followed by another click."""
 
     name = "dcm"
+    fields = ("lam",)
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         examined, last = _up_to_last_click(chunk)
@@ -268,6 +269,7 @@ class SDBN(ChainModel):
     satisfaction ``sigma_qd`` the share of clicks on the pair that were the session's last."""
 
     name = "sdbn"
+    pair_fields = {"attractiveness": "alpha", "satisfaction": "sigma"}
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         examined, last = _up_to_last_click(chunk)
@@ -289,6 +291,3 @@ class SDBN(ChainModel):
 
     def relevance_scores(self) -> np.ndarray:
         return self.alpha * self.sigma
-
-    def _pair_parameters(self) -> dict[str, np.ndarray]:
-        return {"attractiveness": self.alpha, "satisfaction": self.sigma}

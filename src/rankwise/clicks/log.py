@@ -57,11 +57,11 @@ class ClickLog:
 
     @property
     def sessions(self) -> int:
-        return int(self.docs.shape[0])
+        return int(self.clicks.shape[0])
 
     @property
     def ranks(self) -> int:
-        return int(self.docs.shape[1])
+        return int(self.clicks.shape[1])
 
     @property
     def n_pairs(self) -> int:
@@ -77,18 +77,8 @@ class ClickLog:
         """
         for start in range(0, max(self.sessions, 1), max(int(size), 1)):
             stop = start + max(int(size), 1)
-            yield self.view(self.query[start:stop], self.docs[start:stop], self.pairs[start:stop],
-                            self.clicks[start:stop], self.mask[start:stop])
-
-    def view(self, query: np.ndarray, docs: np.ndarray, pairs: np.ndarray, clicks: np.ndarray,
-             mask: np.ndarray) -> ClickLog:
-        """A log over the given arrays that keeps this log's vocabularies and pair numbering."""
-        piece = object.__new__(ClickLog)
-        piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = query, docs, pairs, clicks, mask
-        piece.query_ids, piece.doc_ids = self.query_ids, self.doc_ids
-        piece.pair_query, piece.pair_doc = self.pair_query, self.pair_doc
-        piece.notes = []
-        return piece
+            yield piece_of(self, self.query[start:stop], self.docs[start:stop], self.pairs[start:stop],
+                           self.clicks[start:stop], self.mask[start:stop])
 
     def subset(self, rows: np.ndarray) -> ClickLog:
         """The sessions at ``rows`` (indices or a boolean mask), same vocabularies."""
@@ -170,6 +160,18 @@ class ClickLog:
             raise InputError(f"session {session_ids[session_code[row]]!r} has rows of two queries", source=source,
                              field=query)
         return cls(session_query, grid, click_grid, grid >= 0, query_ids, doc_ids)
+
+
+def piece_of(vocabulary: Any, query: np.ndarray, docs: np.ndarray | None, pairs: np.ndarray, clicks: np.ndarray,
+             mask: np.ndarray) -> ClickLog:
+    """A log over the given arrays that keeps the vocabularies and pair numbering of
+    ``vocabulary`` (a log or a stored log). ``docs`` may be None: fitting uses ``pairs``."""
+    piece = object.__new__(ClickLog)
+    piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = query, docs, pairs, clicks, mask
+    piece.query_ids, piece.doc_ids = vocabulary.query_ids, vocabulary.doc_ids
+    piece.pair_query, piece.pair_doc = vocabulary.pair_query, vocabulary.pair_doc
+    piece.notes = []
+    return piece
 
 
 def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:

@@ -88,6 +88,8 @@ class ClickModel:
 
     name = "model"
     iterative = False
+    pair_fields: dict[str, str] = {"attractiveness": "alpha"}   # column -> attribute, per pair
+    fields: tuple[str, ...] = ()                                 # other fitted attributes
 
     def __init__(self, prior: tuple[float, float] = PRIOR) -> None:
         self.prior = prior
@@ -189,7 +191,7 @@ class ClickModel:
         return out
 
     def _pair_parameters(self) -> dict[str, np.ndarray]:
-        return {"attractiveness": self.alpha}
+        return {column: getattr(self, attribute) for column, attribute in self.pair_fields.items()}
 
     def _rank_parameters(self) -> dict[str, Any]:
         return {}
@@ -234,6 +236,7 @@ class GlobalCTR(ClickModel):
     """One click probability for every cell."""
 
     name = "global-ctr"
+    fields = ("ctr",)
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         return {"clicks": _pair_sum(chunk, chunk.clicks), "shown": _pair_sum(chunk, chunk.mask)}, 0.0
@@ -268,6 +271,7 @@ class RankCTR(DocumentCTR):
     """Click probability per rank (its pairs' relevance is their click rate)."""
 
     name = "rank-ctr"
+    fields = ("ctr",)
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         statistics, _ = super()._statistics(chunk)
@@ -304,6 +308,7 @@ class PBM(ClickModel):
 
     name = "pbm"
     iterative = True
+    fields = ("gamma",)
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
@@ -347,6 +352,7 @@ class UBM(PBM):
     marginalises over the previous click by a forward pass over ranks."""
 
     name = "ubm"
+    fields = ("gamma_matrix",)
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)

@@ -7,6 +7,8 @@ UBM, cascade, DCM, SDBN, the CTR baselines) simulates exactly its own generative
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from rankwise.clicks.log import ClickLog
@@ -31,3 +33,26 @@ def simulate(model: ClickModel, log: ClickLog, seed: int = 0) -> ClickLog:
         p = model.conditional_click_probs(out)[:, r]
         out.clicks[:, r] = ((draws[:, r] < p) & out.mask[:, r]).astype(np.int8)
     return out
+
+
+def sessions_from_run(run: Any, depth: int = 10, repeat: int = 1) -> ClickLog:
+    """A log without clicks that shows each query's top ``depth`` documents of ``run``
+    (anything ``rankwise.load_run`` takes), ranked as trec_eval does (score descending, then
+    document id descending), ``repeat`` times.
+
+    >>> log = sessions_from_run({"q": {"a": 1.0, "b": 2.0, "c": 2.0}}, depth=2, repeat=2)
+    >>> [[log.doc_ids[d] for d in row] for row in log.docs]
+    [['c', 'b'], ['c', 'b']]
+    """
+    import pandas as pd
+
+    from rankwise.data.load import load_run
+
+    ranked = load_run(run)
+    frame = pd.DataFrame({"query": ranked.query.to_pylist(), "doc": ranked.doc.to_pylist(), "score": ranked.score})
+    frame = frame.sort_values(["query", "score", "doc"], ascending=[True, False, False], kind="stable")
+    top = frame.groupby("query", sort=True).head(depth)
+    lists = top.groupby("query", sort=True)["doc"].apply(list)
+    queries = [q for q in lists.index for _ in range(repeat)]
+    docs = [row for row in lists.tolist() for _ in range(repeat)]
+    return ClickLog.from_arrays(queries, docs, [[0] * len(row) for row in docs])

@@ -1,0 +1,195 @@
+"""Stored click logs: a directory of fixed-width binary columns that a fit streams chunk by
+chunk, so a log larger than memory can be fitted with memory bounded by the chunk size.
+
+Layout (all little-endian): ``query.i32`` (sessions), ``pairs.i32`` (sessions x ranks, -1 for
+padding), ``clicks.i8`` (sessions x ranks), ``pair_query.i32`` and ``pair_doc.i32`` (one per
+(query, document) pair, sorted by query then document code), and ``log.json`` with the
+sizes, the query and document ids and the reader's notes.
+
+>>> import tempfile
+>>> log = ClickLog.from_arrays(["q", "q"], [["a", "b"], ["b", "a"]], [[1, 0], [0, 0]])
+>>> folder = tempfile.mkdtemp()
+>>> save_log(log, folder)
+>>> stored = open_log(folder)
+>>> stored.sessions, stored.ranks, stored.load().clicks.tolist()
+(2, 2, [[1, 0], [0, 0]])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankwise.clicks.log import ClickLog, piece_of
+from rankwise.errors import InputError
+
+FORMAT = "rankwise-click-log"
+SHIFT = np.int64(1 << 32)
+
+
+class LogWriter:
+    """Appends click logs (each with its own vocabularies) to a stored log; ``close()``
+    numbers the (query, document) pairs in one more pass over the written sessions.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with LogWriter(folder, ranks=2) as writer:
+    ...     writer.append(ClickLog.from_arrays(["q"], [["a", "b"]], [[0, 1]]))
+    ...     writer.append(ClickLog.from_arrays(["r"], [["a"]], [[1]]))
+    >>> open_log(folder).n_pairs
+    3
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], ranks: int) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.ranks = int(ranks)
+        self.query_ids: list[str] = []
+        self.doc_ids: list[str] = []
+        self._query_code: dict[str, int] = {}
+        self._doc_code: dict[str, int] = {}
+        self.sessions = 0
+        self.notes: list[str] = []
+        self._files = {name: open(self.directory / name, "wb") for name in ("query.i32", "keys.tmp", "clicks.i8")}
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _map(self, ids: list[str], codes: dict[str, int], into: list[str]) -> np.ndarray:
+        out = np.empty(len(ids), dtype=np.int64)
+        for i, name in enumerate(ids):
+            code = codes.get(name)
+            if code is None:
+                code = codes[name] = len(into)
+                into.append(name)
+            out[i] = code
+        return out
+
+    def append(self, log: ClickLog) -> None:
+        """Add the sessions of ``log`` (at most ``ranks`` wide)."""
+        if log.ranks > self.ranks:
+            raise InputError(f"a log of {log.ranks} ranks does not fit a stored log of {self.ranks}", field="ranks")
+        query = self._map(log.query_ids, self._query_code, self.query_ids)
+        doc = self._map(log.doc_ids, self._doc_code, self.doc_ids)
+        pair_key = np.append(query[log.pair_query] * SHIFT + doc[log.pair_doc], -1)
+        keys = np.full((log.sessions, self.ranks), -1, dtype=np.int64)
+        keys[:, :log.ranks] = np.where(log.mask, pair_key[log.pairs], -1)
+        clicks = np.zeros((log.sessions, self.ranks), dtype=np.int8)
+        clicks[:, :log.ranks] = log.clicks
+        self._files["query.i32"].write(query[log.query].astype("<i4").tobytes())
+        self._files["keys.tmp"].write(keys.astype("<i8").tobytes())
+        self._files["clicks.i8"].write(clicks.tobytes())
+        self.sessions += log.sessions
+        self.notes.extend(log.notes)
+
+    def close(self, chunk_size: int = 1_000_000) -> None:
+        """Number the pairs and write ``pairs.i32``, ``pair_query.i32``, ``pair_doc.i32``
+        and ``log.json``."""
+        if self._files["query.i32"].closed:
+            return
+        for handle in self._files.values():
+            handle.close()
+        keys_path = self.directory / "keys.tmp"
+        unique = np.empty(0, dtype=np.int64)
+        for keys in _read_rows(keys_path, "<i8", self.ranks, self.sessions, chunk_size):
+            unique = np.union1d(unique, np.unique(keys[keys >= 0]))
+        if len(unique) >= 2**31:
+            raise InputError("more than 2^31 (query, document) pairs", field="pairs")
+        with open(self.directory / "pairs.i32", "wb") as out:
+            for keys in _read_rows(keys_path, "<i8", self.ranks, self.sessions, chunk_size):
+                pairs = np.where(keys >= 0, np.searchsorted(unique, keys), -1)
+                out.write(pairs.astype("<i4").tobytes())
+        keys_path.unlink()
+        (unique // SHIFT).astype("<i4").tofile(self.directory / "pair_query.i32")
+        (unique % SHIFT).astype("<i4").tofile(self.directory / "pair_doc.i32")
+        meta = {"format": FORMAT, "version": 1, "sessions": self.sessions, "ranks": self.ranks,
+                "pairs": int(len(unique)), "query_ids": self.query_ids, "doc_ids": self.doc_ids, "notes": self.notes}
+        (self.directory / "log.json").write_text(json.dumps(meta))
+
+
+def _read_rows(path: Path, dtype: str, width: int, rows: int, chunk_size: int,
+               start: int = 0, stop: int | None = None) -> Iterator[np.ndarray]:
+    """Rows ``start:stop`` of a fixed-width binary file, ``chunk_size`` rows at a time (read,
+    not memory-mapped, so only the chunk is resident)."""
+    item = np.dtype(dtype).itemsize * width
+    stop = rows if stop is None else stop
+    with open(path, "rb") as handle:
+        for first in range(start, stop, max(int(chunk_size), 1)):
+            count = min(int(chunk_size), stop - first)
+            handle.seek(first * item)
+            yield np.fromfile(handle, dtype=dtype, count=count * width).reshape(count, width) if width > 1 \
+                else np.fromfile(handle, dtype=dtype, count=count)
+
+
+def save_log(log: ClickLog, directory: str | os.PathLike[str]) -> None:
+    """Write ``log`` as a stored log in ``directory``."""
+    with LogWriter(directory, ranks=log.ranks) as writer:
+        writer.append(log)
+
+
+def write_log(logs: Iterable[ClickLog], directory: str | os.PathLike[str], ranks: int) -> StoredClickLog:
+    """Write a stream of logs (say, simulated or read piece by piece) as one stored log."""
+    with LogWriter(directory, ranks=ranks) as writer:
+        for log in logs:
+            writer.append(log)
+    return open_log(directory)
+
+
+class StoredClickLog:
+    """A stored log: sizes and vocabularies in memory, sessions read chunk by chunk."""
+
+    def __init__(self, directory: Path, meta: dict[str, Any]) -> None:
+        self.directory = directory
+        self.sessions = int(meta["sessions"])
+        self.ranks = int(meta["ranks"])
+        self.query_ids: list[str] = meta["query_ids"]
+        self.doc_ids: list[str] = meta["doc_ids"]
+        self.notes: list[str] = list(meta.get("notes", []))
+        self.pair_query = np.fromfile(directory / "pair_query.i32", dtype="<i4").astype(np.int64)
+        self.pair_doc = np.fromfile(directory / "pair_doc.i32", dtype="<i4").astype(np.int64)
+        if len(self.pair_query) != int(meta["pairs"]):
+            raise InputError(f"expected {meta['pairs']} pairs, the file has {len(self.pair_query)}",
+                             source=str(directory / "pair_query.i32"))
+
+    @property
+    def n_pairs(self) -> int:
+        return int(len(self.pair_query))
+
+    def chunks(self, size: int, start: int = 0, stop: int | None = None) -> Iterator[ClickLog]:
+        """Sessions ``start:stop`` as logs of at most ``size`` sessions (no ``docs`` array)."""
+        reads = zip(_read_rows(self.directory / "query.i32", "<i4", 1, self.sessions, size, start, stop),
+                    _read_rows(self.directory / "pairs.i32", "<i4", self.ranks, self.sessions, size, start, stop),
+                    _read_rows(self.directory / "clicks.i8", "<i1", self.ranks, self.sessions, size, start, stop),
+                    strict=True)
+        for query, pairs, clicks in reads:
+            yield piece_of(self, query.astype(np.int64), None, pairs, clicks, pairs >= 0)
+
+    def load(self) -> ClickLog:
+        """The whole log in memory (with ``docs``)."""
+        pieces = list(self.chunks(max(self.sessions, 1)))
+        query, pairs, clicks = (np.concatenate([getattr(p, a) for p in pieces]) for a in ("query", "pairs", "clicks"))
+        pairs = pairs.astype(np.int64)
+        docs = np.where(pairs >= 0, np.append(self.pair_doc, -1)[pairs], -1)
+        log = ClickLog(query, docs, clicks, pairs >= 0, self.query_ids, self.doc_ids, notes=self.notes)
+        return log
+
+
+def open_log(directory: str | os.PathLike[str]) -> StoredClickLog:
+    """A stored log written by ``save_log``, ``write_log`` or ``rankwise clicks convert``."""
+    directory = Path(directory)
+    meta_path = directory / "log.json"
+    if not meta_path.exists():
+        raise InputError("not a stored click log (no log.json)", source=str(directory))
+    meta = json.loads(meta_path.read_text())
+    if meta.get("format") != FORMAT:
+        raise InputError(f"expected format {FORMAT!r}, got {meta.get('format')!r}", source=str(meta_path),
+                         field="format")
+    return StoredClickLog(directory, meta)
