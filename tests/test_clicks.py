@@ -314,3 +314,52 @@ def test_ultra_models_simulate_their_definitions() -> None:
     trust = clicks.from_ultra(DATA / "ultra" / "trust_bias.json", labels, log)
     assert trust.click_probs(log)[0, 0] == pytest.approx(0.68 * (0.1 * 0.98 + 0.9 * 0.65), abs=1e-12)
     assert np.array_equal(pbm.gamma[:5], exam)
+
+
+def _cli(*args: str):
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    return CliRunner().invoke(app, ["clicks", *map(str, args)])
+
+
+def test_cli_fit_evaluate_rank_simulate_convert(tmp_path: Path) -> None:
+    log = DATA / "clara2_head.tsv"
+    model = tmp_path / "dbn.json"
+    fitted = _cli("fit", log, "--model", "dbn", "-o", model, "--iterations", "3")
+    assert fitted.exit_code == 0, fitted.output
+    # a progress line per iteration, the reader's notes as warnings
+    assert "iteration   3  log-likelihood" in fitted.output and "18 repeated click(s)" in fitted.output
+    in_python = clicks.DBN().fit(clicks.read_yandex(log), iterations=3)
+    assert clicks.load_model(model).gamma == pytest.approx(in_python.gamma, rel=1e-12)
+    table = _cli("evaluate", log, "--model", model, "-f", "csv")
+    assert table.exit_code == 0, table.output
+    lines = [line for line in table.output.splitlines() if line[:1].isdigit() or line.startswith("all")]
+    assert len(lines) == 11 and lines[0].startswith("1,305,36,")
+    expected = clicks.evaluate_model(in_python, clicks.read_yandex(log))
+    assert float(lines[-1].split(",")[4]) == pytest.approx(expected["perplexity"].iloc[-1], rel=1e-12)
+    run = tmp_path / "run.trec"
+    assert _cli("rank", "--model", model, "-o", run).exit_code == 0
+    first = run.read_text().splitlines()[0].split()
+    assert first[0] == "1024" and len(run.read_text().splitlines()) == len(in_python.pair_query) == 1406
+    simulated = tmp_path / "sim.parquet"
+    out = _cli("simulate", run, "--model", model, "-o", simulated, "--sessions", "2", "--depth", "3")
+    assert out.exit_code == 0, out.output
+    again = clicks.read_log(simulated)
+    assert again.ranks == 3 and again.sessions == 2 * len(set(in_python.pair_query.tolist()))
+    stored = tmp_path / "stored"
+    assert _cli("convert", simulated, "-o", stored).exit_code == 0
+    assert clicks.open_log(stored).load().clicks.tolist() == again.clicks.tolist()
+
+
+def test_cli_errors_name_the_problem(tmp_path: Path) -> None:
+    out = _cli("fit", DATA / "clara2_head.tsv", "--model", "xyz", "-o", tmp_path / "m.json")
+    assert out.exit_code == 2 and "unknown model 'xyz'" in out.output
+    out = _cli("simulate", DATA / "clara2_head.tsv", "--model", DATA / "ultra" / "pbm_0.1_1.0_4_1.0.json",
+               "-o", tmp_path / "s.tsv")
+    assert out.exit_code == 2 and "give the relevance labels with --qrels" in out.output
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("1\t0\tQ\t5\t0\ta\n1\t2\tZ\ta\n")
+    out = _cli("fit", bad, "--model", "pbm", "-o", tmp_path / "m.json")
+    assert out.exit_code == 2 and "bad.tsv:2" in out.output and "expected Q or C" in out.output

@@ -80,6 +80,21 @@ class ClickLog:
             yield piece_of(self, self.query[start:stop], self.docs[start:stop], self.pairs[start:stop],
                            self.clicks[start:stop], self.mask[start:stop])
 
+    def to_long(self) -> Any:
+        """Long rows (session, query, rank, doc, click) of the shown cells as an Arrow table;
+        sessions numbered from 1.
+
+        >>> ClickLog.from_arrays(["q"], [["a", "b"]], [[0, 1]]).to_long().to_pylist()[1]
+        {'session': 1, 'query': 'q', 'rank': 2, 'doc': 'b', 'click': 1}
+        """
+        import pyarrow as pa
+
+        session, rank = np.nonzero(self.mask)
+        docs = self.docs if self.docs is not None else np.append(self.pair_doc, -1)[self.pairs]
+        return pa.table({"session": session + 1, "query": np.asarray(self.query_ids, dtype=object)[self.query[session]],
+                         "rank": rank + 1, "doc": np.asarray(self.doc_ids, dtype=object)[docs[session, rank]],
+                         "click": self.clicks[session, rank]})
+
     def subset(self, rows: np.ndarray) -> ClickLog:
         """The sessions at ``rows`` (indices or a boolean mask), same vocabularies."""
         return ClickLog(self.query[rows], self.docs[rows], self.clicks[rows], self.mask[rows],

@@ -167,16 +167,26 @@ class ClickModel:
         """A relevance score per fitted (query, document) pair: attractiveness by default."""
         return self.alpha
 
-    def relevance(self, name: str | None = None) -> Any:
-        """The fitted pairs' relevance scores as a rankwise ``Run`` (one ranking per query)."""
+    def unseen_relevance(self) -> float:
+        """The relevance score of a pair the model never saw: every pair parameter at the
+        prior mean (so attractiveness x satisfaction is its square)."""
+        return _fallback(self) ** len(self.pair_fields)
+
+    def relevance(self, name: str | None = None, log: Any = None) -> Any:
+        """Relevance scores as a rankwise ``Run`` (one ranking per query): of the fitted
+        pairs, or of the (query, document) pairs of ``log`` (pairs the model never saw get the
+        score of the prior mean)."""
         import pyarrow as pa
 
         from rankwise.data.containers import Run
 
-        queries = np.asarray(self.query_ids, dtype=object)[self.pair_query]
-        docs = np.asarray(self.doc_ids, dtype=object)[self.pair_doc]
-        return Run(pa.array(queries, pa.string()), pa.array(docs, pa.string()),
-                   np.asarray(self.relevance_scores(), dtype=np.float64), name=name or self.name,
+        scores = np.asarray(self.relevance_scores(), dtype=np.float64)
+        source = log if log is not None else self
+        if log is not None:
+            scores = np.append(scores, self.unseen_relevance())[_match_pairs(self, log)]
+        queries = np.asarray(source.query_ids, dtype=object)[source.pair_query]
+        docs = np.asarray(source.doc_ids, dtype=object)[source.pair_doc]
+        return Run(pa.array(queries, pa.string()), pa.array(docs, pa.string()), scores, name=name or self.name,
                    source=f"<{self.name}>")
 
     def parameters(self) -> dict[str, Any]:
@@ -202,13 +212,20 @@ class ClickModel:
 
 
 def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
-    """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding),
-    matched by query and document id with vectorised lookups."""
-    import pandas as pd
-
+    """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding)."""
     fitted = len(model.pair_query)
     if log.query_ids is model.query_ids and log.doc_ids is model.doc_ids and log.pair_query is model.pair_query:
         return np.where(log.mask, log.pairs, fitted)
+    local = np.append(_match_pairs(model, log), fitted)
+    return np.where(log.mask, local[log.pairs], fitted)
+
+
+def _match_pairs(model: ClickModel, log: Any) -> np.ndarray:
+    """Each of the log's pairs' index into the model's pairs (len(pairs) when unseen), matched
+    by query and document id with vectorised lookups."""
+    import pandas as pd
+
+    fitted = len(model.pair_query)
     width = max(len(model.doc_ids), 1)
     query = pd.Index(model.query_ids).get_indexer(log.query_ids)
     doc = pd.Index(model.doc_ids).get_indexer(log.doc_ids)
@@ -217,14 +234,17 @@ def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
     keys = model.pair_query.astype(np.int64) * width + model.pair_doc   # ascending, as ClickLog numbers pairs
     at = np.minimum(np.searchsorted(keys, key), max(fitted - 1, 0))
     found = (key >= 0) & (fitted > 0) & (keys[at] == key if fitted else False)
-    local = np.append(np.where(found, at, fitted), fitted)
-    return np.where(log.mask, local[log.pairs], fitted)
+    return np.where(found, at, fitted)
+
+
+def _fallback(model: ClickModel) -> float:
+    """The prior mean: the value of a parameter for a pair the model never saw."""
+    return model.prior[0] / model.prior[1] if model.prior[1] else 0.5
 
 
 def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray) -> np.ndarray:
     """A per-pair parameter at each cell; unseen pairs and padding get the prior mean."""
-    fallback = model.prior[0] / model.prior[1] if model.prior[1] else 0.5
-    return np.append(values, fallback)[_pair_index(model, log)]
+    return np.append(values, _fallback(model))[_pair_index(model, log)]
 
 
 def _at_cells(values: np.ndarray, chunk: ClickLog, fill: float = 0.0) -> np.ndarray:

@@ -42,6 +42,9 @@ class LabelRankModel(ClickModel):
     def relevance_scores(self) -> np.ndarray:
         return self.label.astype(np.float64)
 
+    def unseen_relevance(self) -> float:
+        return 0.0
+
 
 def _labels(qrels: Any, log: ClickLog) -> np.ndarray:
     """The label of each of the log's pairs (0 when unjudged or negative)."""

@@ -1,0 +1,212 @@
+"""``rankwise clicks``: fit click models to logs, score their predictions, rank documents by
+fitted relevance, simulate clicks on rankings, store logs for streaming fits."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rankwise.cli.app import _emit, _fail, _show_grids, _warn, app
+from rankwise.errors import RankwiseError
+
+clicks_app = typer.Typer(help="Click models: fit, evaluate, rank, simulate, convert.", no_args_is_help=True)
+app.add_typer(clicks_app, name="clicks")
+
+LogFormat = Annotated[str, typer.Option(
+    "--log-format", help="auto | stored | yandex | long (session, query, rank, doc, click columns)")]
+ChunkSize = Annotated[int, typer.Option(
+    "--chunk-size", help="Sessions per chunk: memory follows the chunk, not the log.")]
+
+
+class ClicksFormat(str, Enum):
+    table = "table"
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+def _read(path: str, log_format: str) -> Any:
+    from rankwise import clicks
+
+    log = clicks.read_log(path, log_format)
+    _warn(log.notes)
+    return log
+
+
+def _prior(text: str) -> tuple[float, float]:
+    try:
+        clicks_part, impressions = (float(v) for v in text.split(","))
+    except ValueError:
+        _fail(f"--prior: expected CLICKS,IMPRESSIONS pseudo-counts such as 1,2; got {text!r}")
+        raise
+    return clicks_part, impressions
+
+
+def _progress(entry: dict[str, float]) -> None:
+    typer.echo(f"iteration {int(entry['iteration']):>3}  log-likelihood {entry['log_likelihood']:.6f}  "
+               f"{entry['seconds']:.1f} s", err=True)
+
+
+@clicks_app.command("fit")
+def fit(
+    log: Annotated[str, typer.Argument(help="A click log: Yandex format, long rows, or a stored log directory.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="global-ctr | rank-ctr | document-ctr | pbm | ubm | "
+                                                             "cascade | dcm | sdbn | dbn | ccm")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The fitted model (JSON).")],
+    iterations: Annotated[int, typer.Option(help="EM: at most this many iterations.")] = 50,
+    tolerance: Annotated[float, typer.Option(help="EM: stop when the log-likelihood per session gains less.")] = 1e-6,
+    prior: Annotated[str, typer.Option(help="Beta prior as pseudo-counts CLICKS,IMPRESSIONS.")] = "1,2",
+    floor: Annotated[float, typer.Option(help="Cascade: click probability after the first click.")] = 1e-6,
+    chunk_size: ChunkSize = 1_000_000,
+    log_format: LogFormat = "auto",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
+    from rankwise import clicks
+
+    if model not in clicks.MODELS or model == "label-rank":
+        _fail(f"--model: unknown model {model!r}; expected one of "
+              f"{', '.join(m for m in clicks.MODELS if m != 'label-rank')}")
+    try:
+        data = _read(log, log_format)
+        settings: dict[str, Any] = {"prior": _prior(prior)}
+        if model == "cascade":
+            settings["floor"] = floor
+        fitted = clicks.MODELS[model](**settings).fit(data, iterations=iterations, tolerance=tolerance,
+                                                      chunk_size=chunk_size, progress=None if quiet else _progress)
+        clicks.save_model(fitted, output)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    typer.echo(f"{model}: {data.sessions} sessions, {data.n_pairs} (query, document) pairs"
+               + (f", {len(fitted.history)} iterations" if fitted.history else "") + f" -> {output}", err=True)
+
+
+def _model(path: Path) -> Any:
+    from rankwise import clicks
+
+    return clicks.load_model(path)
+
+
+@clicks_app.command("evaluate")
+def evaluate(
+    log: Annotated[str, typer.Argument(help="A click log to score the model's predictions on (held-out).")],
+    model: Annotated[Path, typer.Option("--model", "-m", help="A fitted model (JSON from rankwise clicks fit).")],
+    fmt: Annotated[ClicksFormat, typer.Option("--format", "-f", help="Output format.")] = ClicksFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    chunk_size: ChunkSize = 1_000_000,
+    log_format: LogFormat = "auto",
+) -> None:
+    """Log-likelihood, perplexity and conditional perplexity per rank and overall."""
+    from rankwise import clicks
+    from rankwise.report.grid import Grid
+
+    try:
+        fitted = _model(model)
+        table = clicks.evaluate_model(fitted, _read(log, log_format), chunk_size=chunk_size)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    if fmt is ClicksFormat.json:
+        _emit(json.dumps({"model": fitted.name, "ranks": table.to_dict(orient="records")}, indent=2), output)
+    elif fmt is ClicksFormat.csv:
+        _emit(table.to_csv(index=False), output)
+    else:
+        rows = [[str(r["rank"]), str(r["impressions"]), str(r["clicks"])]
+                + [f"{r[c]:.{digits}f}" for c in ("log_likelihood", "perplexity", "conditional_perplexity")]
+                for r in table.to_dict(orient="records")]
+        grid = Grid(f"{fitted.name} on {log}", ["rank", "impressions", "clicks", "log-likelihood", "perplexity",
+                                               "cond. perplexity"], rows, [False] + [True] * 5,
+                    strong_rows={len(rows) - 1})
+        _show_grids([grid], output, plain=fmt is ClicksFormat.text)
+
+
+@clicks_app.command("rank")
+def rank(
+    model: Annotated[Path, typer.Option("--model", "-m", help="A fitted model (JSON).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The run (TREC format).")],
+    log: Annotated[str | None, typer.Argument(
+        help="Rank the (query, document) pairs of this log (default: the model's own pairs).")] = None,
+    name: Annotated[str | None, typer.Option(help="The run's name (default: the model's).")] = None,
+    log_format: LogFormat = "auto",
+) -> None:
+    """Rank documents per query by fitted relevance (attractiveness; x satisfaction for DBN
+    and SDBN) as a TREC run, for rankwise evaluate against editorial labels."""
+    from rankwise.data.trec_io import write_trec_run
+
+    try:
+        fitted = _model(model)
+        run = fitted.relevance(name, None if log is None else _read(log, log_format))
+        write_trec_run(run, output)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    typer.echo(f"{len(run)} (query, document) scores -> {output}", err=True)
+
+
+@clicks_app.command("simulate")
+def simulate(
+    run: Annotated[str, typer.Argument(help="Rankings: a run file (TREC, CSV, Parquet ...).")],
+    model: Annotated[Path, typer.Option("--model", "-m", help="A fitted model (JSON), or an ULTRA parameter file "
+                                                              "with --qrels.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Long rows (.parquet, .csv, .tsv) or, without "
+                                                                "one of those suffixes, a stored log directory.")],
+    qrels: Annotated[str | None, typer.Option(help="Relevance labels for an ULTRA parameter file.")] = None,
+    sessions: Annotated[int, typer.Option("--sessions", help="Sessions per query.")] = 100,
+    depth: Annotated[int, typer.Option(help="Documents shown per session (the run's top).")] = 10,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+) -> None:
+    """Simulate clicks on a run's rankings from a fitted model or an ULTRA parameter file."""
+    from rankwise import clicks
+
+    try:
+        spec = json.loads(model.read_text()) if model.exists() else {}
+        ultra = isinstance(spec, dict) and "click_prob" in spec
+        if ultra and qrels is None:
+            _fail(f"{model} is an ULTRA parameter file: give the relevance labels with --qrels")
+        shown = clicks.sessions_from_run(run, depth=depth, repeat=sessions)
+        if ultra:
+            clicked = clicks.simulate(clicks.from_ultra(model, qrels, shown), shown, seed=seed)
+        else:
+            clicked = clicks.simulate(_model(model), shown, seed=seed)
+        _write_log(clicked, output)
+    except (RankwiseError, json.JSONDecodeError) as exc:
+        _fail(f"{model}: not JSON ({exc})" if isinstance(exc, json.JSONDecodeError) else str(exc))
+        return
+    typer.echo(f"{clicked.sessions} sessions, {int(clicked.clicks.sum())} clicks -> {output}", err=True)
+
+
+def _write_log(log: Any, output: Path) -> None:
+    from rankwise import clicks
+
+    suffix = output.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        pq.write_table(log.to_long(), output)
+    elif suffix in (".csv", ".tsv"):
+        log.to_long().to_pandas().to_csv(output, sep="\t" if suffix == ".tsv" else ",", index=False)
+    else:
+        clicks.save_log(log, output)
+
+
+@clicks_app.command("convert")
+def convert(
+    log: Annotated[str, typer.Argument(help="A click log: Yandex format or long rows.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Long rows (.parquet, .csv, .tsv) or a stored log "
+                                                                "directory (fits stream it chunk by chunk).")],
+    log_format: LogFormat = "auto",
+) -> None:
+    """Convert a click log: to a stored log for streaming fits, or to long rows."""
+    try:
+        data = _read(log, log_format)
+        _write_log(data.load() if hasattr(data, "directory") else data, output)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    typer.echo(f"{data.sessions} sessions -> {output}", err=True)
