@@ -61,8 +61,10 @@ def fit(
     tolerance: Annotated[float, typer.Option(help="EM: stop when the log-likelihood per session gains less.")] = 1e-6,
     prior: Annotated[str, typer.Option(help="Beta prior as pseudo-counts CLICKS,IMPRESSIONS.")] = "1,2",
     floor: Annotated[float, typer.Option(help="Cascade: click probability after the first click.")] = 1e-6,
-    chunk_size: ChunkSize = 1_000_000,
+    chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
+    workers: Annotated[int | None, typer.Option(help="Chunks fitted at once in threads (default: one per core, "
+                                                     "at most 4).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
 ) -> None:
     """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
@@ -77,7 +79,8 @@ def fit(
         if model == "cascade":
             settings["floor"] = floor
         fitted = clicks.MODELS[model](**settings).fit(data, iterations=iterations, tolerance=tolerance,
-                                                      chunk_size=chunk_size, progress=None if quiet else _progress)
+                                                      chunk_size=chunk_size, workers=workers,
+                                                      progress=None if quiet else _progress)
         clicks.save_model(fitted, output)
     except RankwiseError as exc:
         _fail(str(exc))
@@ -99,7 +102,7 @@ def evaluate(
     fmt: Annotated[ClicksFormat, typer.Option("--format", "-f", help="Output format.")] = ClicksFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
-    chunk_size: ChunkSize = 1_000_000,
+    chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
 ) -> None:
     """Log-likelihood, perplexity and conditional perplexity per rank and overall."""

@@ -77,18 +77,19 @@ def forward_backward(alpha: np.ndarray, after_click: np.ndarray, after_skip: np.
     0.25
     """
     sessions, ranks = clicks.shape
-    clicked = clicks == 1
-    emit = np.where(clicked, alpha, 1 - alpha)
-    go_on = np.where(clicked, after_click, after_skip)
-    b = np.ones((sessions, ranks + 1))
-    z = np.ones((sessions, ranks + 1))
+    # rank-major copies, so each step of the recursions reads and writes contiguous rows
+    clicked = np.ascontiguousarray((clicks == 1).T)
+    emit = np.where(clicked, alpha.T, 1 - alpha.T)
+    go_on = np.where(clicked, np.broadcast_to(after_click, alpha.shape).T, np.broadcast_to(after_skip, alpha.shape).T)
+    b = np.ones((ranks + 1, sessions))
+    z = np.ones((ranks + 1, sessions))
     for r in range(ranks - 1, -1, -1):
-        z[:, r] = z[:, r + 1] * ~clicked[:, r]
-        b[:, r] = emit[:, r] * (go_on[:, r] * b[:, r + 1] + (1 - go_on[:, r]) * z[:, r + 1])
-    f = np.ones((sessions, ranks))
-    if ranks > 1:
-        f[:, 1:] = np.cumprod(emit[:, :-1] * go_on[:, :-1], axis=1)
-    return f, b, z
+        np.multiply(z[r + 1], ~clicked[r], out=z[r])
+        b[r] = emit[r] * (go_on[r] * (b[r + 1] - z[r + 1]) + z[r + 1])
+    f = np.ones((ranks, sessions))
+    for r in range(1, ranks):
+        f[r] = f[r - 1] * emit[r - 1] * go_on[r - 1]
+    return f.T, b.T, z.T
 
 
 def _next_shown(mask: np.ndarray) -> np.ndarray:
@@ -111,16 +112,22 @@ class _EMChain(ChainModel):
 
     def _posteriors(self, chunk: ClickLog) -> dict[str, Any]:
         alpha = _at_cells(self.alpha, chunk)
-        after_click, after_skip = (np.broadcast_to(v, alpha.shape) for v in self._chunk_continuation(chunk, alpha))
+        extra = self._chunk_parameters(chunk)
+        after_click, after_skip = (np.broadcast_to(v, alpha.shape) for v in self._chunk_continuation(alpha, extra))
         f, b, z = forward_backward(alpha, after_click, after_skip, chunk.clicks)
         total = np.maximum(b[:, :1], TINY)
         examined = np.clip(f * b[:, :-1] / total, 0.0, 1.0)
         clicked = (chunk.clicks == 1) & chunk.mask
         return {"alpha": alpha, "examined": examined, "clicked": clicked, "next_b": b[:, 1:], "next_z": z[:, 1:],
                 "after_click": after_click, "decides": _next_shown(chunk.mask),
-                "ll": float(np.log(total).sum())}
+                "ll": float(np.log(total).sum()), **extra}
 
-    def _chunk_continuation(self, chunk: ClickLog, alpha: np.ndarray) -> tuple[Any, Any]:
+    def _chunk_parameters(self, chunk: ClickLog) -> dict[str, np.ndarray]:
+        """Per-cell parameters besides attractiveness (chunks run in threads: nothing is
+        kept on the model)."""
+        return {}
+
+    def _chunk_continuation(self, alpha: np.ndarray, extra: dict[str, np.ndarray]) -> tuple[Any, Any]:
         raise NotImplementedError
 
 
@@ -147,21 +154,25 @@ class DBN(_EMChain):
     def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
         return self.gamma * (1 - _per_cell(self, log, self.sigma)), self.gamma
 
-    def _chunk_continuation(self, chunk: ClickLog, alpha: np.ndarray) -> tuple[Any, Any]:
-        self._sigma_cells = _at_cells(self.sigma, chunk)
-        return self.gamma * (1 - self._sigma_cells), self.gamma
+    def _chunk_parameters(self, chunk: ClickLog) -> dict[str, np.ndarray]:
+        return {"sigma": _at_cells(self.sigma, chunk)}
+
+    def _chunk_continuation(self, alpha: np.ndarray, extra: dict[str, np.ndarray]) -> tuple[Any, Any]:
+        return self.gamma * (1 - extra["sigma"]), self.gamma
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         p = self._posteriors(chunk)
-        sigma, clicked = self._sigma_cells, p["clicked"]
+        sigma, clicked = p["sigma"], p["clicked"]
         go_on = p["after_click"] * p["next_b"] + (1 - p["after_click"]) * p["next_z"]
         satisfied = np.where(clicked, sigma * p["next_z"] / np.maximum(go_on, TINY), 0.0)
         attracted = np.where(clicked, 1.0, p["alpha"] * (1 - p["examined"]))
         decides = p["decides"]
-        return {"alpha": _pair_sum(chunk, attracted), "shown": _pair_sum(chunk, chunk.mask),
-                "sigma": _pair_sum(chunk, satisfied), "clicks": _pair_sum(chunk, clicked),
-                "gamma": np.array([_shift_up(p["examined"])[decides].sum()]),
-                "decisions": np.array([(p["examined"] - satisfied)[decides].sum()])}, p["ll"]
+        statistics = {"alpha": _pair_sum(chunk, attracted), "sigma": _pair_sum(chunk, satisfied),
+                      "gamma": np.array([_shift_up(p["examined"])[decides].sum()]),
+                      "decisions": np.array([(p["examined"] - satisfied)[decides].sum()])}
+        if self._first_pass:
+            statistics.update(shown=_pair_sum(chunk, chunk.mask), clicks=_pair_sum(chunk, clicked))
+        return statistics, p["ll"]
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
@@ -196,7 +207,7 @@ class CCM(_EMChain):
         alpha = self.attractiveness(log)
         return self.tau[1] * (1 - alpha) + self.tau[2] * alpha, self.tau[0]
 
-    def _chunk_continuation(self, chunk: ClickLog, alpha: np.ndarray) -> tuple[Any, Any]:
+    def _chunk_continuation(self, alpha: np.ndarray, extra: dict[str, np.ndarray]) -> tuple[Any, Any]:
         return self.tau[1] * (1 - alpha) + self.tau[2] * alpha, self.tau[0]
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
@@ -212,11 +223,14 @@ class CCM(_EMChain):
         relevance = np.where(judged, relevant / norm, 0.0)
         attracted = np.where(clicked, 1.0, alpha * (1 - p["examined"])) + relevance
         on = _shift_up(p["examined"])
-        return {"alpha": _pair_sum(chunk, attracted), "shown": _pair_sum(chunk, chunk.mask.astype(float) + judged),
-                "tau": np.array([on[skipped].sum(), ((1 - alpha) * tau2 * nb / norm)[judged].sum(),
-                                 (alpha * tau3 * nb / norm)[judged].sum()]),
-                "decisions": np.array([p["examined"][skipped].sum(), (1 - relevance)[judged].sum(),
-                                       relevance[judged].sum()])}, p["ll"]
+        statistics = {"alpha": _pair_sum(chunk, attracted),
+                      "tau": np.array([on[skipped].sum(), ((1 - alpha) * tau2 * nb / norm)[judged].sum(),
+                                       (alpha * tau3 * nb / norm)[judged].sum()]),
+                      "decisions": np.array([p["examined"][skipped].sum(), (1 - relevance)[judged].sum(),
+                                             relevance[judged].sum()])}
+        if self._first_pass:   # impressions, plus one relevance draw per click with a decision after it
+            statistics["shown"] = _pair_sum(chunk, chunk.mask.astype(float) + judged)
+        return statistics, p["ll"]
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)

@@ -198,8 +198,10 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
     """A click log in the Yandex relevance-prediction format (CLARA 2): tab-separated
     ``SessionID TimePassed Q QueryID RegionID URL_1 ... URL_n`` for a result page and
     ``SessionID TimePassed C URL`` for a click, which belongs to the session's latest page
-    showing that URL. Each result page is one session row. Clicks on a URL the session's pages
-    never showed are counted in ``notes``, not guessed.
+    showing that URL. Each result page is one session row. A click logged before its session's
+    first page (CLARA 2 has such lines) goes to that page if it shows the URL. Clicks on a URL
+    the session's pages never showed, and clicks of sessions without a page, are counted in
+    ``notes``, not guessed.
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
@@ -207,7 +209,15 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
     pages: list[list[str]] = []
     clicked: list[set[int]] = []
     session_pages: dict[str, list[int]] = {}
-    unshown = repeated = 0
+    early: dict[str, list[str]] = {}   # clicks logged before their session's first page
+    unshown = repeated = placed_early = 0
+
+    def place(page: int, rank: int) -> None:
+        nonlocal repeated
+        if rank in clicked[page]:
+            repeated += 1
+        clicked[page].add(rank)
+
     with opener(path, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             fields = line.rstrip("\n").rstrip("\t").split("\t")
@@ -226,31 +236,40 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
                 pages.append(urls)
                 clicked.append(set())
                 session_pages.setdefault(fields[0], []).append(len(pages) - 1)
+                for url in early.pop(fields[0], []):
+                    if url in urls:
+                        place(len(pages) - 1, urls.index(url))
+                        placed_early += 1
+                    else:
+                        unshown += 1
             elif kind == "C":
                 if len(fields) < 4:
                     raise InputError("a C line needs SessionID, TimePassed, C and the URL", source=str(path),
                                      line=number)
                 earlier = session_pages.get(fields[0])
                 if earlier is None:
-                    raise InputError(f"click in session {fields[0]!r} before any result page", source=str(path),
-                                     line=number, field="SessionID")
-                url = fields[3]
-                found = _latest_page_showing(pages, earlier, url)
+                    early.setdefault(fields[0], []).append(fields[3])
+                    continue
+                found = _latest_page_showing(pages, earlier, fields[3])
                 if found is None:
                     unshown += 1
                     continue
-                if found[1] in clicked[found[0]]:
-                    repeated += 1
-                clicked[found[0]].add(found[1])
+                place(*found)
             else:
                 raise InputError(f"expected Q or C in the third field, got {kind!r}", source=str(path), line=number,
                                  field="type")
+    orphans = sum(len(urls) for urls in early.values())
     clicks = [[1 if r in hits else 0 for r in range(len(page))] for page, hits in zip(pages, clicked, strict=True)]
     log = ClickLog.from_arrays(queries, pages, clicks)
     if unshown:
         log.notes.append(f"{unshown} click(s) on documents their session never showed were left out")
     if repeated:
         log.notes.append(f"{repeated} repeated click(s) on an already clicked result were counted once")
+    if placed_early:
+        log.notes.append(f"{placed_early} click(s) logged before their session's first result page were given "
+                         "to that page")
+    if orphans:
+        log.notes.append(f"{orphans} click(s) of sessions without any result page were left out")
     return log
 
 

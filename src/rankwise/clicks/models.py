@@ -43,13 +43,28 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, prior: tuple[float, f
 
 def _pair_sum(log: ClickLog, values: np.ndarray) -> np.ndarray:
     """Sum of ``values`` (sessions x ranks) per (query, document) pair over shown cells."""
+    weights = values if values.dtype == np.float64 else values.astype(np.float64)
+    if _all_shown(log):
+        return np.bincount(log.pairs.ravel(), weights=weights.ravel(), minlength=log.n_pairs)
     shown = log.mask
-    return np.bincount(log.pairs[shown], weights=values[shown].astype(np.float64), minlength=log.n_pairs)
+    return np.bincount(log.pairs[shown], weights=weights[shown], minlength=log.n_pairs)
 
 
-def _log_bernoulli(p: np.ndarray, clicks: np.ndarray) -> np.ndarray:
-    p = np.clip(p, TINY, 1 - TINY)
-    return np.where(clicks == 1, np.log(p), np.log1p(-p))
+def _all_shown(log: ClickLog) -> bool:
+    """True when no cell is padding (checked once per chunk)."""
+    cached = getattr(log, "_all_shown", None)
+    if cached is None:
+        cached = bool(log.mask.all())
+        log._all_shown = cached
+    return cached
+
+
+def _log_likelihood_sum(p_click: np.ndarray, log: ClickLog) -> float:
+    """Sum over shown cells of log P(observed click) for click probabilities ``p_click``."""
+    observed = np.where(log.clicks == 1, p_click, 1 - p_click)
+    np.clip(observed, TINY, 1.0, out=observed)
+    logs = np.log(observed)
+    return float(logs.sum() if _all_shown(log) else logs[log.mask].sum())
 
 
 def previous_click(clicks: np.ndarray) -> np.ndarray:
@@ -72,7 +87,23 @@ def last_click(clicks: np.ndarray) -> np.ndarray:
     return np.where(clicks == 1, ranks, 0).max(axis=1, initial=0)
 
 
-CHUNK = 1_000_000
+CHUNK = 250_000
+
+
+def _over_chunks(work: Callable[[Any], Any], chunks: Any, workers: int | None) -> Any:
+    """``work`` on each chunk, ``workers`` at a time in threads (NumPy releases the GIL in its
+    array loops), results in chunk order; at most ``workers`` chunks are read ahead."""
+    import itertools
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    count = workers or min(os.cpu_count() or 1, 4)
+    if count <= 1:
+        yield from map(work, chunks)
+        return
+    with ThreadPoolExecutor(count) as pool:
+        while batch := list(itertools.islice(chunks, count)):
+            yield from pool.map(work, batch)
 
 
 class ClickModel:
@@ -90,6 +121,8 @@ class ClickModel:
     iterative = False
     pair_fields: dict[str, str] = {"attractiveness": "alpha"}   # column -> attribute, per pair
     fields: tuple[str, ...] = ()                                 # other fitted attributes
+    constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks")
+    _first_pass = True
 
     def __init__(self, prior: tuple[float, float] = PRIOR) -> None:
         self.prior = prior
@@ -97,8 +130,12 @@ class ClickModel:
 
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
-            progress: Callable[[dict[str, float]], None] | None = None) -> Any:
+            progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None) -> Any:
         """Fit to ``log`` (a ``ClickLog`` or a stored log from ``clicks.open_log``).
+
+        ``workers`` chunks are processed at once in threads (default: one per CPU core, at
+        most 4); their statistics are added in chunk order, so the result does not depend on
+        ``workers``. Memory is about ``workers`` chunks' worth of temporaries.
 
         ``history`` gets one entry per pass: iteration, the mean log-likelihood per session
         of the parameters that pass started from, and the seconds so far.
@@ -108,14 +145,18 @@ class ClickModel:
         started = time.perf_counter()
         previous = -math.inf
         self.history = []
+        constants: dict[str, np.ndarray] = {}
         for iteration in range(1, (iterations if self.iterative else 1) + 1):
+            self._first_pass = iteration == 1   # statistics that do not change are added up once
             totals: dict[str, np.ndarray] = {}
             ll = 0.0
-            for chunk in log.chunks(chunk_size):
-                statistics, chunk_ll = self._statistics(chunk)
+            for statistics, chunk_ll in _over_chunks(self._statistics, log.chunks(chunk_size), workers):
                 for key, value in statistics.items():
                     totals[key] = totals[key] + value if key in totals else value
                 ll += chunk_ll
+            if iteration == 1:
+                constants = {key: totals[key] for key in self.constant_statistics if key in totals}
+            totals = {**constants, **totals}
             self._maximise(totals)
             if not self.iterative:
                 break
@@ -156,8 +197,7 @@ class ClickModel:
 
     def log_likelihood(self, log: ClickLog) -> float:
         """Mean log-likelihood per session of the observed clicks (conditional)."""
-        ll = _log_bernoulli(self.conditional_click_probs(log), log.clicks)
-        return float(np.where(log.mask, ll, 0.0).sum() / max(log.sessions, 1))
+        return _log_likelihood_sum(self.conditional_click_probs(log), log) / max(log.sessions, 1)
 
     def attractiveness(self, log: ClickLog) -> np.ndarray:
         """alpha per cell (sessions x ranks); unseen pairs get the prior mean."""
@@ -314,10 +354,6 @@ class RankCTR(DocumentCTR):
         return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.ctr) + 1), "ctr": self.ctr})}
 
 
-def _rank_sum(chunk: ClickLog, values: np.ndarray) -> np.ndarray:
-    return np.where(chunk.mask, values, 0.0).sum(axis=0)
-
-
 class PBM(ClickModel):
     """Position-based model, fitted by EM.
 
@@ -342,16 +378,26 @@ class PBM(ClickModel):
         g = self._examination(chunk)
         clicked = chunk.clicks == 1
         click = a * g
-        ll = float(np.where(chunk.mask, _log_bernoulli(click, chunk.clicks), 0.0).sum())
         none = np.maximum(1 - click, TINY)
+        observed = np.where(clicked, click, none)
+        ll = float(np.log(observed, out=observed).sum() if _all_shown(chunk) else np.log(observed)[chunk.mask].sum())
         post_a = np.where(clicked, 1.0, a * (1 - g) / none)
-        post_e = np.where(clicked, 1.0, g * (1 - a) / none)
-        statistics = {"alpha": _pair_sum(chunk, post_a), "shown": _pair_sum(chunk, chunk.mask)}
-        statistics.update(self._examination_statistics(chunk, post_e))
+        # P(E = 1 | no click) = gamma x skip, skip = (1 - alpha) / (1 - alpha gamma); 0 on clicks
+        skip = np.where(clicked, 0.0, (1 - a) / none)
+        statistics = {"alpha": _pair_sum(chunk, post_a)}
+        if self._first_pass:
+            statistics["shown"] = _pair_sum(chunk, chunk.mask)
+        statistics.update(self._examination_statistics(chunk, clicked, g, skip))
         return statistics, ll
 
-    def _examination_statistics(self, chunk: ClickLog, post_e: np.ndarray) -> dict[str, np.ndarray]:
-        return {"gamma": _rank_sum(chunk, post_e), "rank_shown": chunk.mask.sum(axis=0)}
+    def _examination_statistics(self, chunk: ClickLog, clicked: np.ndarray, g: np.ndarray,
+                                skip: np.ndarray) -> dict[str, np.ndarray]:
+        shown_clicks = clicked.sum(axis=0) if _all_shown(chunk) else (clicked & chunk.mask).sum(axis=0)
+        skipped = skip.sum(axis=0) if _all_shown(chunk) else np.where(chunk.mask, skip, 0.0).sum(axis=0)
+        out = {"gamma": shown_clicks + self.gamma[:chunk.ranks] * skipped}
+        if self._first_pass:
+            out["rank_shown"] = chunk.mask.sum(axis=0)
+        return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
@@ -382,12 +428,16 @@ class UBM(PBM):
         ranks = np.broadcast_to(np.arange(log.ranks), log.clicks.shape)
         return self.gamma_matrix[ranks, previous_click(log.clicks)]
 
-    def _examination_statistics(self, chunk: ClickLog, post_e: np.ndarray) -> dict[str, np.ndarray]:
+    def _examination_statistics(self, chunk: ClickLog, clicked: np.ndarray, g: np.ndarray,
+                                skip: np.ndarray) -> dict[str, np.ndarray]:
+        post_e = clicked + g * skip
         ranks = np.broadcast_to(np.arange(chunk.ranks), chunk.clicks.shape)
         cell = (ranks * chunk.ranks + previous_click(chunk.clicks))[chunk.mask]
         size = chunk.ranks * chunk.ranks
-        return {"gamma": np.bincount(cell, weights=post_e[chunk.mask], minlength=size),
-                "cell_shown": np.bincount(cell, minlength=size)}
+        out = {"gamma": np.bincount(cell, weights=post_e[chunk.mask], minlength=size)}
+        if self._first_pass:
+            out["cell_shown"] = np.bincount(cell, minlength=size)
+        return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)

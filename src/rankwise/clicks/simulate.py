@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.clicks.log import ClickLog
+from rankwise.clicks.log import ClickLog, piece_of
 from rankwise.clicks.models import ClickModel
 
 
@@ -27,7 +27,7 @@ def simulate(model: ClickModel, log: ClickLog, seed: int = 0) -> ClickLog:
     [[1, 1], [1, 1], [1, 1], [1, 1]]
     """
     rng = np.random.default_rng(seed)
-    out = ClickLog(log.query, log.docs, np.zeros_like(log.clicks), log.mask, log.query_ids, log.doc_ids)
+    out = piece_of(log, log.query, log.docs, log.pairs, np.zeros_like(log.clicks), log.mask)
     draws = rng.random(log.clicks.shape)
     for r in range(log.ranks):
         p = model.conditional_click_probs(out)[:, r]
