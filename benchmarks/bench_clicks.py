@@ -1,7 +1,7 @@
 """Fit click models on simulated logs: rankwise (NumPy EM and counting, streamed from a stored
 log chunk by chunk) against CLAX (JAX, gradient descent, on CPU), each fit in a fresh process.
 
-The logs: ``--queries`` queries with 20 documents each; every session shows 10 of its query's
+The logs: ``--queries`` queries (default 5,000) with 20 documents each; every session shows 10 of its query's
 documents in a random order (so the parameters are identifiable), with clicks from a DBN
 (attractiveness and satisfaction drawn per pair from Beta(1, 2), gamma 0.9). Every model is
 fitted on the training log and scored on a held-out log of 200,000 sessions: perplexity and
@@ -143,7 +143,7 @@ def run_child(code: str, *args: str) -> tuple[dict | None, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--queries", type=int, default=50_000)
+    parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--models", nargs="+", default=["pbm", "ubm", "dbn", "ccm", "sdbn", "dcm", "cascade"])
     parser.add_argument("--clax-sessions", type=int, nargs="*", default=None)
     parser.add_argument("--clax-models", nargs="+", default=["pbm", "ubm", "dbn", "ccm"])
