@@ -159,6 +159,11 @@ def test_a_fit_over_chunks_equals_one_over_the_whole_log(kind: str) -> None:
     whole = clicks.MODELS[kind]().fit(log, iterations=5)
     pieces = clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=7)
     assert np.allclose(whole.alpha, pieces.alpha, rtol=1e-12, atol=0)
+    # chunks in threads are added in chunk order: bit for bit the same as one thread
+    one = clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=100, workers=1)
+    three = clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=100, workers=3)
+    assert np.array_equal(one.alpha, three.alpha)
+    assert [h["log_likelihood"] for h in one.history] == [h["log_likelihood"] for h in three.history]
     assert [h["iteration"] for h in whole.history] == [h["iteration"] for h in pieces.history]
     for a, b in zip(whole.history, pieces.history, strict=True):
         assert a["log_likelihood"] == pytest.approx(b["log_likelihood"], rel=1e-12)
@@ -367,3 +372,23 @@ def test_cli_errors_name_the_problem(tmp_path: Path) -> None:
     bad.write_text("1\t0\tQ\t5\t0\ta\n1\t2\tZ\ta\n")
     out = _cli("fit", bad, "--model", "pbm", "-o", tmp_path / "m.json")
     assert out.exit_code == 2 and "bad.tsv:2" in out.output and "expected Q or C" in out.output
+
+
+def test_relevance_of_a_logs_pairs_and_long_logs_read_back(tmp_path: Path) -> None:
+    base = _sessions(3_000, seed=81)
+    model = clicks.SDBN().fit(clicks.simulate(_dbn(base, gamma=0.8), base, seed=82))
+    # a log with one seen pair (q, d3) and one unseen (q, new): the unseen scores the prior
+    # mean squared (attractiveness 0.5 x satisfaction 0.5)
+    other = clicks.ClickLog.from_arrays(["q"], [["d3", "new"]], [[0, 0]])
+    run = model.relevance("sdbn", other)
+    scores = dict(zip(run.doc.to_pylist(), run.score.tolist(), strict=True))
+    seen = model.parameters()["pairs"].set_index("doc").loc["d3"]
+    assert scores == {"d3": seen["attractiveness"] * seen["satisfaction"], "new": 0.25}
+    # long rows written by to_long are detected and read back as the same log
+    path = tmp_path / "log.csv"
+    other_clicks = clicks.simulate(model, base.subset(np.arange(10)), seed=83)
+    other_clicks.to_long().to_pandas().to_csv(path, index=False)
+    again = clicks.read_log(path)
+    assert again.clicks.tolist() == other_clicks.clicks.tolist()
+    assert [[again.doc_ids[d] for d in row] for row in again.docs] == \
+        [[other_clicks.doc_ids[d] for d in row] for row in other_clicks.docs]

@@ -132,7 +132,8 @@ class ClickLog:
     def from_long(cls, data: Any, session: str = "session", query: str = "query", rank: str = "rank",
                   doc: str = "doc", click: str = "click") -> ClickLog:
         """From long rows, one per (session, rank): files (CSV, TSV, Parquet, JSONL), a
-        DataFrame, an Arrow table or a dict. Ranks start at 1."""
+        DataFrame, an Arrow table or a dict. Ranks start at 1; sessions keep the order of
+        their first row."""
         import pyarrow as pa
 
         from rankwise.data.tables import location, tables_of
@@ -155,7 +156,11 @@ class ClickLog:
         sessions = [str(v) for v in table.column(session).to_pylist()]
         ranks = np.asarray(table.column(rank).to_numpy(zero_copy_only=False))
         clicks = np.asarray(table.column(click).to_numpy(zero_copy_only=False))
-        session_ids, session_code = _codes(sessions)
+        import pandas as pd
+
+        session_code, session_index = pd.factorize(pd.Series(sessions, dtype=object), sort=False)
+        session_ids = [str(v) for v in session_index]   # sessions in order of first appearance
+        session_code = session_code.astype(np.int64)
         queries = [str(v) for v in table.column(query).to_pylist()]
         docs = [str(v) for v in table.column(doc).to_pylist()]
         width = int(ranks.max()) if len(ranks) else 0
