@@ -412,6 +412,13 @@ class PBM(ClickModel):
         return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.gamma) + 1), "examination": self.gamma})}
 
 
+def _browsing_cell(log: ClickLog) -> np.ndarray:
+    """Each cell's index ``rank * R + previous click rank`` into the flattened examination
+    matrix (kept on a chunk for the length of one E-step, whose clicks do not change)."""
+    cached = getattr(log, "_browsing_cell", None)
+    return cached if cached is not None else np.arange(log.ranks) * log.ranks + previous_click(log.clicks)
+
+
 class UBM(PBM):
     """User browsing model, fitted by EM: PBM's E-step with examination ``gamma[r, r']``
     indexed by the rank and the rank of the previous click. The unconditional ``P(C_r)``
@@ -425,18 +432,26 @@ class UBM(PBM):
         self.gamma_matrix = np.full((log.ranks, log.ranks), 0.5)   # [rank, previous click rank]
 
     def _examination(self, log: ClickLog) -> np.ndarray:
-        ranks = np.broadcast_to(np.arange(log.ranks), log.clicks.shape)
-        return self.gamma_matrix[ranks, previous_click(log.clicks)]
+        return self.gamma_matrix.ravel()[_browsing_cell(log)]
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        chunk._browsing_cell = _browsing_cell(chunk)
+        try:
+            return super()._statistics(chunk)
+        finally:
+            chunk._browsing_cell = None
 
     def _examination_statistics(self, chunk: ClickLog, clicked: np.ndarray, g: np.ndarray,
                                 skip: np.ndarray) -> dict[str, np.ndarray]:
         post_e = clicked + g * skip
-        ranks = np.broadcast_to(np.arange(chunk.ranks), chunk.clicks.shape)
-        cell = (ranks * chunk.ranks + previous_click(chunk.clicks))[chunk.mask]
+        cell = _browsing_cell(chunk)
         size = chunk.ranks * chunk.ranks
-        out = {"gamma": np.bincount(cell, weights=post_e[chunk.mask], minlength=size)}
+        if _all_shown(chunk):
+            out = {"gamma": np.bincount(cell.ravel(), weights=post_e.ravel(), minlength=size)}
+        else:
+            out = {"gamma": np.bincount(cell[chunk.mask], weights=post_e[chunk.mask], minlength=size)}
         if self._first_pass:
-            out["cell_shown"] = np.bincount(cell, minlength=size)
+            out["cell_shown"] = np.bincount(cell[chunk.mask], minlength=size)
         return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
