@@ -1,0 +1,107 @@
+"""Interleaving: the lists each method can produce and the credits of clicks, equal to the
+cases of mpkato/interleaving's tests; probabilistic interleaving's rank distribution; no
+preference under clicks independent of rank; the sign test's false-positive rate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rankwise.errors import InputError
+from rankwise.online.interleaving import Interleaved, interleave, outcomes, preferences
+
+
+def _possible(rankings, method: str, length: int, draws: int = 300) -> set[tuple]:
+    rng = np.random.default_rng(0)
+    return {tuple(interleave(rankings, method, length, rng).docs) for _ in range(draws)}
+
+
+def test_team_draft_lists_and_teams() -> None:
+    # mpkato/interleaving tests/test_team_draft.py: the allowed lists
+    assert _possible([[1, 2], [2, 3]], "team-draft", 2) == {(1, 2), (2, 1)}
+    assert _possible([[1, 2], [2, 3]], "team-draft", 3) == {(1, 2, 3), (2, 1, 3)}
+    assert _possible([[1, 2], [2, 3]], "team-draft", 4) == {(1, 2, 3), (2, 1, 3)}
+    assert _possible([[1, 2], [3, 4]], "team-draft", 2) == {(1, 3), (3, 1)}
+    assert _possible([[1, 2], [3, 4]], "team-draft", 3) == {(1, 3, 2), (1, 3, 4), (3, 1, 2), (3, 1, 4)}
+    # multileaving, three rankings
+    assert _possible([[1, 2], [2, 3], [3, 4]], "team-draft", 2) == {(1, 2), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2)}
+    assert _possible([[1, 2], [3, 4], [5, 6]], "team-draft", 2) == {(1, 3), (1, 5), (3, 1), (3, 5), (5, 1), (5, 3)}
+    # teams: [[1, 2], [2, 3]] gives A document 1 and B document 2, whichever picks first
+    shown = interleave([[1, 2], [2, 3]], "team-draft", rng=3)
+    assert {d: int(t) for d, t in zip(shown.docs, shown.teams, strict=True)} == {1: 0, 2: 1}
+
+
+def test_team_draft_credit() -> None:
+    def winner(docs, teams, clicks):
+        credit = Interleaved(docs, np.array(teams), [[], []], "team-draft").credit(clicks)
+        return outcomes(credit[None, :])[(0, 1)][0]
+    # mpkato: [1, 2] with teams A = {1}, B = {2}
+    assert [winner([1, 2], [0, 1], c) for c in ([0, 1], [0], [1], [])] == [0, 1, -1, 0]
+    # [1, 3, 4] with A = {1}, B = {3, 4}
+    cases = [[0, 1, 2], [0, 1], [0, 2], [1, 2], [0], [1], [2], []]
+    assert [winner([1, 3, 4], [0, 1, 1], c) for c in cases] == [-1, 0, 0, -1, 1, -1, -1, 0]
+
+
+def test_balanced_lists_and_credit() -> None:
+    # mpkato/interleaving tests/test_balanced.py
+    assert _possible([[1, 2], [2, 3]], "balanced", 2) == {(1, 2), (2, 1)}
+    assert _possible([[1, 2], [3, 4]], "balanced", 2) == {(1, 3), (3, 1)}
+    assert _possible([[1, 2], [2, 3]], "balanced", 3) == {(1, 2), (2, 1, 3)}
+    assert _possible([[1, 2], [3, 4]], "balanced", 3) == {(1, 3, 2), (3, 1, 4)}
+
+    def winner(docs, clicks):
+        credit = Interleaved(docs, np.full(len(docs), -1), [[1, 2], [2, 3]], "balanced").credit(clicks)
+        return outcomes(credit[None, :])[(0, 1)][0]
+    assert [winner([1, 2], c) for c in ([0, 1], [0], [1], [])] == [0, 1, -1, 0]
+    # [2, 1, 3]: a click on 2 (rank 1 of B, 2 of A) gives k = 1 and credits B's top 1 only
+    cases = [[0, 1, 2], [0, 1], [0, 2], [1, 2], [0], [1], [2], []]
+    assert [winner([2, 1, 3], c) for c in cases] == [0, 0, -1, 0, -1, 1, -1, 0]
+    with pytest.raises(InputError, match="exactly two rankings"):
+        interleave([[0], [1], [2]], "balanced")
+
+
+def test_probabilistic_rank_distribution() -> None:
+    # two identical rankings of 6: the first shown document is rank r with P proportional
+    # to 1 / r^3 (1, 1/8, 1/27, ...)
+    ranking = list("abcdef")
+    rng = np.random.default_rng(1)
+    first = [ranking.index(interleave([ranking, ranking], "probabilistic", rng=rng).docs[0]) for _ in range(20_000)]
+    observed = np.bincount(first, minlength=6)
+    weights = 1 / np.arange(1, 7) ** 3.0
+    expected = weights / weights.sum() * len(first)
+    assert expected.min() > 5   # every cell large enough for the chi-square
+    assert stats.chisquare(observed, expected).pvalue > 0.001
+    assert observed[0] / len(first) == pytest.approx(weights[0] / weights.sum(), abs=0.01)   # 0.83
+
+
+@pytest.mark.parametrize("method", ["team-draft", "probabilistic"])
+def test_clicks_independent_of_rank_prefer_neither(method: str) -> None:
+    # A and B rank the same 10 documents in different orders; users click each shown
+    # position with 0.3 whatever the document: wins and losses must balance
+    rng = np.random.default_rng(2)
+    a = list(range(10))
+    b = [3, 7, 1, 9, 0, 5, 2, 8, 6, 4]
+    credits = []
+    for _ in range(20_000):
+        shown = interleave([a, b], method, rng=rng)
+        credits.append(shown.credit(np.flatnonzero(rng.random(len(shown.docs)) < 0.3)))
+    row = preferences(np.array(credits)).iloc[0]
+    se = 0.5 / np.sqrt(row["wins"] + row["losses"])
+    assert abs(row["wins"] / (row["wins"] + row["losses"]) - 0.5) < 4 * se
+
+
+def test_sign_test_false_positive_rate_and_holm() -> None:
+    # A/A: 400 experiments of 200 impressions, identical rankers, random clicks; the sign
+    # test rejects at 0.05 in about 5% (binomial, discrete: at most that)
+    rng = np.random.default_rng(4)
+    rejections = 0
+    for _ in range(400):
+        credits = rng.binomial(1, 0.3, size=(200, 2))
+        rejections += preferences(credits, resamples=200).iloc[0]["p_value"] < 0.05
+    assert rejections / 400 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
+    # three rankings: three pairs, Holm across them
+    table = preferences(np.array([[2, 1, 0]] * 30 + [[0, 1, 2]] * 10), names=["A", "B", "C"])
+    assert table[["a", "b"]].values.tolist() == [["A", "B"], ["A", "C"], ["B", "C"]]
+    assert (table["p_holm"] >= table["p_value"]).all()
+    assert table.iloc[0]["delta"] == pytest.approx(30 / 40 - 0.5)
