@@ -45,7 +45,7 @@ print(json.dumps({"seconds": seconds, "iterations": len(model.history) or 1,
 """
 
 CLAX = """
-import json, sys, time
+import itertools, json, sys, time
 t0 = time.perf_counter()
 import numpy as np, jax, jax.numpy as jnp, optax
 from flax import nnx
@@ -71,7 +71,7 @@ make = {"pbm": lambda: clax.PositionBasedModel(query_doc_pairs=pairs, positions=
         "dcm": lambda: clax.DependentClickModel(query_doc_pairs=pairs, positions=ranks + 1, rngs=rngs),
         "cascade": lambda: clax.CascadeModel(query_doc_pairs=pairs, rngs=rngs)}
 model = make[kind]()
-validation = list(batches(test))[:2]
+validation = list(itertools.islice(batches(test), 2))
 trainer = clax.Trainer(optimizer=optax.adamw(float(sys.argv[6])), epochs=int(sys.argv[4]),
                        early_stopping=EarlyStopping(patience=2, min_delta=1e-5))
 import contextlib, io

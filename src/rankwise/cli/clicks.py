@@ -166,9 +166,12 @@ def simulate(
 ) -> None:
     """Simulate clicks on a run's rankings from a fitted model or an ULTRA parameter file."""
     from rankwise import clicks
+    from rankwise.clicks.persist import model_from_document
 
     try:
-        spec = json.loads(model.read_text()) if model.exists() else {}
+        if not model.exists():
+            _fail(f"{model}: no such file")
+        spec = json.loads(model.read_text())   # read once: a fitted model or an ULTRA file
         ultra = isinstance(spec, dict) and "click_prob" in spec
         if ultra and qrels is None:
             _fail(f"{model} is an ULTRA parameter file: give the relevance labels with --qrels")
@@ -176,7 +179,7 @@ def simulate(
         if ultra:
             clicked = clicks.simulate(clicks.from_ultra(model, qrels, shown), shown, seed=seed)
         else:
-            clicked = clicks.simulate(_model(model), shown, seed=seed)
+            clicked = clicks.simulate(model_from_document(spec, str(model)), shown, seed=seed)
         _write_log(clicked, output)
     except (RankwiseError, json.JSONDecodeError) as exc:
         _fail(f"{model}: not JSON ({exc})" if isinstance(exc, json.JSONDecodeError) else str(exc))

@@ -252,12 +252,20 @@ class ClickModel:
 
 
 def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
-    """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding)."""
+    """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding).
+    Kept on the log for the model's vocabulary: a log's pairs and mask do not change (the
+    simulator asks again at every rank)."""
+    cached = getattr(log, "_model_index", None)
+    if cached is not None and cached[0] is model.pair_query:
+        return cached[1]
     fitted = len(model.pair_query)
     if log.query_ids is model.query_ids and log.doc_ids is model.doc_ids and log.pair_query is model.pair_query:
-        return np.where(log.mask, log.pairs, fitted)
-    local = np.append(_match_pairs(model, log), fitted)
-    return np.where(log.mask, local[log.pairs], fitted)
+        index = np.where(log.mask, log.pairs, fitted)
+    else:
+        local = np.append(_match_pairs(model, log), fitted)
+        index = np.where(log.mask, local[log.pairs], fitted)
+    log._model_index = (model.pair_query, index)
+    return index
 
 
 def _match_pairs(model: ClickModel, log: Any) -> np.ndarray:
@@ -266,15 +274,16 @@ def _match_pairs(model: ClickModel, log: Any) -> np.ndarray:
     import pandas as pd
 
     fitted = len(model.pair_query)
+    if fitted == 0:
+        return np.zeros(len(log.pair_query), dtype=np.int64)
     width = max(len(model.doc_ids), 1)
     query = pd.Index(model.query_ids).get_indexer(log.query_ids)
     doc = pd.Index(model.doc_ids).get_indexer(log.doc_ids)
     q, d = query[log.pair_query], doc[log.pair_doc]
     key = np.where((q >= 0) & (d >= 0), q.astype(np.int64) * width + d, -1)
     keys = model.pair_query.astype(np.int64) * width + model.pair_doc   # ascending, as ClickLog numbers pairs
-    at = np.minimum(np.searchsorted(keys, key), max(fitted - 1, 0))
-    found = (key >= 0) & (fitted > 0) & (keys[at] == key if fitted else False)
-    return np.where(found, at, fitted)
+    at = np.minimum(np.searchsorted(keys, key), fitted - 1)
+    return np.where((key >= 0) & (keys[at] == key), at, fitted)
 
 
 def _fallback(model: ClickModel) -> float:
@@ -292,26 +301,6 @@ def _at_cells(values: np.ndarray, chunk: ClickLog, fill: float = 0.0) -> np.ndar
     return np.append(values, fill)[chunk.pairs]
 
 
-class GlobalCTR(ClickModel):
-    """One click probability for every cell."""
-
-    name = "global-ctr"
-    fields = ("ctr",)
-
-    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
-        return {"clicks": _pair_sum(chunk, chunk.clicks), "shown": _pair_sum(chunk, chunk.mask)}, 0.0
-
-    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.ctr = float(totals["clicks"].sum() / max(totals["shown"].sum(), 1))
-        self.alpha = np.full(len(totals["shown"]), self.ctr)
-
-    def click_probs(self, log: ClickLog) -> np.ndarray:
-        return np.where(log.mask, self.ctr, 0.0)
-
-    def _rank_parameters(self) -> dict[str, Any]:
-        return {"ctr": self.ctr}
-
-
 class DocumentCTR(ClickModel):
     """Click probability per (query, document) pair (with the prior)."""
 
@@ -325,6 +314,23 @@ class DocumentCTR(ClickModel):
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log)
+
+
+class GlobalCTR(DocumentCTR):
+    """One click probability for every cell (the pairs' clicks and impressions pooled)."""
+
+    name = "global-ctr"
+    fields = ("ctr",)
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.ctr = float(totals["clicks"].sum() / max(totals["shown"].sum(), 1))
+        self.alpha = np.full(len(totals["shown"]), self.ctr)
+
+    def click_probs(self, log: ClickLog) -> np.ndarray:
+        return np.where(log.mask, self.ctr, 0.0)
+
+    def _rank_parameters(self) -> dict[str, Any]:
+        return {"ctr": self.ctr}
 
 
 class RankCTR(DocumentCTR):

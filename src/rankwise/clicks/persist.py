@@ -54,12 +54,17 @@ def save_model(model: ClickModel, path: str | os.PathLike[str]) -> None:
 
 def load_model(path: str | os.PathLike[str]) -> ClickModel:
     """A model written by ``save_model`` (or ``rankwise clicks fit -o``)."""
-    from rankwise.clicks import MODELS
-
     try:
         document = json.loads(Path(path).read_text())
     except json.JSONDecodeError as error:
         raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
+    return model_from_document(document, str(path))
+
+
+def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
+    """A model from the parsed JSON of ``save_model`` (``path`` names it in errors)."""
+    from rankwise.clicks import MODELS
+
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         hint = " (an ULTRA parameter file: use clicks.from_ultra with relevance labels)" \
             if isinstance(document, dict) and "click_prob" in document else ""

@@ -177,8 +177,9 @@ class StoredClickLog:
         pieces = list(self.chunks(max(self.sessions, 1)))
         query, pairs, clicks = (np.concatenate([getattr(p, a) for p in pieces]) for a in ("query", "pairs", "clicks"))
         pairs = pairs.astype(np.int64)
-        docs = np.where(pairs >= 0, np.append(self.pair_doc, -1)[pairs], -1)
-        log = ClickLog(query, docs, clicks, pairs >= 0, self.query_ids, self.doc_ids, notes=self.notes)
+        docs = np.append(self.pair_doc, -1)[pairs]
+        log = piece_of(self, query, docs, pairs, clicks, pairs >= 0)   # the stored pair numbering, kept
+        log.notes = list(self.notes)
         return log
 
 
