@@ -105,3 +105,69 @@ def test_sign_test_false_positive_rate_and_holm() -> None:
     assert table[["a", "b"]].values.tolist() == [["A", "B"], ["A", "C"], ["B", "C"]]
     assert (table["p_holm"] >= table["p_value"]).all()
     assert table.iloc[0]["delta"] == pytest.approx(30 / 40 - 0.5)
+
+
+def test_optimized_lists_probabilities_and_credit() -> None:
+    from rankwise.online.list_distribution import distribution
+
+    # mpkato/interleaving tests/test_optimized.py: [[1, 2], [2, 3]] allows (1, 2), (2, 1), (2, 3).
+    # Credits 1/rank (3 when absent): cumulative A - B at depth 1 is 1 - 1/3, 1/2 - 1, 1/2 - 1 and at
+    # depth 2 is 1/6, 1/6, -2/3; with sum p = 1 the three equations fix p = (3/7, 13/35, 1/5).
+    table = distribution([[1, 2], [2, 3]], "optimized")
+    got = {tuple(docs): float(p) for docs, p in zip(table.lists, table.probabilities, strict=True)}
+    assert got.keys() == {(1, 2), (2, 1), (2, 3)}
+    assert got[(1, 2)] == pytest.approx(3 / 7, abs=1e-9)
+    assert got[(2, 1)] == pytest.approx(13 / 35, abs=1e-9)
+    assert got[(2, 3)] == pytest.approx(1 / 5, abs=1e-9)
+    assert table.exact
+
+    # mpkato's evaluate cases: on (1, 2) clicks at [0, 1] give A 1 + 1/2 and B 1/3 + 1: A wins;
+    # [0]: A; [1]: B; no click: tie. On (2, 3) every click favours B.
+    def winner(docs, clicks):
+        index = [tuple(d) for d in table.lists].index(docs)
+        credit = table.shown(index).credit(clicks)
+        return outcomes(credit[None, :])[(0, 1)][0]
+    assert [winner((1, 2), c) for c in ([0, 1], [0], [1], [])] == [1, 1, -1, 0]
+    assert [winner((2, 1), c) for c in ([0, 1], [0], [1], [])] == [1, -1, 1, 0]
+    assert [winner((2, 3), c) for c in ([0, 1], [0], [1], [])] == [-1, -1, -1, 0]
+    # interleave draws from the same distribution
+    rng = np.random.default_rng(1)
+    counts: dict[tuple, int] = {}
+    for _ in range(3000):
+        key = tuple(interleave([[1, 2], [2, 3]], "optimized", rng=rng).docs)
+        counts[key] = counts.get(key, 0) + 1
+    expected = np.array([got[k] for k in sorted(counts)]) * 3000
+    assert stats.chisquare(np.array([counts[k] for k in sorted(counts)]), expected).pvalue > 0.001
+
+
+def test_optimized_multileaving_is_unbiased_at_every_depth() -> None:
+    from rankwise.online.list_distribution import distribution
+
+    rng = np.random.default_rng(5)
+    docs = list(range(12))
+    rankings = [rng.permutation(docs)[:5].tolist() for _ in range(3)]
+    table = distribution(rankings, "optimized")
+    assert table.probabilities.sum() == pytest.approx(1.0)
+    # expected credit of each top-k, by ranking, is equal across rankings
+    cumulative = np.einsum("i,ijx->jx", table.probabilities, np.cumsum(table.credit, axis=1))
+    assert np.allclose(cumulative, cumulative[:, :1], atol=1e-9)
+    with pytest.raises(InputError, match="credit function"):
+        distribution(rankings, "optimized", credit="log")
+
+
+def test_distribution_is_exact_and_credits_vectorised() -> None:
+    from rankwise.online.list_distribution import distribution
+
+    table = distribution([[1, 2], [3, 4]], "team-draft", length=3)
+    # two rounds, a fair coin each: four lists, a quarter each
+    got = {tuple(d): float(p) for d, p in zip(table.lists, table.probabilities, strict=True)}
+    assert got == {(1, 3, 2): 0.25, (1, 3, 4): 0.25, (3, 1, 2): 0.25, (3, 1, 4): 0.25}
+    rng = np.random.default_rng(2)
+    for method in ("team-draft", "balanced", "probabilistic", "optimized"):
+        table = distribution([["a", "b", "c", "d"], ["c", "e", "a", "f"]], method, samples=50, rng=3)
+        assert table.probabilities.sum() == pytest.approx(1.0)
+        for index in range(len(table.lists)):
+            clicks = (rng.random((20, len(table.lists[index]))) < 0.4).astype(int)
+            fast = table.credits(index, clicks)
+            one_by_one = [table.shown(index).credit(np.flatnonzero(row)) for row in clicks]
+            assert np.allclose(fast, np.array(one_by_one, dtype=float)), method

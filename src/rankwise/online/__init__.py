@@ -13,6 +13,7 @@ from rankwise.online.events import Units, aggregate_units
 from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
 from rankwise.online.inference import Arm, Difference, compare_arms
 from rankwise.online.interleaving import Interleaved, interleave, preferences
+from rankwise.online.list_distribution import ListDistribution, distribution
 from rankwise.online.metrics import Mean, Proportion, Ratio
 from rankwise.online.moments import VariantMoments
 from rankwise.online.power import minimum_detectable_effect, power, sample_size
@@ -20,7 +21,8 @@ from rankwise.online.sequential import always_valid, boundaries, msprt
 from rankwise.online.srm import SRM, srm_test
 from rankwise.online.statistics_table import read_statistics, statistics_table
 
-__all__ = ["ABResult", "Arm", "Difference", "Interleaved", "Mean", "Proportion", "Ratio", "SRM", "Units",
-           "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries", "bucket_ranges",
-           "compare_arms", "fnv1a32", "gbhash", "in_namespace", "interleave", "minimum_detectable_effect", "msprt",
-           "parse_metric", "power", "preferences", "read_statistics", "sample_size", "srm_test", "statistics_table"]
+__all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio",
+           "SRM", "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries",
+           "bucket_ranges", "compare_arms", "distribution", "fnv1a32", "gbhash", "in_namespace", "interleave",
+           "minimum_detectable_effect", "msprt", "parse_metric", "power", "preferences", "read_statistics",
+           "sample_size", "srm_test", "statistics_table"]

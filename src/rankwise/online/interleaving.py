@@ -14,6 +14,11 @@ Methods (``interleave(rankings, method)``):
   which draws a document not yet shown with probability proportional to ``1 / rank^tau``
   in that ranking (``tau`` 3 by default); the document joins the drawing ranking's team.
   Credit: the clicks on each team's documents.
+- ``optimized`` (Radlinski & Craswell 2013; multileaving, Schuth et al. 2014): a list drawn
+  from the distribution over prefix-constrained lists that a linear program makes unbiased
+  and most sensitive; a click credits each ranking ``1 / rank`` of the clicked document in
+  it (see ``rankwise.online.list_distribution``). For many impressions of the same rankings,
+  build ``distribution(rankings, "optimized")`` once and ``draw`` from it.
 
 An impression's outcome between two rankings is a win, a tie or a loss by credit.
 ``preferences`` aggregates outcomes: per pair wins, ties, losses, the preference ``delta =
@@ -31,18 +36,20 @@ import numpy as np
 
 from rankwise.errors import InputError
 
-METHODS = ("balanced", "team-draft", "probabilistic")
+METHODS = ("balanced", "team-draft", "probabilistic", "optimized")
 
 
 @dataclass
 class Interleaved:
     """One interleaved list: ``docs`` shown top-down; ``teams[i]`` the ranking credited for
-    position ``i`` (-1 when none: balanced interleaving credits by the input rankings)."""
+    position ``i`` (-1 when none: balanced interleaving credits by the input rankings,
+    optimized interleaving by ``credit_table``, positions x rankings)."""
 
     docs: list[Any]
     teams: np.ndarray
     rankings: list[list[Any]] = field(repr=False)
     method: str
+    credit_table: np.ndarray | None = field(default=None, repr=False)
 
     def credit(self, clicked: Sequence[int]) -> np.ndarray:
         """Credit per ranking for clicks at the given positions (0-based).
@@ -56,17 +63,54 @@ class Interleaved:
             raise InputError(f"a click at position {positions.max()} of a list of {len(self.docs)}", field="clicks")
         if self.method == "balanced":
             return _balanced_credit(self, positions)
+        if self.credit_table is not None:
+            return self.credit_table[positions].sum(axis=0)
         return np.bincount(self.teams[positions], minlength=len(self.rankings)).astype(np.int64)
 
 
 def _balanced_credit(shown: Interleaved, positions: np.ndarray) -> np.ndarray:
     if not len(positions):
         return np.zeros(2, dtype=np.int64)
-    lowest = shown.docs[int(positions.max())]
-    a, b = shown.rankings
-    k = min(a.index(lowest) if lowest in a else len(a), b.index(lowest) if lowest in b else len(b))
-    tops = [set(a[:k + 1]), set(b[:k + 1])]
-    return np.array([sum(shown.docs[p] in top for p in positions.tolist()) for top in tops], dtype=np.int64)
+    masks = balanced_credit_table(shown.docs, shown.rankings)[int(positions.max())]
+    return masks[positions].sum(axis=0).astype(np.int64)
+
+
+def balanced_credit_table(docs: Sequence[Any], rankings: Sequence[Sequence[Any]]) -> np.ndarray:
+    """Balanced interleaving's credit masks: ``[l, j, x]`` is 1 when, with the lowest click
+    at position ``l``, a click at ``j`` counts for ranking ``x`` (its document is in the top
+    ``k`` of ``x``, ``k`` the smaller of the two rankings' ranks of the document at ``l``).
+
+    >>> balanced_credit_table([2, 1, 3], [[1, 2], [2, 3]])[0].tolist()   # lowest click on 2: k = 1
+    [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]
+    """
+    a, b = (list(r) for r in rankings)
+    rank_a = {d: i for i, d in enumerate(a)}
+    rank_b = {d: i for i, d in enumerate(b)}
+    masks = np.zeros((len(docs), len(docs), 2))
+    for lowest, doc in enumerate(docs):
+        k = min(rank_a.get(doc, len(a)), rank_b.get(doc, len(b))) + 1
+        tops = (set(a[:k]), set(b[:k]))
+        for j, other in enumerate(docs):
+            for x in (0, 1):
+                masks[lowest, j, x] = float(other in tops[x])
+    return masks
+
+
+def check_rankings(rankings: Sequence[Sequence[Any]], method: str, extra: tuple[str, ...] = ()) -> list[list[Any]]:
+    """The rankings as lists, after the checks every method needs."""
+    lists = [list(r) for r in rankings]
+    if method not in METHODS + extra:
+        raise InputError(f"unknown interleaving method {method!r}; expected one of {', '.join(METHODS)}",
+                         field="method")
+    if len(lists) < 2:
+        raise InputError("interleaving needs at least two rankings", field="rankings")
+    if method == "balanced" and len(lists) != 2:
+        raise InputError("balanced interleaving takes exactly two rankings (team-draft, probabilistic and "
+                         "optimized multileave more)", field="rankings")
+    for i, ranking in enumerate(lists):
+        if len(set(ranking)) != len(ranking):
+            raise InputError(f"ranking {i} lists a document twice", field="rankings")
+    return lists
 
 
 def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
@@ -78,22 +122,16 @@ def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", le
     >>> shown.docs, shown.teams.tolist()   # one pick each per round, in a random order (here A first)
     (['a', 'c'], [0, 1])
     """
-    lists = [list(r) for r in rankings]
-    if method not in METHODS:
-        raise InputError(f"unknown interleaving method {method!r}; expected one of {', '.join(METHODS)}",
-                         field="method")
-    if len(lists) < 2:
-        raise InputError("interleaving needs at least two rankings", field="rankings")
-    if method == "balanced" and len(lists) != 2:
-        raise InputError("balanced interleaving takes exactly two rankings (team-draft and probabilistic "
-                         "multileave more)", field="rankings")
-    for i, ranking in enumerate(lists):
-        if len(set(ranking)) != len(ranking):
-            raise InputError(f"ranking {i} lists a document twice", field="rankings")
+    lists = check_rankings(rankings, method)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
+    if method == "optimized":
+        from rankwise.online.list_distribution import distribution
+
+        table = distribution(lists, "optimized", size, rng=generator)
+        return table.shown(int(table.draw(1, generator)[0]))
     if method == "balanced":
-        docs, teams = _balanced(lists, size, generator)
+        docs, teams = balanced_list(lists, size, bool(generator.integers(2) == 0))
     elif method == "team-draft":
         docs, teams = _team_draft(lists, size, generator)
     else:
@@ -101,9 +139,9 @@ def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", le
     return Interleaved(docs, np.asarray(teams, dtype=np.int64), lists, method)
 
 
-def _balanced(lists: list[list[Any]], size: int, rng: np.random.Generator) -> tuple[list[Any], list[int]]:
+def balanced_list(lists: list[list[Any]], size: int, a_first: bool) -> tuple[list[Any], list[int]]:
+    """Balanced interleaving's list when A leads (``a_first``) or B does; teams all -1."""
     a, b = lists
-    a_first = bool(rng.integers(2) == 0)
     docs: list[Any] = []
     seen: set[Any] = set()
     k_a = k_b = 0
