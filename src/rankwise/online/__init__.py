@@ -1,5 +1,6 @@
 """Online experiments: hash assignment (GrowthBook-identical), event aggregation, A/B analysis
-with ratio metrics, CUPED, sample ratio mismatch and peeking-safe tests.
+with ratio metrics, CUPED, sample ratio mismatch and peeking-safe tests; interleaving and
+multileaving; off-policy (counterfactual) estimators.
 
 >>> from rankwise import online
 >>> online.assign(["u1", "u2"], "exp-1").tolist()
@@ -9,6 +10,7 @@ with ratio metrics, CUPED, sample ratio mismatch and peeking-safe tests.
 from __future__ import annotations
 
 from rankwise.online.analysis import ABResult, analyze, parse_metric
+from rankwise.online.counterfactual import estimate, estimate_all
 from rankwise.online.events import Units, aggregate_units
 from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
 from rankwise.online.inference import Arm, Difference, compare_arms
@@ -17,12 +19,13 @@ from rankwise.online.list_distribution import ListDistribution, distribution
 from rankwise.online.metrics import Mean, Proportion, Ratio
 from rankwise.online.moments import VariantMoments
 from rankwise.online.power import minimum_detectable_effect, power, sample_size
+from rankwise.online.ranking_estimators import pbm_ips, position_propensities, slate_estimate
 from rankwise.online.sequential import always_valid, boundaries, msprt
 from rankwise.online.srm import SRM, srm_test
 from rankwise.online.statistics_table import read_statistics, statistics_table
 
 __all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio",
            "SRM", "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries",
-           "bucket_ranges", "compare_arms", "distribution", "fnv1a32", "gbhash", "in_namespace", "interleave",
-           "minimum_detectable_effect", "msprt", "parse_metric", "power", "preferences", "read_statistics",
-           "sample_size", "srm_test", "statistics_table"]
+           "bucket_ranges", "compare_arms", "distribution", "estimate", "estimate_all", "fnv1a32", "gbhash", "in_namespace", "interleave",
+           "minimum_detectable_effect", "msprt", "parse_metric", "pbm_ips", "position_propensities", "power", "preferences", "read_statistics",
+           "sample_size", "slate_estimate", "srm_test", "statistics_table"]
