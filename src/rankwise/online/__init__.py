@@ -24,8 +24,9 @@ from rankwise.online.sequential import always_valid, boundaries, msprt
 from rankwise.online.srm import SRM, srm_test
 from rankwise.online.statistics_table import read_statistics, statistics_table
 
-__all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio",
-           "SRM", "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries",
-           "bucket_ranges", "compare_arms", "distribution", "estimate", "estimate_all", "fnv1a32", "gbhash", "in_namespace", "interleave",
-           "minimum_detectable_effect", "msprt", "parse_metric", "pbm_ips", "position_propensities", "power", "preferences", "read_statistics",
-           "sample_size", "slate_estimate", "srm_test", "statistics_table"]
+__all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio", "SRM",
+           "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries",
+           "bucket_ranges", "compare_arms", "distribution", "estimate", "estimate_all", "fnv1a32", "gbhash",
+           "in_namespace", "interleave", "minimum_detectable_effect", "msprt", "parse_metric", "pbm_ips",
+           "position_propensities", "power", "preferences", "read_statistics", "sample_size", "slate_estimate",
+           "srm_test", "statistics_table"]
