@@ -147,3 +147,79 @@ def test_slate_estimators_by_hand() -> None:
     joint_b = [0.125] * 3 + [0.125] * 3
     joint_e = [0.125] * 3 + [0.5] * 3
     assert slate_estimate(slate, reward, joint_b, joint_e, "sips", resamples=100)["value"] == 3.0
+
+
+OPEN_BANDIT = __import__("pathlib").Path(__file__).parent / "data" / "online" / "open_bandit_men_propensities.csv.gz"
+COLUMNS = {"action": "item_id", "reward": "click", "pscore": "propensity_score"}
+
+
+def _open_bandit_logs(tmp_path) -> dict:
+    import pandas as pd
+
+    frame = pd.read_csv(OPEN_BANDIT)
+    paths = {}
+    for policy in ("random", "bts"):
+        paths[policy] = tmp_path / f"{policy}.csv"
+        frame[frame["policy"] == policy].drop(columns="policy").to_csv(paths[policy], index=False)
+    return paths
+
+
+def test_open_bandit_each_policy_from_the_others_log(tmp_path) -> None:
+    from rankwise.online.bandit_log import evaluate_policy, policy_from_log, policy_sums, read_bandit_log
+
+    paths = _open_bandit_logs(tmp_path)
+    random_log = read_bandit_log(paths["random"], **COLUMNS)
+    bts_log = read_bandit_log(paths["bts"], **COLUMNS)
+    assert random_log.reward.sum() == 46 and bts_log.reward.sum() == 69
+    # the uniform policy on its own uniform log: every weight is 1, IPS = the CTR, 46 / 10,000
+    own = evaluate_policy(random_log, "uniform", ["ips"], resamples=200)
+    assert own.table["value"].iloc[0] == pytest.approx(0.0046, abs=1e-12)
+    assert own.table["effective_n"].iloc[0] == pytest.approx(10_000)
+    # the harmonic-mean policy of the random log is 1/34 everywhere, summing to 1 per position
+    assert policy_sums(policy_from_log(random_log, rescale=False)) == pytest.approx({1: 1.0, 2: 1.0, 3: 1.0})
+    # Thompson sampling's CTR (69 / 10,000) from the random log, and the reverse: IPS's and SNIPS's
+    # 95% intervals hold the other policy's own CTR (DR's, from the Thompson log, ends at 0.0043: see
+    # docs/counterfactual.md)
+    for log, other, truth in ((random_log, bts_log, 0.0069), (bts_log, random_log, 0.0046)):
+        result = evaluate_policy(log, policy_from_log(other), ["ips", "snips"], resamples=2000)
+        for row in result.table.to_dict("records"):
+            assert row["ci_low"] <= truth <= row["ci_high"], (row, truth)
+
+
+def test_bandit_log_bad_input_names_file_line_and_field(tmp_path) -> None:
+    from rankwise.online.bandit_log import read_bandit_log
+
+    path = tmp_path / "log.csv"
+    path.write_text("item_id,position,click,propensity_score\n3,1,0,0.5\n4,2,1,0\n")
+    with pytest.raises(InputError, match=r"log.csv:3.*propensity_score.*\(0, 1\]"):
+        read_bandit_log(path, **COLUMNS)
+    path.write_text("item_id,position,click,propensity_score\n3,1.5,0,0.5\n")
+    with pytest.raises(InputError, match=r"log.csv:2.*position.*whole number"):
+        read_bandit_log(path, **COLUMNS)
+    path.write_text("item_id,position,click,propensity_score\n3,1,yes,0.5\n")
+    with pytest.raises(InputError, match=r"log.csv:2.*click.*not a number: 'yes'"):
+        read_bandit_log(path, **COLUMNS)
+
+
+def test_ope_command(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    paths = _open_bandit_logs(tmp_path)
+    flags = ["--action", "item_id", "--reward", "click", "--pscore", "propensity_score"]
+    run = CliRunner().invoke(app, ["ope", str(paths["random"]), "--policy", "uniform", "-e", "ips", "-f", "json",
+                                   "--resamples", "100", *flags])
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.output)
+    assert data["estimates"][0]["value"] == pytest.approx(0.0046) and data["on_policy"] == pytest.approx(0.0046)
+    run = CliRunner().invoke(app, ["ope", str(paths["bts"]), "--policy", str(paths["random"]), "-f", "text",
+                                   "--resamples", "100", *flags])
+    assert run.exit_code == 0, run.output
+    assert [line.split()[0] for line in run.output.splitlines()[3:9]] == ["ips", "snips", "dm", "dr", "sndr",
+                                                                          "switch-dr"]
+    assert "own mean reward: 0.0069 over 10000 rounds" in run.output
+    run = CliRunner().invoke(app, ["ope", str(paths["bts"]), "--policy", "uniform", "-e", "ipw", *flags])
+    assert run.exit_code == 2 and "unknown estimator 'ipw'" in run.output

@@ -1,0 +1,86 @@
+"""``rankwise ope``: the value of a target policy from a log of another, by off-policy estimators."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankwise.cli.app import _emit, _fail, _show_grids, _warn, app
+from rankwise.errors import RankwiseError
+
+
+class OPEFormat(str, Enum):
+    table = "table"
+    text = "text"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@app.command("ope")
+def ope(
+    logs: Annotated[list[str], typer.Argument(
+        help="Logged rounds: CSV, TSV, Parquet, JSONL (optionally .gz), one row per shown action.")],
+    policy: Annotated[str, typer.Option(
+        "--policy", help="The target policy: 'uniform', a table (action, probability[, position]) or another "
+                         "log (its propensities, averaged per action and position).")],
+    estimator: Annotated[list[str], typer.Option(
+        "-e", "--estimator", help="ips | snips | dm | dr | sndr | switch-dr (repeat; default all).")] = [],  # noqa: B006
+    action: Annotated[str, typer.Option("--action", help="Column with the action (item) id.")] = "action",
+    position: Annotated[str, typer.Option("--position", help="Column with the 1-based position.")] = "position",
+    no_position: Annotated[bool, typer.Option("--no-position", help="The log has one position.")] = False,
+    reward: Annotated[str, typer.Option("--reward", help="Column with the reward (click).")] = "reward",
+    pscore: Annotated[str, typer.Option("--pscore", help="Column with the logging propensity.")] = "pscore",
+    clip: Annotated[float, typer.Option(
+        "--clip", help="ips/dr: cap on the weight; switch-dr: weights above it use the model alone.")] = float("inf"),
+    prior: Annotated[float, typer.Option(
+        "--prior", help="Reward model: pseudo-rounds shrinking each action's mean toward its position's.")] = 1.0,
+    alpha: Annotated[float, typer.Option("--alpha", help="Intervals at 1 - alpha.")] = 0.05,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    output_format: Annotated[OPEFormat, typer.Option("-f", "--format", help="Output format.")] = OPEFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+) -> None:
+    """Estimate a target policy's mean reward from rounds logged under another policy (IPS,
+    SNIPS, direct method, doubly robust and variants), with bootstrap intervals."""
+    from rankwise.online import bandit_log
+    from rankwise.online.counterfactual import ESTIMATORS
+    from rankwise.report import ope as render
+
+    columns = {"action": action, "position": None if no_position else position, "reward": reward, "pscore": pscore}
+    try:
+        log = bandit_log.read_bandit_log(logs, **columns)
+        warnings: list[str] = []
+        if policy == "uniform":
+            target: bandit_log.Policy | str = "uniform"
+        else:
+            from rankwise.data.tables import tables_of
+
+            names = tables_of(policy, None)[0][2].column_names
+            if "probability" in names:
+                target = bandit_log.policy_from_table(policy)
+            else:
+                other = bandit_log.read_bandit_log(policy, **columns)
+                raw = bandit_log.policy_sums(bandit_log.policy_from_log(other, rescale=False))
+                warnings.append("policy from a log: probabilities per position summed to "
+                                + ", ".join(f"{v:.3f} (position {k})" for k, v in raw.items())
+                                + " before rescaling to 1")
+                target = bandit_log.policy_from_log(other)
+        result = bandit_log.evaluate_policy(log, target, estimator or ESTIMATORS, clip=clip, prior=prior, alpha=alpha,
+                                            resamples=resamples, seed=seed, policy_name=policy)
+        result.warnings[:0] = warnings
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    if output_format in (OPEFormat.table, OPEFormat.text):
+        _show_grids([render.ope_grid(result, digits)], output, plain=output_format == OPEFormat.text)
+    elif output_format == OPEFormat.markdown:
+        _emit(render.ope_markdown(result, digits), output)
+    else:
+        _emit((render.ope_json if output_format == OPEFormat.json else render.ope_csv)(result), output)
+    if output is not None:
+        _warn(result.warnings)

@@ -1,0 +1,244 @@
+"""Logged bandit feedback from files, target policies and the off-policy evaluation of a
+policy on a log: what ``rankwise ope`` runs.
+
+A log has one row per shown action: the action (item) id, its position (1-based; absent:
+one position), the reward (click) and the logging propensity ``pi_b(action | position)``.
+A target policy is context-free here: a probability per (action, position), given
+
+- as ``"uniform"``: ``1 / (number of actions in the log)`` at every position;
+- as a table with columns ``action``, ``probability`` and optionally ``position``;
+- or from another log (``policy_from_log``), for a context-free policy such as the Open
+  Bandit Dataset's: each (action, position)'s time-averaged probability, estimated by the
+  harmonic mean of its logged propensities (a row is logged with probability ``p_t``, so
+  ``E[1 / p | logged] = T / sum_t p_t``; the plain mean of logged propensities is biased
+  upward, since high-propensity moments are logged more), rescaled to sum to 1 at each
+  position (the sums before rescaling are in ``policy_sums``). A logged action the other log
+  never shows at its position gets probability 0 (counted in a warning).
+
+The reward model for the model-based estimators is each (action, position)'s mean reward
+shrunk toward its position's mean reward with ``prior`` pseudo-rounds:
+``q(a, k) = (sum r + prior x mean_k) / (n + prior)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankwise.data.tables import location, tables_of
+from rankwise.errors import InputError
+from rankwise.online.counterfactual import ESTIMATORS, NEEDS_MODEL, estimate
+
+
+@dataclass
+class BanditLog:
+    """Rows of logged bandit feedback (actions as strings)."""
+
+    action: np.ndarray
+    position: np.ndarray
+    reward: np.ndarray
+    pscore: np.ndarray
+    sources: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.reward)
+
+
+def _numbers(values: Any, name: str, first: int, field_name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+    except (TypeError, ValueError):
+        texts = values.to_pylist()
+        for row, text in enumerate(texts):
+            try:
+                float(text)
+            except (TypeError, ValueError):
+                raise InputError(f"not a number: {text!r}", field=field_name, **location(name, first, row)) from None
+        raise
+    bad = ~np.isfinite(array)
+    if bad.any():
+        raise InputError("not a finite number", field=field_name, **location(name, first, int(np.flatnonzero(bad)[0])))
+    return array
+
+
+def read_bandit_log(data: Any, action: str = "action", position: str | None = "position", reward: str = "reward",
+                    pscore: str = "pscore") -> BanditLog:
+    """Read a log (CSV, TSV, Parquet, JSONL, gzipped or not, several files, a DataFrame or a
+    dict of columns). ``position=None``: one position for every row.
+
+    >>> log = read_bandit_log({"item": ["a", "b"], "click": [1, 0], "p": [0.5, 0.5]}, action="item",
+    ...                       position=None, reward="click", pscore="p")
+    >>> log.action.tolist(), log.position.tolist(), log.reward.tolist()
+    (['a', 'b'], [1, 1], [1.0, 0.0])
+    """
+    columns = [action, reward, pscore] + ([position] if position else [])
+    actions, positions, rewards, pscores, sources = [], [], [], [], []
+    for name, first, table in tables_of(data, columns):
+        sources.append(name)
+        actions.append(np.asarray([str(v) for v in table.column(action).to_pylist()], dtype=object))
+        r = _numbers(table.column(reward).combine_chunks(), name, first, reward)
+        p = _numbers(table.column(pscore).combine_chunks(), name, first, pscore)
+        bad = (p <= 0) | (p > 1)
+        if bad.any():
+            raise InputError(f"a logging propensity must be in (0, 1], got {p[bad][0]}", field=pscore,
+                             **location(name, first, int(np.flatnonzero(bad)[0])))
+        if position:
+            k = _numbers(table.column(position).combine_chunks(), name, first, position)
+            bad = (k < 1) | (k != np.round(k))
+            if bad.any():
+                raise InputError(f"a position is a whole number from 1, got {k[bad][0]}", field=position,
+                                 **location(name, first, int(np.flatnonzero(bad)[0])))
+            positions.append(k.astype(np.int64))
+        else:
+            positions.append(np.ones(len(r), dtype=np.int64))
+        rewards.append(r)
+        pscores.append(p)
+    log = BanditLog(np.concatenate(actions), np.concatenate(positions), np.concatenate(rewards),
+                    np.concatenate(pscores), sources)
+    if len(log) == 0:
+        raise InputError("no logged rounds", source=", ".join(sources) or "<input>")
+    return log
+
+
+Policy = dict[tuple[str, int], float]
+
+
+def uniform_policy(log: BanditLog) -> Policy:
+    """``1 / (number of distinct actions)`` for every action at every logged position."""
+    actions = sorted(set(log.action.tolist()))
+    return {(a, int(k)): 1.0 / len(actions) for a in actions for k in np.unique(log.position).tolist()}
+
+
+def policy_sums(policy: Policy) -> dict[int, float]:
+    """Total probability of a policy at each position."""
+    sums: dict[int, float] = {}
+    for (_, k), p in policy.items():
+        sums[k] = sums.get(k, 0.0) + p
+    return dict(sorted(sums.items()))
+
+
+def policy_from_log(log: BanditLog, rescale: bool = True) -> Policy:
+    """Each (action, position)'s time-averaged probability under the policy that logged
+    ``log``: the harmonic mean of its logged propensities, rescaled to sum to 1 at each
+    position (see the module).
+
+    >>> log = read_bandit_log({"action": ["a", "a", "b"], "position": [1, 1, 1], "reward": [0, 1, 0],
+    ...                        "pscore": [0.5, 1.0, 0.25]})
+    >>> policy_from_log(log, rescale=False)   # a: 1 / mean(2, 1) = 2/3; b: 1 / 4
+    {('a', 1): 0.6666666666666666, ('b', 1): 0.25}
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame({"action": log.action, "position": log.position, "inverse": 1.0 / log.pscore})
+    means = 1.0 / frame.groupby(["action", "position"], sort=True)["inverse"].mean()
+    policy = {(str(a), int(k)): float(v) for (a, k), v in means.items()}
+    if rescale:
+        sums = policy_sums(policy)
+        policy = {(a, k): p / sums[k] for (a, k), p in policy.items()}
+    return policy
+
+
+def policy_from_table(data: Any) -> Policy:
+    """A policy table: ``action``, ``probability`` and optionally ``position`` (else every
+    position)."""
+    out: Policy = {}
+    for name, first, table in tables_of(data, None):
+        if "action" not in table.column_names or "probability" not in table.column_names:
+            raise InputError("a policy table needs the columns action and probability (and optionally position)",
+                             source=name, line=first)
+        p = _numbers(table.column("probability").combine_chunks(), name, first, "probability")
+        bad = (p < 0) | (p > 1)
+        if bad.any():
+            raise InputError(f"a probability must be in [0, 1], got {p[bad][0]}", field="probability",
+                             **location(name, first, int(np.flatnonzero(bad)[0])))
+        actions = [str(v) for v in table.column("action").to_pylist()]
+        positions = (_numbers(table.column("position").combine_chunks(), name, first, "position").astype(int)
+                     if "position" in table.column_names else np.zeros(len(p), dtype=int))
+        for a, k, v in zip(actions, positions.tolist(), p.tolist(), strict=True):
+            out[(a, int(k))] = v
+    return out
+
+
+def _probabilities(policy: Policy, log: BanditLog) -> np.ndarray:
+    every_position = any(k == 0 for _, k in policy)
+    return np.array([policy.get((a, int(k)), policy.get((a, 0), 0.0) if every_position else 0.0)
+                     for a, k in zip(log.action.tolist(), log.position.tolist(), strict=True)])
+
+
+def reward_model(log: BanditLog, policy: Policy, prior: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``q_logged`` (the model at each logged action) and ``q_target`` (the model averaged
+    over the policy at each row's position); see the module for the model."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"action": log.action, "position": log.position, "r": log.reward})
+    position_mean = frame.groupby("position")["r"].mean()
+    stats = frame.groupby(["action", "position"])["r"].agg(["sum", "count"])
+    q: dict[tuple[str, int], float] = {}
+    for (a, k), row in stats.iterrows():
+        q[(str(a), int(k))] = (row["sum"] + prior * position_mean[k]) / (row["count"] + prior)
+    q_logged = np.array([q[(a, int(k))] for a, k in zip(log.action.tolist(), log.position.tolist(), strict=True)])
+    q_target_by_position = {}
+    for k in position_mean.index:
+        weights = {a: p for (a, kk), p in policy.items() if kk in (k, 0) and p > 0}
+        total = sum(weights.values())
+        q_target_by_position[int(k)] = (sum(p * q.get((a, int(k)), float(position_mean[k])) for a, p in weights.items())
+                                        / total if total > 0 else float(position_mean[k]))
+    return q_logged, np.array([q_target_by_position[int(k)] for k in log.position.tolist()])
+
+
+@dataclass
+class OPEResult:
+    """``table`` (one row per estimator), the log's own (on-policy) mean reward, warnings."""
+
+    table: Any
+    on_policy: float
+    rounds: int
+    warnings: list[str]
+    settings: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "rounds": self.rounds, "on_policy": self.on_policy,
+                "estimates": self.table.to_dict("records"), "warnings": self.warnings}
+
+
+def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[str] = ESTIMATORS,
+                    clip: float = np.inf, prior: float = 1.0, alpha: float = 0.05, resamples: int = 2000,
+                    seed: int = 0, policy_name: str = "target") -> OPEResult:
+    """Every estimator's value of ``policy`` on ``log``, with intervals.
+
+    >>> log = read_bandit_log({"action": ["a", "b", "a", "b"], "position": [1] * 4, "reward": [1, 0, 1, 1],
+    ...                        "pscore": [0.5] * 4})
+    >>> result = evaluate_policy(log, {("a", 1): 1.0}, estimators=["ips"], resamples=100)
+    >>> float(result.table["value"].iloc[0])   # clicks on a (1 + 1) x weight 2 over 4 rounds
+    1.0
+    """
+    import pandas as pd
+
+    warnings = []
+    if isinstance(policy, str):
+        if policy != "uniform":
+            raise InputError(f"unknown policy {policy!r}: give 'uniform', a table or a log", field="policy")
+        policy = uniform_policy(log)
+    for name in estimators:
+        if name not in ESTIMATORS:
+            raise InputError(f"unknown estimator {name!r}; expected one of {', '.join(ESTIMATORS)}", field="estimator")
+    target = _probabilities(policy, log)
+    unseen = int((target == 0).sum())
+    if unseen:
+        warnings.append(f"{unseen} of {len(log)} logged rounds show an action the target policy never plays at that "
+                        "position: their weight is 0")
+    q_logged = q_target = None
+    if any(e in NEEDS_MODEL for e in estimators):
+        q_logged, q_target = reward_model(log, policy, prior)
+    rows = [estimate(log.reward, log.pscore, target, e, q_logged, q_target, clip, alpha, resamples, seed)
+            for e in estimators]
+    settings = {"policy": policy_name, "clip": clip, "prior": prior, "alpha": alpha, "resamples": resamples,
+                "seed": seed, "log": ", ".join(log.sources)}
+    return OPEResult(pd.DataFrame(rows), float(log.reward.mean()), len(log), warnings, settings)
+
+
+__all__ = ["BanditLog", "OPEResult", "evaluate_policy", "policy_from_log", "policy_from_table", "policy_sums", "read_bandit_log",
+           "reward_model", "uniform_policy"]
