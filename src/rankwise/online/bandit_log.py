@@ -240,5 +240,5 @@ def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[s
     return OPEResult(pd.DataFrame(rows), float(log.reward.mean()), len(log), warnings, settings)
 
 
-__all__ = ["BanditLog", "OPEResult", "evaluate_policy", "policy_from_log", "policy_from_table", "policy_sums", "read_bandit_log",
-           "reward_model", "uniform_policy"]
+__all__ = ["BanditLog", "OPEResult", "evaluate_policy", "policy_from_log", "policy_from_table", "policy_sums",
+           "read_bandit_log", "reward_model", "uniform_policy"]
