@@ -17,10 +17,11 @@ LAYERS = {
     "metrics": 3,
     "state": 4, "evaluation": 4,
     "streaming": 5, "stats": 5,
-    "comparison": 6, "online": 6, "clicks": 6,
-    "report": 7, "rankeval": 7,
-    "cli": 8,
-    "": 9, "__main__": 9,  # the package itself (rankwise/__init__.py) re-exports the public API
+    "comparison": 6, "clicks": 6,
+    "online": 7,  # interleaving's simulated users come from clicks
+    "report": 8, "rankeval": 8,
+    "cli": 9,
+    "": 10, "__main__": 10,  # the package itself (rankwise/__init__.py) re-exports the public API
 }
 """Rank of each top-level component: a module may import lower ranks and its own component."""
 

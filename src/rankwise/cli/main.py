@@ -218,6 +218,7 @@ def trec_eval(ctx: typer.Context) -> None:
 
 from rankwise.cli import ab as _ab_command  # noqa: E402,F401  (registers ab)
 from rankwise.cli import clicks as _clicks_commands  # noqa: E402,F401  (registers clicks)
+from rankwise.cli import interleave as _interleave_commands  # noqa: E402,F401  (registers interleave)
 from rankwise.cli import ope as _ope_command  # noqa: E402,F401  (registers ope)
 from rankwise.cli import rank_eval as _rank_eval_commands  # noqa: E402,F401  (registers rank-eval, index)
 

@@ -61,9 +61,10 @@ def _labels(qrels: Any, log: ClickLog) -> np.ndarray:
     return np.maximum(merged["label"].fillna(0).to_numpy(dtype=np.float64), 0)
 
 
-def from_ultra(path: str | os.PathLike[str], qrels: Any, log: ClickLog) -> ClickModel:
-    """The model of an ULTRA parameter file over the pairs of ``log``, with each pair's
-    attractiveness from its label in ``qrels`` (anything ``rankwise.load_qrels`` takes).
+def from_ultra(path: str | os.PathLike[str] | dict[str, Any], qrels: Any, log: ClickLog) -> ClickModel:
+    """The model of an ULTRA parameter file (or its parsed dict) over the pairs of ``log``,
+    with each pair's attractiveness from its label in ``qrels`` (anything
+    ``rankwise.load_qrels`` takes).
 
     >>> log = ClickLog.from_arrays(["q"], [["a", "b"]], [[0, 0]])
     >>> import tempfile, json, os
@@ -73,10 +74,13 @@ def from_ultra(path: str | os.PathLike[str], qrels: Any, log: ClickLog) -> Click
     >>> from_ultra(path, {"q": {"a": 1}}, log).click_probs(log).tolist()   # a: 1.0 x 1.0; b: 0.1 x 0.5
     [[1.0, 0.05]]
     """
-    try:
-        spec = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as error:
-        raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
+    if isinstance(path, dict):
+        spec, path = path, "<parameters>"
+    else:
+        try:
+            spec = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as error:
+            raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
     for key in ("model_name", "click_prob", "exam_prob"):
         if key not in spec:
             raise InputError(f"an ULTRA click model file needs {key!r}", source=str(path), field=key)

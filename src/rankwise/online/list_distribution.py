@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
-from rankwise.online.interleaving import (
+from rankwise.online.interleaved_lists import (
     METHODS,
     Interleaved,
     balanced_credit_table,
     balanced_list,
     check_rankings,
-    interleave,
+    draw_list,
 )
 
 CREDIT_FUNCTIONS = ("inverse", "negative")
@@ -124,7 +124,7 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
         outcomes = _team_draft_exact(lists, size)
         exact = True
     else:
-        draws = [interleave(lists, method, size, generator, tau) for _ in range(samples)]
+        draws = [draw_list(lists, method, size, generator, tau) for _ in range(samples)]
         outcomes = [((d.docs, d.teams.tolist()), 1.0 / samples) for d in draws]
         exact = False
     merged: dict[tuple[tuple[Any, ...], tuple[int, ...]], float] = {}

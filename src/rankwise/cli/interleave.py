@@ -1,0 +1,127 @@
+"""``rankwise interleave``: compare rankers from interleaved impressions, and simulate how many
+impressions A/B tests, interleaving and counterfactual estimates need."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankwise.cli.app import _emit, _fail, _show_grids, app
+from rankwise.errors import RankwiseError
+
+interleave_app = typer.Typer(help="Interleaving: compare rankers from credits; simulate against A/B.",
+                             no_args_is_help=True)
+app.add_typer(interleave_app, name="interleave")
+
+
+class InterleaveFormat(str, Enum):
+    table = "table"
+    text = "text"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@interleave_app.command("compare")
+def compare(
+    credits: Annotated[str, typer.Argument(help="Per-impression credits: CSV/TSV/Parquet, one column per ranker.")],
+    ranker: Annotated[list[str], typer.Option(
+        "-r", "--ranker", help="The rankers' credit columns (repeat; default every numeric column).")] = [],  # noqa: B006
+    clicked_only: Annotated[bool, typer.Option(
+        "--clicked-only", help="Leave out impressions without credit (counted).")] = False,
+    alpha: Annotated[float, typer.Option("--alpha", help="Intervals at 1 - alpha.")] = 0.05,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    output_format: Annotated[InterleaveFormat, typer.Option("-f", "--format")] = InterleaveFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+    digits: Annotated[int, typer.Option(help="Decimals shown in tables.")] = 4,
+) -> None:
+    """Wins, ties and losses per pair of rankers, delta with a bootstrap interval, sign test and Holm."""
+    import numpy as np
+
+    from rankwise.data.tables import tables_of
+    from rankwise.online.bandit_log import _numbers
+    from rankwise.online.interleaving import preferences
+    from rankwise.report import interleave as render
+
+    try:
+        pieces = tables_of(credits, None)
+        names = ranker or [c for c in pieces[0][2].column_names
+                           if pieces[0][2].schema.field(c).type.__str__().startswith(("int", "double", "float"))]
+        if len(names) < 2:
+            raise RankwiseError("give at least two ranker columns (-r NAME)")
+        matrix = np.column_stack([np.concatenate([_numbers(t.column(c).combine_chunks(), n, first, c)
+                                                  for n, first, t in pieces]) for c in names])
+        table = preferences(matrix, names, alpha, resamples, seed, clicked_only)
+    except (RankwiseError, KeyError) as exc:
+        _fail(str(exc))
+        return
+    if output_format in (InterleaveFormat.table, InterleaveFormat.text):
+        _show_grids([render.preference_grid(table, digits)], output, plain=output_format == InterleaveFormat.text)
+    elif output_format == InterleaveFormat.json:
+        _emit(table.to_json(orient="records", indent=2), output)
+    elif output_format == InterleaveFormat.csv:
+        _emit(table.to_csv(index=False), output)
+    else:
+        grid = render.preference_grid(table, digits)
+        _emit("\n".join(["| " + " | ".join(grid.columns) + " |", "|" + "|".join("---" for _ in grid.columns) + "|"]
+                        + ["| " + " | ".join(r) + " |" for r in grid.rows]), output)
+
+
+@interleave_app.command("simulate")
+def simulate(
+    qrels: Annotated[str, typer.Argument(help="Judgments: the true winner per query is the higher nDCG@10.")],
+    run_a: Annotated[str, typer.Argument(help="Run A.")],
+    run_b: Annotated[str, typer.Argument(help="Run B.")],
+    click_model: Annotated[str, typer.Option(
+        "--click-model", help="pbm | cascade | ubm | dbn, or an ULTRA parameter file (.json).")] = "pbm",
+    impressions: Annotated[str, typer.Option(
+        "--impressions", help="Impression counts, comma-separated.")] = "100,1000,10000,100000,1000000",
+    repetitions: Annotated[int, typer.Option("--repetitions", help="Simulated experiments per count.")] = 100,
+    queries_per_comparison: Annotated[int, typer.Option(
+        "--queries-per-comparison", help="1: each query is a comparison; K: random sets of K queries.")] = 1,
+    comparisons: Annotated[int, typer.Option(
+        "--comparisons", help="With --queries-per-comparison K > 1: how many sets.")] = 100,
+    min_difference: Annotated[float, typer.Option(
+        "--min-difference", help="Leave out queries whose nDCG@10 differ by less.")] = 0.0,
+    depth: Annotated[int, typer.Option("--depth", help="Ranks shown.")] = 10,
+    target_error: Annotated[float, typer.Option(
+        "--target-error", help="The wrong-winner rate the impressions ratio is read at.")] = 0.05,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the error-against-impressions figure (PNG/SVG).")]
+    = None,
+    output_format: Annotated[InterleaveFormat, typer.Option("-f", "--format")] = InterleaveFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+) -> None:
+    """Simulated users from a click model over real qrels and runs: the probability of the
+    wrong winner against impressions for A/B, each interleaving method and position-based IPS,
+    the A/A false-positive rate and interval coverage."""
+    from rankwise.online.simulation import simulate_comparison
+    from rankwise.report import interleave as render
+
+    try:
+        counts = [int(float(v)) for v in impressions.split(",")]
+    except ValueError:
+        _fail(f"--impressions: expected numbers separated by commas, got {impressions!r}")
+        return
+    try:
+        result = simulate_comparison(qrels, run_a, run_b, click_model, depth, counts, repetitions, min_difference,
+                                     target_error=target_error, seed=seed,
+                                     queries_per_comparison=queries_per_comparison, comparisons_count=comparisons)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    if plot is not None:
+        render.error_figure(result).savefig(plot, dpi=120)
+    if output_format in (InterleaveFormat.table, InterleaveFormat.text):
+        _show_grids(render.simulation_grids(result), output, plain=output_format == InterleaveFormat.text)
+    elif output_format == InterleaveFormat.json:
+        _emit(json.dumps(result.to_dict(), indent=2, default=str), output)
+    elif output_format == InterleaveFormat.csv:
+        _emit(result.error.to_csv(index=False), output)
+    else:
+        _emit(render.simulation_markdown(result), output)

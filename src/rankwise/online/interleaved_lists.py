@@ -1,0 +1,163 @@
+"""Interleaved lists: the list type with its credit, the checks on rankings, and the list
+drawing of balanced, team-draft and probabilistic interleaving (see ``interleaving``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError
+
+METHODS = ("balanced", "team-draft", "probabilistic", "optimized")
+
+
+@dataclass
+class Interleaved:
+    """One interleaved list: ``docs`` shown top-down; ``teams[i]`` the ranking credited for
+    position ``i`` (-1 when none: balanced interleaving credits by the input rankings,
+    optimized interleaving by ``credit_table``, positions x rankings)."""
+
+    docs: list[Any]
+    teams: np.ndarray
+    rankings: list[list[Any]] = field(repr=False)
+    method: str
+    credit_table: np.ndarray | None = field(default=None, repr=False)
+
+    def credit(self, clicked: Sequence[int]) -> np.ndarray:
+        """Credit per ranking for clicks at the given positions (0-based).
+
+        >>> shown = Interleaved([1, 3, 4], np.array([0, 1, 1]), [[1, 2], [3, 4]], "team-draft")
+        >>> shown.credit([0, 2]).tolist()   # position 0 is team A's, position 2 team B's
+        [1, 1]
+        """
+        positions = np.asarray(list(clicked), dtype=np.int64)
+        if len(positions) and (positions.min() < 0 or positions.max() >= len(self.docs)):
+            raise InputError(f"a click at position {positions.max()} of a list of {len(self.docs)}", field="clicks")
+        if self.method == "balanced":
+            return _balanced_credit(self, positions)
+        if self.credit_table is not None:
+            return self.credit_table[positions].sum(axis=0)
+        return np.bincount(self.teams[positions], minlength=len(self.rankings)).astype(np.int64)
+
+
+def _balanced_credit(shown: Interleaved, positions: np.ndarray) -> np.ndarray:
+    if not len(positions):
+        return np.zeros(2, dtype=np.int64)
+    masks = balanced_credit_table(shown.docs, shown.rankings)[int(positions.max())]
+    return masks[positions].sum(axis=0).astype(np.int64)
+
+
+def balanced_credit_table(docs: Sequence[Any], rankings: Sequence[Sequence[Any]]) -> np.ndarray:
+    """Balanced interleaving's credit masks: ``[l, j, x]`` is 1 when, with the lowest click
+    at position ``l``, a click at ``j`` counts for ranking ``x`` (its document is in the top
+    ``k`` of ``x``, ``k`` the smaller of the two rankings' ranks of the document at ``l``).
+
+    >>> balanced_credit_table([2, 1, 3], [[1, 2], [2, 3]])[0].tolist()   # lowest click on 2: k = 1
+    [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]
+    """
+    a, b = (list(r) for r in rankings)
+    rank_a = {d: i for i, d in enumerate(a)}
+    rank_b = {d: i for i, d in enumerate(b)}
+    masks = np.zeros((len(docs), len(docs), 2))
+    for lowest, doc in enumerate(docs):
+        k = min(rank_a.get(doc, len(a)), rank_b.get(doc, len(b))) + 1
+        tops = (set(a[:k]), set(b[:k]))
+        for j, other in enumerate(docs):
+            for x in (0, 1):
+                masks[lowest, j, x] = float(other in tops[x])
+    return masks
+
+
+def check_rankings(rankings: Sequence[Sequence[Any]], method: str, extra: tuple[str, ...] = ()) -> list[list[Any]]:
+    """The rankings as lists, after the checks every method needs."""
+    lists = [list(r) for r in rankings]
+    if method not in METHODS + extra:
+        raise InputError(f"unknown interleaving method {method!r}; expected one of {', '.join(METHODS)}",
+                         field="method")
+    if len(lists) < 2:
+        raise InputError("interleaving needs at least two rankings", field="rankings")
+    if method == "balanced" and len(lists) != 2:
+        raise InputError("balanced interleaving takes exactly two rankings (team-draft, probabilistic and "
+                         "optimized multileave more)", field="rankings")
+    for i, ranking in enumerate(lists):
+        if len(set(ranking)) != len(ranking):
+            raise InputError(f"ranking {i} lists a document twice", field="rankings")
+    return lists
+
+
+def draw_list(lists: list[list[Any]], method: str, size: int, rng: np.random.Generator,
+              tau: float = 3.0) -> Interleaved:
+    """One list of balanced, team-draft or probabilistic interleaving."""
+    if method == "balanced":
+        docs, teams = balanced_list(lists, size, bool(rng.integers(2) == 0))
+    elif method == "team-draft":
+        docs, teams = _team_draft(lists, size, rng)
+    else:
+        docs, teams = _probabilistic(lists, size, rng, tau)
+    return Interleaved(docs, np.asarray(teams, dtype=np.int64), lists, method)
+
+
+def balanced_list(lists: list[list[Any]], size: int, a_first: bool) -> tuple[list[Any], list[int]]:
+    """Balanced interleaving's list when A leads (``a_first``) or B does; teams all -1."""
+    a, b = lists
+    docs: list[Any] = []
+    seen: set[Any] = set()
+    k_a = k_b = 0
+    while k_a < len(a) and k_b < len(b) and len(docs) < size:
+        if k_a < k_b or (k_a == k_b and a_first):
+            doc, k_a = a[k_a], k_a + 1
+        else:
+            doc, k_b = b[k_b], k_b + 1
+        if doc not in seen:
+            seen.add(doc)
+            docs.append(doc)
+    return docs, [-1] * len(docs)
+
+
+def _team_draft(lists: list[list[Any]], size: int, rng: np.random.Generator) -> tuple[list[Any], list[int]]:
+    docs: list[Any] = []
+    teams: list[int] = []
+    seen: set[Any] = set()
+    next_of = [0] * len(lists)
+    while len(docs) < size:
+        added = False
+        for team in rng.permutation(len(lists)).tolist():
+            ranking = lists[team]
+            while next_of[team] < len(ranking) and ranking[next_of[team]] in seen:
+                next_of[team] += 1
+            if next_of[team] < len(ranking) and len(docs) < size:
+                doc = ranking[next_of[team]]
+                seen.add(doc)
+                docs.append(doc)
+                teams.append(team)
+                added = True
+        if not added:
+            break
+    return docs, teams
+
+
+def _probabilistic(lists: list[list[Any]], size: int, rng: np.random.Generator,
+                   tau: float) -> tuple[list[Any], list[int]]:
+    weights = [1.0 / np.arange(1, len(r) + 1) ** tau for r in lists]
+    left = [np.ones(len(r), dtype=bool) for r in lists]
+    position = [{d: i for i, d in enumerate(r)} for r in lists]
+    docs: list[Any] = []
+    teams: list[int] = []
+    while len(docs) < size:
+        open_teams = [t for t in range(len(lists)) if left[t].any()]
+        if not open_teams:
+            break
+        team = open_teams[int(rng.integers(len(open_teams)))]
+        p = np.where(left[team], weights[team], 0.0)
+        pick = int(rng.choice(len(p), p=p / p.sum()))
+        doc = lists[team][pick]
+        docs.append(doc)
+        teams.append(team)
+        for t in range(len(lists)):
+            at = position[t].get(doc)
+            if at is not None:
+                left[t][at] = False
+    return docs, teams

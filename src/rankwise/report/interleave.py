@@ -1,0 +1,85 @@
+"""Interleaving results as tables: preferences over impressions and the simulation's error
+rates, checks and impressions ratios; and the error-against-impressions figure."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rankwise.report.grid import Grid
+
+
+def _n(value: float, digits: int) -> str:
+    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _p(value: float) -> str:
+    return "nan" if math.isnan(value) else f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def preference_grid(table: Any, digits: int = 4) -> Grid:
+    """Wins, ties, losses, delta with its interval, sign-test and Holm p-values per pair."""
+    rows = [[str(r["a"]), str(r["b"]), str(int(r["n"])), str(int(r["wins"])), str(int(r["ties"])),
+             str(int(r["losses"])), _n(r["delta"], digits), f"[{_n(r['ci_low'], digits)}, {_n(r['ci_high'], digits)}]",
+             _p(r["p_value"]), _p(r["p_holm"])] for r in table.to_dict("records")]
+    return Grid("interleaving preferences (delta > 0: the first ranker is preferred)",
+                ["a", "b", "impressions", "wins", "ties", "losses", "delta", "interval", "p", "p holm"], rows,
+                [False, False] + [True] * 8)
+
+
+def simulation_grids(result: Any, digits: int = 3) -> list[Grid]:
+    """Three tables: wrong-winner rate by impressions and method, the A/A and coverage checks,
+    and the impressions each method needs for the target error with the A/B ratio."""
+    error = result.error
+    methods = list(dict.fromkeys(error["method"]))
+    levels = sorted(set(error["impressions"]))
+    rows = []
+    for n in levels:
+        part = error[error["impressions"] == n].set_index("method")
+        rows.append([f"{n:,}"] + [_n(part.loc[m, "wrong_winner"], digits) for m in methods])
+    s = result.settings
+    title = (f"probability of the wrong winner ({s.get('comparisons')} comparisons, {s.get('repetitions')} "
+             f"repetitions, users: {s.get('click_model')})")
+    grids = [Grid(title, ["impressions", *methods], rows, [True] * (len(methods) + 1))]
+    checks = result.checks.merge(result.agreement, on="method")
+    grids.append(Grid(f"checks at {int(checks['impressions'].iloc[0]):,} impressions (alpha {s.get('alpha')})",
+                      ["method", "A/A false positives", "coverage", "right in the limit"],
+                      [[r["method"], _n(r["false_positive_rate"], digits), _n(r["coverage"], digits),
+                        _n(r["right_in_the_limit"], digits)] for r in checks.to_dict("records")],
+                      [False, True, True, True]))
+    grids.append(Grid(f"impressions for a wrong-winner rate of {s.get('target_error')}",
+                      ["method", "impressions", "A/B / method"],
+                      [[r["method"], "never" if math.isinf(r["impressions"]) else f"{r['impressions']:,.0f}",
+                        _n(r["ab_over_method"], 2)] for r in result.ratios.to_dict("records")],
+                      [False, True, True]))
+    return grids
+
+
+def simulation_markdown(result: Any, digits: int = 3) -> str:
+    """The three tables in Markdown."""
+    out = []
+    for grid in simulation_grids(result, digits):
+        out += [f"**{grid.title}**", "", "| " + " | ".join(grid.columns) + " |",
+                "|" + "|".join("---:" if n else "---" for n in grid.numeric) + "|"]
+        out += ["| " + " | ".join(row) + " |" for row in grid.rows] + [""]
+    return "\n".join(out)
+
+
+def error_figure(result: Any) -> Any:
+    """Wrong-winner rate against impressions (log scale), one line per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6.4, 4.0))
+    for method, part in result.error.groupby("method", sort=False):
+        axis.plot(part["impressions"], part["wrong_winner"], marker="o", label=method)
+    axis.set_xscale("log")
+    axis.set_xlabel("impressions")
+    axis.set_ylabel("probability of the wrong winner")
+    axis.set_title(f"users: {result.settings.get('click_model')}, {result.settings.get('comparisons')} comparisons")
+    axis.grid(True, alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    return figure
