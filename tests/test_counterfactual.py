@@ -197,7 +197,7 @@ def test_bandit_log_bad_input_names_file_line_and_field(tmp_path) -> None:
     with pytest.raises(InputError, match=r"log.csv:2.*position.*whole number"):
         read_bandit_log(path, **COLUMNS)
     path.write_text("item_id,position,click,propensity_score\n3,1,yes,0.5\n")
-    with pytest.raises(InputError, match=r"log.csv:2.*click.*not a number: 'yes'"):
+    with pytest.raises(InputError, match=r"log.csv:2.*click.*expected a number, got 'yes'"):
         read_bandit_log(path, **COLUMNS)
 
 
@@ -221,5 +221,17 @@ def test_ope_command(tmp_path) -> None:
     assert [line.split()[0] for line in run.output.splitlines()[3:9]] == ["ips", "snips", "dm", "dr", "sndr",
                                                                           "switch-dr"]
     assert "own mean reward: 0.0069 over 10000 rounds" in run.output
+    # a policy table: the uniform policy over the 34 items written out gives the same IPS as "uniform"
+    table = tmp_path / "policy.csv"
+    table.write_text("action,probability\n" + "".join(f"{i},{1 / 34}\n" for i in range(34)))
+    run = CliRunner().invoke(app, ["ope", str(paths["random"]), "--policy", str(table), "-e", "ips", "-f", "json",
+                                   "--resamples", "100", *flags])
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.output)["estimates"][0]["value"] == pytest.approx(0.0046)
+    # a policy log without the pscore column is refused, naming the file and the column
+    bare = tmp_path / "bare.csv"
+    bare.write_text("item_id,position,click\n1,1,0\n")
+    run = CliRunner().invoke(app, ["ope", str(paths["random"]), "--policy", str(bare), *flags])
+    assert run.exit_code == 2 and "bare.csv" in run.output and "no column 'propensity_score'" in run.output
     run = CliRunner().invoke(app, ["ope", str(paths["bts"]), "--policy", "uniform", "-e", "ipw", *flags])
     assert run.exit_code == 2 and "unknown estimator 'ipw'" in run.output

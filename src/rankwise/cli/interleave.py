@@ -4,26 +4,18 @@ impressions A/B tests, interleaving and counterfactual estimates need."""
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rankwise.cli.app import _emit, _fail, _show_grids, app
+from rankwise.cli.options import ReportFormat
 from rankwise.errors import RankwiseError
 
 interleave_app = typer.Typer(help="Interleaving: compare rankers from credits; simulate against A/B.",
                              no_args_is_help=True)
 app.add_typer(interleave_app, name="interleave")
-
-
-class InterleaveFormat(str, Enum):
-    table = "table"
-    text = "text"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
 
 
 @interleave_app.command("compare")
@@ -36,40 +28,28 @@ def compare(
     alpha: Annotated[float, typer.Option("--alpha", help="Intervals at 1 - alpha.")] = 0.05,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    output_format: Annotated[InterleaveFormat, typer.Option("-f", "--format")] = InterleaveFormat.table,
+    output_format: Annotated[ReportFormat, typer.Option("-f", "--format")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     digits: Annotated[int, typer.Option(help="Decimals shown in tables.")] = 4,
 ) -> None:
     """Wins, ties and losses per pair of rankers, delta with a bootstrap interval, sign test and Holm."""
-    import numpy as np
-
-    from rankwise.data.tables import tables_of
-    from rankwise.online.bandit_log import _numbers
-    from rankwise.online.interleaving import preferences
+    from rankwise.online.interleaving import preferences, read_credits
     from rankwise.report import interleave as render
 
     try:
-        pieces = tables_of(credits, None)
-        names = ranker or [c for c in pieces[0][2].column_names
-                           if pieces[0][2].schema.field(c).type.__str__().startswith(("int", "double", "float"))]
-        if len(names) < 2:
-            raise RankwiseError("give at least two ranker columns (-r NAME)")
-        matrix = np.column_stack([np.concatenate([_numbers(t.column(c).combine_chunks(), n, first, c)
-                                                  for n, first, t in pieces]) for c in names])
+        matrix, names = read_credits(credits, ranker)
         table = preferences(matrix, names, alpha, resamples, seed, clicked_only)
-    except (RankwiseError, KeyError) as exc:
+    except RankwiseError as exc:
         _fail(str(exc))
         return
-    if output_format in (InterleaveFormat.table, InterleaveFormat.text):
-        _show_grids([render.preference_grid(table, digits)], output, plain=output_format == InterleaveFormat.text)
-    elif output_format == InterleaveFormat.json:
+    if output_format in (ReportFormat.table, ReportFormat.text):
+        _show_grids([render.preference_grid(table, digits)], output, plain=output_format == ReportFormat.text)
+    elif output_format == ReportFormat.json:
         _emit(table.to_json(orient="records", indent=2), output)
-    elif output_format == InterleaveFormat.csv:
+    elif output_format == ReportFormat.csv:
         _emit(table.to_csv(index=False), output)
     else:
-        grid = render.preference_grid(table, digits)
-        _emit("\n".join(["| " + " | ".join(grid.columns) + " |", "|" + "|".join("---" for _ in grid.columns) + "|"]
-                        + ["| " + " | ".join(r) + " |" for r in grid.rows]), output)
+        _emit(render.preference_grid(table, digits).markdown(), output)
 
 
 @interleave_app.command("simulate")
@@ -94,7 +74,7 @@ def simulate(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the error-against-impressions figure (PNG/SVG).")]
     = None,
-    output_format: Annotated[InterleaveFormat, typer.Option("-f", "--format")] = InterleaveFormat.table,
+    output_format: Annotated[ReportFormat, typer.Option("-f", "--format")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
 ) -> None:
     """Simulated users from a click model over real qrels and runs: the probability of the
@@ -117,11 +97,11 @@ def simulate(
         return
     if plot is not None:
         render.error_figure(result).savefig(plot, dpi=120)
-    if output_format in (InterleaveFormat.table, InterleaveFormat.text):
-        _show_grids(render.simulation_grids(result), output, plain=output_format == InterleaveFormat.text)
-    elif output_format == InterleaveFormat.json:
+    if output_format in (ReportFormat.table, ReportFormat.text):
+        _show_grids(render.simulation_grids(result), output, plain=output_format == ReportFormat.text)
+    elif output_format == ReportFormat.json:
         _emit(json.dumps(result.to_dict(), indent=2, default=str), output)
-    elif output_format == InterleaveFormat.csv:
+    elif output_format == ReportFormat.csv:
         _emit(result.error.to_csv(index=False), output)
     else:
         _emit(render.simulation_markdown(result), output)

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rankwise.cli.app import _emit, _fail, _show_grids, _warn, app
+from rankwise.cli.options import ReportFormat
 from rankwise.errors import RankwiseError
-
-
-class OPEFormat(str, Enum):
-    table = "table"
-    text = "text"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
 
 
 @app.command("ope")
@@ -41,7 +33,7 @@ def ope(
     alpha: Annotated[float, typer.Option("--alpha", help="Intervals at 1 - alpha.")] = 0.05,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    output_format: Annotated[OPEFormat, typer.Option("-f", "--format", help="Output format.")] = OPEFormat.table,
+    output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
 ) -> None:
@@ -54,33 +46,18 @@ def ope(
     columns = {"action": action, "position": None if no_position else position, "reward": reward, "pscore": pscore}
     try:
         log = bandit_log.read_bandit_log(logs, **columns)
-        warnings: list[str] = []
-        if policy == "uniform":
-            target: bandit_log.Policy | str = "uniform"
-        else:
-            from rankwise.data.tables import tables_of
-
-            names = tables_of(policy, None)[0][2].column_names
-            if "probability" in names:
-                target = bandit_log.policy_from_table(policy)
-            else:
-                other = bandit_log.read_bandit_log(policy, **columns)
-                raw = bandit_log.policy_sums(bandit_log.policy_from_log(other, rescale=False))
-                warnings.append("policy from a log: probabilities per position summed to "
-                                + ", ".join(f"{v:.3f} (position {k})" for k, v in raw.items())
-                                + " before rescaling to 1")
-                target = bandit_log.policy_from_log(other)
+        target, warnings = bandit_log.target_policy(policy, **columns)
         result = bandit_log.evaluate_policy(log, target, estimator or ESTIMATORS, clip=clip, prior=prior, alpha=alpha,
                                             resamples=resamples, seed=seed, policy_name=policy)
         result.warnings[:0] = warnings
     except RankwiseError as exc:
         _fail(str(exc))
         return
-    if output_format in (OPEFormat.table, OPEFormat.text):
-        _show_grids([render.ope_grid(result, digits)], output, plain=output_format == OPEFormat.text)
-    elif output_format == OPEFormat.markdown:
+    if output_format in (ReportFormat.table, ReportFormat.text):
+        _show_grids([render.ope_grid(result, digits)], output, plain=output_format == ReportFormat.text)
+    elif output_format == ReportFormat.markdown:
         _emit(render.ope_markdown(result, digits), output)
     else:
-        _emit((render.ope_json if output_format == OPEFormat.json else render.ope_csv)(result), output)
+        _emit((render.ope_json if output_format == ReportFormat.json else render.ope_csv)(result), output)
     if output is not None:
         _warn(result.warnings)

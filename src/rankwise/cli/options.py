@@ -9,9 +9,21 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
+
+
+class ReportFormat(str, Enum):
+    """Output formats of the commands whose results are tables (``ope``, ``interleave``)."""
+
+    table = "table"
+    text = "text"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
 
 DEFAULT_METRICS = ("ndcg@10", "map", "recip_rank", "P@10", "recall@100")
 """The metrics of ``evaluate``, ``compare`` and ``report`` when none is named (Python and CLI)."""

@@ -31,6 +31,7 @@ import numpy as np
 from rankwise.data.tables import location, tables_of
 from rankwise.errors import InputError
 from rankwise.online.counterfactual import ESTIMATORS, NEEDS_MODEL, estimate
+from rankwise.online.events import number_column
 
 
 @dataclass
@@ -47,21 +48,8 @@ class BanditLog:
         return len(self.reward)
 
 
-def _numbers(values: Any, name: str, first: int, field_name: str) -> np.ndarray:
-    try:
-        array = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
-    except (TypeError, ValueError):
-        texts = values.to_pylist()
-        for row, text in enumerate(texts):
-            try:
-                float(text)
-            except (TypeError, ValueError):
-                raise InputError(f"not a number: {text!r}", field=field_name, **location(name, first, row)) from None
-        raise
-    bad = ~np.isfinite(array)
-    if bad.any():
-        raise InputError("not a finite number", field=field_name, **location(name, first, int(np.flatnonzero(bad)[0])))
-    return array
+def _floats(table: Any, column: str, name: str, first: int) -> np.ndarray:
+    return np.asarray(number_column(name, first, table.column(column).combine_chunks(), column), dtype=np.float64)
 
 
 def read_bandit_log(data: Any, action: str = "action", position: str | None = "position", reward: str = "reward",
@@ -75,18 +63,27 @@ def read_bandit_log(data: Any, action: str = "action", position: str | None = "p
     (['a', 'b'], [1, 1], [1.0, 0.0])
     """
     columns = [action, reward, pscore] + ([position] if position else [])
+    return _log_from_pieces(tables_of(data, columns), action, position, reward, pscore)
+
+
+def _log_from_pieces(pieces: list[tuple[str, int, Any]], action: str, position: str | None, reward: str,
+                     pscore: str) -> BanditLog:
     actions, positions, rewards, pscores, sources = [], [], [], [], []
-    for name, first, table in tables_of(data, columns):
+    for name, first, table in pieces:
+        missing = [c for c in (action, reward, pscore, position) if c and c not in table.column_names]
+        if missing:
+            raise InputError(f"no column {missing[0]!r}; the columns are {table.column_names}", source=name,
+                             field=missing[0])
         sources.append(name)
         actions.append(np.asarray([str(v) for v in table.column(action).to_pylist()], dtype=object))
-        r = _numbers(table.column(reward).combine_chunks(), name, first, reward)
-        p = _numbers(table.column(pscore).combine_chunks(), name, first, pscore)
+        r = _floats(table, reward, name, first)
+        p = _floats(table, pscore, name, first)
         bad = (p <= 0) | (p > 1)
         if bad.any():
             raise InputError(f"a logging propensity must be in (0, 1], got {p[bad][0]}", field=pscore,
                              **location(name, first, int(np.flatnonzero(bad)[0])))
         if position:
-            k = _numbers(table.column(position).combine_chunks(), name, first, position)
+            k = _floats(table, position, name, first)
             bad = (k < 1) | (k != np.round(k))
             if bad.any():
                 raise InputError(f"a position is a whole number from 1, got {k[bad][0]}", field=position,
@@ -144,22 +141,47 @@ def policy_from_log(log: BanditLog, rescale: bool = True) -> Policy:
 def policy_from_table(data: Any) -> Policy:
     """A policy table: ``action``, ``probability`` and optionally ``position`` (else every
     position)."""
+    return _policy_from_pieces(tables_of(data, None))
+
+
+def _policy_from_pieces(pieces: list[tuple[str, int, Any]]) -> Policy:
     out: Policy = {}
-    for name, first, table in tables_of(data, None):
+    for name, first, table in pieces:
         if "action" not in table.column_names or "probability" not in table.column_names:
             raise InputError("a policy table needs the columns action and probability (and optionally position)",
                              source=name, line=first)
-        p = _numbers(table.column("probability").combine_chunks(), name, first, "probability")
+        p = _floats(table, "probability", name, first)
         bad = (p < 0) | (p > 1)
         if bad.any():
             raise InputError(f"a probability must be in [0, 1], got {p[bad][0]}", field="probability",
                              **location(name, first, int(np.flatnonzero(bad)[0])))
         actions = [str(v) for v in table.column("action").to_pylist()]
-        positions = (_numbers(table.column("position").combine_chunks(), name, first, "position").astype(int)
+        positions = (_floats(table, "position", name, first).astype(int)
                      if "position" in table.column_names else np.zeros(len(p), dtype=int))
         for a, k, v in zip(actions, positions.tolist(), p.tolist(), strict=True):
             out[(a, int(k))] = v
     return out
+
+
+def target_policy(spec: Any, action: str = "action", position: str | None = "position", reward: str = "reward",
+                  pscore: str = "pscore") -> tuple[Policy | str, list[str]]:
+    """The policy ``spec`` names, read once: ``"uniform"``; a table with a ``probability``
+    column (``policy_from_table``); or another log with the same columns
+    (``policy_from_log``, with a warning giving its sums per position before rescaling).
+
+    >>> target_policy({"action": ["a", "b"], "probability": [0.25, 0.75]})
+    ({('a', 0): 0.25, ('b', 0): 0.75}, [])
+    """
+    if isinstance(spec, str) and spec == "uniform":
+        return "uniform", []
+    pieces = tables_of(spec, None)
+    if all("probability" in table.column_names for _, _, table in pieces):
+        return _policy_from_pieces(pieces), []
+    other = _log_from_pieces(pieces, action, position, reward, pscore)
+    raw = policy_sums(policy_from_log(other, rescale=False))
+    note = ("policy from a log: probabilities per position summed to "
+            + ", ".join(f"{v:.3f} (position {k})" for k, v in raw.items()) + " before rescaling to 1")
+    return policy_from_log(other), [note]
 
 
 def _probabilities(policy: Policy, log: BanditLog) -> np.ndarray:
@@ -241,4 +263,4 @@ def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[s
 
 
 __all__ = ["BanditLog", "OPEResult", "evaluate_policy", "policy_from_log", "policy_from_table", "policy_sums",
-           "read_bandit_log", "reward_model", "uniform_policy"]
+           "read_bandit_log", "reward_model", "target_policy", "uniform_policy"]

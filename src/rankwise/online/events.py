@@ -41,7 +41,7 @@ class Units:
 SLICE_ROWS = 4_000_000
 
 
-def _numbers(name: str, first: int, column: Any, field_name: str, counts: bool) -> np.ndarray:
+def number_column(name: str, first: int, column: Any, field_name: str, counts: bool = False) -> np.ndarray:
     """The column as integers (integer and boolean columns: sums stay exact) or float64
     (checked finite); ``counts`` must not be negative."""
     import pyarrow as pa
@@ -152,7 +152,7 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
                              **location(name, first, row))
         part = {"unit": ids.cast(unit_type), "variant": codes}
         for c in value_columns:
-            part[c] = _numbers(name, first, table.column(c).combine_chunks(), c, c in counts)
+            part[c] = number_column(name, first, table.column(c).combine_chunks(), c, c in counts)
         parts.append(part)
     summed = [c for c in value_columns if c not in constants]
     grouped = _dense_group(parts, summed, constants) if unit_type == pa.int64() else None

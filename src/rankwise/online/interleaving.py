@@ -116,3 +116,27 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
     table = pd.DataFrame(rows)
     table["p_holm"] = holm(table["p_value"].to_numpy()) if len(table) else []
     return table
+
+
+def read_credits(data: Any, rankers: Sequence[str] = ()) -> tuple[np.ndarray, list[str]]:
+    """Per-impression credits (impressions x rankers) from files or tables with one column
+    per ranker (``rankers``; by default every numeric column), with the column names.
+
+    >>> read_credits({"A": [1, 0], "B": [0, 2], "query": ["q1", "q2"]})
+    (array([[1., 0.],
+           [0., 2.]]), ['A', 'B'])
+    """
+    import pyarrow as pa
+
+    from rankwise.data.tables import tables_of
+    from rankwise.online.events import number_column
+
+    pieces = tables_of(data, list(rankers) or None)
+    names = list(rankers) or [f.name for f in pieces[0][2].schema
+                              if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+    if len(names) < 2:
+        raise InputError(f"credits for at least two rankers are needed; found the numeric columns {names}",
+                         field="rankers")
+    columns = [np.concatenate([np.asarray(number_column(name, first, table.column(c).combine_chunks(), c),
+                                          dtype=np.float64) for name, first, table in pieces]) for c in names]
+    return np.column_stack(columns), names

@@ -101,14 +101,14 @@ def pattern_probabilities(model: ClickModel, log: ClickLog, pairs: np.ndarray, p
     count = len(patterns)
     cell_pairs = np.repeat(pairs, count, axis=0)
     mask = cell_pairs >= 0
-    clicks = np.tile(patterns, (lists, 1)) * mask
+    tiled = np.tile(patterns, (lists, 1)) > 0
+    clicks = (tiled & mask).astype(np.int8)
     piece = piece_of(log, np.repeat(log.pair_query[np.maximum(pairs[:, 0], 0)], count),
                      np.where(mask, log.pair_doc[np.maximum(cell_pairs, 0)], 0), np.maximum(cell_pairs, 0),
-                     clicks.astype(np.int8), mask)
+                     clicks, mask)
     p = model.conditional_click_probs(piece)
-    factors = np.where(clicks > 0, p, 1 - p)
-    probs = np.prod(np.where(mask, factors, 1.0), axis=1)
-    probs[((np.tile(patterns, (lists, 1)) > 0) & ~mask).any(axis=1)] = 0.0   # a click past the list's end
+    probs = np.prod(np.where(mask, np.where(clicks > 0, p, 1 - p), 1.0), axis=1)
+    probs[(tiled & ~mask).any(axis=1)] = 0.0   # a click past the list's end
     return probs.reshape(lists, count)
 
 

@@ -10,23 +10,11 @@ import math
 from typing import Any
 
 from rankwise.report.grid import Grid
+from rankwise.report.grid import number_cell as _number
+from rankwise.report.grid import p_cell as _p
 
 HEADERS = ["metric", "variant", "n control", "n", "control", "value", "difference", "interval", "relative",
            "relative interval", "p", "p corrected"]
-
-
-def _number(value: float, digits: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "nan"
-    if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}f}"
-
-
-def _p(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "nan"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
 def _cells(row: Any, digits: int) -> list[str]:

@@ -4,6 +4,7 @@ instead of cutting numbers and names."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,21 @@ class Grid:
             out.append(self.note)
         return "\n".join(out)
 
+    def markdown(self) -> str:
+        """A Markdown table: the title in bold above, numeric columns right-aligned, each
+        note line under it (``|`` in cells escaped).
+
+        >>> Grid("t", ["run", "P@10"], [["a|b", "0.5"]], [False, True], note="n").markdown().splitlines()
+        ['**t**', '', '| run | P@10 |', '|---|---:|', '| a\\\\|b | 0.5 |', '', 'n  ']
+        """
+        lines = [f"**{self.title}**", ""] if self.title else []
+        lines += ["| " + " | ".join(self.columns) + " |",
+                  "|" + "|".join("---:" if n else "---" for n in self.numeric) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.rows]
+        if self.note:
+            lines += [""] + [f"{line}  " for line in self.note.splitlines()]
+        return "\n".join(lines)
+
     def rich(self) -> Any:
         """A rich Table: text columns fold onto more lines, numbers never break or shrink."""
         from rich.table import Table
@@ -61,3 +77,27 @@ class Grid:
         for i, row in enumerate(self.rows):
             table.add_row(*row, style="bold" if i in self.strong_rows else None)
         return table
+
+
+def number_cell(value: float | None, digits: int) -> str:
+    """A number with ``digits`` decimals; nan and infinities spelled out.
+
+    >>> number_cell(0.12345, 3), number_cell(float("nan"), 3), number_cell(float("-inf"), 3)
+    ('0.123', 'nan', '-inf')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{digits}f}"
+
+
+def p_cell(value: float | None) -> str:
+    """A p-value: four decimals, or scientific below 1e-4.
+
+    >>> p_cell(0.04321), p_cell(3.2e-7)
+    ('0.0432', '3.2e-07')
+    """
+    if value is None or math.isnan(value):
+        return "nan"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"

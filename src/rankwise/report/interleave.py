@@ -7,14 +7,8 @@ import math
 from typing import Any
 
 from rankwise.report.grid import Grid
-
-
-def _n(value: float, digits: int) -> str:
-    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-def _p(value: float) -> str:
-    return "nan" if math.isnan(value) else f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+from rankwise.report.grid import number_cell as _n
+from rankwise.report.grid import p_cell as _p
 
 
 def preference_grid(table: Any, digits: int = 4) -> Grid:
@@ -57,12 +51,7 @@ def simulation_grids(result: Any, digits: int = 3) -> list[Grid]:
 
 def simulation_markdown(result: Any, digits: int = 3) -> str:
     """The three tables in Markdown."""
-    out = []
-    for grid in simulation_grids(result, digits):
-        out += [f"**{grid.title}**", "", "| " + " | ".join(grid.columns) + " |",
-                "|" + "|".join("---:" if n else "---" for n in grid.numeric) + "|"]
-        out += ["| " + " | ".join(row) + " |" for row in grid.rows] + [""]
-    return "\n".join(out)
+    return "\n\n".join(grid.markdown() for grid in simulation_grids(result, digits)) + "\n"
 
 
 def error_figure(result: Any) -> Any:

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from typing import Any
 
 from rankwise.report.grid import Grid
+from rankwise.report.grid import number_cell as _number
 
 HEADERS = ["estimator", "value", "interval", "se", "rounds", "effective n", "max weight", "clipped"]
-
-
-def _number(value: float, digits: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "nan"
-    return f"{value:.{digits}f}"
 
 
 def ope_grid(result: Any, digits: int = 4) -> Grid:
@@ -45,12 +39,7 @@ def ope_grid(result: Any, digits: int = 4) -> Grid:
 
 def ope_markdown(result: Any, digits: int = 4) -> str:
     """A Markdown table with the title above and the notes under it."""
-    grid = ope_grid(result, digits)
-    lines = [f"**{grid.title}**", "", "| " + " | ".join(grid.columns) + " |",
-             "|" + "|".join("---:" if n else "---" for n in grid.numeric) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in grid.rows]
-    lines += [""] + [f"{line}  " for line in grid.note.splitlines()]
-    return "\n".join(lines)
+    return ope_grid(result, digits).markdown()
 
 
 def ope_json(result: Any) -> str:
