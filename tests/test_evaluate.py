@@ -199,3 +199,15 @@ def test_conflicting_metric_conventions_are_refused() -> None:
         rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P(ties=expected,depth=5)@5"])
     with pytest.raises(RankwiseError, match="unknown argument"):
         rankwise.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P(tie=input)@5"])
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_equal_scores_across_a_query_boundary_are_not_one_tie(precision: str) -> None:
+    # a run in rank order whose last row of q1 ties the first row of q2 (both 1.0): the tie
+    # rule orders rows within a query only. Correct: q1 = a(2.0), b(1.0): b relevant at rank 2,
+    # AP = 1/2; q2 = c(1.0), a(0.5): a relevant at rank 2, AP = 1/2. Treating (q1 b, q2 c) as one
+    # tie and ordering it by document id (descending) would swap their labels: AP 0 and 1
+    qrels = {"q1": {"b": 1}, "q2": {"a": 1}}
+    run = rankwise.Run(["q1", "q1", "q2", "q2"], ["a", "b", "c", "a"], [2.0, 1.0, 1.0, 0.5], "r")
+    res = rankwise.evaluate(qrels, run, ["map"], score_precision=precision)
+    assert res.per_query["map"].tolist() == [0.5, 0.5]

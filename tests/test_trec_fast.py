@@ -102,3 +102,43 @@ def test_duplicate_in_a_later_slice_is_found(monkeypatch: pytest.MonkeyPatch) ->
         align(run, index, Conventions())
     lists, notes = align(run, index, Conventions(duplicates="first"))
     assert lists.offsets.tolist() == [0, 3, 6, 8] and "1 duplicate" in notes[0]
+
+
+@pytest.mark.parametrize("ties", ["trec", "docid_asc", "expected"])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_chunked_columns_and_small_slices_align_as_one_chunk(monkeypatch: pytest.MonkeyPatch, ties: str,
+                                                             precision: str, shuffled: bool) -> None:
+    # a reader hands document ids over in pieces (a chunked column); tied rows are looked up
+    # chunk by chunk and ties are compared a slice at a time: 3-row slices and 7-row chunks must
+    # give the lists that one chunk and one slice give. Scores tie in float64 (0.5 steps) and,
+    # only in float32, through a 1e-9 nudge
+    from rankwise.data.containers import Run
+
+    rng = np.random.default_rng(7)
+    queries = np.repeat(["q0", "q1", "q2", "q3"], 12)
+    docs = np.array([f"d{rng.integers(0, 40)}_{i}" for i in range(48)])
+    scores = np.round(rng.uniform(0, 3, 48) * 2) / 2 + np.where(rng.random(48) < 0.3, 1e-9, 0.0)
+    # query k scores in [-3k, 3 - 3k], reaching both ends: the lowest row of one query ties the
+    # highest of the next, so a tie group must not cross a query boundary
+    scores[::12], scores[1::12] = 0.0, 3.0
+    scores -= 3.0 * np.repeat(np.arange(4), 12)
+    order = np.lexsort((-scores, queries))
+    if shuffled:
+        order = rng.permutation(48)
+    queries, docs, scores = queries[order], docs[order], scores[order]
+    qrels = Qrels(list(queries[::2]), list(docs[::2]), list(rng.integers(0, 3, 24)))
+    conv = Conventions(ties=ties, score_precision=precision)
+
+    whole, _ = align(Run(list(queries), list(docs), scores, "r"), QrelsIndex.build(qrels), conv)
+    monkeypatch.setattr(sys.modules["rankwise.engine.align"], "SLICE_ROWS", 3)
+    chunked_docs = pa.chunked_array([pa.array(list(docs[i: i + 7])) for i in range(0, 48, 7)])
+    pieces, _ = align(Run(list(queries), chunked_docs, scores, "r"), QrelsIndex.build(qrels), conv)
+    assert pieces.offsets.tolist() == whole.offsets.tolist()
+    assert pieces.label.tolist() == whole.label.tolist()
+    if ties == "expected":
+        assert pieces.tie_size.tolist() == whole.tie_size.tolist()
+        assert whole.tie_size.max() > 1
+    else:
+        assert pieces.tie_spans.tolist() == whole.tie_spans.tolist()
+        assert len(whole.tie_spans) > 0

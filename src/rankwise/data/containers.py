@@ -83,6 +83,8 @@ def integer_labels(values: Any, source: str, lines: np.ndarray | None = None) ->
 
     >>> integer_labels([1, 2.0, -1, 2**40], "<dict>").tolist()
     [1, 2, -1, 1099511627776]
+    >>> integer_labels([np.int64(2), np.float32(1.0), 0], "<dict>").tolist()
+    [2, 1, 0]
     >>> integer_labels([1, 2**63], "<dict>")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     rankwise.errors.InputError: <dict>:2: field 'label': expected an integer between ..., got 9223372036854775808
@@ -103,6 +105,8 @@ def integer_labels(values: Any, source: str, lines: np.ndarray | None = None) ->
         return arr.astype(np.int64)
     out = np.empty(len(arr), dtype=np.int64)
     for row, value in enumerate(arr.tolist()):
+        if isinstance(value, np.generic):  # a list of NumPy scalars (list(frame.label))
+            value = value.item()
         if isinstance(value, (bool, int)) and _INT64.min <= value <= _INT64.max:
             out[row] = value
         elif isinstance(value, float) and value.is_integer() and -(2.0**63) <= value < 2.0**63:

@@ -176,23 +176,33 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
     return bits
 
 
-def _sorted_ties(qcode: np.ndarray, skey: np.ndarray) -> np.ndarray | None:
-    """For rows already sorted by query, then ``skey`` (the usual run file): which rows tie
-    with the next one (same query, same key). None if the rows are not in that order.
+def _sorted_ties(qcode: np.ndarray, key: np.ndarray, descending: bool = False) -> np.ndarray | None:
+    """For rows already sorted by query, then ``key`` (ascending, or descending with
+    ``descending``: the usual run file's scores), which rows tie with the next one (same query,
+    same key). None if the rows are not in that order. The comparisons run a slice of rows at a
+    time, so the only full-size array is the result (one byte per row).
 
     >>> _sorted_ties(np.array([0, 0, 0, 1]), np.array([1, 1, 2, 0], dtype=np.uint32)).tolist()
     [True, False, False]
     >>> _sorted_ties(np.array([0, 0]), np.array([2, 1], dtype=np.uint32)) is None
     True
+    >>> _sorted_ties(np.array([0, 0, 1]), np.array([2.0, 2.0, 5.0]), descending=True).tolist()
+    [True, False]
     """
-    same = qcode[1:] == qcode[:-1]
-    step = skey[1:] >= skey[:-1]
-    step &= same
-    step |= qcode[1:] > qcode[:-1]
-    if not bool(step.all()):
-        return None
-    del step
-    same &= skey[1:] == skey[:-1]
+    n = len(qcode)
+    same = np.empty(max(n - 1, 0), dtype=bool)
+    for start in range(0, n - 1, SLICE_ROWS):
+        stop = min(start + SLICE_ROWS, n - 1)
+        q0, q1 = qcode[start:stop], qcode[start + 1: stop + 1]
+        k0, k1 = key[start:stop], key[start + 1: stop + 1]
+        in_query = q1 == q0
+        in_order = (k1 <= k0) if descending else (k1 >= k0)
+        in_order &= in_query
+        in_order |= q1 > q0
+        if not bool(in_order.all()):
+            return None
+        np.equal(k1, k0, out=same[start:stop])
+        same[start:stop] &= in_query
     return same
 
 
@@ -294,7 +304,7 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     order = local if subset is None else subset[local]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
     a, b = order[cand], order[cand + 1]
-    equal_docs = kernels.equal(kernels.take(run.doc, arrow.indices(a)), kernels.take(run.doc, arrow.indices(b)))
+    equal_docs = kernels.equal(arrow.take_rows(run.doc, a), arrow.take_rows(run.doc, b))
     same = (qcode[a] == qcode[b]) & to_numpy(equal_docs)
     pairs = cand[same]
     if len(pairs) == 0:
@@ -348,7 +358,7 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
             del packed
         del skey
     else:
-        tied = _sorted_ties(q, np.negative(score)) if rows is None else None
+        tied = _sorted_ties(q, score, descending=True) if rows is None else None
         if tied is None:
             local = np.lexsort((-score, q))
             sq, ss = q[local], score[local]
@@ -369,7 +379,7 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     src = pos if local is None else local[pos]
     tied_rows = src if rows is None else rows[src]
     # Arrow compares strings byte by byte (strcmp), whatever their length
-    docs = kernels.take(run.doc, arrow.indices(tied_rows), arrow.POOL)
+    docs = arrow.take_rows(run.doc, tied_rows, arrow.POOL)
     direction = "descending" if conv.ties == "trec" else "ascending"
     perm = to_numpy(kernels.sort_indices(pa.Table.from_arrays([arrow.indices(group), docs], names=["group", "doc"]),
                                     sort_keys=[("group", "ascending"), ("doc", direction)]), np.int64)
@@ -470,17 +480,14 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         judged_only=conv.judged_only,
     )
     precision = np.float32 if conv.score_precision == "float32" else np.float64
-    if rows is None:  # file order: the scores as they are, but for the tie patch
-        compared = run.score.astype(precision, copy=patch is not None)
-        if patch is not None:
-            compared[patch[0]] = run.score[patch[1]]
-    else:
-        compared = run.score[rows].astype(precision, copy=False)
+    # in file order the tie patch only exchanges rows of equal scores (at this precision), so
+    # the scores in rank order are the file's scores: no copy
+    ranked_scores = run.score if rows is None else run.score[rows]
     if conv.ties == "expected":
-        lists.tie_start, lists.tie_size = _tie_groups(compared, offsets)
+        lists.tie_start, lists.tie_size = _tie_groups(ranked_scores.astype(precision, copy=False), offsets)
     else:
-        lists.tie_spans = _tie_spans(compared, offsets, label)
-    del compared
+        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision)
+    del ranked_scores
     return lists, warnings
 
 
@@ -518,14 +525,26 @@ def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray
     return out
 
 
-def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.ndarray:
+def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
+               precision: type = np.float64) -> np.ndarray:
     """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
-    the rows whose order the tie rule decides and where that order can change a value. Only
-    tied rows are visited (a few percent of a run)."""
+    the rows whose order the tie rule decides and where that order can change a value. Scores
+    are compared at ``precision``, a slice at a time (no full-size copy); only tied rows are
+    visited after that (a few percent of a run).
+
+    >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0])).tolist()
+    [[0, 1, 2]]
+    >>> _tie_spans(np.array([1.0, 1.0 + 1e-9]), np.array([0, 2]), np.array([1, 0]), np.float32).tolist()
+    [[0, 0, 2]]
+    """
     n = len(score)
     if n < 2:
         return np.zeros((0, 3), dtype=np.int64)
-    same = score[1:] == score[:-1]
+    same = np.empty(n - 1, dtype=bool)
+    for start in range(0, n - 1, SLICE_ROWS):
+        stop = min(start + SLICE_ROWS, n - 1)
+        part = score[start: stop + 1].astype(precision, copy=False)
+        np.equal(part[1:], part[:-1], out=same[start:stop])
     bounds = offsets[1:-1]
     same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
     pairs = np.flatnonzero(same)  # row i ties with row i + 1
@@ -543,6 +562,7 @@ def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray) -> np.
     mixed = lo != hi
     q = np.searchsorted(offsets, first, side="right") - 1
     return np.column_stack([q, first - offsets[q], size])[mixed].astype(np.int64)
+
 
 def _tie_groups(score: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per ranked row: the rank where its run of equal scores starts, and its size (scores in
