@@ -51,7 +51,7 @@ def test_metrics_lists_catalogue() -> None:
 
 
 def test_trec_eval_console_script_matches_trec_eval() -> None:
-    proc = subprocess.run([sys.executable, "-m", "rankwise.cli.main", "trec-eval", "-q", "-m", "all_trec", Q, R],
+    proc = subprocess.run([sys.executable, "-m", "rankwise", "trec-eval", "-q", "-m", "all_trec", Q, R],
                           capture_output=True, text=True, check=True)
     assert proc.stdout == (DATA / "out.test.aq").read_text()
 

@@ -125,6 +125,25 @@ def test_console_builds_only_the_invoked_command() -> None:
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "run,query,P@5"
 
 
+def test_command_modules_name_the_module_of_every_command() -> None:
+    # the console imports only COMMAND_MODULES[command]: the map must cover the whole
+    # application, each command in the module that registers it
+    from typer.main import get_command_name
+
+    from rankwise.cli.entry import COMMAND_MODULES
+    from rankwise.cli.main import app
+
+    registered = {(c.name or get_command_name(c.callback.__name__)): c.callback.__module__
+                  for c in app.registered_commands}
+    registered |= {g.name: (g.typer_instance.registered_commands[0].callback.__module__)
+                   for g in app.registered_groups}
+    assert {name: f"rankwise.cli.{module}" for name, module in COMMAND_MODULES.items()} == registered
+    lean = subprocess.run([sys.executable, "-c", "import sys; from rankwise.cli.entry import application_for; "
+                           "application_for(['evaluate']); print(sorted(m for m in sys.modules if m.startswith("
+                           "'rankwise.cli.')))"], capture_output=True, text=True, check=True)
+    assert "rankwise.cli.commands" in lean.stdout and "rankwise.cli.ab" not in lean.stdout
+
+
 def test_every_error_is_a_rankwise_error() -> None:
     for cls in (InputError, MetricInputError, SpecError, TemplateError, UnsupportedQuery, OptionError):
         assert issubclass(cls, RankwiseError) and issubclass(cls, ValueError), cls

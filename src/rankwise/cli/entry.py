@@ -25,9 +25,34 @@ def main() -> None:
         from rankwise.cli.ndeval import run_ndeval
 
         sys.exit(run_ndeval(argv[1:]))
-    from rankwise.cli.main import app
+    only_invoked(application_for(argv), argv)(prog_name="rankwise")
 
-    only_invoked(app, argv)(prog_name="rankwise")
+
+COMMAND_MODULES = {
+    "evaluate": "commands", "metrics": "commands", "compare": "commands", "plot": "commands",
+    "report": "commands", "trec-eval": "commands", "ndeval": "commands", "ab": "ab",
+    "clicks": "clicks", "interleave": "interleave", "ope": "ope", "rank-eval": "rank_eval",
+    "index": "rank_eval",
+}
+"""The module of ``rankwise.cli`` that registers each command (a test checks it against the
+whole application)."""
+
+
+def application_for(argv: list[str]) -> typer.Typer:
+    """The Typer application with the module of the command ``argv`` names imported (the other
+    commands' modules, and what they import, are not loaded); every command when ``argv`` names
+    none (help, ``--version``, a typo: suggestions still see every command)."""
+    import importlib
+
+    module = COMMAND_MODULES.get(argv[0]) if argv else None
+    if module is None:
+        from rankwise.cli.main import app
+
+        return app
+    importlib.import_module(f"rankwise.cli.{module}")
+    from rankwise.cli.app import app
+
+    return app
 
 
 def only_invoked(app: typer.Typer, argv: list[str]) -> typer.Typer:

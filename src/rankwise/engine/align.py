@@ -119,7 +119,7 @@ class QrelsIndex:
         return label
 
 
-SLICE_ROWS = 1 << 20
+SLICE_ROWS = 1 << 18
 """Rows handled at a time by the steps that need large temporaries only per row."""
 
 

@@ -1,0 +1,225 @@
+"""The core ``rankwise`` commands: evaluate, metrics, compare, plot, report, trec-eval, ndeval
+(registered on ``rankwise.cli.app.app``; ``rankwise.cli.main`` assembles every command)."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankwise.cli.app import _emit, _fail, _inputs, _show_grids, _warn, app
+from rankwise.cli.options import DEFAULT_METRICS, Metrics, with_conventions, with_statistics
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    text = "text"
+    json = "json"
+    csv = "csv"
+    trec = "trec"
+    markdown = "markdown"
+    latex = "latex"
+
+
+Qrels = Annotated[str, typer.Argument(help="Relevance judgments (TREC qrels, Parquet, JSON, JSONL; - for stdin).")]
+Runs = Annotated[list[str], typer.Argument(
+    help="Runs (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")]
+Output = Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")]
+Digits = Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")]
+
+
+@app.command()
+@with_conventions
+def evaluate(
+    qrels: Qrels,
+    runs: Runs,
+    metric: Metrics = None,
+    per_query: Annotated[bool, typer.Option("-q", "--per-query", help="Add per-query rows.")] = False,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format (table: rich on a terminal, "
+                                              "plain text otherwise; text: always plain).")] = OutputFormat.table,
+    digits: Digits = 4,
+    output: Output = None,
+    conventions: dict | None = None,
+) -> None:
+    """Evaluate RUNS against QRELS and print runs x metrics."""
+    from rankwise.errors import RankwiseError
+    from rankwise.evaluation import evaluate as run_evaluate
+    from rankwise.report import tables
+
+    with _inputs(qrels, runs) as (qrels_in, runs_in):
+        try:
+            result = run_evaluate(qrels_in, runs_in, metric or list(DEFAULT_METRICS), **(conventions or {}))
+        except RankwiseError as exc:
+            _fail(str(exc))
+            return
+    _warn(result.warnings)
+    if fmt in (OutputFormat.table, OutputFormat.text):
+        _show_grids([tables.evaluation_grid(result, per_query, digits)], output, plain=fmt is OutputFormat.text)
+        return
+    from rankwise.report import formats
+
+    render = {OutputFormat.json: tables.render_json, OutputFormat.csv: tables.render_csv,
+              OutputFormat.trec: tables.render_trec,
+              OutputFormat.markdown: lambda r, q: formats.summary_markdown(r, digits=digits),
+              OutputFormat.latex: lambda r, q: formats.summary_latex(r, digits=digits)}[fmt]
+    _emit(render(result, per_query), output)
+
+
+@app.command()
+def metrics() -> None:
+    """List every metric with its parameters and a one-line definition."""
+    from rankwise.metrics.catalogue import canonical, parameters
+    from rankwise.metrics.registry import FAMILIES
+    from rankwise.report.grid import Grid
+
+    rows = [[fam.name, canonical(fam).strip("`"), parameters(fam), fam.summary, fam.doc] for fam in FAMILIES]
+    _show_grids([Grid("rankwise metrics (trec_eval names; ranx/ir_measures spellings such as ndcg@10 also work)",
+                      ["name", "canonical", "parameters", "summary", "definition"], rows, [False] * 5)], None)
+
+
+class CompareFormat(str, Enum):
+    table = "table"
+    text = "text"
+    markdown = "markdown"
+    latex = "latex"
+    html = "html"
+    csv = "csv"
+    json = "json"
+
+
+@app.command()
+@with_conventions
+@with_statistics
+def compare(
+    qrels: Qrels,
+    runs: Runs,
+    metric: Metrics = None,
+    fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
+    digits: Digits = 4,
+    output: Output = None,
+    conventions: dict | None = None,
+    statistics: dict | None = None,
+) -> None:
+    """Compare runs pairwise with significance tests, intervals and corrections."""
+    import json
+
+    from rankwise.comparison import compare as run_compare
+    from rankwise.errors import RankwiseError
+    from rankwise.report import formats
+
+    with _inputs(qrels, runs) as (qrels_in, runs_in):
+        try:
+            comp = run_compare(qrels_in, runs_in, metric or list(DEFAULT_METRICS), progress=sys.stderr.isatty(),
+                               **(statistics or {}), **(conventions or {}))
+        except RankwiseError as exc:
+            _fail(str(exc))
+            return
+    _warn(comp.warnings)
+    if fmt in (CompareFormat.table, CompareFormat.text):
+        _show_grids([formats.summary_grid(comp, digits), formats.comparison_grid(comp, digits)], output,
+                    plain=fmt is CompareFormat.text)
+        return
+    text = {CompareFormat.markdown: lambda: formats.summary_markdown(comp.evaluation, comp, digits) + "\n\n"
+            + formats.comparison_markdown(comp, digits),
+            CompareFormat.latex: lambda: formats.summary_latex(comp.evaluation, comp, digits) + "\n\n"
+            + formats.comparison_latex(comp, digits),
+            CompareFormat.html: lambda: formats.comparison_html(comp, digits),
+            CompareFormat.csv: lambda: comp.table.to_csv(index=False),
+            CompareFormat.json: lambda: json.dumps(comp.to_dict(), indent=2)}[fmt]()
+    _emit(text, output)
+
+
+class PlotKind(str, Enum):
+    curve = "curve"
+    difference = "difference"
+    box = "box"
+    violin = "violin"
+    pr = "pr"
+    roc = "roc"
+
+
+@app.command()
+@with_conventions
+def plot(
+    kind: Annotated[PlotKind, typer.Argument(help="curve (metric@k) | difference | box | violin | pr | roc")],
+    qrels: Qrels,
+    runs: Runs,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png, .svg or .pdf).")],
+    metric: Annotated[str, typer.Option("-m", "--metric", help="Metric (curve: ndcg, P, recall, ...).")] = "ndcg@10",
+    k: Annotated[int, typer.Option("-k", "--k", help="Largest cut-off of a curve.")] = 100,
+    max_k: Annotated[int | None, typer.Option("--max-k", hidden=True, help="Deprecated: use --k.")] = None,
+    conventions: dict | None = None,
+) -> None:
+    """Write a plot of RUNS against QRELS."""
+    from rankwise.errors import RankwiseError
+    from rankwise.evaluation import evaluate as run_evaluate
+    from rankwise.report import plots
+
+    if max_k is not None:
+        _warn(["--max-k is deprecated; use --k"])
+        k = max_k
+    conv = conventions or {}
+    with _inputs(qrels, runs) as (qrels_in, runs_in):
+        try:
+            if kind is PlotKind.curve:
+                plots.metric_at_k(qrels_in, runs_in, metric.split("@")[0], k, path=output, **conv)
+            elif kind is PlotKind.pr:
+                plots.precision_recall(qrels_in, runs_in, path=output, **conv)
+            elif kind is PlotKind.roc:
+                plots.roc(qrels_in, runs_in, path=output, **conv)
+            else:
+                res = run_evaluate(qrels_in, runs_in, [metric], **conv)
+                if kind is PlotKind.difference:
+                    names = [rs.name for rs in res.runs]
+                    if len(names) != 2:
+                        _fail("a difference plot needs exactly two runs")
+                    plots.per_query_difference(res, metric, names[0], names[1], path=output)
+                else:
+                    plots.distribution(res, metric, kind.value, path=output)
+        except RankwiseError as exc:
+            _fail(str(exc))
+    typer.echo(f"wrote {output}")
+
+
+@app.command()
+@with_conventions
+@with_statistics
+def report(
+    qrels: Qrels,
+    runs: Runs,
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    metric: Metrics = None,
+    conventions: dict | None = None,
+    statistics: dict | None = None,
+) -> None:
+    """Write one self-contained HTML page: tables, comparisons, plots, signatures."""
+    from rankwise.errors import RankwiseError
+    from rankwise.report.html import write_report
+
+    with _inputs(qrels, runs) as (qrels_in, runs_in):
+        try:
+            comp = write_report(qrels_in, runs_in, metric or list(DEFAULT_METRICS), output, **(statistics or {}),
+                                **(conventions or {}))
+        except RankwiseError as exc:
+            _fail(str(exc))
+    _warn(comp.warnings)
+    typer.echo(f"wrote {output}")
+
+
+@app.command("trec-eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def trec_eval(ctx: typer.Context) -> None:
+    """Drop-in for trec_eval: same flags (-q -c -l -M -J -N -n -m), same output, byte for byte."""
+    from rankwise.cli.trec_eval import run_trec_eval
+
+    raise typer.Exit(code=run_trec_eval(ctx.args))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def ndeval(ctx: typer.Context) -> None:
+    """Drop-in for ndeval 4.5 (TREC Web diversity): -alpha, -beta, -traditional, -M, -c; the same CSV."""
+    from rankwise.cli.ndeval import run_ndeval
+
+    raise typer.Exit(code=run_ndeval(ctx.args))
