@@ -16,7 +16,7 @@ LAYERS = {
     "engine": 2,
     "metrics": 3,
     "state": 4, "evaluation": 4,
-    "streaming": 5, "stats": 5,
+    "streaming": 5, "stats": 5, "scale": 5,
     "comparison": 6, "clicks": 6,
     "online": 7,  # interleaving's simulated users come from clicks
     "report": 8, "rankeval": 8,

@@ -131,11 +131,15 @@ class Notice(str):
     run: str | None
     metric: str | None
     count: int | None
+    details: dict
+    """What else the message was written from (rows, an example ...), so that the notices of
+    the pieces of one run can be added up and written again (``rankwise.scale``)."""
 
     def __new__(cls, message: str, kind: str = "note", run: str | None = None, metric: str | None = None,
-                count: int | None = None) -> Notice:
+                count: int | None = None, details: dict | None = None) -> Notice:
         self = super().__new__(cls, message)
         self.kind, self.run, self.metric, self.count = kind, run, metric, count
+        self.details = details or {}
         return self
 
     @property
@@ -148,7 +152,7 @@ class Notice(str):
                 "message": self.message}
 
     def __reduce__(self) -> tuple:
-        return (Notice, (self.message, self.kind, self.run, self.metric, self.count))
+        return (Notice, (self.message, self.kind, self.run, self.metric, self.count, self.details))
 
 
 def notice_dicts(warnings: list) -> list[dict]:

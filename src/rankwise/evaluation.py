@@ -14,7 +14,7 @@ from rankwise._version import __version__
 from rankwise.data.containers import Qrels, Run
 from rankwise.data.load import load_qrels, load_run
 from rankwise.data.prefs import Prefs
-from rankwise.engine.align import QrelsIndex, align
+from rankwise.engine.align import QrelsIndex, align, empty_rankings
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
 from rankwise.errors import Notice, RankwiseError, notice_dicts
@@ -234,11 +234,118 @@ def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     raise RankwiseError(f"cannot read runs from a {type(runs).__name__}")
 
 
+ENGINES = {"chunks": "rankwise.scale.chunked", "dask": "rankwise.scale.dask_engine",
+           "spark": "rankwise.scale.spark_engine"}
+"""Engines other than ``memory``, by name: each module has ``evaluate_with_engine(plan, runs,
+**options) -> Result``. They are looked up by name when asked for (they sit above this module
+and pull in their own dependencies)."""
+
+
+def _conventions(profile: str | None, conventions: dict[str, Any]) -> Conventions:
+    """The conventions of a profile, overridden by the ones given; unknown names are refused."""
+    from rankwise.metrics import profiles
+
+    unknown = set(conventions) - set(Conventions.names())
+    if unknown:
+        raise RankwiseError(f"unknown convention(s) {sorted(unknown)}; expected {Conventions.names()}")
+    return Conventions(**profiles.conventions_of(profile, conventions))
+
+
+@dataclass
+class EvaluationPlan:
+    """What ``evaluate`` does to every run, once the qrels are encoded and the metrics parsed:
+    the engines call :meth:`score` on each piece of a run and :meth:`result` at the end.
+
+    >>> plan = EvaluationPlan.build({"q1": {"d1": 1}}, ["P@1"], None, {})
+    >>> plan.score(load_run({"q1": {"d1": 0.9, "d2": 0.5}})).values["P_1"].tolist()
+    [1.0]
+    """
+
+    qrels: Qrels
+    index: QrelsIndex
+    specs: list[MetricSpec]
+    conventions: Conventions
+    groups: dict[tuple, list[MetricSpec]]
+    own: dict[tuple, Conventions]
+    notes: list[str]
+
+    @classmethod
+    def build(cls, qrels: Any, metrics: str | Sequence[str], profile: str | None,
+              conventions: dict[str, Any]) -> EvaluationPlan:
+        """Encode ``qrels``, parse ``metrics`` and resolve the conventions (``evaluate``'s
+        arguments)."""
+        from rankwise.metrics import profiles
+
+        conv = _conventions(profile, conventions)
+        if isinstance(metrics, (str, dict)):
+            metrics = [metrics]
+        q = qrels if isinstance(qrels, Qrels) else load_qrels(qrels)
+        max_label = int(q.label.max()) if len(q.label) else 1
+        specs = [profiles.metric_of(profile, m, max_label) or parse_metric(m) for m in metrics]
+        check_judgments(specs, "qrels")
+        groups: dict[tuple, list[MetricSpec]] = {}
+        for spec in specs:  # metrics with conventions of their own are computed on their own alignment
+            groups.setdefault(spec.conventions, []).append(spec)
+        own = {key: replace(conv, **dict(key)) for key in groups}
+        return cls(q, _index_of(q), specs, conv, groups, own, list(q.notes))
+
+    def score(self, run: Run, missing: str | None = None) -> RunScores:
+        """Every metric on one run (or one query-complete piece of it); its warnings are in
+        ``RunScores.warnings``. ``missing`` overrides the convention (engines score the pieces
+        of a run with ``missing='skip'`` and the absent queries at the end)."""
+        merged: RunScores | None = None
+        notes: list[str] = []
+        for key, group in self.groups.items():
+            conv = self.own[key] if missing is None else replace(self.own[key], missing=missing)
+            rl, align_notes = _aligned(run, self.index, conv)
+            notes.extend(n for n in align_notes if n not in notes)
+            if rl.n_queries == 0 and missing is None:
+                raise RankwiseError(f"{run.name}: no query has both a ranking and judgments "
+                                    f"(run {run.source}, qrels {self.qrels.source})")
+            scores = compute_scores(rl, group, conv)
+            notes.extend(scores.warnings)
+            merged = scores if merged is None else _merge(merged, scores)
+        assert merged is not None
+        merged.name = run.name
+        merged.warnings = notes
+        return merged
+
+    def score_absent(self, codes: np.ndarray, run_name: str) -> RunScores:
+        """Every metric on empty rankings for the qrels queries ``codes`` (positions in
+        ``index.query_ids``): what ``missing='zero'`` scores a query the run never returned."""
+        merged: RunScores | None = None
+        for key, group in self.groups.items():
+            rl = empty_rankings(self.index, codes, self.own[key], run_name)
+            scores = compute_scores(rl, group, self.own[key])
+            scores.warnings = []
+            merged = scores if merged is None else _merge(merged, scores)
+        assert merged is not None
+        merged.name = run_name
+        return merged
+
+    def result(self, scores: list[RunScores], warnings: list[str]) -> Result:
+        """The Result of these runs' scores, with the signature of every column."""
+        labels = {s.label: s.result_columns() for s in self.specs}
+        sigs: dict[str, str] = {}
+        for s in self.specs:
+            cols = s.result_columns()
+            if len(cols) == 1:
+                sigs[s.label] = signature(s, cols[0], self.own[s.conventions])
+            else:
+                for c in cols:
+                    sigs[c] = signature(s, c, self.own[s.conventions])
+        return Result(scores, labels, sigs, self.conventions, warnings)
+
+
 def evaluate(
     qrels: Any,
     runs: Any,
     metrics: str | Sequence[str],
     profile: str | None = None,
+    *,
+    engine: str = "memory",
+    chunk_rows: int | None = None,
+    client: Any = None,
     **conventions: Any,
 ) -> Result:
     """Evaluate one or many runs against qrels.
@@ -251,6 +358,12 @@ def evaluate(
     ``profile`` (``trec_eval``, ``ranx``, ``recbole``, ``elasticsearch``) sets conventions and
     metric meanings to reproduce that tool; explicit conventions override it.
 
+    ``engine`` says where the rows are scored: ``memory`` (the whole run at once), ``chunks``
+    (query-complete chunks of about ``chunk_rows`` rows read from a file or Parquet dataset
+    larger than memory), ``dask`` or ``spark`` (partitions on a cluster; ``client`` is the Dask
+    client or Spark session, else the current one). Every engine gives the same per-query
+    values, bit for bit (see docs/scale.md).
+
     Qrels and Run objects remember their encoding and alignment, so evaluating the same loaded
     objects again (other metrics, a training loop) skips the join and the sort.
 
@@ -260,53 +373,30 @@ def evaluate(
     >>> res.summary.round(4).to_dict("records")   # AP = (1/1 + 2/3) / 2
     [{'map': 0.8333, 'P@2': 0.5, 'ndcg@3': 0.9197}]
     """
-    from rankwise.metrics import profiles
-
-    unknown = set(conventions) - set(Conventions.names())
-    if unknown:
-        raise RankwiseError(f"unknown convention(s) {sorted(unknown)}; expected {Conventions.names()}")
-    conv = Conventions(**profiles.conventions_of(profile, conventions))
-    if isinstance(metrics, (str, dict)):
-        metrics = [metrics]
     if isinstance(qrels, Prefs):
-        return _evaluate_grouped(qrels, runs, metrics, conv)
-    q = qrels if isinstance(qrels, Qrels) else load_qrels(qrels)
-    max_label = int(q.label.max()) if len(q.label) else 1
-    specs = [profiles.metric_of(profile, m, max_label) or parse_metric(m) for m in metrics]
-    check_judgments(specs, "qrels")
-    index = _index_of(q)
-    groups: dict[tuple, list[MetricSpec]] = {}
-    for spec in specs:  # metrics with conventions of their own are computed on their own alignment
-        groups.setdefault(spec.conventions, []).append(spec)
-    own = {key: replace(conv, **dict(key)) for key in groups}
-    results: list[RunScores] = []
-    warnings: list[str] = list(q.notes)
+        if engine != "memory":
+            raise RankwiseError(f"engine={engine!r}: preference and judgment-group qrels are evaluated in memory")
+        return _evaluate_grouped(qrels, runs, [metrics] if isinstance(metrics, (str, dict)) else metrics,
+                                 _conventions(profile, conventions))
+    plan = EvaluationPlan.build(qrels, metrics, profile, conventions)
+    if engine != "memory":
+        if engine not in ENGINES:
+            raise RankwiseError(f"unknown engine {engine!r}; expected one of {['memory', *ENGINES]}")
+        import importlib
+
+        module = importlib.import_module(ENGINES[engine])
+        return module.evaluate_with_engine(plan, runs, chunk_rows=chunk_rows, client=client)
+    if chunk_rows is not None or client is not None:
+        raise RankwiseError("chunk_rows and client apply to engine='chunks', 'dask' or 'spark'")
+    warnings: list[str] = list(plan.notes)
     loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
     _unique_names(loaded, warnings)
+    results: list[RunScores] = []
     for run in loaded:
-        merged: RunScores | None = None
-        for key, group in groups.items():
-            rl, notes = _aligned(run, index, own[key])
-            warnings.extend(n for n in notes if n not in warnings)
-            if rl.n_queries == 0:
-                raise RankwiseError(f"{run.name}: no query has both a ranking and judgments "
-                                    f"(run {run.source}, qrels {q.source})")
-            scores = compute_scores(rl, group, own[key])
-            warnings.extend(scores.warnings)
-            merged = scores if merged is None else _merge(merged, scores)
-        assert merged is not None
-        merged.name = run.name
-        results.append(merged)
-    labels = {s.label: s.result_columns() for s in specs}
-    sigs: dict[str, str] = {}
-    for s in specs:
-        cols = s.result_columns()
-        if len(cols) == 1:
-            sigs[s.label] = signature(s, cols[0], own[s.conventions])
-        else:
-            for c in cols:
-                sigs[c] = signature(s, c, own[s.conventions])
-    return Result(results, labels, sigs, conv, warnings)
+        scores = plan.score(run)
+        warnings.extend(n for n in scores.warnings if n not in warnings)
+        results.append(scores)
+    return plan.result(results, warnings)
 
 
 def _evaluate_grouped(judgments: Prefs, runs: Any, metrics: Sequence[str], conv: Conventions) -> Result:

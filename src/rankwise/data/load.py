@@ -51,7 +51,7 @@ def load_run(obj: Any, name: str | None = None) -> Run:
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
-        if path.endswith(_TABULAR_SUFFIXES):
+        if path.endswith(_TABULAR_SUFFIXES) or os.path.isdir(path):  # a directory: a Parquet dataset
             from rankwise.data.tabular_io import read_tabular_run
 
             return read_tabular_run(path, name=name)

@@ -12,10 +12,28 @@ from rankwise.data.trec_io import check_file, read_bytes
 from rankwise.errors import InputError
 
 
+def check_parquet_directory(path: str | os.PathLike[str]) -> None:
+    """A directory is read as a Parquet dataset: it must hold ``.parquet`` files.
+
+    >>> import tempfile
+    >>> check_parquet_directory(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...: expected a file, got a directory with no .parquet file ...
+    """
+    if next(Path(path).rglob("*.parquet"), None) is None:
+        raise InputError("expected a file, got a directory with no .parquet file (a directory is read as a "
+                         "Parquet dataset)", source=str(path))
+
+
 def _read_parquet(path: str | os.PathLike[str]) -> Any:
+    """A Parquet file, or a directory of Parquet files (a dataset, files in name order)."""
     import pandas as pd
 
-    check_file(path)
+    if os.path.isdir(path):
+        check_parquet_directory(path)
+    else:
+        check_file(path)
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
@@ -95,8 +113,8 @@ def _read_json_any(path: str | os.PathLike[str]) -> Any:
 def read_tabular_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     """Read a run from Parquet, JSON (``{qid: {doc: score}}`` or records) or JSONL records."""
     source = str(path)
-    obj = _read_parquet(path) if source.endswith(".parquet") else _read_json_any(path)
-    default_name = Path(source).name.split(".")[0]
+    obj = _read_parquet(path) if source.endswith(".parquet") or os.path.isdir(path) else _read_json_any(path)
+    default_name = Path(source.rstrip("/\\")).name.split(".")[0]
     if isinstance(obj, dict):
         return Run.from_dict(obj, name=name or default_name, source=source)
     return Run.from_dataframe(obj, name=name, source=source, default_name=default_name)

@@ -230,27 +230,16 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
     True
     >>> os.unlink(f.name)
     """
-    read_options = pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=_BLOCK_BYTES)
-    parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                       ignore_empty_lines=False)
-    convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                           quoted_strings_can_be_null=False, null_values=[])
     numeric = {n for n in names if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])}
     out = RegularColumns({name: [] for name in keep if name not in numeric})
     seen: dict[str, None] = {}
-    checked = [n for n in names if n not in numeric]
     rows = 0
     total = os.path.getsize(path)
-    pieces = _pieces(path, piece_bytes)
     pool = arrow.POOL
+    pieces = parsed_pieces(path, names, types, delimiter, piece_bytes)
     try:
-        for piece in pieces:
-            if _irregular_bytes(piece, delimiter):
-                return None
-            table = pacsv.read_csv(pa.BufferReader(piece.data), read_options=read_options,
-                                   parse_options=parse_options, convert_options=convert_options,
-                                   memory_pool=pool)
-            if not _regular_table(table, names[0], checked):
+        for piece, table in pieces:
+            if table is None:
                 return None
             rows += table.num_rows
             for name in keep:
@@ -277,6 +266,46 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
         return None
     out.distinct = list(seen)
     return out
+
+
+def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
+                  delimiter: str, piece_bytes: int = PIECE_BYTES) -> Iterator[tuple[Piece, pa.Table | None]]:
+    """Each piece of whole lines of the file with its parsed table, or None for a piece that is
+    not regular (the caller reads that piece with the careful line reader). A piece is valid
+    until the next one is asked for; the tables own their memory.
+
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("wb", suffix=".trec", delete=False)
+    >>> _ = f.write(b"q1 0 d1 1\\nq1 0 d2 0\\n"); f.close()
+    >>> [(p.end, t.num_rows) for p, t in parsed_pieces(f.name, ("query", "it", "doc", "label"),
+    ...     {"query": pa.string(), "it": pa.binary(), "doc": pa.string(), "label": pa.int64()}, " ")]
+    [(20, 2)]
+    >>> os.unlink(f.name)
+    """
+    read_options = pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=_BLOCK_BYTES)
+    parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                       ignore_empty_lines=False)
+    convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                           quoted_strings_can_be_null=False, null_values=[])
+    numeric = {n for n in names if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])}
+    checked = [n for n in names if n not in numeric]
+    pieces = _pieces(path, piece_bytes)
+    try:
+        for piece in pieces:
+            table = None
+            if not _irregular_bytes(piece, delimiter):
+                try:
+                    table = pacsv.read_csv(pa.BufferReader(piece.data), read_options=read_options,
+                                           parse_options=parse_options, convert_options=convert_options,
+                                           memory_pool=arrow.POOL)
+                except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+                    table = None
+                if table is not None and not _regular_table(table, names[0], checked):
+                    table = None
+            yield piece, table
+            table = None
+    finally:
+        pieces.close()
 
 
 def _regular_table(table: pa.Table, first: str, checked: list[str]) -> bool:

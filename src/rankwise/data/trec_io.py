@@ -63,7 +63,7 @@ def _first_line(path: str | os.PathLike[str]) -> bytes:
         return b""  # the careful reader says what is wrong
 
 
-def _fast_delimiter(path: str | os.PathLike[str]) -> str | None:
+def fast_delimiter(path: str | os.PathLike[str]) -> str | None:
     """The delimiter of a regular file (fields separated by one tab or one space), judged from
     its first line; None sends the file to the careful line reader. Runs of
     whitespace, leading or trailing whitespace and extra fields make Arrow's parse fail, and
@@ -75,9 +75,13 @@ def _fast_delimiter(path: str | os.PathLike[str]) -> str | None:
 
 
 _REPEATED = pa.dictionary(pa.int32(), pa.string())
+RUN_TYPES = {"query": _REPEATED, "q0": pa.binary(), "doc": pa.string(), "rank": pa.binary(),
+             "score": pa.float64(), "tag": pa.binary()}
+"""Arrow types of a run's fields on the fast path: ids that repeat on many lines stay
+dictionary-encoded; Q0, rank and tag are only checked."""
 
 
-def _tag_notes(tags: list[str], source: str) -> list[str]:
+def tag_notes(tags: list[str], source: str) -> list[str]:
     if len(tags) <= 1:
         return []
     shown = ", ".join(repr(t) for t in tags[:5]) + (", ..." if len(tags) > 5 else "")
@@ -98,23 +102,20 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     """
     source = str(path)
     check_file(path)
-    delim = _fast_delimiter(path)
+    delim = fast_delimiter(path)
     if delim is not None:
-        # ids that repeat on many lines stay dictionary-encoded; Q0, rank and tag are only checked
-        types = {"query": _REPEATED, "q0": pa.binary(), "doc": pa.string(), "rank": pa.binary(),
-                 "score": pa.float64(), "tag": pa.binary()}
-        cols = read_regular(path, RUN_FIELDS, types, delim, ("query", "doc", "score"), distinct="tag")
+        cols = read_regular(path, RUN_FIELDS, RUN_TYPES, delim, ("query", "doc", "score"), distinct="tag")
         if cols is not None:
             last = cols.last
             tags = [t for t in cols.distinct if t != last] + [last]
             run = Run(cols.column("query"), cols.column("doc"), cols.array("score"),
                       name if name is not None else last, source)
-            run.notes.extend(_tag_notes(tags, source))
+            run.notes.extend(tag_notes(tags, source))
             return run
     lines, tags = parse_run_lines(read_bytes(path), source)
     run = Run(arrow.strings(lines.queries), arrow.strings(lines.docs), lines.values,
               name if name is not None else tags[-1], source, lines.numbers)
-    run.notes.extend(lines.notes(source, "score") + _tag_notes(tags, source))
+    run.notes.extend(lines.notes(source, "score") + tag_notes(tags, source))
     return run
 
 
@@ -131,7 +132,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     """
     source = str(path)
     check_file(path)
-    delim = _fast_delimiter(path)
+    delim = fast_delimiter(path)
     if delim is not None:
         types = {"query": pa.string(), "iteration": pa.binary(), "doc": pa.string(), "label": pa.int64()}
         cols = read_regular(path, QRELS_FIELDS, types, delim, ("query", "doc", "label"))

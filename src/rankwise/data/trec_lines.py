@@ -93,9 +93,9 @@ class Lines:
         self.values.append(value)  # type: ignore[union-attr]
         self.numbers.append(line)  # type: ignore[union-attr]
 
-    def finish(self, dtype: type) -> Lines:
+    def finish(self, dtype: type, require_data: bool = True) -> Lines:
         """Turn the kept values and line numbers into arrays; a file without data is an error."""
-        if not self.numbers:
+        if not self.numbers and require_data:
             raise InputError("the file holds no data lines", source=self.source)
         self.values = np.asarray(self.values, dtype=dtype)
         self.numbers = np.asarray(self.numbers, dtype=np.int64)
@@ -134,9 +134,9 @@ def _decode(token: bytes, source: str, line: int, name: str) -> str:
                          f"at position {exc.start} of {token!r}", source=source, line=line, field=name) from None
 
 
-def _lines(data: bytes, source: str) -> list[bytes]:
+def _lines(data: bytes, source: str, first_line: int = 1) -> list[bytes]:
     if b"\x00" in data:
-        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        line = data.count(b"\n", 0, data.index(b"\x00")) + first_line
         raise InputError("expected text, found a NUL byte (trec_eval would silently stop reading here)",
                          source=source, line=line)
     lines = data.split(b"\n")
@@ -149,9 +149,12 @@ SWAPPED_HINT = ("; this line has the layout of a {found} file ({layout}): are th
                 "the wrong order? (qrels first, then runs)")
 
 
-def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
+def parse_run_lines(data: bytes, source: str, first_line: int = 1,
+                    require_data: bool = True) -> tuple[Lines, list[str]]:
     """Parse a TREC run as trec_eval does; returns the fields and the distinct tags, the tag of the
-    last line (which names the run in trec_eval) last.
+    last line (which names the run in trec_eval) last. ``data`` starts at line ``first_line`` of
+    the file (a piece of a file read piece by piece); a piece may hold no data line
+(``require_data=False``).
 
     >>> lines, tags = parse_run_lines(b"q1 Q0 d1 1 2.5 bm25\\n# note\\nq1\\tQ0 d2 2 1_0 bm25 x\\n", "r")
     >>> lines.docs, lines.values.tolist(), lines.counts
@@ -159,7 +162,7 @@ def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
     """
     tags: list[bytes] = []
     out = Lines(source)
-    for lineno, raw in enumerate(_lines(data, source), start=1):
+    for lineno, raw in enumerate(_lines(data, source, first_line), start=first_line):
         parts = raw.split()
         if not parts:
             out.note("blank", lineno)
@@ -183,6 +186,8 @@ def parse_run_lines(data: bytes, source: str) -> tuple[Lines, list[str]]:
             out.note("inexact", lineno, parts[4])
         out.keep(parts, lineno, value)
         tags.append(parts[5])
+    if not tags and not require_data:
+        return out.finish(np.float64, require_data), []
     out.finish(np.float64)
     last = tags[-1]
     distinct = [t for t in dict.fromkeys(tags) if t != last] + [last]  # the last line's tag last

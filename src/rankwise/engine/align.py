@@ -389,6 +389,39 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     return (local if rows is None else rows[local]), None
 
 
+def duplicates_notice(run: str, rows: int, policy: str) -> Notice:
+    """The warning for duplicate (query, document) rows dropped under ``duplicates=policy``.
+
+    >>> print(duplicates_notice("bm25", 2, "first"))
+    bm25: 2 duplicate (query, document) row(s) dropped, keeping the first occurrence
+    """
+    return Notice(f"{run}: {rows} duplicate (query, document) row(s) dropped, keeping the {policy} occurrence",
+                  "duplicates", run=run, count=rows, details={"policy": policy})
+
+
+def unjudged_notice(run: str, queries: int, rows: int, example: str) -> Notice:
+    """The warning for the run's queries that have no judgments (left out).
+
+    >>> print(unjudged_notice("bm25", 2, 7, "q9"))
+    bm25: 2 query(ies) of the run have no judgments and were left out (7 rows), e.g. 'q9'
+    """
+    return Notice(f"{run}: {queries} query(ies) of the run have no judgments and were left out ({rows} rows), "
+                  f"e.g. {example!r}", "unjudged_queries", run=run, count=queries,
+                  details={"rows": rows, "example": example})
+
+
+def missing_notice(run: str, queries: int, missing: str) -> Notice:
+    """The warning for judged queries absent from the run, scored 0 or left out.
+
+    >>> print(missing_notice("bm25", 3, "zero"))
+    bm25: 3 judged query(ies) are absent from the run and were scored as empty rankings (missing='zero')
+    """
+    what = ("were scored as empty rankings (missing='zero')" if missing == "zero" else
+            "were left out (missing='skip'; use missing='zero' to score them 0)")
+    return Notice(f"{run}: {queries} judged query(ies) are absent from the run and {what}", "missing_queries",
+                  run=run, count=queries, details={"missing": missing})
+
+
 def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, list[str]]:
     """Join ``run`` with the encoded qrels and sort it; returns the lists and warnings.
 
@@ -411,13 +444,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     else:
         keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, known)
     if dropped:
-        warnings.append(Notice(f"{run.name}: {dropped} duplicate (query, document) row(s) dropped, "
-                               f"keeping the {conv.duplicates} occurrence", "duplicates", run=run.name, count=dropped))
+        warnings.append(duplicates_notice(run.name, dropped, conv.duplicates))
     if not known.all():
         unknown = kernels.unique(kernels.filter_values(run.query, arrow.mask(~known)))
-        warnings.append(Notice(f"{run.name}: {len(unknown)} query(ies) of the run have no judgments and were "
-                               f"left out ({int((~known).sum())} rows), e.g. {unknown[0].as_py()!r}",
-                               "unjudged_queries", run=run.name, count=len(unknown)))
+        warnings.append(unjudged_notice(run.name, len(unknown), int((~known).sum()), unknown[0].as_py()))
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
@@ -455,18 +485,9 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         rows, qsorted, label = rows[mask], qsorted[mask], label[mask]
         counts = _rows_per_query(qsorted, n_q)
     missing = int((~present).sum())
-    if conv.missing == "zero":
-        evaluated = np.arange(n_q)
-        if missing:
-            warnings.append(Notice(f"{run.name}: {missing} judged query(ies) are absent from the run and "
-                                   "were scored as empty rankings (missing='zero')", "missing_queries",
-                                   run=run.name, count=missing))
-    else:
-        evaluated = np.flatnonzero(present)
-        if missing:
-            warnings.append(Notice(f"{run.name}: {missing} judged query(ies) are absent from the run and "
-                                   "were left out (missing='skip'; use missing='zero' to score them 0)",
-                                   "missing_queries", run=run.name, count=missing))
+    evaluated = np.arange(n_q) if conv.missing == "zero" else np.flatnonzero(present)
+    if missing:
+        warnings.append(missing_notice(run.name, missing, conv.missing))
     offsets = np.concatenate(([0], np.cumsum(counts[evaluated]))).astype(np.int64)
     lists = RankedLists(
         query_ids=index.query_ids[evaluated],
@@ -489,6 +510,39 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision)
     del ranked_scores
     return lists, warnings
+
+
+def empty_rankings(index: QrelsIndex, codes: np.ndarray, conv: Conventions, run_name: str) -> RankedLists:
+    """Empty rankings for the qrels queries ``codes`` (positions in ``index.query_ids``, in
+    order): what ``align`` builds with ``missing='zero'`` for a judged query the run never
+    returned, for engines that learn which queries were absent only after the last piece.
+
+    >>> from rankwise.data.containers import Qrels
+    >>> index = QrelsIndex.build(Qrels(["q1", "q2"], ["d1", "d1"], [1, 2]))
+    >>> rl = empty_rankings(index, np.array([1]), Conventions(missing="zero"), "run")
+    >>> rl.query_ids.tolist(), rl.offsets.tolist(), rl.num_rel.tolist()
+    (['q2'], [0, 0], [1])
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    level_counts = index.level_counts[codes]
+    if conv.universe == "run":  # only the returned documents exist: there are none
+        level_counts = np.zeros_like(level_counts)
+    lists = RankedLists(
+        query_ids=index.query_ids[codes],
+        offsets=np.zeros(len(codes) + 1, dtype=np.int64),
+        label=np.empty(0, dtype=index.labels.dtype),
+        level_values=index.level_values,
+        level_counts=level_counts,
+        rel_level=conv.rel_level,
+        run_name=run_name,
+        in_run=np.zeros(len(codes), dtype=bool),
+        judged_only=conv.judged_only,
+    )
+    if conv.ties == "expected":
+        lists.tie_start, lists.tie_size = _tie_groups(np.empty(0), lists.offsets)
+    else:
+        lists.tie_spans = _tie_spans(np.empty(0), lists.offsets, lists.label)
+    return lists
 
 
 def _rows_per_query(qcode: np.ndarray, n_queries: int) -> np.ndarray:

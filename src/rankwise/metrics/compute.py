@@ -11,7 +11,7 @@ import numpy as np
 
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
-from rankwise.errors import RankwiseError
+from rankwise.errors import Notice, RankwiseError
 from rankwise.metrics.family import MetricSpec
 from rankwise.metrics.ranking.average_precision import geometric_mean
 from rankwise.metrics.registry import FAMILIES, ORDER
@@ -51,6 +51,19 @@ class RunScores:
         return None
 
 
+def straddling_notice(run: str, metric: str, queries: int, k: int, ties: str) -> Notice:
+    """The warning for queries where tied documents with different labels straddle cut-off
+    ``k``, so that the tie rule decides the value.
+
+    >>> straddling_notice("bm25", "P@2", 1, 2, "trec").startswith("bm25: P@2: in 1 query(ies)")
+    True
+    """
+    return Notice(f"{run}: {metric}: in {queries} query(ies) documents with different labels tie across "
+                  f"cut-off {k}, so the tie rule (ties={ties!r}) decides the value; ties='expected' averages "
+                  "over orders", "tie_straddling", run=run, metric=metric, count=queries,
+                  details={"k": k, "ties": ties})
+
+
 def _tie_aware_names() -> str:
     return ", ".join(f.canonical or f.name for f in FAMILIES if f.tie_aware and f.kind == "float")
 
@@ -86,9 +99,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
             for k in spec.cutoffs:
                 straddling = rl.ties_straddling(int(k))
                 if straddling:
-                    notes.append(f"{rl.run_name}: {spec.label}: in {straddling} query(ies) documents with "
-                                 f"different labels tie across cut-off {int(k)}, so the tie rule "
-                                 f"(ties={conv.ties!r}) decides the value; ties='expected' averages over orders")
+                    notes.append(straddling_notice(rl.run_name, spec.label, straddling, int(k), conv.ties))
         if fam.undefined is not None and conv.zero_division != "0" and isinstance(lists, RankedLists):
             count = {"no_relevant": lists.num_rel, "no_retrieved": lists.num_ret,
                      "no_nonrelevant": lists.num_judged_nonrel}[fam.undefined]

@@ -1,0 +1,233 @@
+"""A run read piece by piece, for runs larger than memory: TREC text (plain or gzipped), a
+Parquet file, or a directory of Parquet files (a dataset).
+
+Each :class:`RunPiece` holds the rows of a few tens of megabytes of input with the file line
+(TREC) or row (Parquet, counted from 1) of every row, so that an error found later still names
+its place in the file. Pieces come in file order. Nothing is read until the pieces are asked
+for, and every iteration reads the input again from its start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from rankwise.data import arrow
+from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS, pick_column
+from rankwise.data.containers import Run
+from rankwise.data.tabular_io import check_parquet_directory
+from rankwise.data.trec_fast import PIECE_BYTES, _distinct_values, parsed_pieces
+from rankwise.data.trec_io import RUN_TYPES, check_file, fast_delimiter, tag_notes
+from rankwise.data.trec_lines import RUN_FIELDS, Lines, parse_run_lines
+from rankwise.errors import InputError
+
+PARQUET_BATCH_ROWS = 1 << 20
+"""Rows of a Parquet input read at a time."""
+
+
+@dataclass
+class RunPiece:
+    """Rows of a run, in file order: ids as Arrow strings, scores as float64, and the line
+    (TREC) or row (Parquet, from 1) of each row in its file."""
+
+    query: pa.Array | pa.ChunkedArray
+    doc: pa.Array | pa.ChunkedArray
+    score: np.ndarray
+    lines: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+@dataclass
+class TrecRunPieces:
+    """A TREC run file (optionally gzipped) read a piece of about ``piece_bytes`` at a time,
+    with trec_eval's rules: regular pieces go through Arrow's CSV parser, any other piece
+    through the careful line reader (same values, same errors). ``name`` and ``notes`` (tags,
+    lines skipped) are known once every piece has been read.
+
+    >>> import tempfile
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".trec", delete=False)
+    >>> _ = f.write("q1 Q0 d1 1 2.5 a\\n# note\\nq2 Q0 d1 1 1.0 b\\n"); f.close()
+    >>> pieces = TrecRunPieces(f.name, piece_bytes=16)
+    >>> [(p.query.to_pylist(), p.lines.tolist()) for p in pieces]
+    [(['q1'], [1]), ([], []), (['q2'], [3])]
+    >>> pieces.name, len(pieces.notes)
+    ('b', 2)
+    >>> os.unlink(f.name)
+    """
+
+    path: str | os.PathLike[str]
+    given_name: str | None = None
+    piece_bytes: int = PIECE_BYTES
+    tags: list[str] = field(default_factory=list)
+    last_tag: str | None = None
+    counts: Lines | None = None
+
+    def __post_init__(self) -> None:
+        check_file(self.path)
+        self.source = str(self.path)
+
+    def __iter__(self) -> Iterator[RunPiece]:
+        seen: dict[str, None] = {}
+        self.counts = Lines(self.source)
+        self.last_tag = None
+        delimiter = fast_delimiter(self.path)
+        line = 1
+        rows = 0
+        for piece, table in parsed_pieces(self.path, RUN_FIELDS, RUN_TYPES, delimiter or " ", self.piece_bytes):
+            if table is not None and delimiter is not None:
+                n = table.num_rows
+                for chunk in table.column("tag").chunks:
+                    if len(chunk):
+                        seen.update(dict.fromkeys(_distinct_values(chunk)))
+                        self.last_tag = chunk[-1].as_py().decode("utf-8")
+                score = np.concatenate([arrow.to_numpy(c) for c in table.column("score").chunks])
+                out = RunPiece(table.column("query"), table.column("doc"), score,
+                               np.arange(line, line + n, dtype=np.int64))
+            else:
+                data = bytes(piece.raw[piece.start: piece.end])
+                lines, tags = parse_run_lines(data, self.source, line, require_data=False)
+                self._count(lines)
+                n = data.count(b"\n")
+                if tags:
+                    seen.update(dict.fromkeys(tags))
+                    self.last_tag = tags[-1]
+                out = RunPiece(arrow.strings(lines.queries), arrow.strings(lines.docs),
+                               np.asarray(lines.values, dtype=np.float64), np.asarray(lines.numbers, dtype=np.int64))
+            rows += len(out)
+            line += n
+            table = None
+            yield out
+        if rows == 0:
+            raise InputError("the file holds no data lines", source=self.source)
+        last = self.last_tag
+        self.tags = [t for t in seen if t != last] + ([last] if last is not None else [])
+
+    def _count(self, lines: Lines) -> None:
+        """Add a piece's skipped lines to the file's counts (first line and example kept)."""
+        assert self.counts is not None
+        for what, count in lines.counts.items():
+            if what not in self.counts.counts:
+                self.counts.first_line[what] = lines.first_line[what]
+                self.counts.examples[what] = lines.examples[what]
+            self.counts.counts[what] = self.counts.counts.get(what, 0) + count
+
+    @property
+    def name(self) -> str:
+        """The run's name: the one given, else the tag of the last line (as trec_eval)."""
+        if self.given_name is not None:
+            return self.given_name
+        if self.last_tag is None:
+            raise InputError("the run's name is its last line's tag: read the pieces first", source=self.source)
+        return self.last_tag
+
+    @property
+    def notes(self) -> list[str]:
+        """The reader's warnings, as the whole-file reader writes them."""
+        counts = self.counts.notes(self.source, "score") if self.counts is not None else []
+        return counts + tag_notes(self.tags, self.source)
+
+
+@dataclass
+class ParquetRunPieces:
+    """A Parquet file, or a directory of Parquet files read as one dataset (files in name
+    order), ``batch_rows`` rows at a time; columns are found by name as for a DataFrame
+    (``query_id``/``qid``/``q_id`` ..., ``doc_id``/``docno`` ..., ``score`` ...). The run is
+    ``name``, else the first value of a tag column, else the file or directory name.
+
+    >>> import tempfile, pyarrow.parquet as pq
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"qid": ["q1", "q1", "q2"], "docno": ["a", "b", "a"],
+    ...                          "score": [2.0, 1.0, 3.0]}), os.path.join(d, "part-0.parquet"))
+    >>> pieces = ParquetRunPieces(d, batch_rows=2)
+    >>> [p.lines.tolist() for p in pieces], pieces.name == os.path.basename(d)
+    ([[1, 2], [3]], True)
+    """
+
+    path: str | os.PathLike[str]
+    given_name: str | None = None
+    batch_rows: int = PARQUET_BATCH_ROWS
+    notes: list[str] = field(default_factory=list)
+    first_tag: str | None = None
+
+    def __post_init__(self) -> None:
+        import pyarrow.dataset as ds
+
+        self.source = str(self.path)
+        if not os.path.exists(self.path):
+            raise InputError("file not found", source=self.source)
+        if os.path.isdir(self.path):
+            check_parquet_directory(self.path)
+        try:
+            self.dataset = ds.dataset(self.path, format="parquet")
+        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            raise InputError(f"expected a Parquet file or a directory of Parquet files ({exc})",
+                             source=self.source) from None
+        names = self.dataset.schema.names
+        self.columns = [pick_column(names, QUERY_COLUMNS, "query id", self.source),
+                        pick_column(names, DOC_COLUMNS, "document id", self.source),
+                        pick_column(names, SCORE_COLUMNS, "score", self.source)]
+        self.tag_column = pick_column(names, TAG_COLUMNS, "run tag", self.source, required=False)
+
+    def count_rows(self) -> int:
+        """Rows in all (from the files' metadata)."""
+        return int(self.dataset.count_rows())
+
+    def __iter__(self) -> Iterator[RunPiece]:
+        columns = self.columns + ([self.tag_column] if self.tag_column and self.given_name is None else [])
+        row = 1
+        for batch in self.dataset.to_batches(columns=columns, batch_size=self.batch_rows):
+            n = batch.num_rows
+            if n == 0:
+                continue
+            lines = np.arange(row, row + n, dtype=np.int64)
+            if self.first_tag is None and len(columns) == 4:
+                self.first_tag = str(batch.column(3)[0].as_py())
+            score = _scores(batch.column(2), self.source, lines, self.columns[2])
+            yield RunPiece(batch.column(0), batch.column(1), score, lines)
+            row += n
+        if row == 1:
+            raise InputError("no rows: the run is empty", source=self.source)
+
+    @property
+    def name(self) -> str:
+        if self.given_name is not None:
+            return self.given_name
+        if self.first_tag is not None:
+            return self.first_tag
+        return Path(self.source.rstrip("/\\")).name.split(".")[0]
+
+
+def _scores(column: pa.Array, source: str, lines: np.ndarray, name: str) -> np.ndarray:
+    """A Parquet score column as float64 (a null or non-numeric value names its row)."""
+    if column.null_count:
+        row = int(np.flatnonzero(arrow.to_numpy(column.is_null()))[0])
+        raise InputError("expected a number, got null", source=source, line=int(lines[row]), field=name)
+    if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
+        raise InputError(f"expected a numeric column, got {column.type}", source=source, field=name)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def run_pieces(obj: Any, name: str | None = None) -> TrecRunPieces | ParquetRunPieces:
+    """The pieces of a run given as a path: a Parquet file or dataset directory, else TREC
+    text (optionally gzipped).
+
+    >>> run_pieces("no-such-run.trec")
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: no-such-run.trec: file not found
+    """
+    if isinstance(obj, Run) or not isinstance(obj, (str, os.PathLike)):
+        raise InputError(f"cannot read a {type(obj).__name__} piece by piece; expected the path of a TREC "
+                         "file, a Parquet file or a directory of Parquet files")
+    path = os.fspath(obj)
+    if os.path.isdir(path) or path.endswith(".parquet"):
+        return ParquetRunPieces(path, name)
+    return TrecRunPieces(path, name)
