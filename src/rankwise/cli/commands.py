@@ -24,6 +24,13 @@ class OutputFormat(str, Enum):
     latex = "latex"
 
 
+class Engine(str, Enum):
+    memory = "memory"
+    chunks = "chunks"
+    dask = "dask"
+    spark = "spark"
+
+
 Qrels = Annotated[str, typer.Argument(help="Relevance judgments (TREC qrels, Parquet, JSON, JSONL; - for stdin).")]
 Runs = Annotated[list[str], typer.Argument(
     help="Runs (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")]
@@ -42,6 +49,15 @@ def evaluate(
                                               "plain text otherwise; text: always plain).")] = OutputFormat.table,
     digits: Digits = 4,
     output: Output = None,
+    engine: Annotated[Engine, typer.Option(help="Where rows are scored: memory (the whole run), chunks (query-"
+                                           "complete chunks of a file or Parquet dataset larger than memory), "
+                                           "dask or spark (a cluster). Same values from every engine.")
+                      ] = Engine.memory,
+    chunk_rows: Annotated[int | None, typer.Option(help="Rows per chunk (engine chunks; default 4,000,000) or "
+                                                   "per partition (dask, spark).")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (tcp://host:8786) or Spark "
+                                                  "master URL (local[2], spark://host:7077); default: a local "
+                                                  "cluster.")] = None,
     conventions: dict | None = None,
 ) -> None:
     """Evaluate RUNS against QRELS and print runs x metrics."""
@@ -51,7 +67,9 @@ def evaluate(
 
     with _inputs(qrels, runs) as (qrels_in, runs_in):
         try:
-            result = run_evaluate(qrels_in, runs_in, metric or list(DEFAULT_METRICS), **(conventions or {}))
+            result = run_evaluate(qrels_in, runs_in, metric or list(DEFAULT_METRICS),
+                                  engine=engine.value, chunk_rows=chunk_rows, client=scheduler,
+                                  **(conventions or {}))
         except RankwiseError as exc:
             _fail(str(exc))
             return

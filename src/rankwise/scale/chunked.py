@@ -19,10 +19,10 @@ from rankwise.data.containers import Run
 from rankwise.data.load import load_run
 from rankwise.data.pieces import ParquetRunPieces, RunPiece, TrecRunPieces, run_pieces
 from rankwise.errors import Notice, RankwiseError
-from rankwise.evaluation import EvaluationPlan, Result, _as_runs, _unique_names
+from rankwise.evaluation import EvaluationPlan, Result, _as_runs
 from rankwise.metrics.compute import RunScores
 from rankwise.scale.chunking import DEFAULT_CHUNK_ROWS, NotGrouped, QueryChunks, chunk_run
-from rankwise.scale.gather import gather_scores
+from rankwise.scale.gather import gather_scores, named_result
 from rankwise.scale.partition import estimated_rows, partition_by_query, partition_count, partition_runs
 
 
@@ -39,12 +39,12 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
     0.5
     """
     if client is not None:
-        raise RankwiseError("engine='chunks' runs in this process; client is for engine='dask' or 'spark'")
+        raise RankwiseError("engine='chunks' runs in this process; a client (--scheduler) is for engine='dask' "
+                            "or 'spark'")
     chunk_rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows)
     if chunk_rows < 1:
         raise RankwiseError(f"chunk_rows must be at least 1, got {chunk_rows}")
-    scored: list[tuple[RunScores, Any]] = []
-    warnings: list[str] = list(plan.notes)
+    scored: list[tuple[RunScores, str]] = []
     for obj, name in _as_runs(runs):
         if isinstance(obj, (str, os.PathLike)):
             pieces = run_pieces(obj, name)
@@ -53,37 +53,13 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
             run = load_run(obj, name=name)
             scores = gather_scores(plan, [plan.score(run, "skip")], run.name, run.source)
             notes = list(run.notes)
-        scored.append((scores, _Named(scores.name, _source_of(obj))))
         scores.warnings = notes + scores.warnings
-    _unique_names([named for _, named in scored], warnings)
-    results = []
-    for scores, named in scored:
-        if named.name != scores.name:  # renamed: its warnings name it too
-            scores.warnings = [_renamed(n, scores.name, named.name) for n in scores.warnings]
-            scores.name = named.name
-        warnings.extend(n for n in scores.warnings if n not in warnings)
-        results.append(scores)
-    return plan.result(results, warnings)
-
-
-class _Named:
-    """What ``_unique_names`` reads and renames: a run's name and source."""
-
-    def __init__(self, name: str, source: str) -> None:
-        self.name, self.source = name, source
+        scored.append((scores, _source_of(obj)))
+    return named_result(plan, scored)
 
 
 def _source_of(obj: Any) -> str:
     return os.fspath(obj) if isinstance(obj, (str, os.PathLike)) else getattr(obj, "source", "<run>")
-
-
-def _renamed(notice: str, old: str, new: str) -> str:
-    """A run's warning written for its new name."""
-    text = str(notice).replace(f"{old}: ", f"{new}: ", 1)
-    if isinstance(notice, Notice):
-        return Notice(text, notice.kind, new if notice.run == old else notice.run, notice.metric, notice.count,
-                      notice.details)
-    return text
 
 
 def score_pieces(plan: EvaluationPlan, pieces: TrecRunPieces | ParquetRunPieces, chunk_rows: int,

@@ -10,7 +10,7 @@ import numpy as np
 
 from rankwise.engine.align import duplicates_notice, missing_notice, unjudged_notice
 from rankwise.errors import Notice, RankwiseError
-from rankwise.evaluation import EvaluationPlan
+from rankwise.evaluation import EvaluationPlan, Result
 from rankwise.metrics.compute import RunScores, straddling_notice
 
 
@@ -131,3 +131,35 @@ def gather_notices(notices: Sequence[str], name: str, metric_order: dict[str, in
         else:
             out.append(notice)
     return out
+
+
+class _Named:
+    """What ``_unique_names`` reads and renames: a run's name and source."""
+
+    def __init__(self, name: str, source: str) -> None:
+        self.name, self.source = name, source
+
+
+def _renamed(notice: str, old: str, new: str) -> str:
+    """A run's warning written for its new name."""
+    text = str(notice).replace(f"{old}: ", f"{new}: ", 1)
+    if isinstance(notice, Notice):
+        return Notice(text, notice.kind, new if notice.run == old else notice.run, notice.metric, notice.count,
+                      notice.details)
+    return text
+
+
+def named_result(plan: EvaluationPlan, scored: list[tuple[RunScores, str]]) -> Result:
+    """The Result of runs scored by an engine, given with their sources: runs sharing a name
+    are renamed as the in-memory path renames them (with the same warnings)."""
+    from rankwise.evaluation import _unique_names
+
+    warnings: list[str] = list(plan.notes)
+    named = [_Named(scores.name, source) for scores, source in scored]
+    _unique_names(named, warnings)
+    for (scores, _), entry in zip(scored, named, strict=True):
+        if entry.name != scores.name:
+            scores.warnings = [_renamed(n, scores.name, entry.name) for n in scores.warnings]
+            scores.name = entry.name
+        warnings.extend(n for n in scores.warnings if n not in warnings)
+    return plan.result([scores for scores, _ in scored], warnings)

@@ -1,0 +1,151 @@
+"""``engine="dask"``: runs as Dask DataFrames, scored partition by partition on a Dask cluster.
+
+A run may be a Dask DataFrame, a pandas DataFrame, a Parquet file or dataset directory, or
+TREC text files (a path or glob; read with Dask's CSV reader, so the file must be regular:
+one space or tab between fields). The engine first reads each partition's distinct query
+ids (hashes): if no query spans two partitions the run is scored where it lies, with no
+shuffle; otherwise it is shuffled by query, each row carrying its place in the input so that
+ties in input order and ``duplicates='first'`` see the input's order. The encoded qrels go to
+every worker once (``scatter``); each partition is scored by the in-memory code, and the
+per-query values come back to the client, where they are put in the in-memory order.
+A partition that fails stops the evaluation with that partition's error; no partial result
+is returned.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import RankwiseError
+from rankwise.evaluation import EvaluationPlan, Result, _as_runs
+from rankwise.metrics.compute import RunScores
+from rankwise.scale.frames import ORDER_COLUMN, run_columns, score_frame
+from rankwise.scale.gather import gather_scores, named_result
+
+
+def _dask() -> Any:
+    try:
+        import dask.dataframe as dd
+        import distributed
+    except ImportError:
+        raise RankwiseError("engine='dask' needs Dask: pip install 'rankwise[dask]'") from None
+    return dd, distributed
+
+
+def connect(client: Any = None) -> tuple[Any, bool]:
+    """The Dask client to use: the one given, one connected to an address, the current one, or
+    a new local cluster (closed after the evaluation: the second value says so)."""
+    _, distributed = _dask()
+    if client is None:
+        try:
+            return distributed.get_client(), False
+        except ValueError:
+            return distributed.Client(processes=True, n_workers=min(os.cpu_count() or 1, 4), threads_per_worker=1,
+                                      dashboard_address=None), True
+    if isinstance(client, str):
+        return distributed.Client(client), True
+    return client, False
+
+
+def read_frame(obj: Any, chunk_rows: int | None) -> tuple[Any, str, str | None]:
+    """A run as a Dask DataFrame, its source and the name it carries (the path's, if any)."""
+    dd, _ = _dask()
+    import pandas as pd
+
+    if isinstance(obj, dd.DataFrame):
+        return obj, "<dask DataFrame>", None
+    if isinstance(obj, pd.DataFrame):
+        return dd.from_pandas(obj, chunksize=chunk_rows or 1_000_000, sort=False), "<DataFrame>", None
+    if not isinstance(obj, (str, os.PathLike)):
+        raise RankwiseError(f"engine='dask' reads Dask or pandas DataFrames and paths, not a {type(obj).__name__}")
+    path = os.fspath(obj)
+    from pathlib import Path
+
+    name = Path(path.rstrip("/\\")).name.split(".")[0]
+    if os.path.isdir(path) or path.endswith(".parquet"):
+        return dd.read_parquet(path, split_row_groups="adaptive"), path, name
+    from rankwise.data.trec_io import fast_delimiter
+    from rankwise.data.trec_lines import RUN_FIELDS
+
+    delimiter = fast_delimiter(path) if os.path.exists(path) else " "
+    if delimiter is None:
+        raise RankwiseError(f"{path}: engine='dask' reads regular TREC files (one space or tab between fields); "
+                            "this one is not: use engine='chunks', or write it as Parquet")
+    frame = dd.read_csv(path, sep=delimiter, header=None, names=list(RUN_FIELDS), blocksize="64MB",
+                        dtype={"query": str, "q0": str, "doc": str, "rank": str, "score": "float64", "tag": str},
+                        keep_default_na=False, na_filter=False)
+    return frame, path, None
+
+
+def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None = None, client: Any = None
+                         ) -> Result:
+    """Evaluate each run on a Dask cluster (``rankwise.evaluate(..., engine="dask", client=...)``).
+
+    ``chunk_rows`` repartitions a run to about that many rows per partition before scoring.
+    """
+    dask_client, owned = connect(client)
+    try:
+        scored: list[tuple[RunScores, str]] = []
+        shared = dask_client.scatter(plan, broadcast=True)
+        dd, _ = _dask()
+        for obj, name in [(runs, None)] if isinstance(runs, dd.DataFrame) else _as_runs(runs):
+            frame, source, default = read_frame(obj, chunk_rows)
+            scores = score_dask_frame(dask_client, shared, plan, frame, source, name or default)
+            scored.append((scores, source))
+        return named_result(plan, scored)
+    finally:
+        if owned:
+            dask_client.close()
+
+
+def _partition_hashes(frame: Any, column: str) -> np.ndarray:
+    from rankwise.data.containers import as_string_array
+    from rankwise.scale.hashing import query_hashes
+
+    if len(frame) == 0:
+        return np.empty(0, dtype=np.uint64)
+    return np.unique(query_hashes(as_string_array(frame[column].to_numpy())))
+
+
+def score_dask_frame(client: Any, shared: Any, plan: EvaluationPlan, frame: Any, source: str,
+                     name: str | None) -> RunScores:
+    """Score one run held as a Dask DataFrame."""
+    import dask
+
+    columns = run_columns(list(frame.columns), source)
+    query, doc, score, tag = columns
+    if name is None:
+        name = str(frame[tag].head(1).iloc[0]) if tag is not None else "run"
+    frame = frame[[query, doc, score]]
+    if frame.npartitions > 1:
+        per_part = client.compute([dask.delayed(_partition_hashes)(part, query) for part in frame.to_delayed()],
+                                  sync=True)
+        every = np.concatenate(per_part) if per_part else np.empty(0, dtype=np.uint64)
+        if len(every) != len(np.unique(every)):  # a query spans partitions: shuffle by query
+            frame = frame.map_partitions(_with_order, meta=_order_meta(frame))
+            frame = frame.shuffle(on=query, npartitions=frame.npartitions)
+    tasks = [dask.delayed(score_frame)(shared, part, (query, doc, score), source) for part in frame.to_delayed()]
+    try:
+        parts = client.compute(tasks, sync=True)
+    except RankwiseError:
+        raise
+    except Exception as exc:  # a worker's failure, with the partition's own message
+        raise RankwiseError(f"{source}: a partition failed on the Dask cluster: {exc}") from exc
+    return gather_scores(plan, parts, name, source)
+
+
+def _order_meta(frame: Any) -> Any:
+    meta = frame._meta.copy()
+    meta[ORDER_COLUMN] = np.empty(0, dtype=np.int64)
+    return meta
+
+
+def _with_order(part: Any, partition_info: dict | None = None) -> Any:
+    """The partition with each row's place in the input: (partition number, row) as one key."""
+    number = partition_info["number"] if partition_info else 0
+    part = part.copy()
+    part[ORDER_COLUMN] = (np.int64(number) << np.int64(40)) + np.arange(len(part), dtype=np.int64)
+    return part

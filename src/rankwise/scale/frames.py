@@ -1,0 +1,64 @@
+"""What a distributed engine does with one partition of a run: pandas or Arrow rows in, the
+RunScores of their queries out (the same code as the in-memory path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS, pick_column
+from rankwise.data.containers import Run
+from rankwise.evaluation import EvaluationPlan
+from rankwise.metrics.compute import RunScores
+
+ORDER_COLUMN = "__rankwise_row"
+"""Column that keeps each row's place in the input through a shuffle (ties in input order and
+``duplicates='first'`` need it)."""
+
+
+def run_columns(names: list[str], source: str) -> tuple[str, str, str, str | None]:
+    """The query, document, score and (optional) tag columns of a frame, by name.
+
+    >>> run_columns(["qid", "docno", "score"], "<frame>")
+    ('qid', 'docno', 'score', None)
+    """
+    return (pick_column(names, QUERY_COLUMNS, "query id", source),
+            pick_column(names, DOC_COLUMNS, "document id", source),
+            pick_column(names, SCORE_COLUMNS, "score", source),
+            pick_column(names, TAG_COLUMNS, "run tag", source, required=False))
+
+
+def score_frame(plan: EvaluationPlan, frame: Any, columns: tuple[str, str, str], source: str) -> RunScores:
+    """Score the rows of one partition (a pandas DataFrame or an Arrow table) holding every row
+    of its queries; rows come back to input order first if the frame carries ``ORDER_COLUMN``.
+
+    >>> import pandas as pd
+    >>> plan = EvaluationPlan.build({"q1": {"d1": 1}}, ["P@1"], None, {"ties": "input"})
+    >>> frame = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d2", "d1"], "score": [1.0, 1.0],
+    ...                       ORDER_COLUMN: [1, 0]})
+    >>> score_frame(plan, frame, ("qid", "docno", "score"), "<frame>").values["P_1"].tolist()  # d1 came first
+    [1.0]
+    """
+    query, doc, score = columns
+    if type(frame).__name__ == "DataFrame":
+        if ORDER_COLUMN in frame.columns:
+            frame = frame.sort_values(ORDER_COLUMN, kind="stable")
+        if len(frame) == 0:
+            return _empty(plan)
+        run = Run(frame[query].to_numpy(), frame[doc].to_numpy(), frame[score].to_numpy(), "run", source)
+    else:  # an Arrow table
+        if ORDER_COLUMN in frame.column_names:
+            frame = frame.sort_by(ORDER_COLUMN)
+        if frame.num_rows == 0:
+            return _empty(plan)
+        run = Run(frame.column(query), frame.column(doc), frame.column(score).to_numpy(), "run", source)
+    return plan.score(run, "skip")
+
+
+def _empty(plan: EvaluationPlan) -> RunScores:
+    """The scores of a partition with no rows: no query."""
+    none = np.empty(0, dtype=np.int64)
+    scores = plan.score_absent(none, "run")
+    scores.warnings = []
+    return scores
