@@ -103,8 +103,10 @@ class QrelsIndex:
         label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
         if len(self.keys) == 0:
             return label
-        for start in range(0, len(qcode), SLICE_ROWS):
-            stop = min(start + SLICE_ROWS, len(qcode))
+        # each call hashes the whole vocabulary: slices of at least 16 rows per judged document
+        step = max(SLICE_ROWS, 16 * len(self.doc_vocab))
+        for start in range(0, len(qcode), step):
+            stop = min(start + step, len(qcode))
             dcode = kernels.index_in(doc.slice(start, stop - start), self.doc_vocab, arrow.POOL)
             found = np.flatnonzero(to_numpy(kernels.is_valid(dcode)) & (qcode[start:stop] >= 0))
             if len(found) == 0:

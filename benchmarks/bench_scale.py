@@ -1,0 +1,132 @@
+"""Evaluate one large run through every engine and print a table: wall time, peak memory, rows
+per second per core, and whether the per-query values equal the in-memory path's.
+
+    pip install -e ".[dask,spark]"
+    python benchmarks/bench_scale.py --rows 100_000_000   # the issue's size (about 4 GB as TREC text)
+    python benchmarks/bench_scale.py --rows 10_000_000 --engines memory,chunks,dask,spark
+
+The run is generated as a Parquet dataset (files of 1M rows, grouped by query and ranked by
+score, as search systems write them; scores with three decimals so that some documents tie) plus TREC text of the same rows, with qrels of 1-3
+judgments per query. Each engine runs in a fresh process; peak memory is that process's
+maximum resident set size and, for Dask, each worker's (Spark's JVM is not measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).parent
+
+CHILD = r"""
+import json, resource, sys, time, os
+import numpy as np
+engine, qrels, run, out = sys.argv[1:5]
+t0 = time.perf_counter()
+from rankwise.evaluation import evaluate
+metrics = ["ndcg@10", "map", "recip_rank", "P@10", "recall@100"]
+client = None
+if engine == "dask":
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+    client = Client(cluster)
+if engine == "spark":
+    from pyspark.sql import SparkSession
+    client = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+              .config("spark.driver.memory", "8g").getOrCreate())
+start = time.perf_counter() - t0
+t1 = time.perf_counter()
+res = evaluate(qrels, run, metrics, engine=engine, client=client, duplicates="first")
+took = time.perf_counter() - t1
+np.save(out, np.stack([res.runs[0].values[c] for c in ("ndcg_cut_10", "map", "recip_rank")]))
+children = 0
+if engine == "dask":
+    def peak_kb():
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = sum(client.run(peak_kb).values())
+print(json.dumps({"start": start, "evaluate": took, "self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "workers_kb": children}))
+"""
+
+
+def generate(directory: Path, rows: int, depth: int = 100, seed: int = 0) -> tuple[Path, Path, Path]:
+    """A Parquet dataset and a TREC file of ``rows`` rows (``depth`` per query), and qrels."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    directory.mkdir(parents=True, exist_ok=True)
+    qrels, dataset, trec = directory / "qrels.txt", directory / "run", directory / "run.trec"
+    if qrels.exists() and dataset.exists():
+        return qrels, dataset, trec
+    rng = np.random.default_rng(seed)
+    queries = rows // depth
+    dataset.mkdir(exist_ok=True)
+    per_file = 1_000_000 // depth
+    with open(trec, "w") as text:
+        for start in range(0, queries, per_file):
+            q = np.arange(start, min(start + per_file, queries))
+            qid = np.repeat(q, depth).astype(str)
+            doc = rng.integers(0, 8_000_000, size=len(qid)).astype(str)
+            score = -np.sort(-np.round(rng.random((len(q), depth)) * 100, 3), axis=1).ravel()  # ranked lists
+            table = pa.table({"qid": qid, "docno": doc, "score": score})
+            pq.write_table(table, dataset / f"part-{start // per_file:05d}.parquet")
+            rank = np.tile(np.arange(1, depth + 1), len(q)).astype(str)
+            lines = np.char.add(np.char.add(np.char.add(np.char.add(qid, " Q0 "), doc), " "), rank)
+            lines = np.char.add(np.char.add(lines, " "), score.astype(str))
+            text.write("\n".join(np.char.add(lines, " gen").tolist()) + "\n")
+    with open(qrels, "w") as f:
+        for q in range(queries):
+            for d in rng.integers(0, 8_000_000, size=rng.integers(1, 4)):
+                f.write(f"{q} 0 {d} {rng.integers(1, 3)}\n")
+    return qrels, dataset, trec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--engines", default="memory,chunks,dask,spark")
+    ap.add_argument("--data", default=str(HERE / "_data"))
+    args = ap.parse_args()
+    qrels, dataset, trec = generate(Path(args.data) / f"scale_{args.rows}", args.rows)
+    size = sum(f.stat().st_size for f in dataset.iterdir()) / 2**20
+    print(f"run: {args.rows:,} rows ({args.rows // 100:,} queries x 100), Parquet {size:.0f} MB, "
+          f"TREC {trec.stat().st_size / 2**20:.0f} MB; 5 measures; {os.cpu_count()} cores\n")
+    rows = []
+    reference = None
+    for engine in args.engines.split(","):
+        out = Path(args.data) / f"scale_{args.rows}" / f"values_{engine}.npy"
+        wall0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", CHILD, engine, str(qrels), str(dataset), str(out)],
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - wall0
+        if proc.returncode:
+            print(f"{engine}: failed\n{proc.stderr[-2000:]}", file=sys.stderr)
+            continue
+        import json
+
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        values = np.load(out)
+        if reference is None:
+            reference = values
+        same = "yes" if np.array_equal(values, reference) else "NO"
+        cores = 1 if engine == "chunks" else (os.cpu_count() or 1)
+        peak = got["self_kb"] / 1024  # the Python driver (Spark's JVM is not counted)
+        rows.append((engine, f"{wall:.1f}", f"{got['start']:.1f}", f"{got['evaluate']:.1f}", f"{peak:.0f}",
+                     f"{got['workers_kb'] / 1024:.0f}" if got["workers_kb"] else "-",
+                     f"{args.rows / got['evaluate'] / cores / 1e6:.2f}", same))
+    head = ("engine", "wall s", "start s", "evaluate s", "peak MB (driver)", "peak MB (workers)",
+            "M rows/s/core", "same values")
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()
