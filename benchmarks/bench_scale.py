@@ -6,9 +6,10 @@ per second per core, and whether the per-query values equal the in-memory path's
     python benchmarks/bench_scale.py --rows 10_000_000 --engines memory,chunks,dask,spark
 
 The run is generated as a Parquet dataset (files of 1M rows, grouped by query and ranked by
-score, as search systems write them; scores with three decimals so that some documents tie) plus TREC text of the same rows, with qrels of 1-3
-judgments per query. Each engine runs in a fresh process; peak memory is that process's
-maximum resident set size and, for Dask, each worker's (Spark's JVM is not measured).
+score, as search systems write them; scores with three decimals so that some documents tie)
+plus TREC text of the same rows, with qrels of 1-3 judgments per query. Each engine runs in a
+fresh process; peak memory is that process's maximum resident set size and, for Dask, each
+worker's (Spark's JVM is not measured).
 """
 
 from __future__ import annotations
