@@ -48,6 +48,10 @@ def spark():
     session.stop()
 
 
+def _no_shuffle(*args, **kwargs):
+    raise AssertionError("the run was shuffled")
+
+
 def _client(engine: str, request: pytest.FixtureRequest):
     return request.getfixturevalue("dask_client" if engine == "dask" else "spark")
 
@@ -76,6 +80,9 @@ def test_shuffled_rows_with_ties_and_duplicates_keep_the_input_order(engine: str
         import dask.dataframe as dd
 
         distributed_frame = dd.from_pandas(frame, npartitions=4, sort=False)
+        with pytest.MonkeyPatch.context() as patch, pytest.raises(AssertionError, match="shuffled"):
+            patch.setattr(dd.DataFrame, "shuffle", _no_shuffle)  # rows of a query in several partitions
+            evaluate(qrels, distributed_frame, ["map"], engine=engine, client=client, duplicates="first")
     else:
         # Spark keeps a frame's order until it is repartitioned (a round-robin repartition has none):
         # the pandas rows land in order over local[2]'s two partitions
@@ -90,7 +97,9 @@ def test_shuffled_rows_with_ties_and_duplicates_keep_the_input_order(engine: str
         assert_same(whole, got)
 
 
-def test_a_parquet_dataset_already_partitioned_by_query_is_not_shuffled(dask_client, tmp_path: Path) -> None:
+def test_a_parquet_dataset_already_partitioned_by_query_is_not_shuffled(dask_client, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import dask.dataframe as dd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -103,6 +112,7 @@ def test_a_parquet_dataset_already_partitioned_by_query_is_not_shuffled(dask_cli
         keep = pa.array([q in mine for q in table.column("qid").to_pylist()])
         pq.write_table(table.filter(keep), tmp_path / "run" / f"part-{i}.parquet")
     whole = evaluate(qrels, tmp_path / "run", METRICS, duplicates="first")
+    monkeypatch.setattr(dd.DataFrame, "shuffle", _no_shuffle)
     got = evaluate(qrels, tmp_path / "run", METRICS, duplicates="first", engine="dask", client=dask_client)
     got.warnings = [w for w in got.warnings if w.kind != "unjudged_queries"]
     whole.warnings = [w for w in whole.warnings if w.kind != "unjudged_queries"]

@@ -310,6 +310,12 @@ class EvaluationPlan:
         merged.warnings = notes
         return merged
 
+    @cached_property
+    def query_order(self) -> np.ndarray:
+        """The qrels' query ids as sorted strings: a query's position is its place in the
+        per-query values of every engine."""
+        return self.index.query_ids.astype(str)
+
     def score_absent(self, codes: np.ndarray, run_name: str) -> RunScores:
         """Every metric on empty rankings for the qrels queries ``codes`` (positions in
         ``index.query_ids``): what ``missing='zero'`` scores a query the run never returned."""

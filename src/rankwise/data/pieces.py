@@ -21,7 +21,6 @@ import pyarrow as pa
 from rankwise.data import arrow
 from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS, pick_column
 from rankwise.data.containers import Run
-from rankwise.data.tabular_io import check_parquet_directory
 from rankwise.data.trec_fast import PIECE_BYTES, _distinct_values, parsed_pieces
 from rankwise.data.trec_io import RUN_TYPES, check_file, fast_delimiter, tag_notes
 from rankwise.data.trec_lines import RUN_FIELDS, Lines, parse_run_lines
@@ -135,6 +134,20 @@ class TrecRunPieces:
         return counts + tag_notes(self.tags, self.source)
 
 
+def check_parquet_directory(path: str | os.PathLike[str]) -> None:
+    """A directory is read as a Parquet dataset: it must hold ``.parquet`` files.
+
+    >>> import tempfile
+    >>> check_parquet_directory(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...: expected a file, got a directory with no .parquet file ...
+    """
+    if next(Path(path).rglob("*.parquet"), None) is None:
+        raise InputError("expected a file, got a directory with no .parquet file (a directory is read as a "
+                         "Parquet dataset)", source=str(path))
+
+
 @dataclass
 class ParquetRunPieces:
     """A Parquet file, or a directory of Parquet files read as one dataset (files in name
@@ -196,6 +209,24 @@ class ParquetRunPieces:
         if row == 1:
             raise InputError("no rows: the run is empty", source=self.source)
 
+    def whole(self) -> Run:
+        """The whole run as one Run (what ``load_run`` reads from Parquet).
+
+        >>> import tempfile, pyarrow.parquet as pq
+        >>> path = os.path.join(tempfile.mkdtemp(), "bm25.parquet")
+        >>> pq.write_table(pa.table({"qid": ["q1"], "docno": ["a"], "score": [2]}), path)
+        >>> run = ParquetRunPieces(path).whole(); run.name, run.score.tolist()
+        ('bm25', [2.0])
+        """
+        columns = self.columns + ([self.tag_column] if self.tag_column and self.given_name is None else [])
+        table = self.dataset.to_table(columns=columns)
+        if table.num_rows == 0:
+            raise InputError("no rows: the run is empty", source=self.source)
+        if len(columns) == 4:
+            self.first_tag = str(table.column(3)[0].as_py())
+        score = _scores(table.column(2), self.source, None, self.columns[2])
+        return Run(table.column(0), table.column(1), score, self.name, self.source)
+
     @property
     def name(self) -> str:
         if self.given_name is not None:
@@ -205,14 +236,16 @@ class ParquetRunPieces:
         return Path(self.source.rstrip("/\\")).name.split(".")[0]
 
 
-def _scores(column: pa.Array, source: str, lines: np.ndarray, name: str) -> np.ndarray:
-    """A Parquet score column as float64 (a null or non-numeric value names its row)."""
-    if column.null_count:
-        row = int(np.flatnonzero(arrow.to_numpy(column.is_null()))[0])
-        raise InputError("expected a number, got null", source=source, line=int(lines[row]), field=name)
+def _scores(column: pa.Array | pa.ChunkedArray, source: str, lines: np.ndarray | None, name: str) -> np.ndarray:
+    """A Parquet score column as float64 (a null or non-numeric value names its row; rows count
+    from 1 when ``lines`` is None)."""
     if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
         raise InputError(f"expected a numeric column, got {column.type}", source=source, field=name)
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if column.null_count:
+        row = int(np.flatnonzero(arrow.to_numpy(column.is_null()))[0])
+        raise InputError("expected a number, got null", source=source,
+                         line=int(lines[row]) if lines is not None else row + 1, field=name)
+    return np.asarray(column.to_numpy(), dtype=np.float64)
 
 
 def run_pieces(obj: Any, name: str | None = None) -> TrecRunPieces | ParquetRunPieces:

@@ -12,28 +12,10 @@ from rankwise.data.trec_io import check_file, read_bytes
 from rankwise.errors import InputError
 
 
-def check_parquet_directory(path: str | os.PathLike[str]) -> None:
-    """A directory is read as a Parquet dataset: it must hold ``.parquet`` files.
-
-    >>> import tempfile
-    >>> check_parquet_directory(tempfile.mkdtemp())  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    rankwise.errors.InputError: ...: expected a file, got a directory with no .parquet file ...
-    """
-    if next(Path(path).rglob("*.parquet"), None) is None:
-        raise InputError("expected a file, got a directory with no .parquet file (a directory is read as a "
-                         "Parquet dataset)", source=str(path))
-
-
 def _read_parquet(path: str | os.PathLike[str]) -> Any:
-    """A Parquet file, or a directory of Parquet files (a dataset, files in name order)."""
     import pandas as pd
 
-    if os.path.isdir(path):
-        check_parquet_directory(path)
-    else:
-        check_file(path)
+    check_file(path)
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
@@ -110,45 +92,14 @@ def _read_json_any(path: str | os.PathLike[str]) -> Any:
     raise InputError("expected a JSON object {qid: {docid: value}} or a list of records", source=source)
 
 
-def _parquet_run(path: str | os.PathLike[str], name: str | None, default_name: str) -> Run:
-    """A run from a Parquet file or dataset directory, read column by column with Arrow (no
-    pandas round trip: ids stay Arrow strings)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-
-    from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS, pick_column
-
-    source = str(path)
-    if os.path.isdir(path):
-        check_parquet_directory(path)
-    else:
-        check_file(path)
-    try:
-        dataset = ds.dataset(path, format="parquet")
-        names = dataset.schema.names
-        columns = [pick_column(names, QUERY_COLUMNS, "query id", source),
-                   pick_column(names, DOC_COLUMNS, "document id", source),
-                   pick_column(names, SCORE_COLUMNS, "score", source)]
-        tag = pick_column(names, TAG_COLUMNS, "run tag", source, required=False)
-        table = dataset.to_table(columns=columns + ([tag] if tag and name is None else []))
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise InputError(f"expected a Parquet file ({exc})", source=source) from None
-    score = table.column(columns[2])
-    if not (pa.types.is_floating(score.type) or pa.types.is_integer(score.type)):
-        raise InputError(f"expected a numeric column, got {score.type}", source=source, field=columns[2])
-    if name is None:
-        name = str(table.column(tag)[0].as_py()) if tag is not None and table.num_rows else default_name
-    values = np.asarray(score.to_numpy(), dtype=np.float64) if score.num_chunks else np.empty(0)
-    return Run(table.column(columns[0]), table.column(columns[1]), values, name, source)
-
-
 def read_tabular_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     """Read a run from Parquet, JSON (``{qid: {doc: score}}`` or records) or JSONL records."""
     source = str(path)
     default_name = Path(source.rstrip("/\\")).name.split(".")[0]
-    if source.endswith(".parquet") or os.path.isdir(path):
-        return _parquet_run(path, name, default_name)
+    if source.endswith(".parquet") or os.path.isdir(path):  # Arrow columns, no pandas round trip
+        from rankwise.data.pieces import ParquetRunPieces
+
+        return ParquetRunPieces(path, name).whole()
     obj = _read_json_any(path)
     if isinstance(obj, dict):
         return Run.from_dict(obj, name=name or default_name, source=source)

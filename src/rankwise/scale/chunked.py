@@ -62,22 +62,18 @@ def _source_of(obj: Any) -> str:
     return os.fspath(obj) if isinstance(obj, (str, os.PathLike)) else getattr(obj, "source", "<run>")
 
 
-def score_pieces(plan: EvaluationPlan, pieces: TrecRunPieces | ParquetRunPieces, chunk_rows: int,
-                 temp_dir: str | os.PathLike[str] | None = None) -> tuple[RunScores, list[str]]:
+def score_pieces(plan: EvaluationPlan, pieces: TrecRunPieces | ParquetRunPieces, chunk_rows: int
+                 ) -> tuple[RunScores, list[str]]:
     """Score a run read piece by piece, in query-complete chunks; a run not grouped by query is
     partitioned by query hash first. Returns its scores and the reader's warnings."""
     notes: list[str] = []
-    parts: list[RunScores] = []
     try:
         parts = [plan.score(run, "skip") for run in chunk_runs(pieces, chunk_rows, pieces.source)]
     except NotGrouped:
-        parts = []
-        with tempfile.TemporaryDirectory(prefix="rankwise-", dir=temp_dir) as directory:
+        with tempfile.TemporaryDirectory(prefix="rankwise-") as directory:
             rows = pieces.count_rows() if isinstance(pieces, ParquetRunPieces) else estimated_rows(pieces.path)
-            count = partition_count(rows, chunk_rows)
-            files = partition_by_query(pieces, pieces.source, count, directory)
-            for run in partition_runs(files, "run", pieces.source):
-                parts.append(plan.score(run, "skip"))
+            files = partition_by_query(pieces, pieces.source, partition_count(rows, chunk_rows), directory)
+            parts = [plan.score(run, "skip") for run in partition_runs(files, "run", pieces.source)]
         notes.append(Notice(f"{pieces.source}: the run is not grouped by query; it was partitioned by query hash "
                             f"into {len(files)} temporary Parquet file(s) and scored file by file",
                             "partitioned", count=len(files)))

@@ -93,7 +93,7 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
         dd, _ = _dask()
         for obj, name in [(runs, None)] if isinstance(runs, dd.DataFrame) else _as_runs(runs):
             frame, source, default = read_frame(obj, chunk_rows)
-            scores = score_dask_frame(dask_client, shared, plan, frame, source, name or default)
+            scores = score_dask_frame(dask_client, shared, plan, frame, source, name or default, chunk_rows)
             scored.append((scores, source))
         return named_result(plan, scored)
     finally:
@@ -102,16 +102,19 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
 
 
 def _partition_hashes(frame: Any, column: str) -> np.ndarray:
+    """The distinct query hashes of one partition."""
     from rankwise.data.containers import as_string_array
+    from rankwise.scale.frames import arrow_table
     from rankwise.scale.hashing import query_hashes
 
     if len(frame) == 0:
         return np.empty(0, dtype=np.uint64)
-    return np.unique(query_hashes(as_string_array(frame[column].to_numpy())))
+    ids = as_string_array(arrow_table(frame[[column]]).column(0).combine_chunks(), keep_dictionary=True)
+    return np.unique(query_hashes(ids))
 
 
 def score_dask_frame(client: Any, shared: Any, plan: EvaluationPlan, frame: Any, source: str,
-                     name: str | None) -> RunScores:
+                     name: str | None, chunk_rows: int | None = None) -> RunScores:
     """Score one run held as a Dask DataFrame."""
     import dask
 
@@ -120,6 +123,8 @@ def score_dask_frame(client: Any, shared: Any, plan: EvaluationPlan, frame: Any,
     if name is None:
         name = str(frame[tag].head(1).iloc[0]) if tag is not None else "run"
     frame = frame[[query, doc, score]]
+    if chunk_rows is not None:
+        frame = frame.repartition(npartitions=max(1, -(-len(frame) // chunk_rows)))
     if frame.npartitions > 1:
         per_part = client.compute([dask.delayed(_partition_hashes)(part, query) for part in frame.to_delayed()],
                                   sync=True)

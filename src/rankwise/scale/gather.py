@@ -16,10 +16,7 @@ from rankwise.metrics.compute import RunScores, straddling_notice
 
 def query_codes(plan: EvaluationPlan, query_ids: np.ndarray) -> np.ndarray:
     """Position of each query id among the qrels' queries (the in-memory order)."""
-    ordered = plan.__dict__.get("_rankwise_sorted_ids")
-    if ordered is None:
-        ordered = plan.__dict__["_rankwise_sorted_ids"] = plan.index.query_ids.astype(str)
-    return np.searchsorted(ordered, np.asarray(query_ids).astype(str))
+    return np.searchsorted(plan.query_order, np.asarray(query_ids).astype(str))
 
 
 def gather_scores(plan: EvaluationPlan, parts: Sequence[RunScores], name: str, source: str) -> RunScores:

@@ -16,6 +16,7 @@ import pickle
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from rankwise.errors import RankwiseError
@@ -144,7 +145,7 @@ def per_query_frame(qrels: Any, run: Any, metrics: Any, profile: str | None = No
     frame, source, _ = read_frame(spark_session, run)
     rows, columns, _ = _partitioned(frame, chunk_rows, source)
     shared = _broadcast(spark_session, plan)
-    probe = plan.score_absent(__import__("numpy").empty(0, dtype="int64"), "run")
+    probe = plan.score_absent(np.empty(0, dtype=np.int64), "run")  # the columns and their kinds
     schema = ", ".join(["query STRING"] + [f"`{c}` {_spark_type(probe.kinds[c])}" for c in probe.values])
     return rows.mapInArrow(_scorer(shared, columns, source, pickled=False), schema)
 
