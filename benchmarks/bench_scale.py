@@ -9,7 +9,8 @@ The run is generated as a Parquet dataset (files of 1M rows, grouped by query an
 score, as search systems write them; scores with three decimals so that some documents tie)
 plus TREC text of the same rows, with qrels of 1-3 judgments per query. Each engine runs in a
 fresh process; peak memory is that process's maximum resident set size and, for Dask, each
-worker's (Spark's JVM is not measured).
+worker's, or for Spark the high-water marks (``VmHWM``) of the driver JVM, which runs
+``local[2]``'s executors, plus its Python workers.
 """
 
 from __future__ import annotations
@@ -52,6 +53,24 @@ if engine == "dask":
         import resource
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = sum(client.run(peak_kb).values())
+if engine == "spark":  # the driver JVM (a child of this process) and its Python workers, by VmHWM
+    def high_water_kb(pid):
+        with open(f"/proc/{pid}/status") as status:
+            return next((int(line.split()[1]) for line in status if line.startswith("VmHWM")), 0)
+    def descendants(pid):
+        kids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as stat:
+                        parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+                except OSError:
+                    continue
+                if parent == pid:
+                    kids += [int(entry), *descendants(int(entry))]
+        return kids
+    jvm = client.sparkContext._gateway.proc.pid
+    children = high_water_kb(jvm) + sum(high_water_kb(p) for p in descendants(jvm))
 print(json.dumps({"start": start, "evaluate": took, "self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "workers_kb": children}))
 """
@@ -118,11 +137,11 @@ def main() -> None:
             reference = values
         same = "yes" if np.array_equal(values, reference) else "NO"
         cores = 1 if engine == "chunks" else (os.cpu_count() or 1)
-        peak = got["self_kb"] / 1024  # the Python driver (Spark's JVM is not counted)
+        peak = got["self_kb"] / 1024  # the Python driver; workers or the JVM in the next column
         rows.append((engine, f"{wall:.1f}", f"{got['start']:.1f}", f"{got['evaluate']:.1f}", f"{peak:.0f}",
                      f"{got['workers_kb'] / 1024:.0f}" if got["workers_kb"] else "-",
                      f"{args.rows / got['evaluate'] / cores / 1e6:.2f}", same))
-    head = ("engine", "wall s", "start s", "evaluate s", "peak MB (driver)", "peak MB (workers)",
+    head = ("engine", "wall s", "start s", "evaluate s", "peak MB (driver)", "peak MB (workers / JVM)",
             "M rows/s/core", "same values")
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for r in rows:

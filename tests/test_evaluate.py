@@ -8,7 +8,7 @@ import pytest
 from conftest import DATA
 
 import rankwise
-from rankwise.errors import InputError, RankwiseError, UnknownMetricError
+from rankwise.errors import InputError, MetricParameterError, RankwiseError, UnknownMetricError
 
 QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 1, "d9": -1}, "q2": {"a": 1}, "q3": {"z": 1}}
 RUN = {"q1": {"d1": 5.0, "d5": 4.0, "d2": 3.0, "d3": 2.0, "d9": 1.0}, "q2": {"b": 2.0, "a": 1.0},
@@ -211,3 +211,13 @@ def test_equal_scores_across_a_query_boundary_are_not_one_tie(precision: str) ->
     run = rankwise.Run(["q1", "q1", "q2", "q2"], ["a", "b", "c", "a"], [2.0, 1.0, 1.0, 0.5], "r")
     res = rankwise.evaluate(qrels, run, ["map"], score_precision=precision)
     assert res.per_query["map"].tolist() == [0.5, 0.5]
+
+
+def test_a_family_is_known_by_its_own_name() -> None:
+    """``es_dcg`` is a family's own name: it parses with the family's defaults (k = 10, no
+    normalisation), instead of 'unknown metric ... did you mean es_dcg'."""
+    qrels, run = {"q": {"a": 2, "b": 1}}, {"q": {"a": 1.0, "b": 2.0}}
+    got = rankwise.evaluate(qrels, run, ["es_dcg"]).summary["es_dcg"].iloc[0]
+    assert got == pytest.approx(1 / math.log2(2) + 3 / math.log2(3))  # b (gain 2^1-1) first, a (2^2-1) second
+    with pytest.raises(MetricParameterError, match="needs maximum_relevance"):
+        rankwise.evaluate(qrels, run, ["es_expected_reciprocal_rank"])

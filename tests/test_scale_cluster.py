@@ -119,6 +119,29 @@ def test_a_parquet_dataset_already_partitioned_by_query_is_not_shuffled(dask_cli
     assert_same(whole, got)
 
 
+def test_top_k_measures_on_rows_not_partitioned_by_query_are_combined_without_a_shuffle(
+        dask_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every measure reads the top 10 at most: partitions keep their candidate rows and the
+    client scores them (rankwise.scale.topk); values and warnings as in memory."""
+    import dask.dataframe as dd
+
+    from rankwise.data.load import load_run
+
+    run = load_run(GOLDEN / "BM25.dl19.trec")
+    frame = pd.DataFrame({"qid": run.query.to_pylist(), "docno": run.doc.to_pylist(), "score": run.score})
+    frame = frame.sample(frac=1.0, random_state=5, ignore_index=True)
+    metrics = ["ndcg@10", "P@10", "rr@10", "recall@10", '{"dcg": {"k": 5}}']
+    monkeypatch.setattr(dd.DataFrame, "shuffle", _no_shuffle)
+    for conventions in ({}, {"ties": "input", "missing": "zero", "rel_level": 2}):
+        whole = evaluate(GOLDEN / "qrels.dl19-passage.txt", frame, metrics, **conventions)
+        got = evaluate(GOLDEN / "qrels.dl19-passage.txt", dd.from_pandas(frame, npartitions=5, sort=False), metrics,
+                       engine="dask", client=dask_client, **conventions)
+        assert_same(whole, got)
+    with pytest.raises(AssertionError, match="shuffled"):  # map reads whole rankings: a shuffle
+        evaluate(GOLDEN / "qrels.dl19-passage.txt", dd.from_pandas(frame, npartitions=5, sort=False), ["map"],
+                 engine="dask", client=dask_client)
+
+
 @pytest.mark.parametrize("engine", ["dask", "spark"])
 def test_a_failing_partition_is_one_clear_error(engine: str, request: pytest.FixtureRequest) -> None:
     client = _client(engine, request)

@@ -6,23 +6,22 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rankwise._version import __version__
 from rankwise.data.containers import Qrels, Run
 from rankwise.data.load import load_qrels, load_run
-from rankwise.data.prefs import Prefs
 from rankwise.engine.align import QrelsIndex, align, empty_rankings
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.ranked import RankedLists
 from rankwise.errors import Notice, RankwiseError, notice_dicts
 from rankwise.metrics.compute import RunScores, compute_scores
 from rankwise.metrics.names import MetricSpec, canonical_name, parse_metric
-from rankwise.metrics.ranking.diversity import diversity_lists
-from rankwise.metrics.ranking.judgment_groups import grouped_lists
-from rankwise.metrics.ranking.preferences import prefs_lists
+
+if TYPE_CHECKING:
+    from rankwise.data.prefs import Prefs
 
 
 def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
@@ -160,6 +159,10 @@ def check_judgments(specs: Sequence[MetricSpec], kind: str) -> None:
 
 def grouped_judgments(judgments: Prefs, run: Run, conv: Conventions) -> tuple[Any, list[str]]:
     """The lists preference or judgment-group families read, and the notes of building them."""
+    from rankwise.metrics.ranking.diversity import diversity_lists
+    from rankwise.metrics.ranking.judgment_groups import grouped_lists
+    from rankwise.metrics.ranking.preferences import prefs_lists
+
     if judgments.kind == "qrels_jg":
         return grouped_lists(judgments, run, conv)
     if judgments.kind == "subtopics":
@@ -379,7 +382,7 @@ def evaluate(
     >>> res.summary.round(4).to_dict("records")   # AP = (1/1 + 2/3) / 2
     [{'map': 0.8333, 'P@2': 0.5, 'ndcg@3': 0.9197}]
     """
-    if isinstance(qrels, Prefs):
+    if _is_prefs(qrels):
         if engine != "memory":
             raise RankwiseError(f"engine={engine!r}: preference and judgment-group qrels are evaluated in memory")
         return _evaluate_grouped(qrels, runs, [metrics] if isinstance(metrics, (str, dict)) else metrics,
@@ -403,6 +406,15 @@ def evaluate(
         warnings.extend(n for n in scores.warnings if n not in warnings)
         results.append(scores)
     return plan.result(results, warnings)
+
+
+def _is_prefs(obj: Any) -> bool:
+    """Whether ``obj`` is loaded preference or judgment-group judgments (a ``Prefs``); the
+    module is imported only when it is already loaded, so plain qrels never pay for it."""
+    import sys
+
+    module = sys.modules.get("rankwise.data.prefs")
+    return module is not None and isinstance(obj, module.Prefs)
 
 
 def _evaluate_grouped(judgments: Prefs, runs: Any, metrics: Sequence[str], conv: Conventions) -> Result:

@@ -141,7 +141,17 @@ def parse_elasticsearch(metric: dict | str) -> MetricSpec:
     return MetricSpec(family, (), values, printable, label)
 
 
+def _check_required(family: Family, values: tuple, name: str) -> None:
+    """Refuse a metric that leaves a required parameter unset (``es_expected_reciprocal_rank``
+    needs ``maximum_relevance``)."""
+    given = dict(values)
+    for p in family.params:
+        if p.required and given.get(p.name) is None:
+            raise MetricParameterError(f"{name}: {family.name} needs {p.name} (e.g. {family.name}.{p.name}=4)")
+
+
 def _default(family: Family, name: str) -> MetricSpec:
+    _check_required(family, (), name)
     cutoffs = family.cutoff.default if family.cutoff is not None else ()
     return MetricSpec(family, cutoffs, (), None, name)
 
@@ -187,6 +197,7 @@ def parse_metric(name: str | dict) -> MetricSpec:
             if family.cutoff is None and family.syntax == "none":
                 raise MetricParameterError(f"{name}: {family.name} takes no parameters")
             cutoffs, values = parse_params(family, params)
+            _check_required(family, values, name)
             return MetricSpec(family, cutoffs, values, None if family.cutoff else params, name)
     m = re.fullmatch(r"(.+?)_(\d+(?:\.\d+)?)", text)
     if m and m.group(1) in BY_NAME and BY_NAME[m.group(1)].cutoff is not None:
@@ -194,6 +205,8 @@ def parse_metric(name: str | dict) -> MetricSpec:
         return MetricSpec(family, parse_params(family, m.group(2))[0], (), None, name)
     if text.lower() in _PLAIN:
         return _default(_PLAIN[text.lower()], name)
+    if text in BY_NAME:  # a family's own name (``es_dcg``): its defaults
+        return _default(BY_NAME[text], name)
     raise _unknown(name)
 
 

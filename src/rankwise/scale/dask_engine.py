@@ -5,7 +5,9 @@ TREC text files (a path or glob; read with Dask's CSV reader, so the file must b
 one space or tab between fields). The engine first reads each partition's distinct query
 ids (hashes): if no query spans two partitions the run is scored where it lies, with no
 shuffle; otherwise it is shuffled by query, each row carrying its place in the input so that
-ties in input order and ``duplicates='first'`` see the input's order. The encoded qrels go to
+ties in input order and ``duplicates='first'`` see the input's order. Where every measure reads
+only the top k of each ranking, partitions instead keep their rows that can be in the top k
+and the client scores those (``rankwise.scale.topk``), with no shuffle. The encoded qrels go to
 every worker once (``scatter``); each partition is scored by the in-memory code, and the
 per-query values come back to the client, where they are put in the in-memory order.
 A partition that fails stops the evaluation with that partition's error; no partial result
@@ -24,6 +26,7 @@ from rankwise.evaluation import EvaluationPlan, Result, _as_runs
 from rankwise.metrics.compute import RunScores
 from rankwise.scale.frames import ORDER_COLUMN, run_columns, score_frame
 from rankwise.scale.gather import gather_scores, named_result
+from rankwise.scale.topk import keep_top_rows, score_kept, top_k_needed
 
 
 def _dask() -> Any:
@@ -129,17 +132,35 @@ def score_dask_frame(client: Any, shared: Any, plan: EvaluationPlan, frame: Any,
         per_part = client.compute([dask.delayed(_partition_hashes)(part, query) for part in frame.to_delayed()],
                                   sync=True)
         every = np.concatenate(per_part) if per_part else np.empty(0, dtype=np.uint64)
-        if len(every) != len(np.unique(every)):  # a query spans partitions: shuffle by query
+        if len(every) != len(np.unique(every)):  # a query spans partitions
             frame = frame.map_partitions(_with_order, meta=_order_meta(frame))
+            k = top_k_needed(plan)
+            if k is not None:  # every measure reads the top k only: combine, no shuffle
+                return _combine_top_k(client, plan, frame, (query, doc, score), k, source, name)
             frame = frame.shuffle(on=query, npartitions=frame.npartitions)
     tasks = [dask.delayed(score_frame)(shared, part, (query, doc, score), source) for part in frame.to_delayed()]
+    return gather_scores(plan, _compute(client, tasks, source), name, source)
+
+
+def _compute(client: Any, tasks: list, source: str) -> list:
+    """Run one task per partition; a partition that fails stops everything with its own message."""
     try:
-        parts = client.compute(tasks, sync=True)
+        return client.compute(tasks, sync=True)
     except RankwiseError:
         raise
     except Exception as exc:  # a worker's failure, with the partition's own message
         raise RankwiseError(f"{source}: a partition failed on the Dask cluster: {exc}") from exc
-    return gather_scores(plan, parts, name, source)
+
+
+def _combine_top_k(client: Any, plan: EvaluationPlan, frame: Any, columns: tuple[str, str, str], k: int,
+                   source: str, name: str) -> RunScores:
+    """Each partition keeps the rows that can be in their query's top ``k``; the driver scores
+    what they kept (see ``rankwise.scale.topk``)."""
+    import dask
+
+    kept = [dask.delayed(keep_top_rows)(part, columns, k, plan.conventions.score_precision)
+            for part in frame.to_delayed()]
+    return score_kept(plan, _compute(client, kept, source), columns, name, source)
 
 
 def _order_meta(frame: Any) -> Any:
