@@ -157,11 +157,39 @@ def test_a_failing_partition_is_one_clear_error(engine: str, request: pytest.Fix
         evaluate(qrels, frame, ["map"], engine=engine, client=client)
 
 
+@pytest.mark.parametrize("engine", ["dask", "spark"])
+def test_a_frame_holding_several_runs_is_split_by_its_run_column(engine: str, request: pytest.FixtureRequest) -> None:
+    """One long frame with a ``system`` column: each run scored on its own, named by it, in order
+    of first appearance, as the in-memory path splits a pandas frame."""
+    client = _client(engine, request)
+    from rankwise.data.load import load_run
+
+    frames = []
+    for run in ("SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec", "BM25.dl19.trec"):
+        r = load_run(GOLDEN / run)
+        frames.append(pd.DataFrame({"qid": r.query.to_pylist(), "docno": r.doc.to_pylist(), "score": r.score,
+                                    "system": run.split(".")[0]}))
+    long = pd.concat(frames, ignore_index=True)
+    whole = evaluate(GOLDEN / "qrels.dl19-passage.txt", long, ["ndcg@10", "map", "runid"])
+    assert list(whole.summary.index) == ["SPLADE_P_P_ENSEMBLE_DISTIL", "BM25"]
+    if engine == "dask":
+        import dask.dataframe as dd
+
+        distributed_frame = dd.from_pandas(long, npartitions=3, sort=False)
+    else:
+        distributed_frame = client.createDataFrame(long)
+    got = evaluate(GOLDEN / "qrels.dl19-passage.txt", distributed_frame, ["ndcg@10", "map", "runid"], engine=engine,
+                   client=client)
+    assert_same(whole, got)
+    assert round(got.summary.loc["BM25", "ndcg@10"], 4) == 0.5058
+
+
 def test_spark_per_query_frame(spark) -> None:
     from rankwise.scale.spark_engine import per_query_frame
 
-    frame = per_query_frame(GOLDEN / "qrels.dl19-passage.txt", str(GOLDEN / "BM25.dl19.trec"), ["ndcg@10", "map"],
-                            spark=spark).toPandas().set_index("query").sort_index()
+    frame = per_query_frame(GOLDEN / "qrels.dl19-passage.txt", str(GOLDEN / "BM25.dl19.trec"),
+                            ["ndcg@10", "map", "runid"], spark=spark).toPandas().set_index("query").sort_index()
+    assert set(frame["run"]) == set(frame["runid"]) == {"rank"}  # the file's tag, as trec_eval names it
     whole = evaluate(GOLDEN / "qrels.dl19-passage.txt", GOLDEN / "BM25.dl19.trec", ["ndcg@10", "map"]).per_query
     whole = whole.droplevel("run").sort_index()
     assert frame["ndcg_cut_10"].tolist() == whole["ndcg@10"].tolist()

@@ -94,14 +94,34 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
         scored: list[tuple[RunScores, str]] = []
         shared = dask_client.scatter(plan, broadcast=True)
         dd, _ = _dask()
-        for obj, name in [(runs, None)] if isinstance(runs, dd.DataFrame) else _as_runs(runs):
-            frame, source, default = read_frame(obj, chunk_rows)
-            scores = score_dask_frame(dask_client, shared, plan, frame, source, name or default, chunk_rows)
-            scored.append((scores, source))
+        for obj, given in [(runs, None)] if isinstance(runs, dd.DataFrame) else _as_runs(runs):
+            whole, source, default = read_frame(obj, chunk_rows)
+            split = split_dask_runs(whole, given, source) if isinstance(obj, dd.DataFrame) else [(whole, given)]
+            for frame, name in split:
+                scores = score_dask_frame(dask_client, shared, plan, frame, source, name or default, chunk_rows)
+                scored.append((scores, source))
         return named_result(plan, scored)
     finally:
         if owned:
             dask_client.close()
+
+
+def split_dask_runs(frame: Any, name: str | None, source: str) -> list[tuple[Any, str | None]]:
+    """A Dask DataFrame holding several runs (a ``run`` / ``tag`` / ``system`` ... column with
+    more than one value) as one (frame, name) per run, in order of first appearance, as
+    ``rankwise.data.load.split_runs`` splits a pandas one; a frame named by the caller, or with
+    one run, is one run (named by its tag, if any). Each run is then read and scored on its own.
+    """
+    import pandas as pd
+
+    tag = run_columns(list(frame.columns), source)[3]
+    if name is not None or tag is None:
+        return [(frame, name)]
+    per_partition = frame[tag].map_partitions(lambda s: s.drop_duplicates(), meta=frame[tag]._meta).compute()
+    tags = list(pd.unique(per_partition))
+    if len(tags) <= 1:
+        return [(frame, str(tags[0]) if tags else None)]
+    return [(frame[frame[tag] == t] if not pd.isna(t) else frame[frame[tag].isna()], str(t)) for t in tags]
 
 
 def _partition_hashes(frame: Any, column: str) -> np.ndarray:

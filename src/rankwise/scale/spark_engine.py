@@ -73,6 +73,24 @@ def read_frame(spark: Any, obj: Any) -> tuple[Any, str, str | None]:
     return spark.read.csv(path, sep=delimiter, schema=schema, mode="FAILFAST"), path, None
 
 
+def split_spark_runs(frame: Any, name: str | None, source: str) -> list[tuple[Any, str | None]]:
+    """A Spark DataFrame holding several runs (a ``run`` / ``tag`` / ``system`` ... column with
+    more than one value) as one (frame, name) per run, in order of first appearance, as
+    ``rankwise.data.load.split_runs`` splits a pandas one; a frame named by the caller, or with
+    one run, is one run (named by its tag, if any).
+    """
+    from pyspark.sql import functions as F
+
+    tag = run_columns(frame.columns, source)[3]
+    if name is not None or tag is None:
+        return [(frame, name)]
+    firsts = (frame.select(tag).withColumn("__first", F.monotonically_increasing_id()).groupBy(tag)
+              .agg(F.min("__first").alias("__first")).orderBy("__first").collect())
+    if len(firsts) <= 1:
+        return [(frame, str(firsts[0][0]) if firsts else None)]
+    return [(frame.filter(F.col(tag).eqNullSafe(row[0])), str(row[0])) for row in firsts]
+
+
 def _partitioned(frame: Any, chunk_rows: int | None, source: str) -> tuple[Any, tuple[str, str, str], str | None]:
     """The run's rows, each with its input place, repartitioned by query."""
     from pyspark.sql import functions as F
@@ -134,20 +152,33 @@ def _spark_type(kind: str) -> str:
 
 def per_query_frame(qrels: Any, run: Any, metrics: Any, profile: str | None = None, spark: Any = None,
                     chunk_rows: int | None = None, **conventions: Any) -> Any:
-    """Per-query values of ``run`` (a Spark DataFrame or a path) as a Spark DataFrame with a
-    ``query`` column and one column per metric (trec_eval column names, e.g. ``ndcg_cut_10``).
-    Queries the run does not return are absent (``missing='skip'``).
+    """Per-query values of ``run`` (a Spark DataFrame or a path) as a Spark DataFrame with
+    ``run`` and ``query`` columns and one column per metric (trec_eval column names, e.g.
+    ``ndcg_cut_10``). A frame holding several runs (a ``run`` / ``tag`` / ``system`` column)
+    gives the rows of each. Queries a run does not return are absent (``missing='skip'``).
 
     >>> per_query_frame("qrels.txt", spark.read.parquet("run/"), ["ndcg@10", "map"]).show()  # doctest: +SKIP
     """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
     plan = EvaluationPlan.build(qrels, metrics, profile, conventions)
     spark_session, _ = session(spark)
-    frame, source, _ = read_frame(spark_session, run)
-    rows, columns, _ = _partitioned(frame, chunk_rows, source)
+    frame, source, default = read_frame(spark_session, run)
     shared = _broadcast(spark_session, plan)
     probe = plan.score_absent(np.empty(0, dtype=np.int64), "run")  # the columns and their kinds
     schema = ", ".join(["query STRING"] + [f"`{c}` {_spark_type(probe.kinds[c])}" for c in probe.values])
-    return rows.mapInArrow(_scorer(shared, columns, source, pickled=False), schema)
+    runids = [c for spec in plan.specs if spec.family.kind == "runid" for c in spec.result_columns()]
+    frames = []
+    for part, name in split_spark_runs(frame, None, source):
+        rows, columns, _ = _partitioned(part, chunk_rows, source)
+        values = rows.mapInArrow(_scorer(shared, columns, source, pickled=False), schema)
+        name = name or default or "run"
+        for column in runids:  # the run's name, known here, not in the partitions
+            values = values.withColumn(column, F.lit(name))
+        frames.append(values.select(F.lit(name).alias("run"), *values.columns))
+    return reduce(lambda a, b: a.unionByName(b), frames)
 
 
 def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None = None, client: Any = None
@@ -158,21 +189,29 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
     try:
         shared = _broadcast(spark, plan)
         scored: list[tuple[RunScores, str]] = []
-        for obj, name in [(runs, None)] if isinstance(runs, sql.DataFrame) else _as_runs(runs):
-            frame, source, default = read_frame(spark, obj)
-            rows, columns, tag = _partitioned(frame, chunk_rows, source)
-            if name is None and default is None and tag is not None:
-                name = str(frame.select(tag).first()[0])
-            try:
-                table = rows.mapInArrow(_scorer(shared, columns, source, pickled=True), "scores BINARY").toArrow()
-            except Exception as exc:  # the failing partition's error, raised on the driver
-                raise RankwiseError(f"{source}: a partition failed on Spark: {_first_line(exc)}") from exc
-            parts = [pickle.loads(b) for b in table.column("scores").to_pylist()]
-            scored.append((gather_scores(plan, parts, name or default or "run", source), source))
+        for obj, given in [(runs, None)] if isinstance(runs, sql.DataFrame) else _as_runs(runs):
+            whole, source, default = read_frame(spark, obj)
+            split = split_spark_runs(whole, given, source) if isinstance(obj, sql.DataFrame) else [(whole, given)]
+            for frame, name in split:
+                scored.append((_score_run(shared, plan, frame, source, name or default, chunk_rows), source))
         return named_result(plan, scored)
     finally:
         if owned:
             spark.stop()
+
+
+def _score_run(shared: Any, plan: EvaluationPlan, frame: Any, source: str, name: str | None,
+               chunk_rows: int | None) -> RunScores:
+    """One run's scores from its Spark DataFrame."""
+    rows, columns, tag = _partitioned(frame, chunk_rows, source)
+    if name is None and tag is not None:
+        name = str(frame.select(tag).first()[0])
+    try:
+        table = rows.mapInArrow(_scorer(shared, columns, source, pickled=True), "scores BINARY").toArrow()
+    except Exception as exc:  # the failing partition's error, raised on the driver
+        raise RankwiseError(f"{source}: a partition failed on Spark: {_first_line(exc)}") from exc
+    parts = [pickle.loads(b) for b in table.column("scores").to_pylist()]
+    return gather_scores(plan, parts, name or "run", source)
 
 
 def _first_line(exc: Exception) -> str:
