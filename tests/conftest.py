@@ -40,3 +40,14 @@ def ndeval(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 collect_ignore_glob = ["data/*"]
 """Test data (and the scripts that regenerated it with other environments) is not collected."""
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A LocalCluster of 2 single-threaded worker processes, shared by the Dask tests."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        yield client

@@ -25,16 +25,6 @@ def _frame(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def dask_client():
-    pytest.importorskip("distributed")
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:

@@ -65,7 +65,8 @@ class ClickLog:
 
     @property
     def n_pairs(self) -> int:
-        return int(len(self.pair_query))
+        shipped = getattr(self, "_n_pairs", None)
+        return int(len(self.pair_query)) if shipped is None else shipped
 
     def chunks(self, size: int) -> Iterator[ClickLog]:
         """Consecutive pieces of at most ``size`` sessions, as views sharing this log's
@@ -190,6 +191,26 @@ def piece_of(vocabulary: Any, query: np.ndarray, docs: np.ndarray | None, pairs:
     piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = query, docs, pairs, clicks, mask
     piece.query_ids, piece.doc_ids = vocabulary.query_ids, vocabulary.doc_ids
     piece.pair_query, piece.pair_doc = vocabulary.pair_query, vocabulary.pair_doc
+    piece.notes = []
+    return piece
+
+
+def lean_piece(chunk: ClickLog) -> ClickLog:
+    """The arrays of a chunk a fit reads (query codes, pair numbers, clicks, shown cells),
+    without the vocabularies and pair tables it shares with its log, so that sending it to a
+    worker costs the chunk's size, not the log's.
+
+    >>> log = ClickLog.from_arrays(["q"] * 3, [["a"], ["b"], ["a"]], [[1], [0], [0]])
+    >>> lean = lean_piece(next(log.chunks(2)))
+    >>> lean.n_pairs, lean.query_ids, lean.pairs.ravel().tolist()
+    (2, [], [0, 1])
+    """
+    piece = object.__new__(ClickLog)
+    piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = chunk.query, None, chunk.pairs, chunk.clicks, \
+        chunk.mask
+    piece.query_ids, piece.doc_ids = [], []
+    piece.pair_query = piece.pair_doc = np.empty(0, dtype=np.int64)
+    piece._n_pairs = chunk.n_pairs
     piece.notes = []
     return piece
 

@@ -140,6 +140,24 @@ class ClickModel:
         ``history`` gets one entry per pass: iteration, the mean log-likelihood per session
         of the parameters that pass started from, and the seconds so far.
         """
+        def local_totals() -> tuple[dict[str, np.ndarray], float]:
+            totals: dict[str, np.ndarray] = {}
+            ll = 0.0
+            for statistics, chunk_ll in _over_chunks(self._statistics, log.chunks(chunk_size), workers):
+                for key, value in statistics.items():
+                    totals[key] = totals[key] + value if key in totals else value
+                ll += chunk_ll
+            return totals, ll
+
+        return self.fit_passes(log, local_totals, iterations, tolerance, progress)
+
+    def fit_passes(self, log: Any, pass_totals: Callable[[], tuple[dict[str, np.ndarray], float]],
+                   iterations: int = 50, tolerance: float = 1e-6,
+                   progress: Callable[[dict[str, float]], None] | None = None) -> Any:
+        """The fit's loop, with each pass's totals from ``pass_totals()``: the model's
+        statistics over the whole log at the current parameters, and the log-likelihood sum.
+        ``fit`` adds them up chunk by chunk here; ``rankwise.scale.states.fit_click_model``
+        on a Dask cluster."""
         self._remember_pairs(log)
         self._start(log)
         started = time.perf_counter()
@@ -148,12 +166,7 @@ class ClickModel:
         constants: dict[str, np.ndarray] = {}
         for iteration in range(1, (iterations if self.iterative else 1) + 1):
             self._first_pass = iteration == 1   # statistics that do not change are added up once
-            totals: dict[str, np.ndarray] = {}
-            ll = 0.0
-            for statistics, chunk_ll in _over_chunks(self._statistics, log.chunks(chunk_size), workers):
-                for key, value in statistics.items():
-                    totals[key] = totals[key] + value if key in totals else value
-                ll += chunk_ll
+            totals, ll = pass_totals()
             if iteration == 1:
                 constants = {key: totals[key] for key in self.constant_statistics if key in totals}
             totals = {**constants, **totals}
