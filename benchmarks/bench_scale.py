@@ -83,28 +83,29 @@ def generate(directory: Path, rows: int, depth: int = 100, seed: int = 0) -> tup
 
     directory.mkdir(parents=True, exist_ok=True)
     qrels, dataset, trec = directory / "qrels.txt", directory / "run", directory / "run.trec"
-    if qrels.exists() and dataset.exists():
-        return qrels, dataset, trec
-    rng = np.random.default_rng(seed)
     queries = rows // depth
-    dataset.mkdir(exist_ok=True)
-    per_file = 1_000_000 // depth
-    with open(trec, "w") as text:
-        for start in range(0, queries, per_file):
-            q = np.arange(start, min(start + per_file, queries))
-            qid = np.repeat(q, depth).astype(str)
-            doc = rng.integers(0, 8_000_000, size=len(qid)).astype(str)
-            score = -np.sort(-np.round(rng.random((len(q), depth)) * 100, 3), axis=1).ravel()  # ranked lists
-            table = pa.table({"qid": qid, "docno": doc, "score": score})
-            pq.write_table(table, dataset / f"part-{start // per_file:05d}.parquet")
-            rank = np.tile(np.arange(1, depth + 1), len(q)).astype(str)
-            lines = np.char.add(np.char.add(np.char.add(np.char.add(qid, " Q0 "), doc), " "), rank)
-            lines = np.char.add(np.char.add(lines, " "), score.astype(str))
-            text.write("\n".join(np.char.add(lines, " gen").tolist()) + "\n")
-    with open(qrels, "w") as f:
-        for q in range(queries):
-            for d in rng.integers(0, 8_000_000, size=rng.integers(1, 4)):
-                f.write(f"{q} 0 {d} {rng.integers(1, 3)}\n")
+    if not dataset.exists():
+        rng = np.random.default_rng(seed)
+        dataset.mkdir()
+        per_file = 1_000_000 // depth
+        with open(trec, "w") as text:
+            for start in range(0, queries, per_file):
+                q = np.arange(start, min(start + per_file, queries))
+                qid = np.repeat(q, depth).astype(str)
+                doc = rng.integers(0, 8_000_000, size=len(qid)).astype(str)
+                score = -np.sort(-np.round(rng.random((len(q), depth)) * 100, 3), axis=1).ravel()  # ranked lists
+                table = pa.table({"qid": qid, "docno": doc, "score": score})
+                pq.write_table(table, dataset / f"part-{start // per_file:05d}.parquet")
+                rank = np.tile(np.arange(1, depth + 1), len(q)).astype(str)
+                lines = np.char.add(np.char.add(np.char.add(np.char.add(qid, " Q0 "), doc), " "), rank)
+                lines = np.char.add(np.char.add(lines, " "), score.astype(str))
+                text.write("\n".join(np.char.add(lines, " gen").tolist()) + "\n")
+    if not qrels.exists():
+        rng = np.random.default_rng(seed + 1)
+        with open(qrels, "w") as f:
+            for q in range(queries):  # 1-3 distinct judged documents per query
+                for d in dict.fromkeys(rng.integers(0, 8_000_000, size=rng.integers(1, 4)).tolist()):
+                    f.write(f"{q} 0 {d} {rng.integers(1, 3)}\n")
     return qrels, dataset, trec
 
 

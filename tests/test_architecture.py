@@ -16,10 +16,10 @@ LAYERS = {
     "engine": 2,
     "metrics": 3,
     "state": 4, "evaluation": 4,
-    "streaming": 5, "stats": 5, "scale": 5,
+    "streaming": 5, "stats": 5, "torch": 5,
     "comparison": 6, "clicks": 6,
     "online": 7,  # interleaving's simulated users come from clicks
-    "report": 8, "rankeval": 8,
+    "report": 8, "rankeval": 8, "scale": 8,  # scale wraps evaluate, click models and A/B states
     "cli": 9,
     "": 10, "__main__": 10,  # the package itself (rankwise/__init__.py) re-exports the public API
 }
