@@ -38,7 +38,7 @@ def _metrics() -> MultiMetric:
 
 
 def _batches(rank: int) -> list[dict]:
-    """Rank 0 does 5 updates, rank 1 does 2 (or none when rank 1's seed is -1)."""
+    """Rank 0 does 5 updates, rank 1 does 2 (an idle rank does none)."""
     rng = np.random.default_rng(rank)
     return [{"predictions": rng.random((8, 12)), "targets": rng.integers(0, 2, (8, 12))}
             for _ in range(5 if rank == 0 else 2)]

@@ -205,13 +205,12 @@ def lean_piece(chunk: ClickLog) -> ClickLog:
     >>> lean.n_pairs, lean.query_ids, lean.pairs.ravel().tolist()
     (2, [], [0, 1])
     """
-    piece = object.__new__(ClickLog)
-    piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = chunk.query, None, chunk.pairs, chunk.clicks, \
-        chunk.mask
-    piece.query_ids, piece.doc_ids = [], []
-    piece.pair_query = piece.pair_doc = np.empty(0, dtype=np.int64)
+    from types import SimpleNamespace
+
+    none = np.empty(0, dtype=np.int64)
+    piece = piece_of(SimpleNamespace(query_ids=[], doc_ids=[], pair_query=none, pair_doc=none), chunk.query, None,
+                     chunk.pairs, chunk.clicks, chunk.mask)
     piece._n_pairs = chunk.n_pairs
-    piece.notes = []
     return piece
 
 

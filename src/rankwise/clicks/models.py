@@ -106,6 +106,22 @@ def _over_chunks(work: Callable[[Any], Any], chunks: Any, workers: int | None) -
             yield from pool.map(work, batch)
 
 
+def add_statistics(*parts: tuple[dict[str, np.ndarray], float]) -> tuple[dict[str, np.ndarray], float]:
+    """The statistics of several chunks (each a dict of per-pair or per-rank sums and a
+    log-likelihood sum) added up, in the order given.
+
+    >>> add_statistics(({"shown": np.array([1.0, 2.0])}, -0.5), ({"shown": np.array([3.0, 0.0])}, -1.0))
+    ({'shown': array([4., 2.])}, -1.5)
+    """
+    totals: dict[str, np.ndarray] = {}
+    ll = 0.0
+    for statistics, part_ll in parts:
+        for key, value in statistics.items():
+            totals[key] = totals[key] + value if key in totals else value
+        ll += part_ll
+    return totals, ll
+
+
 class ClickModel:
     """Base: ``fit(log)``, ``conditional_log_probs(log)``, ``log_probs(log)``,
     ``relevance()``, ``parameters()``.
@@ -141,13 +157,7 @@ class ClickModel:
         of the parameters that pass started from, and the seconds so far.
         """
         def local_totals() -> tuple[dict[str, np.ndarray], float]:
-            totals: dict[str, np.ndarray] = {}
-            ll = 0.0
-            for statistics, chunk_ll in _over_chunks(self._statistics, log.chunks(chunk_size), workers):
-                for key, value in statistics.items():
-                    totals[key] = totals[key] + value if key in totals else value
-                ll += chunk_ll
-            return totals, ll
+            return add_statistics(*_over_chunks(self._statistics, log.chunks(chunk_size), workers))
 
         return self.fit_passes(log, local_totals, iterations, tolerance, progress)
 

@@ -147,7 +147,7 @@ def _check_required(family: Family, values: tuple, name: str) -> None:
     given = dict(values)
     for p in family.params:
         if p.required and given.get(p.name) is None:
-            raise MetricParameterError(f"{name}: {family.name} needs {p.name} (e.g. {family.name}.{p.name}=4)")
+            raise MetricParameterError(f"{name}: {family.name} needs {p.name} ({family.name}.{p.name}=VALUE)")
 
 
 def _default(family: Family, name: str) -> MetricSpec:

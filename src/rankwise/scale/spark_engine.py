@@ -91,6 +91,22 @@ def split_spark_runs(frame: Any, name: str | None, source: str) -> list[tuple[An
     return [(frame.filter(F.col(tag).eqNullSafe(row[0])), str(row[0])) for row in firsts]
 
 
+def runs_of(obj: Any, frame: Any, given: str | None, default: str | None, source: str) -> list[tuple[Any, str]]:
+    """The runs of one input with their names: a Spark DataFrame is split by its run column
+    (``split_spark_runs``); a path is one run. A run is named by the caller, else by its path,
+    else by its first tag, else ``run``."""
+    sql = _spark()
+    split = split_spark_runs(frame, given, source) if isinstance(obj, sql.DataFrame) else [(frame, given or default)]
+    out = []
+    for part, name in split:
+        tag = run_columns(part.columns, source)[3]
+        if name is None and tag is not None:
+            first = part.select(tag).first()
+            name = str(first[0]) if first is not None else None
+        out.append((part, name or "run"))
+    return out
+
+
 def _partitioned(frame: Any, chunk_rows: int | None, source: str) -> tuple[Any, tuple[str, str, str], str | None]:
     """The run's rows, each with its input place, repartitioned by query."""
     from pyspark.sql import functions as F
@@ -171,10 +187,9 @@ def per_query_frame(qrels: Any, run: Any, metrics: Any, profile: str | None = No
     schema = ", ".join(["query STRING"] + [f"`{c}` {_spark_type(probe.kinds[c])}" for c in probe.values])
     runids = [c for spec in plan.specs if spec.family.kind == "runid" for c in spec.result_columns()]
     frames = []
-    for part, name in split_spark_runs(frame, None, source):
+    for part, name in runs_of(run, frame, None, default, source):
         rows, columns, _ = _partitioned(part, chunk_rows, source)
         values = rows.mapInArrow(_scorer(shared, columns, source, pickled=False), schema)
-        name = name or default or "run"
         for column in runids:  # the run's name, known here, not in the partitions
             values = values.withColumn(column, F.lit(name))
         frames.append(values.select(F.lit(name).alias("run"), *values.columns))
@@ -191,27 +206,24 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
         scored: list[tuple[RunScores, str]] = []
         for obj, given in [(runs, None)] if isinstance(runs, sql.DataFrame) else _as_runs(runs):
             whole, source, default = read_frame(spark, obj)
-            split = split_spark_runs(whole, given, source) if isinstance(obj, sql.DataFrame) else [(whole, given)]
-            for frame, name in split:
-                scored.append((_score_run(shared, plan, frame, source, name or default, chunk_rows), source))
+            for frame, name in runs_of(obj, whole, given, default, source):
+                scored.append((_score_run(shared, plan, frame, source, name, chunk_rows), source))
         return named_result(plan, scored)
     finally:
         if owned:
             spark.stop()
 
 
-def _score_run(shared: Any, plan: EvaluationPlan, frame: Any, source: str, name: str | None,
+def _score_run(shared: Any, plan: EvaluationPlan, frame: Any, source: str, name: str,
                chunk_rows: int | None) -> RunScores:
     """One run's scores from its Spark DataFrame."""
-    rows, columns, tag = _partitioned(frame, chunk_rows, source)
-    if name is None and tag is not None:
-        name = str(frame.select(tag).first()[0])
+    rows, columns, _ = _partitioned(frame, chunk_rows, source)
     try:
         table = rows.mapInArrow(_scorer(shared, columns, source, pickled=True), "scores BINARY").toArrow()
     except Exception as exc:  # the failing partition's error, raised on the driver
         raise RankwiseError(f"{source}: a partition failed on Spark: {_first_line(exc)}") from exc
     parts = [pickle.loads(b) for b in table.column("scores").to_pylist()]
-    return gather_scores(plan, parts, name or "run", source)
+    return gather_scores(plan, parts, name, source)
 
 
 def _first_line(exc: Exception) -> str:

@@ -18,7 +18,8 @@ run), so results equal the one-process path to rounding (about 1e-15 relative).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,18 @@ SPLIT_EVERY = 8
 """How many states each node of the reduction tree adds up."""
 
 
-def _client(client: Any) -> Any:
+@contextmanager
+def _connected(client: Any) -> Iterator[Any]:
+    """The Dask client to use (``rankwise.scale.dask_engine.connect``); one this module
+    started is closed afterwards."""
     from rankwise.scale.dask_engine import connect
 
-    found, _ = connect(client)
-    return found
+    found, owned = connect(client)
+    try:
+        yield found
+    finally:
+        if owned:
+            found.close()
 
 
 def tree_reduce(client: Any, futures: Sequence[Any], combine: Callable[..., Any],
@@ -58,24 +66,33 @@ def tree_reduce(client: Any, futures: Sequence[Any], combine: Callable[..., Any]
 
 
 def _merge_all(*states: Any) -> Any:
+    """States merged in order (streaming metrics merge in place, ``VariantMoments`` return a
+    new state: both return the merged one)."""
     out = copy.deepcopy(states[0])
     for state in states[1:]:
-        out.merge(state)
+        out = out.merge(state)
     return out
 
 
-def _metric_of_partition(metric: Any, part: Any, columns: Mapping[str, str] | None,
-                         to_inputs: Callable[[Any], Mapping[str, Any]] | None) -> Any:
-    fresh = metric.empty()
+def _inputs(part: Any, columns: Mapping[str, str] | None,
+            to_inputs: Callable[[Any], Mapping[str, Any]] | None) -> dict[str, Any]:
+    """One partition or batch as a metric's update inputs."""
     if to_inputs is not None:
-        inputs = dict(to_inputs(part))
-    elif columns is not None:
-        inputs = {name: part[column].to_numpy() for name, column in columns.items()}
-    else:
-        inputs = dict(part)
-    if inputs and all(len(np.atleast_1d(v)) == 0 for v in inputs.values()):
-        return fresh  # an empty partition adds nothing
-    return fresh.update(**inputs)
+        return dict(to_inputs(part))
+    if columns is not None:
+        return {name: part[column].to_numpy() for name, column in columns.items()}
+    return dict(part)
+
+
+def _updated(empty: Any, batches: Any, columns: Mapping[str, str] | None,
+             to_inputs: Callable[[Any], Mapping[str, Any]] | None) -> Any:
+    """A fresh state updated with each batch in order; empty batches add nothing."""
+    state = empty.empty()
+    for batch in batches:
+        inputs = _inputs(batch, columns, to_inputs)
+        if not inputs or any(len(np.atleast_1d(v)) for v in inputs.values()):
+            state.update(**inputs)
+    return state
 
 
 def reduce_metric(metric: Any, data: Any, columns: Mapping[str, str] | None = None,
@@ -97,23 +114,13 @@ def reduce_metric(metric: Any, data: Any, columns: Mapping[str, str] | None = No
     ...     reduce_metric(Accuracy(), frame, {"predictions": "p", "targets": "y"}, client=client).compute()
     0.75
     """
-    dask_client = _client(client)
     import dask
 
-    per_partition = _bag_partition if type(data).__name__ == "Bag" else _metric_of_partition
+    bag = type(data).__name__ == "Bag"  # a Bag partition is a list of batches; a frame's is one batch
     empty = metric.empty()
-    tasks = [dask.delayed(per_partition)(empty, part, columns, to_inputs) for part in data.to_delayed()]
-    futures = dask_client.compute(tasks)
-    return metric.merge(tree_reduce(dask_client, futures, _merge_all, split_every))
-
-
-def _bag_partition(metric: Any, batches: Any, columns: Mapping[str, str] | None,
-                   to_inputs: Callable[[Any], Mapping[str, Any]] | None) -> Any:
-    """A Bag partition's batches folded into one state, in order."""
-    state = metric.empty()
-    for batch in batches:
-        state.merge(_metric_of_partition(metric, batch, columns, to_inputs))
-    return state
+    tasks = [dask.delayed(_updated)(empty, part if bag else [part], columns, to_inputs) for part in data.to_delayed()]
+    with _connected(client) as dask_client:
+        return metric.merge(tree_reduce(dask_client, dask_client.compute(tasks), _merge_all, split_every))
 
 
 def reduce_moments(frame: Any, variant: str, columns: Sequence[str], variants: Sequence[str] | None = None,
@@ -129,27 +136,20 @@ def reduce_moments(frame: Any, variant: str, columns: Sequence[str], variants: S
     ...     reduce_moments(units, "v", ["x"], client=client).mean("a", "x")
     2.0
     """
-    dask_client = _client(client)
     import dask
 
-    if variants is None:
-        variants = sorted(str(v) for v in frame[variant].unique().compute().tolist())
-    tasks = [dask.delayed(_moments_of_partition)(part, variant, list(columns), list(variants))
-             for part in frame.to_delayed()]
-    return tree_reduce(dask_client, dask_client.compute(tasks), _merge_moments, split_every)
+    with _connected(client) as dask_client:
+        if variants is None:
+            variants = sorted(str(v) for v in frame[variant].unique().compute().tolist())
+        tasks = [dask.delayed(_moments_of_partition)(part, variant, list(columns), list(variants))
+                 for part in frame.to_delayed()]
+        return tree_reduce(dask_client, dask_client.compute(tasks), _merge_all, split_every)
 
 
 def _moments_of_partition(part: Any, variant: str, columns: list[str], variants: list[str]) -> Any:
     from rankwise.online.moments import VariantMoments
 
     return VariantMoments.from_units(part[variant].to_numpy(), {c: part[c].to_numpy() for c in columns}, variants)
-
-
-def _merge_moments(*states: Any) -> Any:
-    out = states[0]
-    for state in states[1:]:
-        out = out.merge(state)
-    return out
 
 
 def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | None = None, iterations: int = 50,
@@ -165,30 +165,20 @@ def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | 
     >>> fit_click_model(DBN(), log, client).parameters()                         # doctest: +SKIP
     """
     from rankwise.clicks.log import lean_piece
-    from rankwise.clicks.models import CHUNK
+    from rankwise.clicks.models import CHUNK, add_statistics
 
-    dask_client = _client(client)
-    chunks = [dask_client.scatter(lean_piece(chunk)) for chunk in log.chunks(chunk_size or CHUNK)]
+    with _connected(client) as dask_client:
+        chunks = [dask_client.scatter(lean_piece(chunk)) for chunk in log.chunks(chunk_size or CHUNK)]
 
-    def cluster_totals() -> tuple[dict[str, np.ndarray], float]:
-        lean = copy.copy(model)  # the parameters, not the vocabularies
-        lean.query_ids = lean.doc_ids = lean.pair_query = lean.pair_doc = None
-        shipped = dask_client.scatter(lean)
-        futures = [dask_client.submit(_chunk_statistics, shipped, chunk, pure=False) for chunk in chunks]
-        return tree_reduce(dask_client, futures, _add_statistics, split_every)
+        def cluster_totals() -> tuple[dict[str, np.ndarray], float]:
+            lean = copy.copy(model)  # the parameters, not the vocabularies
+            lean.query_ids = lean.doc_ids = lean.pair_query = lean.pair_doc = None
+            shipped = dask_client.scatter(lean)
+            futures = [dask_client.submit(_chunk_statistics, shipped, chunk, pure=False) for chunk in chunks]
+            return tree_reduce(dask_client, futures, add_statistics, split_every)
 
-    return model.fit_passes(log, cluster_totals, iterations, tolerance, progress)
+        return model.fit_passes(log, cluster_totals, iterations, tolerance, progress)
 
 
 def _chunk_statistics(model: Any, chunk: Any) -> tuple[dict[str, np.ndarray], float]:
     return model._statistics(chunk)
-
-
-def _add_statistics(*parts: tuple[dict[str, np.ndarray], float]) -> tuple[dict[str, np.ndarray], float]:
-    totals: dict[str, np.ndarray] = {}
-    ll = 0.0
-    for statistics, part_ll in parts:
-        for key, value in statistics.items():
-            totals[key] = totals[key] + value if key in totals else value
-        ll += part_ll
-    return totals, ll

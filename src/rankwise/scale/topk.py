@@ -32,10 +32,6 @@ from rankwise.metrics.family import ALL
 from rankwise.scale.frames import score_frame
 from rankwise.scale.gather import gather_scores
 
-RANK_CUTOFF = "cut-off: count only the top k documents"
-"""The description every family gives a cut-off that is a rank (``P@k``), unlike a recall level
-(``iprec_at_recall``) or a multiple of R (``Rprec_mult``)."""
-
 NOT_TOP_K = frozenset({"recall_at_precision"})
 """Families whose cut-off is a rank but whose value also reads documents below it."""
 
@@ -71,18 +67,12 @@ def top_k_needed(plan: EvaluationPlan) -> int | None:
 
 
 def _spec_depth(spec: Any) -> int | None:
-    """The rank cut-off a measure reads up to, or None if it reads whole rankings."""
-    family = spec.family
-    if family.judgments != "qrels" or family.name in NOT_TOP_K:
+    """The rank cut-off a measure reads up to (``MetricSpec.depth``: its largest integer
+    cut-off, or Elasticsearch's ``k``), or None if it reads whole rankings."""
+    if spec.family.judgments != "qrels" or spec.family.name in NOT_TOP_K:
         return None
-    if family.cutoff is not None:
-        if family.cutoff.type is not int or family.cutoff.description != RANK_CUTOFF or not spec.cutoffs:
-            return None
-        deepest = max(int(k) for k in spec.cutoffs)
-        return None if deepest >= ALL else deepest
-    if family.depth_param is not None:
-        return spec.depth()
-    return None
+    depth = spec.depth()
+    return None if depth is None or depth >= ALL else depth
 
 
 def keep_top_rows(frame: Any, columns: tuple[str, str, str], k: int, score_precision: str = "float64"

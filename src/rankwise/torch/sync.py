@@ -156,9 +156,10 @@ def _gather_merged(torch: Any, dist: Any, leaves: dict[str, Metric], keys: list[
         for name in names:
             state = {key: values[(n, key)] for n, key in keys if n == name}
             merged[name]._merge(state)
+    gathered_keys = set(keys)
     for name in names:
         for key, value in merged[name].state.items():
-            if (name, key) in dict.fromkeys(keys):
+            if (name, key) in gathered_keys:
                 leaves[name].state[key] = value
 
 
