@@ -196,7 +196,7 @@ class ParquetRunPieces:
     def __iter__(self) -> Iterator[RunPiece]:
         columns = self.columns + ([self.tag_column] if self.tag_column and self.given_name is None else [])
         row = 1
-        for batch in self.dataset.to_batches(columns=columns, batch_size=self.batch_rows):
+        for batch in self._batches(columns):
             n = batch.num_rows
             if n == 0:
                 continue
@@ -208,6 +208,16 @@ class ParquetRunPieces:
             row += n
         if row == 1:
             raise InputError("no rows: the run is empty", source=self.source)
+
+    def _batches(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        """The dataset's record batches, file by file, read only when asked for. (The dataset
+        scanner's own ``to_batches`` keeps decoding files on background threads while the
+        caller works, about 1 GB ahead of it whatever its readahead options say.)"""
+        import pyarrow.parquet as pq
+
+        for path in self.dataset.files:
+            with pq.ParquetFile(self.dataset.filesystem.open_input_file(path)) as parquet:
+                yield from parquet.iter_batches(batch_size=self.batch_rows, columns=columns, use_threads=True)
 
     def whole(self) -> Run:
         """The whole run as one Run (what ``load_run`` reads from Parquet).

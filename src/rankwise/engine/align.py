@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -97,21 +98,68 @@ class QrelsIndex:
         return cls(query_ids, arrow.strings([str(q) for q in query_ids]), doc_vocab, keys, labels,
                    level_values, level_counts, qrels.source)
 
+    @cached_property
+    def key_query(self) -> np.ndarray:
+        """The query code of each join key (sorted, as the keys are)."""
+        return self.keys // np.int64(max(len(self.doc_vocab), 1))
+
+    @cached_property
+    def python_sorted(self) -> bool:
+        """True if ``query_ids`` are in Python's string order, so that a binary search finds them
+        (they are unless two ids differ only by trailing NUL characters, which NumPy's sort ignores)."""
+        ids = self.query_ids
+        return bool(len(ids) < 2 or np.all(ids[1:] > ids[:-1]))
+
+    def query_codes(self, values: pa.Array) -> np.ndarray:
+        """Position of each id of ``values`` in ``query_ids`` (int32), -1 for a query without
+        judgments. A few ids against many judged queries are found by binary search; otherwise
+        by Arrow's hash lookup, which hashes every judged query on each call.
+
+        >>> qrels = Qrels(pa.array(["q1", "q2", "q3"]), pa.array(["d"] * 3), np.ones(3, dtype=np.int64))
+        >>> index = QrelsIndex.build(qrels)
+        >>> index.query_codes(pa.array(["q3", "q9", "q1"])).tolist()
+        [2, -1, 0]
+        """
+        if 8 * len(values) < len(self.query_ids) and self.python_sorted:
+            wanted = np.array(values.to_pylist(), dtype=object)
+            pos = np.minimum(np.searchsorted(self.query_ids, wanted), len(self.query_ids) - 1)
+            return np.where(self.query_ids[pos] == wanted, pos, -1).astype(np.int32)
+        return _found_or_minus_one(kernels.index_in(values, self.query_array, arrow.POOL))
+
+    def _vocabulary_for(self, qcode: np.ndarray) -> tuple[pa.Array, np.ndarray | None]:
+        """The documents to look rows up in: the whole vocabulary, or, when the rows' queries
+        have far fewer judged documents (a chunk or partition of a large run), only those
+        (with their codes in the whole vocabulary)."""
+        present = np.flatnonzero(np.bincount(qcode[qcode >= 0], minlength=len(self.query_ids)))
+        if 2 * len(present) >= len(self.query_ids):
+            return self.doc_vocab, None
+        lo = np.searchsorted(self.key_query, present, "left")
+        lengths = np.searchsorted(self.key_query, present, "right") - lo
+        total = int(lengths.sum())
+        if 4 * total >= len(self.doc_vocab):
+            return self.doc_vocab, None
+        positions = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(lengths) - lengths), lengths)
+        codes = distinct(self.keys[positions] % np.int64(len(self.doc_vocab)))
+        return kernels.take(self.doc_vocab, arrow.indices(codes)), codes
+
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL
         (looked up a slice of rows at a time: the temporaries stay small)."""
         label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
         if len(self.keys) == 0:
             return label
+        vocabulary, global_codes = self._vocabulary_for(qcode)
         # each call hashes the whole vocabulary: slices of at least 16 rows per judged document
-        step = max(SLICE_ROWS, 16 * len(self.doc_vocab))
+        step = max(SLICE_ROWS, 16 * len(vocabulary))
         for start in range(0, len(qcode), step):
             stop = min(start + step, len(qcode))
-            dcode = kernels.index_in(doc.slice(start, stop - start), self.doc_vocab, arrow.POOL)
+            dcode = kernels.index_in(doc.slice(start, stop - start), vocabulary, arrow.POOL)
             found = np.flatnonzero(to_numpy(kernels.is_valid(dcode)) & (qcode[start:stop] >= 0))
             if len(found) == 0:
                 continue
             codes = to_numpy(kernels.take(dcode, arrow.indices(found)), np.int64)
+            if global_codes is not None:
+                codes = global_codes[codes]
             del dcode
             key = join_keys(qcode[start:stop][found], codes, len(self.doc_vocab))
             pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
@@ -134,24 +182,45 @@ def _found_or_minus_one(codes: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.where(to_numpy(kernels.is_valid(codes)), to_numpy(codes, np.int32, raw=True), -1).astype(np.int32)
 
 
-def _query_codes(query: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
-    """Code of each row's query in ``vocabulary`` (int32), -1 for queries not in it.
+def _query_codes(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> np.ndarray:
+    """Code of each row's query in the qrels' sorted query ids (int32), -1 for queries not judged.
 
-    Dictionary-encoded columns are looked up once per distinct query, not once per row.
+    Each distinct query is looked up once when the column is dictionary-encoded, and each run
+    of equal ids when the rows come grouped by query (the usual run file), not once per row.
+
+    >>> index = QrelsIndex.build(Qrels(pa.array(["a", "b"]), pa.array(["d", "d"]), np.ones(2, dtype=np.int64)))
+    >>> _query_codes(pa.array(["b", "b", "x", "a", "a"]), index).tolist()
+    [1, 1, -1, 0, 0]
     """
     chunks = query.chunks if isinstance(query, pa.ChunkedArray) else [query]
     out = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
     at = 0
     for chunk in chunks:
+        n = len(chunk)
         if pa.types.is_dictionary(chunk.type):
-            codes = kernels.index_in(chunk.dictionary, vocabulary)
-            table = _found_or_minus_one(codes)
-            np.take(table, to_numpy(chunk.indices), out=out[at: at + len(chunk)])
+            np.take(index.query_codes(chunk.dictionary), to_numpy(chunk.indices), out=out[at: at + n])
         else:
-            codes = kernels.index_in(chunk, vocabulary, arrow.POOL)
-            out[at: at + len(chunk)] = _found_or_minus_one(codes)
-        at += len(chunk)
+            starts = _run_starts(chunk)
+            if 4 * len(starts) <= n:
+                codes = index.query_codes(kernels.take(chunk, arrow.indices(starts)))
+                out[at: at + n] = np.repeat(codes, np.diff(np.append(starts, n)))
+            else:
+                out[at: at + n] = index.query_codes(chunk)
+        at += n
     return out
+
+
+def _run_starts(values: pa.Array) -> np.ndarray:
+    """Rows where a run of equal values begins.
+
+    >>> _run_starts(pa.array(["a", "a", "b", "a"])).tolist()
+    [0, 2, 3]
+    """
+    n = len(values)
+    if n < 2:
+        return np.zeros(n, dtype=np.int64)
+    same = to_numpy(kernels.equal(values.slice(0, n - 1), values.slice(1)))
+    return np.concatenate(([0], np.flatnonzero(~same) + 1)).astype(np.int64)
 
 
 def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
@@ -273,10 +342,12 @@ def _query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
     return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
 
 
-def _maybe_duplicates(doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray) -> bool:
-    """False if no (query, document) pair of the ``known`` rows repeats; True if one may (its
-    hash repeats: the caller confirms). Query by query in slices when queries are contiguous."""
+def _suspect_slices(doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges (never splitting a query) where a (query, document) pair of the ``known`` rows
+    may repeat (its hash repeats: the caller confirms); query by query in slices when queries
+    are contiguous."""
     slices = _query_slices(qcode, SLICE_ROWS) or [(0, len(qcode))]
+    suspects = []
     for start, stop in slices:
         q = qcode[start:stop]
         packed = _dedup_keys(q, doc.slice(start, stop - start))
@@ -284,52 +355,84 @@ def _maybe_duplicates(doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known:
         if not keep.all():
             packed, q = packed[keep], q[keep]
         if _any_equal_keys(packed, q):
-            return True
-    return False
+            suspects.append((start, stop))
+    return suspects
+
+
+def _repeated_rows(run: Run, qcode: np.ndarray, known: np.ndarray, start: int, stop: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``start:stop`` of known queries whose (query, document) pair repeats, sorted by
+    query, document (byte order), then row; and which of them repeat the pair of the row before.
+    Rows are first narrowed down by a 32-bit hash of the document; the documents' bytes decide."""
+    if known[start:stop].all():
+        rows = np.arange(start, stop, dtype=np.int64)
+        packed = _dedup_keys(qcode[start:stop], run.doc.slice(start, stop - start))
+    else:
+        rows = np.flatnonzero(known[start:stop]).astype(np.int64) + start
+        packed = _dedup_keys(qcode[rows], arrow.take_rows(run.doc, rows))
+    local = np.argsort(packed, kind="stable")
+    hs = packed[local]
+    del packed
+    same_key = hs[1:] == hs[:-1]
+    involved = np.zeros(len(hs), dtype=bool)
+    involved[1:] |= same_key
+    involved[:-1] |= same_key
+    cand = rows[local[involved]]
+    table = pa.Table.from_arrays([arrow.indices(qcode[cand]), arrow.take_rows(run.doc, cand), arrow.indices(cand)],
+                                 names=["query", "doc", "row"])
+    perm = to_numpy(kernels.sort_indices(table, [("query", "ascending"), ("doc", "ascending"),
+                                                 ("row", "ascending")]), np.int64)
+    ordered = cand[perm]
+    docs = arrow.take_rows(run.doc, ordered)
+    repeats = np.zeros(len(ordered), dtype=bool)
+    if len(ordered) > 1:
+        repeats[1:] = (qcode[ordered[1:]] == qcode[ordered[:-1]]) & to_numpy(
+            kernels.equal(docs.slice(1), docs.slice(0, len(ordered) - 1)))
+    return ordered, repeats
+
+
+def _earliest_repeat(ordered: np.ndarray, repeats: np.ndarray) -> tuple[int, int]:
+    """The earliest row that repeats a pair, and the first row of that pair.
+
+    >>> _earliest_repeat(np.array([2, 9, 4, 5]), np.array([False, True, False, True]))
+    (5, 4)
+    """
+    group_start = np.maximum.accumulate(np.where(repeats, 0, np.arange(len(repeats))))
+    at = np.flatnonzero(repeats)
+    i = int(at[np.argmin(ordered[at])])
+    return int(ordered[i]), int(ordered[group_start[i]])
 
 
 def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
                         known: np.ndarray) -> tuple[np.ndarray | None, int]:
     """Return a keep-mask (None if no duplicates) and the number of rows dropped.
 
-    Only rows of ``known`` queries are checked. Rows are sorted by (query, high bits of a hash of
-    the document id); equal neighbours are confirmed by comparing the documents' bytes.
+    Only rows of ``known`` queries are checked, and only in the slices of rows where a hash
+    repeats. Under ``policy='error'`` the first repeated row of the file is named.
     """
-    subset = None if known.all() else np.flatnonzero(known)
-    if not _maybe_duplicates(run.doc, qcode, known):
-        return None, 0
-    packed = _dedup_keys(qcode, run.doc)  # rare path: sort again, keeping the order
-    if subset is not None:
-        packed = packed[subset]
-    local = np.argsort(packed, kind="stable")
-    hs = packed[local]
-    order = local if subset is None else subset[local]
-    cand = np.flatnonzero(hs[1:] == hs[:-1])
-    a, b = order[cand], order[cand + 1]
-    equal_docs = kernels.equal(arrow.take_rows(run.doc, a), arrow.take_rows(run.doc, b))
-    same = (qcode[a] == qcode[b]) & to_numpy(equal_docs)
-    pairs = cand[same]
-    if len(pairs) == 0:
+    found = [_repeated_rows(run, qcode, known, a, b) for a, b in _suspect_slices(run.doc, qcode, known)]
+    found = [(ordered, repeats) for ordered, repeats in found if repeats.any()]
+    if not found:
         return None, 0
     if policy == "error":
-        first, row = int(order[pairs[0]]), int(order[pairs[0] + 1])
+        total = sum(int(repeats.sum()) for _, repeats in found)
+        row, first = min(_earliest_repeat(ordered, repeats) for ordered, repeats in found)
         raise InputError(
             f"document {run.doc[row].as_py()!r} is listed twice for query {run.query[row].as_py()!r} "
-            f"(first at line {_line(run.lines, first)}; {len(pairs)} duplicate row(s) in all); "
+            f"(first at line {_line(run.lines, first)}; {total} duplicate row(s) in all); "
             "trec_eval refuses this. Pass duplicates='first' or 'best' to keep one occurrence",
             source=run.source, line=_line(run.lines, row), field="doc",
         )
-    linked = np.zeros(len(order), dtype=bool)
-    linked[pairs + 1] = True  # sorted position i+1 duplicates position i
-    group = np.cumsum(~linked)
     keep = np.ones(len(qcode), dtype=bool)
-    if policy == "first":
-        keep[order[linked]] = False
-    else:  # best: highest score, then the earliest row
-        best = np.lexsort((order, -run.score[order], group))
-        first_of = np.ones(len(best), dtype=bool)
-        first_of[1:] = group[best][1:] != group[best][:-1]
-        keep[order[best[~first_of]]] = False
+    for ordered, repeats in found:
+        if policy == "first":  # rows are in row order within a pair's group: later ones go
+            keep[ordered[repeats]] = False
+        else:  # best: highest score, then the earliest row
+            group = np.cumsum(~repeats)
+            best = np.lexsort((ordered, -run.score[ordered], group))
+            first_of = np.ones(len(best), dtype=bool)
+            first_of[1:] = group[best][1:] != group[best][:-1]
+            keep[ordered[best[~first_of]]] = False
     return keep, int((~keep).sum())
 
 
@@ -349,8 +452,10 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     local = None
     if conv.score_precision == "float32":
         skey = _descending_score_key(score, "float32")
-        tied = _sorted_ties(q, skey) if rows is None else None
-        if tied is None:  # not in order: sort by one uint64 key, query high, score low
+        tied = _sorted_ties(q, skey)
+        if tied is not None and rows is not None:
+            local = np.arange(len(rows))  # a subset of rows in order is in order
+        elif tied is None:  # not in order: sort by one uint64 key, query high, score low
             packed = np.empty(len(score), dtype=np.uint64)
             _high_half(packed)[:] = q
             _low_half(packed)[:] = skey
@@ -360,8 +465,10 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
             del packed
         del skey
     else:
-        tied = _sorted_ties(q, score, descending=True) if rows is None else None
-        if tied is None:
+        tied = _sorted_ties(q, score, descending=True)
+        if tied is not None and rows is not None:
+            local = np.arange(len(rows))
+        elif tied is None:
             local = np.lexsort((-score, q))
             sq, ss = q[local], score[local]
             tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
@@ -432,7 +539,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     ``missing='zero'``.
     """
     warnings: list[str] = list(run.notes)
-    qcode = _query_codes(run.query, index.query_array)
+    qcode = _query_codes(run.query, index)
     known = qcode >= 0
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone); the
     # check runs on a second core while this thread sorts and joins the rows
@@ -452,11 +559,12 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         warnings.append(unjudged_notice(run.name, len(unknown), int((~known).sum()), unknown[0].as_py()))
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
+    # labels are looked up for every row, whichever rows are kept: the speculative lookup stands
+    label_all = speculative[1] if speculative is not None else index.lookup(qcode, run.doc)
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
-        (order, patch), label_all = speculative
+        order, patch = speculative[0]
     else:
         order, patch = _order_rows(run, qcode, rows, conv)
-        label_all = index.lookup(qcode, run.doc)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
         if patch is not None:

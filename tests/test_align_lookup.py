@@ -1,0 +1,177 @@
+"""The join of a run with its qrels: query codes, label lookup and duplicate rows, on the fast
+paths a chunk or partition of a large run takes (binary search of few queries among many, a
+vocabulary narrowed to the chunk's judged documents, rows already in rank order)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankwise
+from rankwise.data.containers import Qrels, Run
+from rankwise.engine.conventions import Conventions
+from rankwise.errors import InputError
+
+align = importlib.import_module("rankwise.engine.align")
+
+
+def _qrels(pairs: dict[tuple[str, str], int]) -> Qrels:
+    keys = list(pairs)
+    return Qrels(pa.array([q for q, _ in keys]), pa.array([d for _, d in keys]),
+                 np.array(list(pairs.values()), dtype=np.int64))
+
+
+ids = st.text(alphabet="abq0129\x00é", min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(judged=st.lists(ids, min_size=1, max_size=60, unique=True), asked=st.lists(ids, max_size=20))
+def test_query_codes_equal_a_dictionary(judged: list[str], asked: list[str]) -> None:
+    index = align.QrelsIndex.build(_qrels({(q, "d"): 1 for q in judged}))
+    position = {q: i for i, q in enumerate(index.query_ids.tolist())}
+    expected = [position.get(q, -1) for q in asked]
+    assert index.query_codes(pa.array(asked, type=pa.string())).tolist() == expected
+    # the hash lookup (many values) gives the same codes
+    assert align._found_or_minus_one(align.kernels.index_in(pa.array(asked, type=pa.string()),
+                                                             index.query_array)).tolist() == expected
+
+
+def test_query_codes_binary_search_is_taken_and_exact() -> None:
+    judged = [f"q{i}" for i in range(1000)]
+    index = align.QrelsIndex.build(_qrels({(q, "d"): 1 for q in judged}))
+    asked = pa.array(["q999", "q5", "nope", "q10", "q1000"])
+    assert 8 * len(asked) < len(index.query_ids) and index.python_sorted  # the binary-search path
+    codes = index.query_codes(asked).tolist()
+    assert [index.query_ids[c] if c >= 0 else None for c in codes] == ["q999", "q5", None, "q10", None]
+
+
+def test_ids_that_differ_by_a_trailing_nul_fall_back_to_hashing() -> None:
+    # NumPy's string sort ignores trailing NULs: "a" and "a\0" may come out of Python's order
+    judged = ["a\x00", "a"] + [f"z{i}" for i in range(40)]
+    index = align.QrelsIndex.build(_qrels({(q, "d"): 1 for q in judged}))
+    codes = index.query_codes(pa.array(["a", "a\x00"]))
+    assert [index.query_ids[c] for c in codes] == ["a", "a\x00"]
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled", "dictionary", "chunked"])
+def test_query_codes_of_a_run_column(layout: str) -> None:
+    rng = np.random.default_rng(3)
+    judged = [f"q{i}" for i in range(500)]
+    index = align.QrelsIndex.build(_qrels({(q, "d"): 1 for q in judged}))
+    queries = np.repeat([f"q{i}" for i in rng.choice(700, size=40, replace=False)], 25)  # some unjudged
+    if layout == "shuffled":
+        queries = rng.permutation(queries)
+    column: pa.Array | pa.ChunkedArray = pa.array(queries.tolist())
+    if layout == "dictionary":
+        column = column.dictionary_encode()
+    if layout == "chunked":
+        column = pa.chunked_array([column.slice(0, 333), column.slice(333, 1), column.slice(334)])
+    position = {q: i for i, q in enumerate(index.query_ids.tolist())}
+    assert align._query_codes(column, index).tolist() == [position.get(q, -1) for q in queries]
+
+
+def test_lookup_with_the_chunks_own_vocabulary_equals_the_whole() -> None:
+    rng = np.random.default_rng(5)
+    pairs = {(f"q{q}", f"d{d}"): int(rng.integers(-1, 4)) for q in range(300) for d in rng.choice(5000, 6)}
+    index = align.QrelsIndex.build(_qrels(pairs))
+    # a chunk of 10 queries: 60 judged documents against a vocabulary of about 1,700
+    chunk_queries = [f"q{q}" for q in range(100, 110)]
+    rows = [(q, f"d{d}") for q in chunk_queries for d in rng.choice(5000, 50)]
+    rows += [(q, d) for (q, d) in pairs if q in chunk_queries]  # every judged pair once
+    qcode = align._query_codes(pa.array([q for q, _ in rows]), index)
+    vocabulary, codes = index._vocabulary_for(qcode)
+    assert codes is not None and len(vocabulary) <= 60  # the narrowed path is the one tested
+    labels = index.lookup(qcode, pa.array([d for _, d in rows]))
+    # not judged: NONPOOL; judged negative (-1: judged, not pooled): UNJUDGED
+    expected = [align.NONPOOL if (q, d) not in pairs else pairs[q, d] if pairs[q, d] >= 0 else align.UNJUDGED
+                for q, d in rows]
+    assert labels.tolist() == expected
+
+
+# "ppwpwhl" and "jfhekor" share the high 32 bits of their 64-bit hash (found by a birthday search)
+COLLIDING = ("ppwpwhl", "jfhekor")
+
+
+def test_the_hash_pair_collides() -> None:
+    from rankwise.engine.strings import string_hashes
+
+    h = string_hashes(pa.array(list(COLLIDING))) >> np.uint64(32)
+    assert h[0] == h[1]
+
+
+def _collision_run() -> dict[str, dict[str, float]]:
+    x, y = COLLIDING
+    # rows in file order: x (3.0), y (2.0), x again (5.0): the duplicate is not next to its twin
+    # in an order by (query, hash) alone
+    return {"q1": [(x, 3.0), (y, 2.0), (x, 5.0), ("other", 1.0)]}
+
+
+def _trec_lines(run: dict[str, list[tuple[str, float]]]) -> str:
+    return "".join(f"{q} Q0 {d} {r} {s} t\n" for q, rows in run.items() for r, (d, s) in enumerate(rows, 1))
+
+
+def test_a_duplicate_between_colliding_documents_is_found(tmp_path) -> None:
+    x, y = COLLIDING
+    run_file = tmp_path / "run.trec"
+    run_file.write_text(_trec_lines(_collision_run()))
+    qrels = {"q1": {x: 1, y: 0}}
+    with pytest.raises(InputError, match=rf"run.trec:3: field 'doc': document '{x}' is listed twice for query "
+                                         r"'q1' \(first at line 1; 1 duplicate row\(s\) in all\)"):
+        rankwise.evaluate(qrels, str(run_file), ["P@1"])
+    # first: the x at 3.0 stays, ranked 1st (3.0 > 2.0 > 1.0): P@1 = 1
+    first = rankwise.evaluate(qrels, str(run_file), ["P@1", "num_ret"], duplicates="first")
+    assert first.summary.loc[first.summary.index[0], "num_ret"] == 3
+    # best: the x at 5.0 stays
+    best = rankwise.evaluate(qrels, str(run_file), ["P@1", "num_ret"], duplicates="best")
+    assert best.summary.iloc[0]["num_ret"] == 3 and best.summary.iloc[0]["P@1"] == 1.0
+    assert any("1 duplicate (query, document) row(s) dropped" in w for w in first.warnings)
+
+
+def test_the_earliest_repeat_is_named() -> None:
+    # sorted groups: (2, 9) and (4, 5, 7): row 5 is the earliest repeat, its twin row 4
+    ordered = np.array([2, 9, 4, 5, 7])
+    repeats = np.array([False, True, False, True, True])
+    assert align._earliest_repeat(ordered, repeats) == (5, 4)
+
+
+def test_a_subset_of_rows_in_rank_order_is_not_sorted_again() -> None:
+    run = Run(pa.array(["q1"] * 4 + ["q2"] * 3), pa.array(list("abcdxyz")),
+              np.array([4.0, 3.0, 3.0, 1.0, 9.0, 8.0, 8.0]), "r", "<run>")
+    qcode = np.array([0, 0, 0, 0, 1, 1, 1])
+    rows = np.array([0, 2, 3, 4, 5, 6])
+    order, patch = align._order_rows(run, qcode, rows, Conventions())
+    # in order already; the tie 8.0 (y, z) stays y, z under trec's rule (doc descending: z first)
+    assert patch is None and order.tolist() == [0, 2, 3, 4, 6, 5]
+    order, _ = align._order_rows(run, qcode, rows, Conventions(ties="input"))
+    assert order.tolist() == [0, 2, 3, 4, 5, 6]
+
+
+def test_duplicates_first_equals_the_run_without_them() -> None:
+    rng = np.random.default_rng(11)
+    rows = []
+    for q in range(200):
+        docs = [f"d{d}" for d in rng.integers(0, 60, size=30)]  # repeats within a query
+        scores = -np.sort(-np.round(rng.random(30), 2))
+        rows += [(f"q{q}", d, float(s)) for d, s in zip(docs, scores, strict=True)]
+    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in range(0, 60, 3)} for q in range(200)}
+    seen, kept = set(), []
+    for q, d, s in rows:
+        if (q, d) not in seen:
+            seen.add((q, d))
+            kept.append((q, d, s))
+    metrics = ["ndcg@10", "map", "recip_rank", "P@5"]
+    got = rankwise.evaluate(qrels, _frame(rows), metrics, duplicates="first")
+    want = rankwise.evaluate(qrels, _frame(kept), metrics)
+    assert got.per_query.equals(want.per_query)
+    assert any(f"{len(rows) - len(kept)} duplicate" in w for w in got.warnings)
+
+
+def _frame(rows: list[tuple[str, str, float]]):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
