@@ -175,3 +175,30 @@ def _frame(rows: list[tuple[str, str, float]]):
     import pandas as pd
 
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+@pytest.mark.parametrize("ties", ["trec", "docid_asc", "input"])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_queries_grouped_in_numeric_order_are_reordered_by_block(ties: str, precision: str) -> None:
+    # ids "9", "10", "100", "11": grouped, in numeric order, which is not the qrels' string order
+    # ("10" < "100" < "11" < "9"); scores descend within each query, with ties
+    rng = np.random.default_rng(2)
+    queries = [str(q) for q in (9, 10, 100, 11, 2, 25)]
+    rows = []
+    for q in queries:
+        scores = -np.sort(-rng.integers(0, 4, size=12).astype(float))  # many ties
+        rows += [(q, f"d{d}", float(s)) for d, s in zip(rng.permutation(40)[:12], scores, strict=True)]
+    qrels = {q: {f"d{d}": int(rng.integers(0, 3)) for d in range(0, 40, 2)} for q in queries}
+    metrics = ["ndcg@5", "map", "recip_rank", "P@3"]
+    grouped = rankwise.evaluate(qrels, _frame(rows), metrics, ties=ties, score_precision=precision)
+    # the same rows with the queries in string order: no reordering needed, same input order
+    in_string_order = sorted(rows, key=lambda r: r[0])  # stable: each query's rows keep their order
+    again = rankwise.evaluate(qrels, _frame(in_string_order), metrics, ties=ties, score_precision=precision)
+    assert grouped.per_query.equals(again.per_query)
+    code = np.array([sorted(queries).index(q) for q, _, _ in rows])
+    contiguous, order = align._block_order(code)
+    assert contiguous and order is not None  # the block path is the one tested
+    if ties != "input":  # a shuffled copy goes through the full sort
+        shuffled = [rows[i] for i in rng.permutation(len(rows))]
+        assert rankwise.evaluate(qrels, _frame(shuffled), metrics, ties=ties,
+                                 score_precision=precision).per_query.equals(grouped.per_query)

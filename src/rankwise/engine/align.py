@@ -248,16 +248,19 @@ def _descending_score_key(score: np.ndarray, precision: str) -> np.ndarray:
 
 
 def _sorted_ties(qcode: np.ndarray, key: np.ndarray, descending: bool = False) -> np.ndarray | None:
-    """For rows already sorted by query, then ``key`` (ascending, or descending with
+    """For rows sorted by ``key`` within each query (ascending, or descending with
     ``descending``: the usual run file's scores), which rows tie with the next one (same query,
-    same key). None if the rows are not in that order. The comparisons run a slice of rows at a
-    time, so the only full-size array is the result (one byte per row).
+    same key). None if the rows are not in that order. Queries may come in any order (whether
+    each query's rows are contiguous is :func:`_block_order`'s question). The comparisons run a
+    slice of rows at a time, so the only full-size array is the result (one byte per row).
 
     >>> _sorted_ties(np.array([0, 0, 0, 1]), np.array([1, 1, 2, 0], dtype=np.uint32)).tolist()
     [True, False, False]
     >>> _sorted_ties(np.array([0, 0]), np.array([2, 1], dtype=np.uint32)) is None
     True
     >>> _sorted_ties(np.array([0, 0, 1]), np.array([2.0, 2.0, 5.0]), descending=True).tolist()
+    [True, False]
+    >>> _sorted_ties(np.array([1, 1, 0]), np.array([3.0, 3.0, 5.0]), descending=True).tolist()
     [True, False]
     """
     n = len(qcode)
@@ -269,12 +272,41 @@ def _sorted_ties(qcode: np.ndarray, key: np.ndarray, descending: bool = False) -
         in_query = q1 == q0
         in_order = (k1 <= k0) if descending else (k1 >= k0)
         in_order &= in_query
-        in_order |= q1 > q0
+        in_order |= q1 != q0
         if not bool(in_order.all()):
             return None
         np.equal(k1, k0, out=same[start:stop])
         same[start:stop] &= in_query
     return same
+
+
+def _block_order(qcode: np.ndarray) -> tuple[bool, np.ndarray | None]:
+    """Whether each query's rows are contiguous, and if so the row order that puts the blocks
+    in ascending query code (None when they already are). A run whose queries come in another
+    order than the qrels' sorted ids (numeric ids: "10" sorts before "9") is reordered by block,
+    not sorted.
+
+    >>> _block_order(np.array([2, 2, 0, 1, 1]))
+    (True, array([2, 3, 4, 0, 1]))
+    >>> _block_order(np.array([0, 1, 1]))
+    (True, None)
+    >>> _block_order(np.array([0, 1, 0]))[0]
+    False
+    """
+    n = len(qcode)
+    starts = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1)).astype(np.int64) if n else \
+        np.zeros(0, dtype=np.int64)
+    codes = qcode[starts]
+    if bool(np.all(codes[1:] > codes[:-1])):
+        return True, None
+    if len(distinct(codes)) != len(codes):
+        return False, None
+    by = np.argsort(codes, kind="stable")
+    lengths = np.diff(np.append(starts, n))[by]
+    ends = np.cumsum(lengths)
+    order = np.arange(n, dtype=np.int64)
+    order += np.repeat(starts[by] - (ends - lengths), lengths)
+    return True, order
 
 
 def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -436,6 +468,21 @@ def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
     return keep, int((~keep).sum())
 
 
+def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool
+                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """For rows whose scores descend within each query (``tied`` from :func:`_sorted_ties`,
+    None if they do not): the ties in rank order and the rank order (None: file order), or
+    ``(None, None)`` when the rows must be sorted (a query's rows are not contiguous)."""
+    if tied is None:
+        return None, None
+    contiguous, blocks = _block_order(q)
+    if not contiguous:
+        return None, None
+    if blocks is not None:  # a row ties with the next in rank order as it did in file order
+        return np.append(tied, False)[blocks][:-1], blocks
+    return tied, (np.arange(len(q)) if subset else None)
+
+
 def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
                 conv: Conventions) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """Sort ``rows`` (None: every row) by query, then score descending, then the tie rule.
@@ -452,10 +499,8 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     local = None
     if conv.score_precision == "float32":
         skey = _descending_score_key(score, "float32")
-        tied = _sorted_ties(q, skey)
-        if tied is not None and rows is not None:
-            local = np.arange(len(rows))  # a subset of rows in order is in order
-        elif tied is None:  # not in order: sort by one uint64 key, query high, score low
+        tied, local = _in_rank_order(q, _sorted_ties(q, skey), rows is not None)
+        if tied is None:  # not in order: sort by one uint64 key, query high, score low
             packed = np.empty(len(score), dtype=np.uint64)
             _high_half(packed)[:] = q
             _low_half(packed)[:] = skey
@@ -465,10 +510,8 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
             del packed
         del skey
     else:
-        tied = _sorted_ties(q, score, descending=True)
-        if tied is not None and rows is not None:
-            local = np.arange(len(rows))
-        elif tied is None:
+        tied, local = _in_rank_order(q, _sorted_ties(q, score, descending=True), rows is not None)
+        if tied is None:
             local = np.lexsort((-score, q))
             sq, ss = q[local], score[local]
             tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
