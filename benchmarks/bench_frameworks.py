@@ -1,4 +1,6 @@
-"""Sync of metric states across 2 ranks (gloo, CPU): rankwise.torch.sync against torchmetrics.
+"""Metrics inside training, two parts (``--part torch``, ``--part jax``, default both).
+
+**torch**: sync of metric states across 2 ranks (gloo, CPU): rankwise.torch.sync against torchmetrics.
 
 Each rank updates nDCG@10 with ``--batches`` batches of ``--rows`` rows (queries of 10
 documents: the rows are ``rows / 10`` queries x 10 documents), then syncs the states and
@@ -6,8 +8,15 @@ computes. torchmetrics' ``RetrievalNormalizedDCG(top_k=10)`` keeps every row and
 rankwise's ``NDCG(k=[10])`` keeps per-cut-off sums and does one ``all_reduce``. Both give the
 same nDCG@10 (checked). Times are the slower rank's, in seconds.
 
+**jax**: a training-style loop of ``--steps`` steps, each a ``jit``-compiled function that
+scores a batch of ``--rows`` rows (queries of 10 documents) with a linear model and updates
+nDCG@10 and log-loss: with ``rankwise.jax`` states inside the step, with metrax states
+inside the step (nDCG@10 from ``NDCGAtK``, log-loss as an ``Average`` of per-row losses),
+and with the NumPy streaming metrics on the host (each step's outputs copied out of JAX).
+Steps per second after the first (compiling) step; the three nDCG@10 values agree (checked).
+
     pip install -e ".[test]"
-    python benchmarks/bench_frameworks.py --batches 1000 --rows 1000
+    python benchmarks/bench_frameworks.py --batches 1000 --rows 1000 --steps 1000
 """
 
 from __future__ import annotations
@@ -78,27 +87,115 @@ def _worker(rank: int, port: int, batches: int, rows: int, out: str) -> None:
     dist.destroy_process_group()
 
 
-def main() -> None:
+def jax_loop(steps: int, rows: int) -> list[tuple[str, float, float, float]]:
+    """(library, steps/s, nDCG@10, log-loss) of the three ways to keep metrics in a JAX loop."""
+    import jax
+    import jax.numpy as jnp
+    import metrax
+
+    import rankwise.jax as rj
+    from rankwise import streaming as rs
+
+    rng = np.random.default_rng(0)
+    queries = rows // 10
+    features = jnp.asarray(rng.normal(size=(steps, queries, 10, 8)), jnp.float32)
+    labels = jnp.asarray(rng.integers(0, 2, (steps, queries, 10)))
+    weights = jnp.asarray(rng.normal(size=8), jnp.float32)
+
+    def forward(x):
+        logits = x @ weights
+        return logits, jax.nn.sigmoid(logits)
+
+    @jax.jit
+    def rankwise_step(states, x, y):
+        logits, p = forward(x)
+        ndcg, loss = states
+        return ndcg.update(logits, y), loss.update(p, y)
+
+    @jax.jit
+    def metrax_step(states, x, y):
+        logits, p = forward(x)
+        ndcg, loss = states
+        p = jnp.clip(p, 1e-7, 1 - 1e-7)
+        bce = -(y * jnp.log(p) + (1 - y) * jnp.log1p(-p))
+        return (ndcg.merge(metrax.NDCGAtK.from_model_output(logits, y, ks=jnp.array([10]))),
+                loss.merge(metrax.Average.from_model_output(bce)))
+
+    host_forward = jax.jit(forward)
+
+    def run(step, states):
+        states = step(states, features[0], labels[0])
+        jax.block_until_ready(states)
+        start = time.perf_counter()
+        for i in range(1, steps):
+            states = step(states, features[i], labels[i])
+        jax.block_until_ready(states)
+        return states, (steps - 1) / (time.perf_counter() - start)
+
+    out = []
+    states, rate = run(rankwise_step, (rj.NDCG.empty(ks=(10,)), rj.LogLoss.empty()))
+    out.append(("rankwise.jax (in the step)", rate, float(states[0].compute()["ndcg@10"]),
+                float(states[1].compute())))
+    ndcg0 = metrax.NDCGAtK.from_model_output(jnp.zeros((1, 10)), jnp.zeros((1, 10), int), ks=jnp.array([10]))
+    avg0 = metrax.Average.from_model_output(jnp.zeros(1))
+    states, rate = run(metrax_step, (jax.tree_util.tree_map(jnp.zeros_like, ndcg0),
+                                     jax.tree_util.tree_map(jnp.zeros_like, avg0)))
+    out.append(("metrax (in the step)", rate, float(np.asarray(states[0].compute())[0]), float(states[1].compute())))
+    ndcg, loss = rs.NDCG(k=10, ties="input"), rs.LogLoss()
+    logits, p = host_forward(features[0])
+    jax.block_until_ready(p)
+    start = time.perf_counter()
+    for i in range(steps):
+        logits, p = host_forward(features[i])
+        y = np.asarray(labels[i])
+        ndcg.update(predictions=np.asarray(logits), targets=y)
+        loss.update(predictions=np.asarray(p, dtype=np.float64).ravel(), targets=y.ravel())
+    out.append(("NumPy states on the host", steps / (time.perf_counter() - start), ndcg.compute(), loss.compute()))
+    return out
+
+
+def torch_part(batches: int, rows: int) -> None:
     import torch.multiprocessing as mp
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--batches", type=int, default=1000)
-    ap.add_argument("--rows", type=int, default=1000)
-    args = ap.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "r")
-        mp.spawn(_worker, args=(port, args.batches, args.rows, out), nprocs=2, join=True)
+        mp.spawn(_worker, args=(port, batches, rows, out), nprocs=2, join=True)
         ranks = [pickle.load(open(f"{out}.{r}", "rb")) for r in range(2)]
-    print(f"2 ranks (gloo, CPU), {args.batches} batches x {args.rows} rows per rank, nDCG@10\n")
+    print(f"2 ranks (gloo, CPU), {batches} batches x {rows} rows per rank, nDCG@10\n")
     print("| library | update s | sync s | compute s | sync + compute s | nDCG@10 |")
     print("|---|---|---|---|---|---|")
     for lib in ("rankwise", "torchmetrics"):
         worst = {k: max(r[lib][k] for r in ranks) for k in ("update", "sync", "compute")}
         print(f"| {lib} | {worst['update']:.2f} | {worst['sync'] * 1000:.1f} ms | {worst['compute']:.3f} | "
               f"{worst['sync'] + worst['compute']:.3f} | {ranks[0][lib]['value']:.6f} |")
+
+
+def jax_part(steps: int, rows: int) -> None:
+    results = jax_loop(steps, rows)
+    print(f"\nJAX training-style loop (CPU), {steps} steps x {rows} rows, nDCG@10 + log-loss\n")
+    print("| metrics kept by | steps/s | nDCG@10 | log-loss |")
+    print("|---|---|---|---|")
+    for name, rate, ndcg, loss in results:
+        print(f"| {name} | {rate:,.0f} | {ndcg:.6f} | {loss:.6f} |")
+    values = [ndcg for _, _, ndcg, _ in results]
+    if max(values) - min(values) > 1e-5:
+        raise SystemExit(f"nDCG@10 differs between libraries: {values}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=("torch", "jax", "all"), default="all")
+    ap.add_argument("--batches", type=int, default=1000)
+    ap.add_argument("--rows", type=int, default=1000)
+    ap.add_argument("--steps", type=int, default=1000)
+    args = ap.parse_args()
+    if args.part in ("torch", "all"):
+        torch_part(args.batches, args.rows)
+    if args.part in ("jax", "all"):
+        jax_part(args.steps, args.rows)
 
 
 if __name__ == "__main__":
