@@ -257,3 +257,30 @@ def test_shard_map_over_two_devices_reduces_with_psum() -> None:
     assert out["loss"] == pytest.approx(out["numpy_loss"], rel=1e-5)
     assert out["pearson"] == pytest.approx(out["numpy_pearson"], rel=1e-4)
     assert out["all_reduce"] >= 1 and out["all_gather"] >= 1  # psum for sums, a gather for the moments
+
+
+def test_click_likelihood_equals_the_numpy_click_metrics() -> None:
+    rng = np.random.default_rng(6)
+    batches = []
+    for _ in range(5):
+        p = rng.uniform(0.01, 0.99, (32, 10))
+        p[0, 0] = 1.0  # log-probability 0: log(1 - p) is -inf only where there is no click
+        clicks = (rng.random((32, 10)) < p).astype(int)
+        clicks[0, 0] = 1
+        batches.append((np.log(p), clicks, rng.random((32, 10)) < 0.9))
+    with jax.enable_x64(True):
+        state = rj.ClickLikelihood.empty(positions=10)
+        step = jax.jit(lambda s, lp, c, m: s.update(lp, c, where=m))
+        for lp, c, m in batches:
+            state = step(state, lp, c, m)
+        got = {k: np.asarray(v) for k, v in state.compute().items()}
+    ll, cppl = rs.LogLikelihood(positions=10), rs.ConditionalPerplexity(positions=10)
+    for lp, c, m in batches:
+        ll.update(conditional_log_probs=lp, clicks=c, where=m)
+        cppl.update(conditional_log_probs=lp, clicks=c, where=m)
+    assert float(got["log_likelihood"]) == pytest.approx(ll.compute(), rel=1e-12)
+    np.testing.assert_allclose(got["log_likelihood_per_rank"], ll.compute_per_rank(), rtol=1e-12)
+    np.testing.assert_allclose(got["perplexity_per_rank"], cppl.compute_per_rank(), rtol=1e-12)
+    assert float(got["perplexity"]) == pytest.approx(cppl.compute(), rel=1e-12)
+    with pytest.raises(Exception, match="positions=4"):
+        rj.ClickLikelihood.empty(positions=4).update(batches[0][0], batches[0][1])

@@ -12,9 +12,10 @@ runs inside a ``jit``-compiled step with no copy to the host; ``merge`` adds two
 """
 
 from rankwise.jax.classification import BinaryCounts, GridAUC, LogLoss
+from rankwise.jax.clicks import ClickLikelihood
 from rankwise.jax.ranking import DCG, MAP, MRR, NDCG, HitRate, PrecisionAtK, RankingAtK, RecallAtK
 from rankwise.jax.regression import Moments
 from rankwise.jax.state import bucket_size, pad_to_bucket
 
-__all__ = ["DCG", "MAP", "MRR", "NDCG", "BinaryCounts", "GridAUC", "HitRate", "LogLoss", "Moments",
+__all__ = ["DCG", "MAP", "MRR", "NDCG", "BinaryCounts", "ClickLikelihood", "GridAUC", "HitRate", "LogLoss", "Moments",
            "PrecisionAtK", "RankingAtK", "RecallAtK", "bucket_size", "pad_to_bucket"]
