@@ -84,9 +84,10 @@ def named_runs(arguments: list[str]) -> list[Any]:
 
 
 @contextmanager
-def _inputs(qrels: str, runs: list[str]) -> Iterator[tuple[Any, Any]]:
-    """The qrels and runs of a command line: ``-`` reads standard input (once), ``NAME=PATH``
-    names a run; temporary copies of standard input are removed afterwards."""
+def _inputs(qrels: str | None, runs: list[str]) -> Iterator[tuple[Any, Any]]:
+    """The qrels (None: a command without qrels) and runs of a command line: ``-`` reads
+    standard input (once), ``NAME=PATH`` names a run; temporary copies of standard input are
+    removed afterwards."""
     import shutil
 
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -147,8 +148,19 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
 
 def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:
     """Write a run in TREC format, ranks numbered by descending score."""
-    frame = run.to_dataframe().sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
-    frame["rank"] = frame.groupby("query_id").cumcount() + 1
     with open(path, "w", encoding="utf-8") as out:
-        for q, d, r, s in zip(frame["query_id"], frame["doc_id"], frame["rank"], frame["score"], strict=False):
-            out.write(f"{q} Q0 {d} {r} {s!r} {run.name}\n")
+        out.writelines(trec_run_lines(run))
+
+
+def trec_run_lines(run: Run) -> Iterator[str]:
+    """The run's TREC lines (``qid Q0 docid rank score tag``): queries in order, documents by
+    descending score (rows of equal scores keep their order in the run), every digit of the score.
+
+    >>> list(trec_run_lines(Run.from_dict({"q1": {"a": 0.5, "b": 2.0}}, name="bm25")))
+    ['q1 Q0 b 1 2.0 bm25\\n', 'q1 Q0 a 2 0.5 bm25\\n']
+    """
+    frame = run.to_dataframe().sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
+    ranks = frame.groupby("query_id").cumcount().to_numpy() + 1
+    for q, d, r, s in zip(frame["query_id"].tolist(), frame["doc_id"].tolist(), ranks.tolist(),
+                          frame["score"].tolist(), strict=True):
+        yield f"{q} Q0 {d} {r} {s!r} {run.name}\n"

@@ -1,0 +1,73 @@
+"""``rankwise fuse``: several runs into one (RRF, CombSUM/MNZ ..., weighted sums, Borda ...)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankwise.cli.app import _fail, _inputs, app
+from rankwise.errors import RankwiseError
+
+
+@app.command("fuse")
+def fuse_command(
+    runs: Annotated[list[str], typer.Argument(
+        help="Runs to fuse (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")],
+    method: Annotated[str, typer.Option(
+        "--method", help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, "
+                         "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse.")] = "rrf",
+    k: Annotated[float | None, typer.Option("--k", help="rrf: the rank constant (default 60).")] = None,
+    weights: Annotated[str | None, typer.Option(
+        "--weights", help="wsum, wmnz, mixed, weighted_bordafuse: one weight per run, comma-separated.")] = None,
+    phi: Annotated[float | None, typer.Option("--phi", help="rbc: persistence (default 0.8).")] = None,
+    gamma: Annotated[float | None, typer.Option("--gamma", help="combgmnz: the exponent of the count.")] = None,
+    sigma: Annotated[float | None, typer.Option("--sigma", help="logn_isr: added to the count (default 0.01).")] = None,
+    norm: Annotated[str, typer.Option(
+        "--norm", help="min-max, max, sum, zmuv, rank, borda, none; auto: min-max for score methods, none for "
+                       "rank methods.")] = "auto",
+    ties: Annotated[str | None, typer.Option(
+        "--ties", help="How each run's tied scores rank, and how fused ties are written: trec (document id "
+                       "descending; the default), docid_asc, input.")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="Keep the first DEPTH documents per query.")] = None,
+    input_depth: Annotated[int | None, typer.Option(
+        "--input-depth", help="Read only each run's first INPUT_DEPTH documents per query.")] = None,
+    ranks: Annotated[str | None, typer.Option(
+        "--ranks", help="score (each run's ranks from its scores and --ties) or file (its rank column).")] = None,
+    profile: Annotated[str | None, typer.Option(
+        "--profile", help="ranx or pyserini: that tool's conventions where not given.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="The fused run's tag (default: the method).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the fused run here (default stdout).")
+                      ] = None,
+) -> None:
+    """Fuse runs into one TREC run; the method, its parameters, the normalisation, the tie rule
+    and the depth are printed as a signature on standard error."""
+    from rankwise.data.trec_io import trec_run_lines
+    from rankwise.fusion import fuse
+
+    params = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma))
+              if value is not None}
+    if k is not None and float(k).is_integer():
+        params["k"] = int(k)
+    if weights is not None:
+        try:
+            params["weights"] = [float(w) for w in weights.split(",")]
+        except ValueError:
+            _fail(f"--weights {weights!r}: expected numbers separated by commas, one per run")
+            return
+    try:
+        with _inputs(None, runs) as (_, inputs):
+            fused = fuse(inputs, method, norm=norm, ties=ties, depth=depth, name=name, ranks=ranks,
+                         input_depth=input_depth, profile=profile, **params)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    out = sys.stdout if output is None else open(output, "w", encoding="utf-8")
+    try:
+        out.writelines(trec_run_lines(fused))
+    finally:
+        if output is not None:
+            out.close()
+    typer.echo(fused.source, err=True)

@@ -1,0 +1,140 @@
+"""Fusion methods: each turns the aligned runs (normalised scores S and ranks R, [pairs, runs],
+NaN where a run did not return the document) into one score per (query, document). With
+m = the number of runs that returned the document, w_i the run weights, C the query's candidates
+and n_i run i's list length (definitions as in ranx):
+
+| method | fused score |
+|---|---|
+| ``combsum``, ``combmin``, ``combmax``, ``combmed``, ``combanz`` | sum, min, max, median, mean of the S_i |
+| ``combmnz`` / ``combgmnz`` (``gamma``) | sum S_i x m, x m^gamma |
+| ``wsum`` (``weights``) | sum w_i S_i |
+| ``wmnz`` (``weights``) | (sum S_i) x (sum of the w_i of the runs that returned it) |
+| ``mixed`` (``weights``) | (sum w_i S_i) x sqrt(m) |
+| ``isr`` / ``log_isr`` / ``logn_isr`` (``sigma``) | (sum 1 / R_i^2) x m, x ln m, x ln(m + sigma) |
+| ``rrf`` (``k``, default 60) | sum 1 / (k + R_i) |
+| ``rbc`` (``phi``, default 0.8) | sum (1 - phi) phi^(R_i - 1) |
+| ``bordafuse``, ``weighted_bordafuse`` (``weights``) | sum (w_i x) points: C - R_i + 1, or (C - n_i + 1) / 2 |
+
+Sums run over the runs that returned the document; Borda gives a run that did not return it
+(C - n_i + 1) / 2 points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import RankwiseError
+from rankwise.fusion.table import PairTable
+
+
+@dataclass(frozen=True)
+class Method:
+    """A fusion method: its function and its parameters with their defaults (``None``: required)."""
+
+    name: str
+    fuse: Callable[..., np.ndarray]
+    params: tuple[tuple[str, Any], ...] = ()
+    ranks: bool = False
+    """True if it reads ranks only (the normalisation does not change it, except ``borda``)."""
+
+
+def _present(s: np.ndarray) -> np.ndarray:
+    return ~np.isnan(s)
+
+
+def _sum(s: np.ndarray) -> np.ndarray:
+    return np.where(_present(s), s, 0.0).sum(axis=1)
+
+
+def _count(s: np.ndarray) -> np.ndarray:
+    return _present(s).sum(axis=1).astype(np.float64)
+
+
+def _weights(weights: Any, runs: int) -> np.ndarray:
+    w = np.asarray(weights if weights is not None else [1.0] * runs, dtype=np.float64)
+    if w.shape != (runs,):
+        raise RankwiseError(f"weights: expected {runs} numbers (one per run), got {list(np.atleast_1d(w))}")
+    return w
+
+
+def _reduce_present(s: np.ndarray, op: Callable[..., np.ndarray]) -> np.ndarray:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows do not occur: every pair is returned once
+        return op(s, axis=1)
+
+
+def _isr(r: np.ndarray) -> np.ndarray:
+    return np.where(_present(r), 1.0 / np.where(_present(r), r, 1.0) ** 2, 0.0).sum(axis=1)
+
+
+def _borda_points(table: PairTable, r: np.ndarray) -> np.ndarray:
+    c = table.candidates().astype(np.float64)[table.query][:, None]
+    n = table.lengths.astype(np.float64)[table.query]
+    return np.where(_present(r), c - r + 1.0, (c - n + 1.0) / 2.0)
+
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("combsum", lambda s, r, t: _sum(s)),
+    Method("combmin", lambda s, r, t: _reduce_present(s, np.nanmin)),
+    Method("combmax", lambda s, r, t: _reduce_present(s, np.nanmax)),
+    Method("combmed", lambda s, r, t: _reduce_present(s, np.nanmedian)),
+    Method("combanz", lambda s, r, t: _sum(s) / _count(s)),
+    Method("combmnz", lambda s, r, t: _sum(s) * _count(s)),
+    Method("combgmnz", lambda s, r, t, gamma: _sum(s) * _count(s) ** gamma, (("gamma", None),)),
+    Method("wsum", lambda s, r, t, weights: np.where(_present(s), s * _weights(weights, s.shape[1]), 0.0).sum(axis=1),
+           (("weights", None),)),
+    Method("wmnz", lambda s, r, t, weights: _sum(s) * np.where(_present(s), _weights(weights, s.shape[1]), 0.0)
+           .sum(axis=1), (("weights", None),)),
+    Method("mixed", lambda s, r, t, weights: np.where(_present(s), s * _weights(weights, s.shape[1]), 0.0)
+           .sum(axis=1) * np.sqrt(_count(s)), (("weights", None),)),
+    Method("isr", lambda s, r, t: _isr(r) * _count(r), ranks=True),
+    Method("log_isr", lambda s, r, t: _isr(r) * np.log(_count(r)), ranks=True),
+    Method("logn_isr", lambda s, r, t, sigma: _isr(r) * np.log(_count(r) + sigma), (("sigma", 0.01),), ranks=True),
+    Method("rrf", lambda s, r, t, k: np.where(_present(r), 1.0 / (k + np.where(_present(r), r, 0.0)), 0.0)
+           .sum(axis=1), (("k", 60),), ranks=True),
+    Method("rbc", lambda s, r, t, phi: np.where(_present(r), (1 - phi) * phi ** (np.where(_present(r), r, 1.0) - 1),
+                                               0.0).sum(axis=1), (("phi", 0.8),), ranks=True),
+    Method("bordafuse", lambda s, r, t: _borda_points(t, r).sum(axis=1), ranks=True),
+    Method("weighted_bordafuse", lambda s, r, t, weights: (_borda_points(t, r) * _weights(weights, r.shape[1]))
+           .sum(axis=1), (("weights", None),), ranks=True),
+)}
+
+ALIASES = {"sum": "combsum", "min": "combmin", "max": "combmax", "med": "combmed", "anz": "combanz",
+           "mnz": "combmnz", "gmnz": "combgmnz", "w_bordafuse": "weighted_bordafuse", "borda": "bordafuse",
+           "weighted_sum": "wsum"}
+
+
+def method_named(name: str) -> Method:
+    """A method by its name or one of ranx's (``sum``, ``mnz``, ``w_bordafuse`` ...).
+
+    >>> method_named("mnz").name, method_named("rrf").params
+    ('combmnz', (('k', 60),))
+    """
+    key = ALIASES.get(str(name).lower(), str(name).lower())
+    if key not in METHODS:
+        from difflib import get_close_matches
+
+        near = get_close_matches(key, list(METHODS), n=1)
+        hint = f"; did you mean {near[0]!r}" if near else ""
+        raise RankwiseError(f"unknown fusion method {name!r}{hint}; expected one of {', '.join(METHODS)}")
+    return METHODS[key]
+
+
+def resolved_params(method: Method, given: dict[str, Any]) -> dict[str, Any]:
+    """The method's parameters: the ones given, else the defaults; unknown or missing ones refused."""
+    known = dict(method.params)
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise RankwiseError(f"{method.name}: unknown parameter(s) {', '.join(unknown)}"
+                            f"{'; it takes ' + ', '.join(known) if known else '; it takes none'}")
+    out = {k: given.get(k, v) for k, v in known.items()}
+    missing = [k for k, v in out.items() if v is None and k != "weights"]
+    if missing:
+        raise RankwiseError(f"{method.name}: give {missing[0]}= (it has no default)")
+    return out

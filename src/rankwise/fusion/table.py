@@ -1,0 +1,149 @@
+"""Several runs aligned on their (query, document) pairs, for fusion.
+
+Every pair that any run returned is one row, sorted by query (the qrels' order: ids as
+strings) then document id (byte order). For each run, a column holds the pair's score and one
+its rank in that run (NaN where the run did not return the document), and per query the length
+of the run's list. A run's ranks follow a tie rule (``trec``: score descending, then document
+id descending, as trec_eval ranks; ``docid_asc``; ``input``: file order), so that rank-based
+methods see the ranking an evaluation sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from rankwise.data import arrow, kernels
+from rankwise.data.arrow import to_numpy
+from rankwise.data.containers import Run
+from rankwise.engine.align import join_keys
+from rankwise.errors import InputError, RankwiseError
+
+TIES = ("trec", "docid_asc", "input")
+
+
+@dataclass
+class PairTable:
+    """Runs aligned on (query, document) pairs; arrays of [pairs, runs] unless said otherwise."""
+
+    query_ids: np.ndarray
+    """Distinct query ids (object array of str), sorted."""
+    doc_ids: pa.Array
+    """Distinct document ids, in byte order."""
+    query: np.ndarray
+    """Each pair's query (index into ``query_ids``); pairs are sorted by it."""
+    doc: np.ndarray
+    """Each pair's document (index into ``doc_ids``)."""
+    score: np.ndarray
+    rank: np.ndarray
+    lengths: np.ndarray
+    """[queries, runs]: how many documents each run returned for each query."""
+    names: list[str]
+
+    @property
+    def starts(self) -> np.ndarray:
+        """First pair of each query (queries with no pair do not occur)."""
+        return np.searchsorted(self.query, np.arange(len(self.query_ids)))
+
+    def candidates(self) -> np.ndarray:
+        """Per query, how many distinct documents the runs returned together."""
+        return np.bincount(self.query, minlength=len(self.query_ids))
+
+
+def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """Codes of ``values`` in their sorted (byte order) distinct values, and those values."""
+    encoded = kernels.dictionary_encode(values)
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
+    if any(not c.dictionary.equals(dictionary) for c in chunks[1:]):  # one dictionary per chunk
+        encoded = kernels.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+                                            else values)
+        chunks, dictionary = [encoded], encoded.dictionary
+    order = to_numpy(kernels.sort_indices(pa.table({"v": dictionary}), [("v", "ascending")]), np.int64)
+    rank_of = np.empty(len(order), dtype=np.int64)
+    rank_of[order] = np.arange(len(order))
+    codes = np.concatenate([to_numpy(c.indices, np.int64) for c in chunks]) if chunks else np.zeros(0, np.int64)
+    return rank_of[codes], kernels.take(dictionary, arrow.indices(order))
+
+
+def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray | None] | None = None,
+               input_depth: int | None = None) -> PairTable:
+    """Align ``runs`` on their (query, document) pairs; a run listing a document twice for one
+    query is an error naming the run's file and line. ``given_ranks`` replaces a run's ranks
+    (e.g. its file's rank column); ``input_depth`` keeps each run's first ranks only.
+
+    >>> a = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}}, name="a")
+    >>> b = Run.from_dict({"q1": {"d2": 5.0, "d3": 4.0}}, name="b")
+    >>> t = pair_table([a, b])
+    >>> t.doc_ids.to_pylist(), t.rank.tolist()
+    (['d1', 'd2', 'd3'], [[1.0, nan], [2.0, 1.0], [nan, 2.0]])
+    """
+    if ties not in TIES:
+        raise RankwiseError(f"ties={ties!r}: expected one of {', '.join(TIES)}")
+    if len(runs) < 2:
+        raise RankwiseError(f"fusion needs at least two runs, got {len(runs)}")
+    queries = pa.chunked_array([c for r in runs for c in _chunks(r.query)], type=pa.string())
+    docs = pa.chunked_array([c for r in runs for c in _chunks(r.doc)], type=pa.string())
+    qcode, query_vocab = _codes(queries)
+    dcode, doc_vocab = _codes(docs)
+    bounds = np.cumsum([0] + [len(r) for r in runs])
+    ranks = []
+    for i, run in enumerate(runs):
+        q, d = qcode[bounds[i]: bounds[i + 1]], dcode[bounds[i]: bounds[i + 1]]
+        given = None if given_ranks is None else given_ranks[i]
+        if given is not None:
+            ranks.append(np.asarray(given, dtype=np.float64))
+            continue
+        order = _ranking(q, d, run.score, ties)
+        sorted_q = q[order]
+        rank = np.empty(len(q))
+        rank[order] = np.arange(len(q)) - np.searchsorted(sorted_q, sorted_q, side="left") + 1
+        ranks.append(rank)
+    rank_all = np.concatenate(ranks)
+    kept = np.ones(len(rank_all), dtype=bool) if input_depth is None else rank_all <= input_depth
+    keys = join_keys(qcode, dcode, len(doc_vocab))
+    pair_keys, pair_of_row = np.unique(keys[kept], return_inverse=True)
+    row_pair = np.full(len(keys), -1, dtype=np.int64)
+    row_pair[kept] = pair_of_row
+    n_docs = max(len(doc_vocab), 1)
+    n_pairs, n_runs = len(pair_keys), len(runs)
+    score = np.full((n_pairs, n_runs), np.nan)
+    rank = np.full((n_pairs, n_runs), np.nan)
+    lengths = np.zeros((len(query_vocab), n_runs), dtype=np.int64)
+    for i, run in enumerate(runs):
+        part = slice(bounds[i], bounds[i + 1])
+        _refuse_duplicates(run, keys[part])
+        use = kept[part]
+        rows = row_pair[part][use]
+        score[rows, i] = run.score[use]
+        rank[rows, i] = ranks[i][use]
+        lengths[:, i] = np.bincount(qcode[part][use], minlength=len(query_vocab))
+    query_ids = np.asarray(query_vocab.to_pylist(), dtype=object)
+    return PairTable(query_ids, doc_vocab, pair_keys // n_docs, pair_keys % n_docs, score, rank, lengths,
+                     [r.name for r in runs])
+
+
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    return [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in chunks]
+
+
+def _ranking(q: np.ndarray, d: np.ndarray, score: np.ndarray, ties: str) -> np.ndarray:
+    """Row order by query, score descending, then the tie rule."""
+    if ties == "input":
+        return np.lexsort((np.arange(len(q)), -score, q))
+    return np.lexsort((-d if ties == "trec" else d, -score, q))
+
+
+def _refuse_duplicates(run: Run, rows: np.ndarray) -> None:
+    order = np.argsort(rows, kind="stable")
+    repeat = np.flatnonzero(rows[order][1:] == rows[order][:-1])
+    if len(repeat):
+        first, second = int(order[repeat[0]]), int(order[repeat[0] + 1])
+        line = int(run.lines[second]) if run.lines is not None else second + 1
+        first_line = int(run.lines[first]) if run.lines is not None else first + 1
+        raise InputError(f"document {run.doc[second].as_py()!r} is listed twice for query "
+                         f"{run.query[second].as_py()!r} (first at line {first_line}); fusion needs one score "
+                         "per (query, document)", source=run.source, line=line, field="doc")

@@ -1,0 +1,171 @@
+"""rankwise.fusion: hand-computed values, every method and normalisation equal to ranx on
+tie-free runs (1e-12), tie rules, depth, signatures and bad input."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankwise.errors import InputError, RankwiseError
+from rankwise.fusion import METHODS, fuse
+
+
+def _runs(seed: int, n_runs: int = 3, queries: int = 15) -> list[dict[str, dict[str, float]]]:
+    """Tie-free runs over the same queries, each returning its own subset of 40 documents, with
+    positive scores (ranx's CombMIN / CombMAX put -1e9 / 1e9 in for a missing score, which
+    shows through when normalised scores pass them)."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for _ in range(n_runs):
+        run = {}
+        for q in range(queries):
+            docs = rng.choice(40, size=int(rng.integers(3, 25)), replace=False)
+            scores = rng.uniform(0.1, 20.0, size=len(docs))
+            run[f"q{q}"] = {f"d{d}": float(s) for d, s in zip(docs, scores, strict=True)}
+        runs.append(run)
+    return runs
+
+
+def _as_dict(run) -> dict[tuple[str, str], float]:
+    return {(q, d): float(s) for q, d, s in zip(run.query.to_pylist(), run.doc.to_pylist(), run.score, strict=True)}
+
+
+RANX = {"combsum": "sum", "combmin": "min", "combmax": "max", "combmed": "med", "combanz": "anz", "combmnz": "mnz",
+        "combgmnz": "gmnz", "wsum": "wsum", "wmnz": "wmnz", "mixed": "mixed", "isr": "isr", "log_isr": "log_isr",
+        "logn_isr": "logn_isr", "rrf": "rrf", "rbc": "rbc", "bordafuse": "bordafuse",
+        "weighted_bordafuse": "w_bordafuse"}
+PARAMS = {"combgmnz": {"gamma": 0.7}, "wsum": {"weights": [0.5, 0.3, 0.2]}, "wmnz": {"weights": [0.5, 0.3, 0.2]},
+          "mixed": {"weights": [0.5, 0.3, 0.2]}, "logn_isr": {"sigma": 0.05}, "rrf": {"k": 10}, "rbc": {"phi": 0.6},
+          "weighted_bordafuse": {"weights": [0.5, 0.3, 0.2]}}
+
+
+def test_every_method_is_compared_with_ranx() -> None:
+    assert set(RANX) == set(METHODS)
+
+
+@pytest.mark.parametrize("method", sorted(RANX))
+@pytest.mark.parametrize("norm", ["min-max", "max", "sum", "zmuv", "rank", "borda", None])
+def test_equal_to_ranx_on_tie_free_runs(method: str, norm: str | None) -> None:
+    ranx = pytest.importorskip("ranx")
+    if METHODS[method].ranks and norm == "borda":
+        pytest.skip("ranx ranks a Borda-normalised run in candidate order, not by score")
+    runs = _runs(1)
+    theirs = ranx.fuse([ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}")
+                        for i, r in enumerate(runs)], norm=norm, method=RANX[method], params=PARAMS.get(method, {}))
+    expected = {(q, d): s for q, docs in theirs.to_dict().items() for d, s in docs.items()}
+    got = _as_dict(fuse(runs, method, norm=norm, **PARAMS.get(method, {})))
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+
+
+def test_hand_computed_scores() -> None:
+    a = {"q": {"x": 4.0, "y": 2.0, "z": 0.0}}
+    b = {"q": {"y": 10.0, "w": 5.0}}
+    # min-max: a -> x 1, y .5, z 0; b -> y 1, w 0
+    got = _as_dict(fuse([a, b], "combmnz"))
+    assert got == {("q", "x"): 1.0, ("q", "y"): (0.5 + 1.0) * 2, ("q", "z"): 0.0, ("q", "w"): 0.0}
+    # RRF k=60: ranks a: x1 y2 z3; b: y1 w2
+    got = _as_dict(fuse([a, b], "rrf"))
+    assert got[("q", "y")] == pytest.approx(1 / 62 + 1 / 61) and got[("q", "w")] == pytest.approx(1 / 62)
+    # Borda: C = 4 candidates; a returns 3 (x 4, y 3, z 2 points; w (4 - 3 + 1) / 2 = 1); b returns 2
+    # (y 4, w 3; x and z (4 - 2 + 1) / 2 = 1.5)
+    got = _as_dict(fuse([a, b], "bordafuse"))
+    assert got == {("q", "x"): 5.5, ("q", "y"): 7.0, ("q", "z"): 3.5, ("q", "w"): 4.0}
+    # log_isr: y is in both runs: (1/2^2 + 1/1^2) ln 2; x only in a: ln 1 = 0
+    got = _as_dict(fuse([a, b], "log_isr"))
+    assert got[("q", "y")] == pytest.approx(1.25 * math.log(2)) and got[("q", "x")] == 0.0
+
+
+def test_ties_rank_depth_and_signature() -> None:
+    a = {"q": {"b": 1.0, "a": 1.0, "c": 0.5}}  # b and a tie
+    b = {"q": {"c": 1.0}}
+    trec = fuse([a, b], "rrf", ties="trec")
+    # trec ranks a tie by document id descending: b (1), a (2); docid_asc: a (1), b (2)
+    assert _as_dict(trec)[("q", "b")] == pytest.approx(1 / 61)
+    asc = fuse([a, b], "rrf", ties="docid_asc")
+    assert _as_dict(asc)[("q", "a")] == pytest.approx(1 / 61)
+    # output order: c (1/63 + 1/61) first, then the fused tie a/b broken as the rule says
+    fused = fuse([{"q": {"a": 1.0, "b": 1.0}}, {"q": {"b": 1.0, "a": 1.0}}], "combsum", norm=None)
+    assert fused.doc.to_pylist() == ["b", "a"]
+    assert fuse([{"q": {"a": 1.0, "b": 1.0}}, {"q": {"b": 1.0, "a": 1.0}}], "combsum", norm=None,
+                ties="docid_asc").doc.to_pylist() == ["a", "b"]
+    cut = fuse([a, b], "rrf", depth=2, name="hybrid")
+    assert cut.doc.to_pylist() == ["c", "b"] and cut.name == "hybrid"
+    assert cut.source == "fusion=rrf|k=60|norm=none|ties=trec|depth=2"
+    assert fuse([a, b], "wsum", weights=[0.7, 0.3]).source == \
+        "fusion=wsum|weights=0.7,0.3|norm=min-max|ties=trec|depth=all"
+
+
+def test_bad_input_is_refused_with_its_place(tmp_path) -> None:
+    with pytest.raises(RankwiseError, match="unknown fusion method 'rff'; did you mean 'rrf'"):
+        fuse(_runs(2, 2), "rff")
+    with pytest.raises(RankwiseError, match="rrf: unknown parameter"):
+        fuse(_runs(2, 2), "rrf", phi=0.5)
+    with pytest.raises(RankwiseError, match="combgmnz: give gamma="):
+        fuse(_runs(2, 2), "combgmnz")
+    with pytest.raises(RankwiseError, match="weights: expected 2 numbers"):
+        fuse(_runs(2, 2), "wsum", weights=[1.0])
+    with pytest.raises(RankwiseError, match="unknown normalisation 'l2'"):
+        fuse(_runs(2, 2), "combsum", norm="l2")
+    with pytest.raises(RankwiseError, match="at least two runs"):
+        fuse(_runs(2, 1), "rrf")
+    dup = tmp_path / "dup.trec"
+    dup.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq1 Q0 a 3 0.5 t\n")
+    with pytest.raises(InputError, match=r"dup.trec:3: field 'doc': document 'a' is listed twice .*first at line 1"):
+        fuse([str(dup), _runs(2, 1)[0]], "rrf")
+
+
+PYSERINI = Path(__file__).parent / "data" / "pyserini_fusion"
+
+
+@pytest.mark.parametrize(("verify", "method", "options"), [
+    ("simple_trec_run_rrf_verify.txt", "rrf", {"k": 60}),
+    ("simple_trec_run_interpolation_verify.txt", "wsum", {"weights": [0.4, 1 - 0.4], "norm": None}),
+    ("simple_trec_run_average_verify.txt", "wsum", {"weights": [1 / 2, 1 / 2], "norm": None}),
+    ("simple_fusion_normalize_verify.txt", "combsum", {"norm": "min-max"}),
+])
+def test_pyserini_fusion_reproduced_byte_for_byte(verify: str, method: str, options: dict) -> None:
+    from rankwise.data.trec_io import trec_run_lines
+
+    runs = [str(PYSERINI / "simple_trec_run_fusion_1.txt"), str(PYSERINI / "simple_trec_run_fusion_2.txt")]
+    fused = fuse(runs, method, profile="pyserini", name="test", **options)
+    assert "".join(trec_run_lines(fused)) == (PYSERINI / verify).read_text()
+
+
+def test_pyserini_ranks_come_from_the_rank_column() -> None:
+    # run 2 ranks 2054tkb7 3rd (its 2nd line): RRF 1/62 + 1/63, not 1/62 + 1/62
+    runs = [str(PYSERINI / "simple_trec_run_fusion_1.txt"), str(PYSERINI / "simple_trec_run_fusion_2.txt")]
+    by_file = _as_dict(fuse(runs, "rrf", profile="pyserini"))
+    by_score = _as_dict(fuse(runs, "rrf"))
+    assert by_file[("1", "2054tkb7")] == 1 / 62 + 1 / 63 and by_score[("1", "2054tkb7")] == 2 / 62
+    assert fuse(runs, "rrf", profile="pyserini").source == \
+        "fusion=rrf|k=60|norm=none|ranks=file|ties=docid_asc|depth=all"
+
+
+def test_input_depth_keeps_each_runs_first_ranks() -> None:
+    a = {"q": {"x": 3.0, "y": 2.0, "z": 1.0}}
+    b = {"q": {"z": 3.0, "w": 2.0}}
+    got = _as_dict(fuse([a, b], "rrf", input_depth=1))
+    assert got == {("q", "x"): 1 / 61, ("q", "z"): 1 / 61}
+
+
+def test_the_cli_writes_the_fused_run_and_its_signature(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    out = tmp_path / "fused.trec"
+    result = CliRunner().invoke(app, ["fuse", str(PYSERINI / "simple_trec_run_fusion_1.txt"),
+                                      str(PYSERINI / "simple_trec_run_fusion_2.txt"), "--method", "rrf", "--k", "60",
+                                      "--profile", "pyserini", "--name", "test", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == (PYSERINI / "simple_trec_run_rrf_verify.txt").read_text()
+    assert "fusion=rrf|k=60|norm=none|ranks=file|ties=docid_asc|depth=all" in result.output
+    bad = CliRunner().invoke(app, ["fuse", str(PYSERINI / "simple_trec_run_fusion_1.txt"),
+                                   str(PYSERINI / "simple_trec_run_fusion_2.txt"), "--method", "wsum",
+                                   "--weights", "1"])
+    assert bad.exit_code == 2 and "weights: expected 2 numbers (one per run)" in bad.output
