@@ -169,3 +169,49 @@ def test_the_cli_writes_the_fused_run_and_its_signature(tmp_path) -> None:
                                    str(PYSERINI / "simple_trec_run_fusion_2.txt"), "--method", "wsum",
                                    "--weights", "1"])
     assert bad.exit_code == 2 and "weights: expected 2 numbers (one per run)" in bad.output
+
+
+def test_optimize_chooses_each_fold_on_the_other_queries_only() -> None:
+    import rankwise
+    from rankwise.fusion import optimize
+
+    qrels = str(Path(__file__).parents[1] / "examples" / "dl19" / "qrels.dl19-passage.txt")
+    runs = {"BM25": str(Path(qrels).parent / "BM25.dl19.trec"),
+            "SPLADE++": str(Path(qrels).parent / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec")}
+    grid = {"weights": [[a, 1 - a] for a in (0.0, 0.2, 0.4, 0.6)]}
+    found = optimize(qrels, runs, "wsum", "ndcg@10", grid=grid, folds=4, seed=3)
+    # each candidate's per-query values, computed independently with fuse + evaluate
+    per_candidate = []
+    for params in found.candidates:
+        res = rankwise.evaluate(qrels, fuse(runs, "wsum", **params), ["ndcg@10"], missing="zero")
+        per_candidate.append(res.per_query["ndcg@10"].droplevel(0).to_dict())
+    assert np.allclose(found.means, [np.mean(list(v.values())) for v in per_candidate], rtol=0, atol=1e-15)
+    every = set(per_candidate[0])
+    assert sorted(q for f in found.folds for q in f["queries"]) == sorted(every)  # a partition of the queries
+    for fold in found.folds:
+        train = every - set(fold["queries"])
+        train_means = [np.mean([v[q] for q in sorted(train)]) for v in per_candidate]
+        pick = int(np.argmax(train_means))  # the first best, as optimize breaks ties
+        assert fold["params"] == found.candidates[pick]
+        for q in fold["queries"]:
+            assert found.held_out[q] == per_candidate[pick][q]
+    # the held-out run scores each query as the candidate chosen without it
+    cv = rankwise.evaluate(qrels, found.run, ["ndcg@10"]).per_query["ndcg@10"].droplevel(0).to_dict()
+    assert all(cv[q] == pytest.approx(found.held_out[q], abs=1e-15) for q in cv)
+    assert found.best == found.candidates[int(np.argmax(found.means))]
+    # with separate training qrels, one choice made on them
+    split = optimize(qrels, runs, "wsum", "ndcg@10", grid=grid, train_qrels=qrels)
+    assert len(split.folds) == 1 and split.folds[0]["params"] == found.best
+
+
+def test_optimize_refuses_what_it_cannot_search() -> None:
+    from rankwise.fusion import optimize
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    runs = [{"q1": {"a": 1.0}, "q2": {"b": 1.0}}, {"q1": {"b": 1.0}, "q2": {"a": 1.0}}]
+    with pytest.raises(RankwiseError, match="folds must be between 2 and the number of queries"):
+        optimize(qrels, runs, "rrf", "P@1", folds=5)
+    with pytest.raises(RankwiseError, match="no parameter 'alpha' to search"):
+        optimize(qrels, runs, "rrf", "P@1", grid={"alpha": [1]}, folds=2)
+    with pytest.raises(RankwiseError, match=r"combmnz: no parameter 'gamma' to search \(it takes no parameters\)"):
+        optimize(qrels, runs, "combmnz", "P@1", grid={"gamma": [1]}, folds=2)

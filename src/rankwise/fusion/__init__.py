@@ -8,5 +8,6 @@
 from rankwise.fusion.fuse import fuse
 from rankwise.fusion.methods import METHODS, method_named
 from rankwise.fusion.normalize import NORMS
+from rankwise.fusion.optimize import FusionSearch, optimize
 
-__all__ = ["METHODS", "NORMS", "fuse", "method_named"]
+__all__ = ["METHODS", "NORMS", "FusionSearch", "fuse", "method_named", "optimize"]

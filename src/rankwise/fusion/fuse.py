@@ -13,7 +13,7 @@ from rankwise.data.load import load_run
 from rankwise.errors import InputError, RankwiseError
 from rankwise.fusion.methods import method_named, resolved_params
 from rankwise.fusion.normalize import norm_name, normalize
-from rankwise.fusion.table import PairTable, pair_table
+from rankwise.fusion.table import PairTable, pair_table, ranked_order
 
 PROFILES: dict[str, dict[str, Any]] = {
     "ranx": {"ties": "trec", "ranks": "score", "constant": None},
@@ -52,8 +52,6 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
     >>> fused.source
     'fusion=rrf|k=60|norm=none|ties=trec|depth=all'
     """
-    from rankwise.evaluation import _as_runs
-
     chosen = method_named(method)
     values = resolved_params(chosen, params)
     if profile is not None and profile not in PROFILES:
@@ -71,12 +69,9 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
     norm = norm_name(norm)
     if depth is not None and int(depth) < 1:
         raise RankwiseError(f"depth must be at least 1, got {depth}")
-    inputs = _as_runs(runs)
-    loaded = [r if isinstance(r, Run) else load_run(r, name=n) for r, n in inputs]
-    given = [file_ranks(r, run) for (r, _), run in zip(inputs, loaded, strict=True)] if ranks == "file" else None
-    table = pair_table(loaded, ties, given, input_depth)
+    table = aligned(runs, ties, ranks, input_depth)
     if values.get("weights") is None and "weights" in values:
-        values["weights"] = [1.0] * len(loaded)
+        values["weights"] = [1.0] * len(table.names)
     scores = normalize(table, norm, constant)
     fused = chosen.fuse(scores, table.rank, table, **values)
     extra = [f"ranks={ranks}"] if ranks != "score" else []
@@ -84,7 +79,17 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
     extra += [f"constant={_text(float(constant))}"] if constant is not None and norm == "min-max" else []
     signature = "|".join([f"fusion={chosen.name}", *(f"{k}={_text(v)}" for k, v in values.items()),
                           f"norm={norm or 'none'}", *extra, f"ties={ties}", f"depth={depth or 'all'}"])
-    return _ranked_run(table, fused, ties, depth, name or chosen.name, signature)
+    return ranked_run(table, fused, ties, depth, name or chosen.name, signature)
+
+
+def aligned(runs: Any, ties: str = "trec", ranks: str = "score", input_depth: int | None = None) -> PairTable:
+    """The runs (anything ``fuse`` takes) read and aligned on their (query, document) pairs."""
+    from rankwise.evaluation import _as_runs
+
+    inputs = _as_runs(runs)
+    loaded = [r if isinstance(r, Run) else load_run(r, name=n) for r, n in inputs]
+    given = [file_ranks(r, run) for (r, _), run in zip(inputs, loaded, strict=True)] if ranks == "file" else None
+    return pair_table(loaded, ties, given, input_depth)
 
 
 def file_ranks(source: Any, run: Run) -> np.ndarray:
@@ -124,13 +129,13 @@ def _text(value: Any) -> str:
     return repr(value) if isinstance(value, str) else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _ranked_run(table: PairTable, fused: np.ndarray, ties: str, depth: int | None, name: str, source: str) -> Run:
+def ranked_run(table: PairTable, fused: np.ndarray, ties: str, depth: int | None, name: str, source: str) -> Run:
     """The fused pairs as a Run: by query, fused score descending, document id (descending under
     ``trec``, else ascending), the first ``depth`` of each query."""
     if np.isnan(fused).any():
         raise RankwiseError(f"{source}: the method gave NaN for {int(np.isnan(fused).sum())} document(s)")
     tie_key = -table.doc if ties == "trec" else table.doc
-    order = np.lexsort((tie_key, -fused, table.query))
+    order = ranked_order(table.query, fused, tie_key)
     query = table.query[order]
     rank = np.arange(len(order)) - np.searchsorted(query, query, side="left") + 1
     if depth is not None:

@@ -132,9 +132,47 @@ def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
 
 def _ranking(q: np.ndarray, d: np.ndarray, score: np.ndarray, ties: str) -> np.ndarray:
     """Row order by query, score descending, then the tie rule."""
-    if ties == "input":
-        return np.lexsort((np.arange(len(q)), -score, q))
-    return np.lexsort((-d if ties == "trec" else d, -score, q))
+    return ranked_order(q, score, -d if ties == "trec" else d, ties == "input")
+
+
+def ranked_order(q: np.ndarray, score: np.ndarray, tie_key: np.ndarray, input_order: bool = False) -> np.ndarray:
+    """Row order by query, score descending, then ``tie_key`` (or input order); the tie key is
+    sorted only when two rows of a query tie.
+
+    >>> ranked_order(np.array([0, 0, 0]), np.array([1.0, 2.0, 1.0]), np.array([5, 0, 3])).tolist()
+    [1, 2, 0]
+    """
+    order = stable_order(-score, q)
+    if input_order:
+        return order
+    sq, ss = q[order], score[order]
+    if not bool(((sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])).any()):
+        return order
+    return stable_order(tie_key, -score, q)
+
+
+def _narrow(key: np.ndarray) -> np.ndarray:
+    """An integer key in the smallest unsigned type that holds it (NumPy's stable sort is a
+    radix sort up to 16 bits), else the key itself."""
+    if key.dtype.kind in "iu" and len(key):
+        low, high = int(key.min()), int(key.max())
+        if high - low < 2**16:
+            return (key - low).astype(np.uint16)
+    return key
+
+
+def stable_order(*keys: np.ndarray) -> np.ndarray:
+    """The row order sorting by ``keys`` (the last is the primary key), as ``np.lexsort``, by
+    one stable sort per key from the last-but-primary to the primary. Each pass is near linear
+    on input already in that order (a run file) or on a narrow integer key (query codes).
+
+    >>> stable_order(np.array([3.0, 1.0, 2.0]), np.array([1, 0, 1])).tolist()
+    [1, 2, 0]
+    """
+    order = np.argsort(keys[0], kind="stable")
+    for key in keys[1:]:
+        order = order[np.argsort(_narrow(key[order]), kind="stable")]
+    return order
 
 
 def _refuse_duplicates(run: Run, rows: np.ndarray) -> None:

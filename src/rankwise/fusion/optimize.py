@@ -1,0 +1,178 @@
+"""Tuning a fusion method's parameters honestly: every candidate is scored per query once,
+then k-fold cross-validation over queries picks, for each fold, the candidate best on the
+other folds' queries, and reports the fold's own queries under it. The held-out values (and
+the run assembled from the held-out folds) are what a tuned method would get on unseen
+queries; the candidate best on all queries is returned for use on new data.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from rankwise.data.containers import Run
+from rankwise.errors import RankwiseError
+from rankwise.fusion.fuse import aligned, ranked_run
+from rankwise.fusion.methods import method_named, resolved_params
+from rankwise.fusion.normalize import norm_name, normalize
+
+DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
+    "rrf": {"k": [1, 5, 10, 20, 40, 60, 80, 100]},
+    "rbc": {"phi": [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]},
+    "combgmnz": {"gamma": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]},
+    "logn_isr": {"sigma": [0.001, 0.01, 0.1, 0.5, 1.0]},
+}
+"""The grid searched when none is given (weights: the simplex in steps of 0.05 for two runs,
+0.1 for more)."""
+
+
+@dataclass
+class FusionSearch:
+    """What ``optimize`` found: the candidates and their mean over all queries, the candidate
+    each fold chose, the held-out per-query values and run, and the best candidate overall."""
+
+    metric: str
+    candidates: list[dict[str, Any]]
+    means: np.ndarray
+    """Each candidate's mean over every query (optimistic: the queries also chose it)."""
+    folds: list[dict[str, Any]]
+    """Per fold: its queries, the candidate chosen on the others and its training mean."""
+    held_out: dict[str, float]
+    """Each query's value under the candidate chosen without it."""
+    run: Run
+    """The held-out run: each fold's queries fused with the candidate chosen on the other folds."""
+    best: dict[str, Any]
+    """The candidate best on all queries (what to use on new queries)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def held_out_mean(self) -> float:
+        return float(np.mean(list(self.held_out.values()))) if self.held_out else float("nan")
+
+
+def _simplex(runs: int) -> list[list[float]]:
+    step = 20 if runs == 2 else 10
+    out = []
+    for parts in itertools.product(range(step + 1), repeat=runs - 1):
+        if sum(parts) <= step:
+            out.append([p / step for p in parts] + [(step - sum(parts)) / step])
+    return out
+
+
+def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, trials: int | None, seed: int,
+                   fixed: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parameter sets to try: the grid's product, or ``trials`` random draws from it
+    (weights: Dirichlet draws on the simplex).
+
+    >>> candidates_for("rrf", 2, {"k": [10, 60]}, None, 0, {})
+    [{'k': 10}, {'k': 60}]
+    >>> len(candidates_for("wsum", 2, None, None, 0, {}))   # alpha = 0, 0.05, ..., 1
+    21
+    """
+    chosen = method_named(method)
+    names = [name for name, _ in chosen.params if name not in fixed]
+    given = set(grid or {})
+    grid = dict(grid or {})
+    for name in names:
+        if name not in grid:
+            if name == "weights":
+                grid[name] = _simplex(runs)
+            elif name in DEFAULT_GRIDS.get(chosen.name, {}):
+                grid[name] = DEFAULT_GRIDS[chosen.name][name]
+            else:
+                raise RankwiseError(f"{chosen.name}: give a grid for {name}")
+    unknown = sorted(set(grid) - set(names))
+    if unknown:
+        takes = f"it takes {', '.join(names)}" if names else "it takes no parameters"
+        raise RankwiseError(f"{chosen.name}: no parameter {unknown[0]!r} to search ({takes})")
+    product = [dict(zip(names, values, strict=True)) for values in itertools.product(*(grid[n] for n in names))]
+    if trials is None or trials >= len(product):
+        return [{**fixed, **p} for p in product]
+    rng = np.random.default_rng(seed)
+    picked = []
+    for _ in range(int(trials)):
+        one = {n: grid[n][int(rng.integers(len(grid[n])))] for n in names}
+        if "weights" in names and "weights" not in given:
+            one["weights"] = rng.dirichlet(np.ones(runs)).round(4).tolist()
+        picked.append({**fixed, **one})
+    return picked
+
+
+def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10", *, grid: dict | None = None,
+             trials: int | None = None, folds: int = 5, seed: int = 0, train_qrels: Any = None,
+             norm: str | None = "auto", ties: str = "trec", depth: int | None = None, **conventions: Any
+             ) -> FusionSearch:
+    """Search ``method``'s parameters (``grid``: ``{param: [values]}``, default grids for
+    ``weights``, ``k``, ``phi``, ``gamma``, ``sigma``; ``trials``: random draws instead of the
+    whole grid) for the best mean ``metric``, with ``folds``-fold cross-validation over the
+    qrels' queries (seeded); or, with ``train_qrels``, choose on those and report ``qrels``.
+    ``conventions`` go to ``rankwise.evaluate`` (``rel_level=2`` ...).
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    >>> left = {q: {"a": 2.0, "b": 1.0, "c": 0.5, "d": 0.2} for q in qrels}
+    >>> right = {q: {"d": 2.0, "c": 1.0, "b": 0.5, "a": 0.1} for q in qrels}
+    >>> found = optimize(qrels, [left, right], "wsum", "recip_rank", folds=2, grid={"weights": [[1, 0], [0, 1]]})
+    >>> found.best, float(found.means[0])   # both rank orders have mean RR (1 + 1/2 + 1/3 + 1/4) / 4
+    ({'weights': [1, 0]}, 0.5208333333333333)
+    >>> [f["params"]["weights"] for f in found.folds], found.held_out_mean   # each fold picks what fails it
+    ([[0, 1], [1, 0]], 0.375)
+    """
+    from rankwise.evaluation import evaluate
+
+    chosen = method_named(method)
+    norm = (None if chosen.ranks else "min-max") if norm == "auto" else norm_name(norm)
+    table = aligned(runs, ties)
+    scores = normalize(table, norm)
+    tried = candidates_for(chosen.name, len(table.names), grid, trials, seed, {})
+    fused_runs, values = [], []
+    for params in tried:
+        fused = chosen.fuse(scores, table.rank, table, **resolved_params(chosen, params))
+        run = ranked_run(table, fused, ties, depth, chosen.name, "candidate")
+        fused_runs.append(run)
+        values.append(_per_query(evaluate(qrels, run, [metric], missing="zero", **conventions), metric))
+    queries = sorted(values[0])
+    matrix = np.array([[v[q] for q in queries] for v in values])  # [candidates, queries]
+    means = matrix.mean(axis=1)
+    if train_qrels is not None:
+        train = [_per_query(evaluate(train_qrels, r, [metric], missing="zero", **conventions), metric)
+                 for r in fused_runs]
+        train_means = np.array([np.mean(list(t.values())) for t in train])
+        plan = [(list(range(len(queries))), int(np.argmax(train_means)), float(train_means.max()))]
+    else:
+        if not 2 <= folds <= len(queries):
+            raise RankwiseError(f"folds must be between 2 and the number of queries ({len(queries)}), got {folds}")
+        order = np.random.default_rng(seed).permutation(len(queries))
+        plan = []
+        for part in np.array_split(order, folds):
+            train_rows = np.setdiff1d(order, part)
+            train_means = matrix[:, train_rows].mean(axis=1)
+            plan.append((sorted(part.tolist()), int(np.argmax(train_means)), float(train_means.max())))
+    held_out, pieces, fold_info = {}, [], []
+    for rows, pick, train_mean in plan:
+        names = [queries[i] for i in rows]
+        for i in rows:
+            held_out[queries[i]] = float(matrix[pick, i])
+        pieces.append(_rows_of(fused_runs[pick], set(names)))
+        fold_info.append({"queries": names, "params": tried[pick], "train_mean": train_mean})
+    best = tried[int(np.argmax(means))]
+    signature = f"fusion={chosen.name}|tuned={metric}|folds={folds if train_qrels is None else 'train_qrels'}|" \
+                f"seed={seed}|norm={norm or 'none'}|ties={ties}|depth={depth or 'all'}"
+    run = Run(pa.concat_arrays([p.query for p in pieces]), pa.concat_arrays([p.doc for p in pieces]),
+              np.concatenate([p.score for p in pieces]), f"{chosen.name}-cv", signature)
+    return FusionSearch(metric, tried, means, fold_info, held_out, run, best)
+
+
+def _per_query(result: Any, metric: str) -> dict[str, float]:
+    frame = result.per_query.reset_index()
+    return dict(zip(frame["query"].astype(str), frame[metric].astype(float), strict=True))
+
+
+def _rows_of(run: Run, queries: set[str]) -> Run:
+    from rankwise.data import arrow
+
+    keep = np.flatnonzero(np.isin(np.asarray(run.query.to_pylist(), dtype=object), list(queries)))
+    return Run(arrow.take_rows(run.query, keep), arrow.take_rows(run.doc, keep), run.score[keep], run.name)
