@@ -104,9 +104,15 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
     rank_all = np.concatenate(ranks)
     kept = np.ones(len(rank_all), dtype=bool) if input_depth is None else rank_all <= input_depth
     keys = join_keys(qcode, dcode, len(doc_vocab))
-    pair_keys, pair_of_row = np.unique(keys[kept], return_inverse=True)
-    row_pair = np.full(len(keys), -1, dtype=np.int64)
-    row_pair[kept] = pair_of_row
+    every_key, row_pair = np.unique(keys, return_inverse=True)
+    for i, run in enumerate(runs):  # a repeated pair within a run: an error, before anything is dropped
+        _refuse_duplicates(run, row_pair[bounds[i]: bounds[i + 1]], len(every_key))
+    if input_depth is not None:  # pairs no run keeps any more go
+        used = np.zeros(len(every_key), dtype=bool)
+        used[row_pair[kept]] = True
+        renumber = np.cumsum(used) - 1
+        every_key, row_pair = every_key[used], np.where(kept, renumber[row_pair], -1)
+    pair_keys = every_key
     n_docs = max(len(doc_vocab), 1)
     n_pairs, n_runs = len(pair_keys), len(runs)
     score = np.full((n_pairs, n_runs), np.nan)
@@ -114,7 +120,6 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
     lengths = np.zeros((len(query_vocab), n_runs), dtype=np.int64)
     for i, run in enumerate(runs):
         part = slice(bounds[i], bounds[i + 1])
-        _refuse_duplicates(run, keys[part])
         use = kept[part]
         rows = row_pair[part][use]
         score[rows, i] = run.score[use]
@@ -142,9 +147,11 @@ def ranked_order(q: np.ndarray, score: np.ndarray, tie_key: np.ndarray, input_or
     >>> ranked_order(np.array([0, 0, 0]), np.array([1.0, 2.0, 1.0]), np.array([5, 0, 3])).tolist()
     [1, 2, 0]
     """
-    order = stable_order(-score, q)
     if input_order:
-        return order
+        return stable_order(-score, q)
+    # without ties the order of equal scores does not matter: the faster unstable sort first
+    order = np.argsort(-score)
+    order = order[np.argsort(_narrow(q[order]), kind="stable")]
     sq, ss = q[order], score[order]
     if not bool(((sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])).any()):
         return order
@@ -175,13 +182,19 @@ def stable_order(*keys: np.ndarray) -> np.ndarray:
     return order
 
 
-def _refuse_duplicates(run: Run, rows: np.ndarray) -> None:
-    order = np.argsort(rows, kind="stable")
-    repeat = np.flatnonzero(rows[order][1:] == rows[order][:-1])
-    if len(repeat):
-        first, second = int(order[repeat[0]]), int(order[repeat[0] + 1])
-        line = int(run.lines[second]) if run.lines is not None else second + 1
-        first_line = int(run.lines[first]) if run.lines is not None else first + 1
-        raise InputError(f"document {run.doc[second].as_py()!r} is listed twice for query "
-                         f"{run.query[second].as_py()!r} (first at line {first_line}); fusion needs one score "
-                         "per (query, document)", source=run.source, line=line, field="doc")
+def _refuse_duplicates(run: Run, pairs: np.ndarray, n_pairs: int) -> None:
+    """An error naming the first row of ``run`` whose (query, document) pair (``pairs``: one
+    pair number per row) an earlier row already had."""
+    if not len(pairs) or int(np.bincount(pairs, minlength=n_pairs).max()) < 2:
+        return
+    seen = np.zeros(n_pairs, dtype=np.int64) - 1
+    for row, pair in enumerate(pairs.tolist()):  # only when a pair repeats: find the first one
+        if seen[pair] >= 0:
+            first, second = int(seen[pair]), row
+            break
+        seen[pair] = row
+    line = int(run.lines[second]) if run.lines is not None else second + 1
+    first_line = int(run.lines[first]) if run.lines is not None else first + 1
+    raise InputError(f"document {run.doc[second].as_py()!r} is listed twice for query "
+                     f"{run.query[second].as_py()!r} (first at line {first_line}); fusion needs one score "
+                     "per (query, document)", source=run.source, line=line, field="doc")
