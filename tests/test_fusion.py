@@ -42,8 +42,31 @@ PARAMS = {"combgmnz": {"gamma": 0.7}, "wsum": {"weights": [0.5, 0.3, 0.2]}, "wmn
           "weighted_bordafuse": {"weights": [0.5, 0.3, 0.2]}}
 
 
+TRAINED = {"posfuse": "posfuse_train", "mapfuse": "mapfuse_train"}
+
+
 def test_every_method_is_compared_with_ranx() -> None:
-    assert set(RANX) == set(METHODS)
+    assert set(RANX) | set(TRAINED) == set(METHODS)
+
+
+@pytest.mark.parametrize("method", sorted(TRAINED))
+def test_trained_methods_equal_ranx(method: str) -> None:
+    ranx = pytest.importorskip("ranx")
+    from ranx import fusion as ranx_fusion
+
+    runs = _runs(4)
+    rng = np.random.default_rng(5)
+    qrels = {q: {f"d{d}": int(rng.integers(1, 3)) for d in rng.choice(40, size=8, replace=False)} for q in runs[0]}
+    theirs_runs = [ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}") for i, r in enumerate(runs)]
+    ranx_qrels = ranx.Qrels.from_dict(qrels)
+    learned = getattr(ranx_fusion, TRAINED[method])(ranx_qrels, theirs_runs)
+    key = "probs" if method == "posfuse" else "map_scores"
+    theirs = ranx.fuse(theirs_runs, norm=None, method=method, params={key: learned})
+    expected = {(q, d): s for q, docs in theirs.to_dict().items() for d, s in docs.items()}
+    got = _as_dict(fuse(runs, method, train_qrels=qrels))
+    assert got.keys() == expected.keys()
+    for pair, value in expected.items():
+        assert got[pair] == pytest.approx(value, rel=1e-12, abs=1e-12), pair
 
 
 @pytest.mark.parametrize("method", sorted(RANX))
@@ -111,6 +134,8 @@ def test_bad_input_is_refused_with_its_place(tmp_path) -> None:
         fuse(_runs(2, 2), "wsum", weights=[1.0])
     with pytest.raises(RankwiseError, match="unknown normalisation 'l2'"):
         fuse(_runs(2, 2), "combsum", norm="l2")
+    with pytest.raises(RankwiseError, match="posfuse learns from judgments: give train_qrels="):
+        fuse(_runs(2, 2), "posfuse")
     with pytest.raises(RankwiseError, match="at least two runs"):
         fuse(_runs(2, 1), "rrf")
     dup = tmp_path / "dup.trec"

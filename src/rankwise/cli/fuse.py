@@ -18,7 +18,7 @@ def fuse_command(
         help="Runs to fuse (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")],
     method: Annotated[str, typer.Option(
         "--method", help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, "
-                         "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse.")] = "rrf",
+                         "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse, posfuse, mapfuse.")] = "rrf",
     k: Annotated[float | None, typer.Option("--k", help="rrf: the rank constant (default 60).")] = None,
     weights: Annotated[str | None, typer.Option(
         "--weights", help="wsum, wmnz, mixed, weighted_bordafuse: one weight per run, comma-separated.")] = None,
@@ -36,6 +36,8 @@ def fuse_command(
         "--input-depth", help="Read only each run's first INPUT_DEPTH documents per query.")] = None,
     ranks: Annotated[str | None, typer.Option(
         "--ranks", help="score (each run's ranks from its scores and --ties) or file (its rank column).")] = None,
+    train_qrels: Annotated[str | None, typer.Option(
+        "--train-qrels", help="posfuse, mapfuse: qrels of training queries to learn from.")] = None,
     profile: Annotated[str | None, typer.Option(
         "--profile", help="ranx or pyserini: that tool's conventions where not given.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="The fused run's tag (default: the method).")] = None,
@@ -60,7 +62,7 @@ def fuse_command(
     try:
         with _inputs(None, runs) as (_, inputs):
             fused = fuse(inputs, method, norm=norm, ties=ties, depth=depth, name=name, ranks=ranks,
-                         input_depth=input_depth, profile=profile, **params)
+                         input_depth=input_depth, profile=profile, train_qrels=train_qrels, **params)
     except RankwiseError as exc:
         _fail(str(exc))
         return

@@ -13,7 +13,7 @@ from rankwise.data.load import load_run
 from rankwise.errors import InputError, RankwiseError
 from rankwise.fusion.methods import method_named, resolved_params
 from rankwise.fusion.normalize import norm_name, normalize
-from rankwise.fusion.table import PairTable, pair_table, ranked_order
+from rankwise.fusion.table import PairTable, attach_labels, pair_table, ranked_order
 
 PROFILES: dict[str, dict[str, Any]] = {
     "ranx": {"ties": "trec", "ranks": "score", "constant": None},
@@ -27,7 +27,7 @@ list to 1 (its ``normalize``)."""
 def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | None = None,
          depth: int | None = None, name: str | None = None, *, ranks: str | None = None,
          input_depth: int | None = None, constant: float | None = None, profile: str | None = None,
-         **params: Any) -> Run:
+         train_qrels: Any = None, **params: Any) -> Run:
     """Fuse ``runs`` (paths, Runs, ``{qid: {doc: score}}`` dicts or DataFrames; a list, or a
     ``{name: run}`` dict) into one Run.
 
@@ -70,6 +70,11 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
     if depth is not None and int(depth) < 1:
         raise RankwiseError(f"depth must be at least 1, got {depth}")
     table = aligned(runs, ties, ranks, input_depth)
+    if chosen.trained:
+        if train_qrels is None:
+            raise RankwiseError(f"{chosen.name} learns from judgments: give train_qrels= (qrels of training queries)")
+        attach_labels(table, train_qrels)
+        table.train_qrels = train_qrels
     if values.get("weights") is None and "weights" in values:
         values["weights"] = [1.0] * len(table.names)
     scores = normalize(table, norm, constant)

@@ -14,6 +14,8 @@ and n_i run i's list length (definitions as in ranx):
 | ``rrf`` (``k``, default 60) | sum 1 / (k + R_i) |
 | ``rbc`` (``phi``, default 0.8) | sum (1 - phi) phi^(R_i - 1) |
 | ``bordafuse``, ``weighted_bordafuse`` (``weights``) | sum (w_i x) points: C - R_i + 1, or (C - n_i + 1) / 2 |
+| ``posfuse`` (trained) | sum P_i(relevant at rank R_i), estimated on the training queries |
+| ``mapfuse`` (trained) | sum MAP_i / R_i, MAP_i of run i on the training qrels |
 
 Sums run over the runs that returned the document; Borda gives a run that did not return it
 (C - n_i + 1) / 2 points.
@@ -40,6 +42,8 @@ class Method:
     params: tuple[tuple[str, Any], ...] = ()
     ranks: bool = False
     """True if it reads ranks only (the normalisation does not change it, except ``borda``)."""
+    trained: bool = False
+    """True if it learns from training qrels (``fuse(..., train_qrels=...)``)."""
 
 
 def _present(s: np.ndarray) -> np.ndarray:
@@ -79,6 +83,42 @@ def _borda_points(table: PairTable, r: np.ndarray) -> np.ndarray:
     return np.where(_present(r), c - r + 1.0, (c - n + 1.0) / 2.0)
 
 
+def _trained(table: PairTable) -> tuple[np.ndarray, np.ndarray]:
+    labels, queries = table.labels, table.trained_queries
+    if labels is None or queries is None:
+        raise RankwiseError("this method learns from judgments: give train_qrels=")
+    return labels, queries[table.query]
+
+
+def _posfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
+    """Sum over runs of P(relevant | the run's position), estimated on the training queries:
+    the share of them whose document at that position is relevant (label >= rel_level)."""
+    labels, trained = _trained(t)
+    relevant = np.nan_to_num(labels, nan=-np.inf) >= rel_level
+    fused = np.zeros(len(r))
+    for i in range(r.shape[1]):
+        present = _present(r[:, i])
+        seen = present & trained
+        position = r[seen, i].astype(np.int64) - 1
+        hits = np.bincount(position, weights=relevant[seen].astype(np.float64))
+        shown = np.bincount(position)
+        probs = np.divide(hits, shown, out=np.zeros(len(hits)), where=shown > 0)
+        at = r[present, i].astype(np.int64) - 1
+        fused[present] += np.where(at < len(probs), probs[np.minimum(at, len(probs) - 1)], 0.0)
+    return fused
+
+
+def _mapfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
+    """Sum over runs of MAP(run on the training qrels) / rank."""
+    from rankwise.evaluation import evaluate
+
+    if t.labels is None:
+        raise RankwiseError("mapfuse learns from judgments: give train_qrels=")
+    weights = [float(evaluate(t.train_qrels, run, ["map"], rel_level=rel_level).summary["map"].iloc[0])
+               for run in t.runs]
+    return np.where(_present(r), np.asarray(weights) / np.where(_present(r), r, 1.0), 0.0).sum(axis=1)
+
+
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("combsum", lambda s, r, t: _sum(s)),
     Method("combmin", lambda s, r, t: _reduce_present(s, np.nanmin)),
@@ -103,6 +143,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bordafuse", lambda s, r, t: _borda_points(t, r).sum(axis=1), ranks=True),
     Method("weighted_bordafuse", lambda s, r, t, weights: (_borda_points(t, r) * _weights(weights, r.shape[1]))
            .sum(axis=1), (("weights", None),), ranks=True),
+    Method("posfuse", _posfuse, (("rel_level", 1),), ranks=True, trained=True),
+    Method("mapfuse", _mapfuse, (("rel_level", 1),), ranks=True, trained=True),
 )}
 
 ALIASES = {"sum": "combsum", "min": "combmin", "max": "combmax", "med": "combmed", "anz": "combanz",

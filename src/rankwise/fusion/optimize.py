@@ -124,6 +124,9 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     from rankwise.evaluation import evaluate
 
     chosen = method_named(method)
+    if chosen.trained:
+        raise RankwiseError(f"{chosen.name} learns from judgments itself: fuse(..., train_qrels=) with the qrels of "
+                            "training queries; optimize searches parameters of the other methods")
     norm = (None if chosen.ranks else "min-max") if norm == "auto" else norm_name(norm)
     table = aligned(runs, ties)
     scores = normalize(table, norm)

@@ -10,7 +10,8 @@ methods see the ranking an evaluation sees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +19,7 @@ import pyarrow as pa
 from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Run
-from rankwise.engine.align import join_keys
+from rankwise.engine.align import _found_or_minus_one, join_keys
 from rankwise.errors import InputError, RankwiseError
 
 TIES = ("trec", "docid_asc", "input")
@@ -41,6 +42,14 @@ class PairTable:
     lengths: np.ndarray
     """[queries, runs]: how many documents each run returned for each query."""
     names: list[str]
+    runs: list[Run] = field(default_factory=list)
+    """The runs aligned (trained methods evaluate them)."""
+    labels: np.ndarray | None = None
+    """Each pair's label in training qrels (NaN: not judged), for trained methods."""
+    trained_queries: np.ndarray | None = None
+    """Whether each query has training judgments."""
+    train_qrels: Any = None
+    """The training qrels as given (trained methods evaluate the runs on them)."""
 
     @property
     def starts(self) -> np.ndarray:
@@ -127,7 +136,30 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
         lengths[:, i] = np.bincount(qcode[part][use], minlength=len(query_vocab))
     query_ids = np.asarray(query_vocab.to_pylist(), dtype=object)
     return PairTable(query_ids, doc_vocab, pair_keys // n_docs, pair_keys % n_docs, score, rank, lengths,
-                     [r.name for r in runs])
+                     [r.name for r in runs], list(runs))
+
+
+def attach_labels(table: PairTable, qrels: Any) -> None:
+    """Set ``table.labels`` (each pair's label in ``qrels``, NaN where not judged) and
+    ``table.trained_queries`` (queries with judgments), for methods trained on qrels."""
+    from rankwise.data.load import load_qrels
+
+    judged = load_qrels(qrels)
+    position = {q: i for i, q in enumerate(table.query_ids.tolist())}
+    qcode = np.array([position.get(q, -1) for q in judged.query.to_pylist()], dtype=np.int64)
+    dcode = _found_or_minus_one(kernels.index_in(judged.doc, table.doc_ids)).astype(np.int64)
+    trained = np.zeros(len(table.query_ids), dtype=bool)
+    trained[qcode[qcode >= 0]] = True
+    n_docs = max(len(table.doc_ids), 1)
+    pair_keys = table.query * n_docs + table.doc
+    ok = (qcode >= 0) & (dcode >= 0)
+    keys = qcode[ok] * n_docs + dcode[ok]
+    at = np.searchsorted(pair_keys, keys)
+    found = (at < len(pair_keys)) & (pair_keys[np.minimum(at, len(pair_keys) - 1)] == keys)
+    labels = np.full(len(pair_keys), np.nan)
+    labels[at[found]] = np.asarray(judged.label, dtype=np.float64)[ok][found]
+    table.labels, table.trained_queries = labels, trained
+
 
 
 def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
