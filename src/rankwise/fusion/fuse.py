@@ -88,7 +88,11 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
 
 
 def aligned(runs: Any, ties: str = "trec", ranks: str = "score", input_depth: int | None = None) -> PairTable:
-    """The runs (anything ``fuse`` takes) read and aligned on their (query, document) pairs."""
+    """The runs (anything ``fuse`` takes) read and aligned on their (query, document) pairs.
+
+    >>> aligned({"a": {"q": {"x": 1.0}}, "b": {"q": {"y": 2.0}}}).names
+    ['a', 'b']
+    """
     from rankwise.evaluation import _as_runs
 
     inputs = _as_runs(runs)
@@ -136,7 +140,12 @@ def _text(value: Any) -> str:
 
 def ranked_run(table: PairTable, fused: np.ndarray, ties: str, depth: int | None, name: str, source: str) -> Run:
     """The fused pairs as a Run: by query, fused score descending, document id (descending under
-    ``trec``, else ascending), the first ``depth`` of each query."""
+    ``trec``, else ascending), the first ``depth`` of each query.
+
+    >>> t = aligned([{"q": {"x": 1.0, "y": 2.0}}, {"q": {"x": 1.0}}])
+    >>> ranked_run(t, np.array([1.0, 1.0]), "trec", None, "f", "<sig>").doc.to_pylist()   # a tie: y before x
+    ['y', 'x']
+    """
     if np.isnan(fused).any():
         raise RankwiseError(f"{source}: the method gave NaN for {int(np.isnan(fused).sum())} document(s)")
     tie_key = -table.doc if ties == "trec" else table.doc

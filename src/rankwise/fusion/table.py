@@ -141,7 +141,13 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
 
 def attach_labels(table: PairTable, qrels: Any) -> None:
     """Set ``table.labels`` (each pair's label in ``qrels``, NaN where not judged) and
-    ``table.trained_queries`` (queries with judgments), for methods trained on qrels."""
+    ``table.trained_queries`` (queries with judgments), for methods trained on qrels.
+
+    >>> t = pair_table([Run.from_dict({"q1": {"a": 2.0}, "q2": {"b": 1.0}}), Run.from_dict({"q1": {"b": 1.0}})])
+    >>> attach_labels(t, {"q1": {"b": 2}})
+    >>> t.labels.tolist(), t.trained_queries.tolist()
+    ([nan, 2.0, nan], [True, False])
+    """
     from rankwise.data.load import load_qrels
 
     judged = load_qrels(qrels)

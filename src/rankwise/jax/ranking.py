@@ -45,7 +45,12 @@ def _columns(families: tuple[str, ...], ks: tuple[int, ...]) -> list[str]:
 def per_query(scores: Any, labels: Any, where: Any, families: tuple[str, ...], ks: tuple[int, ...],
               rel_level: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Values [batch, columns] (columns: each family at each k), whether each row has a real
-    item, and each row's number of relevant items."""
+    item, and each row's number of relevant items.
+
+    >>> values, real, num_rel = per_query(jnp.array([[0.9, 0.5]]), jnp.array([[0, 1]]), None, ("P", "mrr"), (1, 2), 1)
+    >>> values.tolist(), num_rel.tolist()   # P@1 0, P@2 1/2, RR@1 0, RR@2 1/2
+    ([[0.0, 0.5, 0.0, 0.5]], [1])
+    """
     dtype = float_dtype()
     scores = jnp.asarray(scores, dtype=dtype)
     labels = jnp.asarray(labels)

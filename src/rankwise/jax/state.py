@@ -29,7 +29,11 @@ def static(default: Any = dataclasses.MISSING) -> Any:
 
 
 def float_dtype() -> Any:
-    """float64 when ``jax_enable_x64`` is on, else float32 (JAX's default float)."""
+    """float64 when ``jax_enable_x64`` is on, else float32 (JAX's default float).
+
+    >>> str(float_dtype()) in ("float32", "float64")
+    True
+    """
     return jnp.result_type(float)
 
 
