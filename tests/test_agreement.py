@@ -180,3 +180,27 @@ def test_the_cli_prints_label_and_system_agreement(tmp_path) -> None:
     assert "kendall_tau 1.0000" in result.output and "BM25" in result.output
     bad = CliRunner().invoke(app, ["agree", str(DL19), str(tmp_path / "missing.txt")])
     assert bad.exit_code == 2 and "missing.txt" in bad.output
+
+
+def test_qpp_correlations_equal_scipy_and_smare_its_definition() -> None:
+    from scipy.stats import kendalltau, pearsonr, spearmanr
+
+    import rankwise
+    from rankwise.agreement import qpp_correlations, smare
+
+    actual = rankwise.evaluate(str(DL19), str(Path(DL19).parent / "BM25.dl19.trec"), ["ndcg@10"]).per_query
+    actual = actual["ndcg@10"].droplevel(0)
+    rng = np.random.default_rng(2)
+    predicted = actual + rng.normal(scale=0.2, size=len(actual))  # a predictor that is right on average
+    out = qpp_correlations(predicted.to_dict(), actual)
+    p, a = predicted.sort_index().to_numpy(), actual.sort_index().to_numpy()
+    assert out["pearson"] == pytest.approx(pearsonr(p, a).statistic, abs=1e-12)
+    assert out["spearman"] == pytest.approx(spearmanr(p, a).statistic, abs=1e-12)
+    assert out["kendall"] == pytest.approx(kendalltau(p, a).statistic, abs=1e-12)
+    # sMARE by hand: ranks by sorting (no ties here), |difference| / n, averaged
+    rank_p = np.argsort(np.argsort(p)) + 1
+    rank_a = np.argsort(np.argsort(a)) + 1
+    assert out["smare"] == pytest.approx(np.mean(np.abs(rank_p - rank_a)) / len(a), abs=1e-15)
+    assert smare(a, a) == 0.0 and out["queries"] == 43
+    with pytest.raises(RankwiseError, match="no prediction, e.g."):
+        qpp_correlations({"q1": 1.0}, {"q1": 0.5, "q2": 0.2, "q3": 0.1})
