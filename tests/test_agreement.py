@@ -204,3 +204,19 @@ def test_qpp_correlations_equal_scipy_and_smare_its_definition() -> None:
     assert smare(a, a) == 0.0 and out["queries"] == 43
     with pytest.raises(RankwiseError, match="no prediction, e.g."):
         qpp_correlations({"q1": 1.0}, {"q1": 0.5, "q2": 0.2, "q3": 0.1})
+
+
+def test_the_scatter_plot_names_every_run(tmp_path) -> None:
+    from rankwise.agreement import system_agreement
+    from rankwise.report.plots import system_agreement_scatter
+
+    base = Path(DL19).parent
+    runs = {"BM25": str(base / "BM25.dl19.trec"), "SPLADE": str(base / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec")}
+    out = system_agreement(str(DL19), _noisy_copy(DL19, 6), runs, "ndcg@10")
+    fig = system_agreement_scatter(out)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["BM25", "SPLADE"]
+    assert ax.get_xlabel() == "ndcg@10 under qrels A" and "Kendall tau 1.000" in ax.get_title()
+    path = tmp_path / "agree.png"
+    system_agreement_scatter(out, path)
+    assert path.stat().st_size > 10_000

@@ -24,6 +24,8 @@ def agree_command(
     top_k: Annotated[int, typer.Option("--top-k", help="Systems compared by top-k overlap.")] = 3,
     rel_level: Annotated[int, typer.Option("-l", "--rel-level", help="Relevance level of the metric.")] = 1,
     digits: Annotated[int, typer.Option(help="Decimals shown.")] = 4,
+    plot: Annotated[str | None, typer.Option(
+        "--plot", help="With runs: write the scatter of each run's score under the two qrels (PNG, SVG, PDF).")] = None,
 ) -> None:
     """Label agreement (Cohen's kappa, Krippendorff's alpha, binary agreement per level, with
     bootstrap intervals) on the pairs both qrels judged; given runs, the agreement of the
@@ -46,3 +48,10 @@ def agree_command(
         typer.echo(f"\nsystems ranked by {metric}:")
         typer.echo(systems.table().to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
         typer.echo("  ".join(f"{k} {v:.{digits}f}" for k, v in systems.statistics.items()))
+        if plot is not None:
+            from rankwise.report.plots import system_agreement_scatter
+
+            system_agreement_scatter(systems, plot)
+            typer.echo(f"wrote {plot}")
+    elif plot is not None:
+        _fail("--plot draws the runs' scores: give runs after the two qrels")

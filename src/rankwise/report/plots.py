@@ -161,3 +161,22 @@ def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: An
     ax.set_ylabel("true positive rate")
     return _finish(fig, ax, "ROC of the rankings (vertical average over queries)",
                    f"roc|{conv.signature_part()}", path)
+
+
+def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> Any:
+    """Each run's score under qrels A (x) against qrels B (y), with the diagonal, run names and
+    the rank correlations in the title (``rankwise.agreement.SystemAgreement``)."""
+    fig, ax = _figure(6.4, 5.2)
+    a, b = agreement.scores_a, agreement.scores_b
+    ax.scatter(a, b, color="tab:blue", zorder=3, label=f"runs ({len(a)})")
+    for name, x, y in zip(agreement.runs, a, b, strict=True):
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    low, high = float(min(a.min(), b.min())), float(max(a.max(), b.max()))
+    pad = 0.05 * (high - low or 1.0)
+    ax.plot([low - pad, high + pad], [low - pad, high + pad], color="0.5", lw=0.8, ls="--", label="same score")
+    ax.set_xlabel(f"{agreement.metric} under qrels A")
+    ax.set_ylabel(f"{agreement.metric} under qrels B")
+    stats = agreement.statistics
+    title = (f"{agreement.metric} of each run under two qrels: Kendall tau {stats['kendall_tau']:.3f}, "
+             f"tau_AP {stats['tau_ap']:.3f}")
+    return _finish(fig, ax, title, f"{agreement.metric}|system agreement", path)
