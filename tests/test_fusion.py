@@ -43,10 +43,11 @@ PARAMS = {"combgmnz": {"gamma": 0.7}, "wsum": {"weights": [0.5, 0.3, 0.2]}, "wmn
 
 
 TRAINED = {"posfuse": "posfuse_train", "mapfuse": "mapfuse_train"}
+CONDORCET = {"condorcet", "weighted_condorcet"}  # compared where the majority is an order (below)
 
 
 def test_every_method_is_compared_with_ranx() -> None:
-    assert set(RANX) | set(TRAINED) == set(METHODS)
+    assert set(RANX) | set(TRAINED) | CONDORCET == set(METHODS)
 
 
 @pytest.mark.parametrize("method", sorted(TRAINED))
@@ -240,3 +241,36 @@ def test_optimize_refuses_what_it_cannot_search() -> None:
         optimize(qrels, runs, "rrf", "P@1", grid={"alpha": [1]}, folds=2)
     with pytest.raises(RankwiseError, match=r"combmnz: no parameter 'gamma' to search \(it takes no parameters\)"):
         optimize(qrels, runs, "combmnz", "P@1", grid={"gamma": [1]}, folds=2)
+
+
+def test_condorcet_by_pairwise_majority() -> None:
+    r1 = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    r2 = {"q": {"b": 3.0, "a": 2.0, "c": 1.0}}
+    r3 = {"q": {"a": 3.0, "c": 2.0, "b": 1.0}}
+    # a beats b (runs 1, 3) and c (all); b beats c (runs 1, 2): a, b, c scored 3, 2, 1
+    assert _as_dict(fuse([r1, r2, r3], "condorcet")) == {("q", "a"): 3.0, ("q", "b"): 2.0, ("q", "c"): 1.0}
+    # weights: run 2 alone outweighs the others on (a, b)
+    got = fuse([r1, r2, r3], "weighted_condorcet", weights=[1.0, 3.0, 1.0]).doc.to_pylist()
+    assert got == ["b", "a", "c"]
+    # a cycle (each pair won 2 to 1) resolves the same way every time: document id order first
+    cycle = [r1, {"q": {"b": 3.0, "c": 2.0, "a": 1.0}}, {"q": {"c": 3.0, "a": 2.0, "b": 1.0}}]
+    assert fuse(cycle, "condorcet").doc.to_pylist() == fuse(cycle, "condorcet").doc.to_pylist() == ["a", "b", "c"]
+    # a document a run did not return ranks below the ones it did
+    assert fuse([{"q": {"a": 1.0}}, {"q": {"b": 1.0}}, {"q": {"a": 2.0, "b": 1.0}}], "condorcet").doc.to_pylist() \
+        == ["a", "b"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_condorcet_equals_ranx_when_the_majority_is_an_order(seed: int) -> None:
+    ranx = pytest.importorskip("ranx")
+    rng = np.random.default_rng(seed)
+    runs = []
+    swaps = rng.permutation(11)[:6].reshape(3, 2)  # each run swaps two adjacent pairs, no pair twice
+    for positions in swaps:
+        order = list(range(12))
+        for p in positions:
+            order[p], order[p + 1] = order[p + 1], order[p]
+        runs.append({"q": {f"d{d:02d}": float(12 - i) for i, d in enumerate(order)}})
+    theirs = ranx.fuse([ranx.Run.from_dict(r, name=f"r{i}") for i, r in enumerate(runs)], norm=None,
+                       method="condorcet").to_dict()
+    assert _as_dict(fuse(runs, "condorcet")) == {("q", d): s for d, s in theirs["q"].items()}

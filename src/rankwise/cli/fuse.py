@@ -18,10 +18,12 @@ def fuse_command(
         help="Runs to fuse (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")],
     method: Annotated[str, typer.Option(
         "--method", help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, "
-                         "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse, posfuse, mapfuse.")] = "rrf",
+                         "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse, condorcet, weighted_condorcet, "
+                         "posfuse, mapfuse.")] = "rrf",
     k: Annotated[float | None, typer.Option("--k", help="rrf: the rank constant (default 60).")] = None,
     weights: Annotated[str | None, typer.Option(
-        "--weights", help="wsum, wmnz, mixed, weighted_bordafuse: one weight per run, comma-separated.")] = None,
+        "--weights", help="wsum, wmnz, mixed, weighted_bordafuse, weighted_condorcet: one weight per run, "
+                          "comma-separated.")] = None,
     phi: Annotated[float | None, typer.Option("--phi", help="rbc: persistence (default 0.8).")] = None,
     gamma: Annotated[float | None, typer.Option("--gamma", help="combgmnz: the exponent of the count.")] = None,
     sigma: Annotated[float | None, typer.Option("--sigma", help="logn_isr: added to the count (default 0.01).")] = None,

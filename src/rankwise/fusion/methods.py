@@ -14,6 +14,7 @@ and n_i run i's list length (definitions as in ranx):
 | ``rrf`` (``k``, default 60) | sum 1 / (k + R_i) |
 | ``rbc`` (``phi``, default 0.8) | sum (1 - phi) phi^(R_i - 1) |
 | ``bordafuse``, ``weighted_bordafuse`` (``weights``) | sum (w_i x) points: C - R_i + 1, or (C - n_i + 1) / 2 |
+| ``condorcet``, ``weighted_condorcet`` (``weights``) | C - position after sorting by pairwise (weighted) majority |
 | ``posfuse`` (trained) | sum P_i(relevant at rank R_i), estimated on the training queries |
 | ``mapfuse`` (trained) | sum MAP_i / R_i, MAP_i of run i on the training qrels |
 
@@ -108,6 +109,29 @@ def _posfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.n
     return fused
 
 
+def _condorcet(s: np.ndarray, r: np.ndarray, t: PairTable, weights: Any = None) -> np.ndarray:
+    """Condorcet fusion (Montague & Aslam 2002): each query's candidates sorted by pairwise
+    majority (document x before y when the runs ranking x above y outweigh those ranking y
+    above x; a run ranks the documents it returned above those it did not, and has no
+    preference between two it did not return), by a stable merge sort that starts from document
+    id order, so that ties and cycles resolve the same way every time. The fused score is the
+    number of candidates minus the position (C for the first)."""
+    from functools import cmp_to_key
+
+    w = _weights(weights, r.shape[1])
+    fused = np.zeros(len(r))
+    starts = np.append(t.starts, len(r))
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
+        ranks = np.where(_present(r[a:b]), r[a:b], np.inf)  # [candidates, runs]
+        above = (ranks[:, None, :] < ranks[None, :, :]) * w  # x above y in each run, weighted
+        margin = above.sum(axis=2)
+        margin = np.sign(margin.T - margin).astype(np.int64)  # -1: x before y, 1: after, 0: a draw
+        order = sorted(range(b - a), key=lambda i, start=a: t.doc[start + i])  # document id order first
+        order = sorted(order, key=cmp_to_key(lambda x, y, m=margin: int(m[x, y])))
+        fused[a + np.asarray(order, dtype=np.int64)] = (b - a) - np.arange(b - a)
+    return fused
+
+
 def _mapfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
     """Sum over runs of MAP(run on the training qrels) / rank."""
     from rankwise.evaluation import evaluate
@@ -143,13 +167,15 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bordafuse", lambda s, r, t: _borda_points(t, r).sum(axis=1), ranks=True),
     Method("weighted_bordafuse", lambda s, r, t, weights: (_borda_points(t, r) * _weights(weights, r.shape[1]))
            .sum(axis=1), (("weights", None),), ranks=True),
+    Method("condorcet", lambda s, r, t: _condorcet(s, r, t), ranks=True),
+    Method("weighted_condorcet", _condorcet, (("weights", None),), ranks=True),
     Method("posfuse", _posfuse, (("rel_level", 1),), ranks=True, trained=True),
     Method("mapfuse", _mapfuse, (("rel_level", 1),), ranks=True, trained=True),
 )}
 
 ALIASES = {"sum": "combsum", "min": "combmin", "max": "combmax", "med": "combmed", "anz": "combanz",
            "mnz": "combmnz", "gmnz": "combgmnz", "w_bordafuse": "weighted_bordafuse", "borda": "bordafuse",
-           "weighted_sum": "wsum"}
+           "weighted_sum": "wsum", "w_condorcet": "weighted_condorcet"}
 
 
 def method_named(name: str) -> Method:
