@@ -53,8 +53,6 @@ def fuse_command(
 
     params = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma))
               if value is not None}
-    if k is not None and float(k).is_integer():
-        params["k"] = int(k)
     if weights is not None:
         try:
             params["weights"] = [float(w) for w in weights.split(",")]

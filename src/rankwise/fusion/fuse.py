@@ -74,7 +74,6 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
         if train_qrels is None:
             raise RankwiseError(f"{chosen.name} learns from judgments: give train_qrels= (qrels of training queries)")
         attach_labels(table, train_qrels)
-        table.train_qrels = train_qrels
     if values.get("weights") is None and "weights" in values:
         values["weights"] = [1.0] * len(table.names)
     scores = normalize(table, norm, constant)

@@ -136,8 +136,7 @@ def _mapfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.n
     """Sum over runs of MAP(run on the training qrels) / rank."""
     from rankwise.evaluation import evaluate
 
-    if t.labels is None:
-        raise RankwiseError("mapfuse learns from judgments: give train_qrels=")
+    _trained(t)
     weights = [float(evaluate(t.train_qrels, run, ["map"], rel_level=rel_level).summary["map"].iloc[0])
                for run in t.runs]
     return np.where(_present(r), np.asarray(weights) / np.where(_present(r), r, 1.0), 0.0).sum(axis=1)

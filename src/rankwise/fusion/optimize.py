@@ -63,18 +63,18 @@ def _simplex(runs: int) -> list[list[float]]:
     return out
 
 
-def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, trials: int | None, seed: int,
-                   fixed: dict[str, Any]) -> list[dict[str, Any]]:
+def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, trials: int | None, seed: int
+                   ) -> list[dict[str, Any]]:
     """The parameter sets to try: the grid's product, or ``trials`` random draws from it
     (weights: Dirichlet draws on the simplex).
 
-    >>> candidates_for("rrf", 2, {"k": [10, 60]}, None, 0, {})
+    >>> candidates_for("rrf", 2, {"k": [10, 60]}, None, 0)
     [{'k': 10}, {'k': 60}]
-    >>> len(candidates_for("wsum", 2, None, None, 0, {}))   # alpha = 0, 0.05, ..., 1
+    >>> len(candidates_for("wsum", 2, None, None, 0))   # alpha = 0, 0.05, ..., 1
     21
     """
     chosen = method_named(method)
-    names = [name for name, _ in chosen.params if name not in fixed]
+    names = [name for name, _ in chosen.params]
     given = set(grid or {})
     grid = dict(grid or {})
     for name in names:
@@ -91,14 +91,14 @@ def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, tr
         raise RankwiseError(f"{chosen.name}: no parameter {unknown[0]!r} to search ({takes})")
     product = [dict(zip(names, values, strict=True)) for values in itertools.product(*(grid[n] for n in names))]
     if trials is None or trials >= len(product):
-        return [{**fixed, **p} for p in product]
+        return product
     rng = np.random.default_rng(seed)
     picked = []
     for _ in range(int(trials)):
         one = {n: grid[n][int(rng.integers(len(grid[n])))] for n in names}
         if "weights" in names and "weights" not in given:
             one["weights"] = rng.dirichlet(np.ones(runs)).round(4).tolist()
-        picked.append({**fixed, **one})
+        picked.append(one)
     return picked
 
 
@@ -130,7 +130,7 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     norm = (None if chosen.ranks else "min-max") if norm == "auto" else norm_name(norm)
     table = aligned(runs, ties)
     scores = normalize(table, norm)
-    tried = candidates_for(chosen.name, len(table.names), grid, trials, seed, {})
+    tried = candidates_for(chosen.name, len(table.names), grid, trials, seed)
     fused_runs, values = [], []
     for params in tried:
         fused = chosen.fuse(scores, table.rank, table, **resolved_params(chosen, params))

@@ -41,7 +41,6 @@ class PairTable:
     rank: np.ndarray
     lengths: np.ndarray
     """[queries, runs]: how many documents each run returned for each query."""
-    names: list[str]
     runs: list[Run] = field(default_factory=list)
     """The runs aligned (trained methods evaluate them)."""
     labels: np.ndarray | None = None
@@ -50,6 +49,11 @@ class PairTable:
     """Whether each query has training judgments."""
     train_qrels: Any = None
     """The training qrels as given (trained methods evaluate the runs on them)."""
+
+    @property
+    def names(self) -> list[str]:
+        """The runs' names, in order."""
+        return [r.name for r in self.runs]
 
     @property
     def starts(self) -> np.ndarray:
@@ -136,12 +140,13 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
         lengths[:, i] = np.bincount(qcode[part][use], minlength=len(query_vocab))
     query_ids = np.asarray(query_vocab.to_pylist(), dtype=object)
     return PairTable(query_ids, doc_vocab, pair_keys // n_docs, pair_keys % n_docs, score, rank, lengths,
-                     [r.name for r in runs], list(runs))
+                     list(runs))
 
 
 def attach_labels(table: PairTable, qrels: Any) -> None:
-    """Set ``table.labels`` (each pair's label in ``qrels``, NaN where not judged) and
-    ``table.trained_queries`` (queries with judgments), for methods trained on qrels.
+    """Set ``table.labels`` (each pair's label in ``qrels``, NaN where not judged),
+    ``table.trained_queries`` (queries with judgments) and ``table.train_qrels``, for methods
+    trained on qrels.
 
     >>> t = pair_table([Run.from_dict({"q1": {"a": 2.0}, "q2": {"b": 1.0}}), Run.from_dict({"q1": {"b": 1.0}})])
     >>> attach_labels(t, {"q1": {"b": 2}})
@@ -164,7 +169,7 @@ def attach_labels(table: PairTable, qrels: Any) -> None:
     found = (at < len(pair_keys)) & (pair_keys[np.minimum(at, len(pair_keys) - 1)] == keys)
     labels = np.full(len(pair_keys), np.nan)
     labels[at[found]] = np.asarray(judged.label, dtype=np.float64)[ok][found]
-    table.labels, table.trained_queries = labels, trained
+    table.labels, table.trained_queries, table.train_qrels = labels, trained, qrels
 
 
 
