@@ -42,7 +42,11 @@ PARAMS = {"combgmnz": {"gamma": 0.7}, "wsum": {"weights": [0.5, 0.3, 0.2]}, "wmn
           "weighted_bordafuse": {"weights": [0.5, 0.3, 0.2]}}
 
 
-TRAINED = {"posfuse": "posfuse_train", "mapfuse": "mapfuse_train"}
+TRAINED = {"posfuse": "posfuse_train", "mapfuse": "mapfuse_train", "probfuse": "probfuse_train",
+           "segfuse": "segfuse_train", "slidefuse": "slidefuse_train", "bayesfuse": "bayesfuse_train"}
+TRAINED_PARAMS = {"probfuse": ({"n_segments": 4}, "probs"), "slidefuse": ({"w": 2}, "probs"),
+                  "segfuse": ({}, "probs"), "bayesfuse": ({}, "log_odds"), "posfuse": ({}, "probs"),
+                  "mapfuse": ({}, "map_scores")}
 CONDORCET = {"condorcet", "weighted_condorcet"}  # compared where the majority is an order (below)
 
 
@@ -50,8 +54,9 @@ def test_every_method_is_compared_with_ranx() -> None:
     assert set(RANX) | set(TRAINED) | CONDORCET == set(METHODS)
 
 
+@pytest.mark.parametrize("norm", [None, "min-max"])
 @pytest.mark.parametrize("method", sorted(TRAINED))
-def test_trained_methods_equal_ranx(method: str) -> None:
+def test_trained_methods_equal_ranx(method: str, norm: str | None) -> None:
     ranx = pytest.importorskip("ranx")
     from ranx import fusion as ranx_fusion
 
@@ -60,11 +65,16 @@ def test_trained_methods_equal_ranx(method: str) -> None:
     qrels = {q: {f"d{d}": int(rng.integers(1, 3)) for d in rng.choice(40, size=8, replace=False)} for q in runs[0]}
     theirs_runs = [ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}") for i, r in enumerate(runs)]
     ranx_qrels = ranx.Qrels.from_dict(qrels)
-    learned = getattr(ranx_fusion, TRAINED[method])(ranx_qrels, theirs_runs)
-    key = "probs" if method == "posfuse" else "map_scores"
-    theirs = ranx.fuse(theirs_runs, norm=None, method=method, params={key: learned})
+    params, key = TRAINED_PARAMS[method]
+    if norm is not None:  # ranx trains on the runs as given and fuses the normalised ones
+        theirs_runs = [ranx.Run.from_dict(ranx.fuse([r, r], norm=norm, method="max").to_dict(), name=r.name)
+                       for r in theirs_runs]
+    trained_with = [params["n_segments"]] if method == "probfuse" else []
+    learned = getattr(ranx_fusion, TRAINED[method])(ranx_qrels, theirs_runs, *trained_with)
+    theirs = ranx.fuse(theirs_runs, norm=None, method=method,
+                       params={key: learned, **{k: v for k, v in params.items() if k == "w"}})
     expected = {(q, d): s for q, docs in theirs.to_dict().items() for d, s in docs.items()}
-    got = _as_dict(fuse(runs, method, train_qrels=qrels))
+    got = _as_dict(fuse(runs, method, norm=norm, train_qrels=qrels, **params))
     assert got.keys() == expected.keys()
     for pair, value in expected.items():
         assert got[pair] == pytest.approx(value, rel=1e-12, abs=1e-12), pair
@@ -102,6 +112,34 @@ def test_hand_computed_scores() -> None:
     # log_isr: y is in both runs: (1/2^2 + 1/1^2) ln 2; x only in a: ln 1 = 0
     got = _as_dict(fuse([a, b], "log_isr"))
     assert got[("q", "y")] == pytest.approx(1.25 * math.log(2)) and got[("q", "x")] == 0.0
+
+
+def test_hand_computed_trained_methods() -> None:
+    a = {"q": {"x": 4.0, "y": 3.0, "z": 2.0, "u": 1.0}}
+    b = {"q": {"y": 2.0, "x": 1.0}}
+    qrels = {"q": {"x": 1, "z": 1, "y": 0}}  # hits: a 1 0 1 0, b 0 1
+    # ProbFuse, 2 segments: a's segments of 2 hold 1/2 and 1/2 relevant; b's of 1 hold 0 and 1.
+    # x: 0.5 / 1 + 1 / 2 = 1; y: 0.5 / 1 + 0 / 1; z and u: 0.5 / 2
+    got = _as_dict(fuse([a, b], "probfuse", n_segments=2, train_qrels=qrels))
+    assert got == {("q", "x"): 1.0, ("q", "y"): 0.5, ("q", "z"): 0.25, ("q", "u"): 0.25}
+    # SlideFuse, w = 1: a's P(position) = 1 0 1 0, windows x [1 0], y [1 0 1], z [0 1 0], u [1 0];
+    # b's 0 1, windows y [0 1], x [0 1]
+    got = _as_dict(fuse([a, b], "slidefuse", w=1, train_qrels=qrels))
+    assert got == pytest.approx({("q", "x"): 0.5 + 0.5, ("q", "y"): 2 / 3 + 0.5, ("q", "z"): 1 / 3,
+                                 ("q", "u"): 0.5})
+    # BayesFuse: a's band 1-5 holds 2 relevant of 5 (p = 0.4), b's 1 of 5 (p = 0.2);
+    # z and u are missing from b: log(0.001 / 0.999)
+    got = _as_dict(fuse([a, b], "bayesfuse", train_qrels=qrels))
+    floor = math.log(0.001 / 0.999)
+    assert got == pytest.approx({("q", "x"): math.log(0.4 / 0.6) + math.log(0.2 / 0.8),
+                                 ("q", "y"): math.log(0.4 / 0.6) + math.log(0.2 / 0.8),
+                                 ("q", "z"): math.log(0.4 / 0.6) + floor, ("q", "u"): math.log(0.4 / 0.6) + floor})
+    # SegFuse, no normalisation: the band 1-5 as BayesFuse's, times (score + 1)
+    got = _as_dict(fuse([a, b], "segfuse", norm=None, train_qrels=qrels))
+    assert got == pytest.approx({("q", "x"): 0.4 * 5 + 0.2 * 2, ("q", "y"): 0.4 * 4 + 0.2 * 3,
+                                 ("q", "z"): 0.4 * 3, ("q", "u"): 0.4 * 2})
+    with pytest.raises(RankwiseError, match="probfuse: give n_segments="):
+        fuse([a, b], "probfuse", train_qrels=qrels)
 
 
 def test_ties_rank_depth_and_signature() -> None:
@@ -197,6 +235,24 @@ def test_the_cli_writes_the_fused_run_and_its_signature(tmp_path) -> None:
     assert bad.exit_code == 2 and "weights: expected 2 numbers (one per run)" in bad.output
 
 
+def test_the_cli_trains_probfuse_with_its_flags(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    (tmp_path / "a.trec").write_text("q Q0 x 1 4 a\nq Q0 y 2 3 a\nq Q0 z 3 2 a\nq Q0 u 4 1 a\n")
+    (tmp_path / "b.trec").write_text("q Q0 y 1 2 b\nq Q0 x 2 1 b\n")
+    (tmp_path / "qrels").write_text("q 0 x 1\nq 0 z 2\nq 0 y 0\n")
+    result = CliRunner().invoke(app, ["fuse", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "--method",
+                                      "probfuse", "--n-segments", "2", "-l", "2", "--train-qrels",
+                                      str(tmp_path / "qrels")])
+    assert result.exit_code == 0, result.output
+    # at level 2 only z is relevant: a's segments hold 0 and 1/2, b's nothing; z and u score 0.5 / 2
+    lines = [line.split() for line in result.output.splitlines() if line.startswith("q ")]
+    assert [(f[2], float(f[4])) for f in lines] == [("z", 0.25), ("u", 0.25), ("y", 0.0), ("x", 0.0)]
+    assert "fusion=probfuse|n_segments=2|rel_level=2|norm=none" in result.output
+
+
 def test_optimize_chooses_each_fold_on_the_other_queries_only() -> None:
     import rankwise
     from rankwise.fusion import optimize
@@ -228,6 +284,32 @@ def test_optimize_chooses_each_fold_on_the_other_queries_only() -> None:
     # with separate training qrels, one choice made on them
     split = optimize(qrels, runs, "wsum", "ndcg@10", grid=grid, train_qrels=qrels)
     assert len(split.folds) == 1 and split.folds[0]["params"] == found.best
+
+
+def test_optimize_trains_learned_methods_on_the_other_folds_only() -> None:
+    import rankwise
+    from rankwise.data.load import load_qrels
+    from rankwise.fusion import optimize
+
+    qrels = str(Path(__file__).parents[1] / "examples" / "dl19" / "qrels.dl19-passage.txt")
+    runs = {"BM25": str(Path(qrels).parent / "BM25.dl19.trec"),
+            "SPLADE++": str(Path(qrels).parent / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec")}
+    found = optimize(qrels, runs, "probfuse", "ndcg@10", grid={"n_segments": [5, 20]}, folds=3, seed=1, rel_level=2)
+    judged = load_qrels(qrels)
+    for fold in found.folds:
+        assert fold["params"]["rel_level"] == 2  # the evaluation's level is the method's unless searched
+        held_out = set(fold["queries"])
+        train = {}
+        for q, d, label in zip(judged.query.to_pylist(), judged.doc.to_pylist(), judged.label, strict=True):
+            if q not in held_out:
+                train.setdefault(q, {})[d] = int(label)
+        fused = fuse(runs, "probfuse", train_qrels=train, **fold["params"])
+        values = rankwise.evaluate(qrels, fused, ["ndcg@10"], rel_level=2).per_query["ndcg@10"].droplevel(0)
+        for q in fold["queries"]:
+            assert found.held_out[q] == pytest.approx(float(values[q]), abs=1e-15)
+    # learned from every query, it looks better than it is on unseen queries
+    posfuse = optimize(qrels, runs, "posfuse", "ndcg@10", folds=5, seed=0, rel_level=2)
+    assert float(posfuse.means[0]) > posfuse.held_out_mean + 0.01
 
 
 def test_optimize_refuses_what_it_cannot_search() -> None:

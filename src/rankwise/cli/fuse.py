@@ -19,7 +19,7 @@ def fuse_command(
     method: Annotated[str, typer.Option(
         "--method", help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, "
                          "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse, condorcet, weighted_condorcet, "
-                         "posfuse, mapfuse.")] = "rrf",
+                         "posfuse, mapfuse, probfuse, segfuse, slidefuse, bayesfuse.")] = "rrf",
     k: Annotated[float | None, typer.Option("--k", help="rrf: the rank constant (default 60).")] = None,
     weights: Annotated[str | None, typer.Option(
         "--weights", help="wsum, wmnz, mixed, weighted_bordafuse, weighted_condorcet: one weight per run, "
@@ -27,6 +27,10 @@ def fuse_command(
     phi: Annotated[float | None, typer.Option("--phi", help="rbc: persistence (default 0.8).")] = None,
     gamma: Annotated[float | None, typer.Option("--gamma", help="combgmnz: the exponent of the count.")] = None,
     sigma: Annotated[float | None, typer.Option("--sigma", help="logn_isr: added to the count (default 0.01).")] = None,
+    n_segments: Annotated[int | None, typer.Option("--n-segments", help="probfuse: segments per list.")] = None,
+    w: Annotated[int | None, typer.Option("--w", help="slidefuse: the window's half-width in ranks.")] = None,
+    rel_level: Annotated[int | None, typer.Option(
+        "-l", "--rel-level", help="Trained methods: the lowest label that counts as relevant (default 1).")] = None,
     norm: Annotated[str, typer.Option(
         "--norm", help="min-max, max, sum, zmuv, rank, borda, none; auto: min-max for score methods, none for "
                        "rank methods.")] = "auto",
@@ -39,7 +43,8 @@ def fuse_command(
     ranks: Annotated[str | None, typer.Option(
         "--ranks", help="score (each run's ranks from its scores and --ties) or file (its rank column).")] = None,
     train_qrels: Annotated[str | None, typer.Option(
-        "--train-qrels", help="posfuse, mapfuse: qrels of training queries to learn from.")] = None,
+        "--train-qrels", help="posfuse, mapfuse, probfuse, segfuse, slidefuse, bayesfuse: qrels of training "
+                              "queries to learn from.")] = None,
     profile: Annotated[str | None, typer.Option(
         "--profile", help="ranx or pyserini: that tool's conventions where not given.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="The fused run's tag (default: the method).")] = None,
@@ -51,7 +56,8 @@ def fuse_command(
     from rankwise.data.trec_io import trec_run_lines
     from rankwise.fusion import fuse
 
-    params = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma))
+    params = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma),
+                                            ("n_segments", n_segments), ("w", w), ("rel_level", rel_level))
               if value is not None}
     if weights is not None:
         try:

@@ -17,6 +17,10 @@ and n_i run i's list length (definitions as in ranx):
 | ``condorcet``, ``weighted_condorcet`` (``weights``) | C - position after sorting by pairwise (weighted) majority |
 | ``posfuse`` (trained) | sum P_i(relevant at rank R_i), estimated on the training queries |
 | ``mapfuse`` (trained) | sum MAP_i / R_i, MAP_i of run i on the training qrels |
+| ``probfuse`` (trained, ``n_segments``) | sum P_i(segment of R_i) / segment number, lists cut in n_segments |
+| ``segfuse`` (trained) | sum P_i(segment of R_i) x (S_i + 1), segments 1-5, 6-15, 16-35 ... (doubling) |
+| ``slidefuse`` (trained, ``w``) | sum of the mean P_i(relevant at rank) over ranks R_i - w .. R_i + w |
+| ``bayesfuse`` (trained) | sum log-odds_i(rank band of R_i), log(0.001 / 0.999) where not returned |
 
 Sums run over the runs that returned the document; Borda gives a run that did not return it
 (C - n_i + 1) / 2 points.
@@ -94,18 +98,133 @@ def _trained(table: PairTable) -> tuple[np.ndarray, np.ndarray]:
 def _posfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
     """Sum over runs of P(relevant | the run's position), estimated on the training queries:
     the share of them whose document at that position is relevant (label >= rel_level)."""
-    labels, trained = _trained(t)
-    relevant = np.nan_to_num(labels, nan=-np.inf) >= rel_level
     fused = np.zeros(len(r))
     for i in range(r.shape[1]):
+        probs = _position_probs(r[:, i], t, rel_level)
         present = _present(r[:, i])
-        seen = present & trained
-        position = r[seen, i].astype(np.int64) - 1
-        hits = np.bincount(position, weights=relevant[seen].astype(np.float64))
-        shown = np.bincount(position)
-        probs = np.divide(hits, shown, out=np.zeros(len(hits)), where=shown > 0)
         at = r[present, i].astype(np.int64) - 1
         fused[present] += np.where(at < len(probs), probs[np.minimum(at, len(probs) - 1)], 0.0)
+    return fused
+
+
+def _training_rows(r: np.ndarray, t: PairTable, rel_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """For one run's ranks ``r`` [pairs]: the rows of training queries it returned, their
+    0-based positions, whether each is relevant (label >= rel_level), and how many training
+    queries the run returned (the estimates' denominator, as ranx's hit lists)."""
+    labels, trained = _trained(t)
+    seen = _present(r) & trained
+    relevant = (np.nan_to_num(labels[seen], nan=-np.inf) >= rel_level).astype(np.float64)
+    queries = int(np.unique(t.query[seen]).size)
+    return seen, r[seen].astype(np.int64) - 1, relevant, queries
+
+
+def _segment_probs(r: np.ndarray, t: PairTable, rel_level: int, bounds: np.ndarray) -> np.ndarray:
+    """Mean over the training queries of the share of relevant documents in each fixed segment
+    [bounds[k], bounds[k + 1]) of positions (a segment's size counts in full even where a list
+    is shorter, as in SegFuse and BayesFuse)."""
+    _, position, relevant, queries = _training_rows(r, t, rel_level)
+    inside = position < bounds[-1]
+    segment = np.searchsorted(bounds, position[inside], side="right") - 1
+    sizes = np.diff(bounds).astype(np.float64)
+    sums = np.bincount(segment, weights=relevant[inside] / sizes[segment], minlength=len(sizes))
+    return sums / max(queries, 1)
+
+
+def _segment_of(r: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``r`` inside the segments, and each one's segment."""
+    position = np.where(_present(r), r, np.inf) - 1
+    inside = position < bounds[-1]
+    return inside, np.searchsorted(bounds, position[inside], side="right") - 1
+
+
+SEGFUSE_BOUNDS = np.array([0] + [10 * 2 ** (k - 1) - 5 for k in range(1, 11)])
+"""SegFuse's segments (Shokouhi 2007): positions 1-5, 6-15, 16-35 ... 2556-5115, each about
+twice the last."""
+BAYESFUSE_BOUNDS = np.array([0, 5, 10, 15, 20, 30, 100, 200, 500, 1000])
+"""BayesFuse's rank bands (as ranx): 1-5, 6-10, 11-15, 16-20, 21-30, 31-100 ... 501-1000."""
+BAYESFUSE_FLOOR = float(np.log(0.001 / 0.999))
+"""The log-odds of a document a run did not return (or ranked beyond 1000): P(relevant) = 0.001."""
+
+
+def _probfuse(s: np.ndarray, r: np.ndarray, t: PairTable, n_segments: int, rel_level: int) -> np.ndarray:
+    """ProbFuse (Lillis et al. 2006): each query's list of N is cut into ``n_segments`` segments
+    of ceil(N / n_segments) positions; P_k, the mean over training queries of the share of
+    relevant documents in segment k (of the segment's actual size), and a document in segment k
+    scores P_k / k (k from 1), summed over runs."""
+    n_segments = int(n_segments)
+    if n_segments < 1:
+        raise RankwiseError(f"probfuse: n_segments must be at least 1, got {n_segments}")
+    fused = np.zeros(len(r))
+    for i in range(r.shape[1]):
+        n = t.lengths[:, i][t.query]
+        size = -(-n // n_segments)  # ceil(N / n_segments)
+        seen, position, relevant, queries = _training_rows(r[:, i], t, rel_level)
+        size_seen, n_seen = size[seen], n[seen]
+        segment = position // size_seen
+        actual = np.minimum(size_seen, n_seen - segment * size_seen).astype(np.float64)
+        probs = np.bincount(segment, weights=relevant / actual, minlength=n_segments) / max(queries, 1)
+        present = _present(r[:, i])
+        at = (r[present, i].astype(np.int64) - 1) // size[present]
+        fused[present] += probs[at] / (at + 1)
+    return fused
+
+
+def _segfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
+    """SegFuse (Shokouhi 2007): P_k, the mean share of relevant documents in segment k of
+    ``SEGFUSE_BOUNDS`` over the training queries, and a document in segment k scores
+    P_k x (normalised score + 1), summed over runs; beyond position 5115 it scores 0."""
+    fused = np.zeros(len(r))
+    for i in range(r.shape[1]):
+        probs = _segment_probs(r[:, i], t, rel_level, SEGFUSE_BOUNDS)
+        inside, segment = _segment_of(r[:, i], SEGFUSE_BOUNDS)
+        fused[inside] += probs[segment] * (s[inside, i] + 1.0)
+    return fused
+
+
+def _bayesfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
+    """BayesFuse (Aslam & Montague 2001), with ranx's estimate: per rank band of
+    ``BAYESFUSE_BOUNDS``, p = the mean share of relevant documents over the training queries
+    (0.001 if none; 1 - p likewise), a document in the band scores log(p / (1 - p)), and the
+    fused score is the sum over runs, ``BAYESFUSE_FLOOR`` where a run did not return it."""
+    fused = np.zeros(len(r))
+    for i in range(r.shape[1]):
+        p = _segment_probs(r[:, i], t, rel_level, BAYESFUSE_BOUNDS)
+        p = np.where(p == 0, 0.001, p)
+        q = 1.0 - p
+        odds = np.log(p / np.where(q == 0, 0.001, q))
+        inside, band = _segment_of(r[:, i], BAYESFUSE_BOUNDS)
+        column = np.full(len(r), BAYESFUSE_FLOOR)
+        column[inside] = odds[band]
+        fused += column
+    return fused
+
+
+def _position_probs(r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:
+    """P(relevant | position): the share of training queries whose document at each position is
+    relevant, among those whose list reaches it (PosFuse and SlideFuse)."""
+    _, position, relevant, _ = _training_rows(r, t, rel_level)
+    hits = np.bincount(position, weights=relevant)
+    shown = np.bincount(position)
+    return np.divide(hits, shown, out=np.zeros(len(hits)), where=shown > 0)
+
+
+def _slidefuse(s: np.ndarray, r: np.ndarray, t: PairTable, w: int, rel_level: int) -> np.ndarray:
+    """SlideFuse (Lillis et al. 2008): a document at position p of a list of N scores the mean
+    of P(relevant | position) over the window [max(p - w, 1), min(p + w, N)] (positions the
+    training lists never reached count 0), summed over runs."""
+    w = int(w)
+    if w < 0:
+        raise RankwiseError(f"slidefuse: w must be at least 0, got {w}")
+    fused = np.zeros(len(r))
+    for i in range(r.shape[1]):
+        probs = _position_probs(r[:, i], t, rel_level)
+        cumulative = np.concatenate([[0.0], np.cumsum(probs)])
+        present = _present(r[:, i])
+        p = r[present, i].astype(np.int64) - 1
+        n = t.lengths[:, i][t.query[present]]
+        a, b = np.maximum(p - w, 0), np.minimum(p + w, n - 1)
+        top = len(probs)
+        fused[present] += (cumulative[np.minimum(b + 1, top)] - cumulative[np.minimum(a, top)]) / (b - a + 1)
     return fused
 
 
@@ -170,6 +289,10 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("weighted_condorcet", _condorcet, (("weights", None),), ranks=True),
     Method("posfuse", _posfuse, (("rel_level", 1),), ranks=True, trained=True),
     Method("mapfuse", _mapfuse, (("rel_level", 1),), ranks=True, trained=True),
+    Method("probfuse", _probfuse, (("n_segments", None), ("rel_level", 1)), ranks=True, trained=True),
+    Method("segfuse", _segfuse, (("rel_level", 1),), trained=True),
+    Method("slidefuse", _slidefuse, (("w", None), ("rel_level", 1)), ranks=True, trained=True),
+    Method("bayesfuse", _bayesfuse, (("rel_level", 1),), ranks=True, trained=True),
 )}
 
 ALIASES = {"sum": "combsum", "min": "combmin", "max": "combmax", "med": "combmed", "anz": "combanz",

@@ -2,7 +2,9 @@
 then k-fold cross-validation over queries picks, for each fold, the candidate best on the
 other folds' queries, and reports the fold's own queries under it. The held-out values (and
 the run assembled from the held-out folds) are what a tuned method would get on unseen
-queries; the candidate best on all queries is returned for use on new data.
+queries; the candidate best on all queries is returned for use on new data. Methods that learn
+from judgments (ProbFuse, PosFuse ...) learn, in each fold, from the other folds' judgments
+only.
 """
 
 from __future__ import annotations
@@ -14,17 +16,20 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from rankwise.data.containers import Run
+from rankwise.data.containers import Qrels, Run
 from rankwise.errors import RankwiseError
 from rankwise.fusion.fuse import aligned, ranked_run
 from rankwise.fusion.methods import method_named, resolved_params
 from rankwise.fusion.normalize import norm_name, normalize
+from rankwise.fusion.table import attach_labels
 
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     "rrf": {"k": [1, 5, 10, 20, 40, 60, 80, 100]},
     "rbc": {"phi": [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]},
     "combgmnz": {"gamma": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]},
     "logn_isr": {"sigma": [0.001, 0.01, 0.1, 0.5, 1.0]},
+    "probfuse": {"n_segments": [2, 5, 10, 25, 50, 100]},
+    "slidefuse": {"w": [0, 1, 2, 3, 5, 10, 20, 50]},
 }
 """The grid searched when none is given (weights: the simplex in steps of 0.05 for two runs,
 0.1 for more)."""
@@ -63,26 +68,31 @@ def _simplex(runs: int) -> list[list[float]]:
     return out
 
 
-def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, trials: int | None, seed: int
-                   ) -> list[dict[str, Any]]:
+def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, trials: int | None, seed: int,
+                   fixed: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The parameter sets to try: the grid's product, or ``trials`` random draws from it
-    (weights: Dirichlet draws on the simplex).
+    (weights: Dirichlet draws on the simplex). A parameter with a default and no grid keeps
+    ``fixed``'s value, else its default.
 
     >>> candidates_for("rrf", 2, {"k": [10, 60]}, None, 0)
     [{'k': 10}, {'k': 60}]
     >>> len(candidates_for("wsum", 2, None, None, 0))   # alpha = 0, 0.05, ..., 1
     21
+    >>> candidates_for("probfuse", 2, {"n_segments": [5]}, None, 0, {"rel_level": 2})
+    [{'n_segments': 5, 'rel_level': 2}]
     """
     chosen = method_named(method)
     names = [name for name, _ in chosen.params]
     given = set(grid or {})
     grid = dict(grid or {})
-    for name in names:
+    for name, default in chosen.params:
         if name not in grid:
             if name == "weights":
                 grid[name] = _simplex(runs)
             elif name in DEFAULT_GRIDS.get(chosen.name, {}):
                 grid[name] = DEFAULT_GRIDS[chosen.name][name]
+            elif name in (fixed or {}) or default is not None:
+                grid[name] = [(fixed or {}).get(name, default)]
             else:
                 raise RankwiseError(f"{chosen.name}: give a grid for {name}")
     unknown = sorted(set(grid) - set(names))
@@ -124,27 +134,31 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     from rankwise.evaluation import evaluate
 
     chosen = method_named(method)
-    if chosen.trained:
-        raise RankwiseError(f"{chosen.name} learns from judgments itself: fuse(..., train_qrels=) with the qrels of "
-                            "training queries; optimize searches parameters of the other methods")
     norm = (None if chosen.ranks else "min-max") if norm == "auto" else norm_name(norm)
     table = aligned(runs, ties)
     scores = normalize(table, norm)
-    tried = candidates_for(chosen.name, len(table.names), grid, trials, seed)
-    fused_runs, values = [], []
-    for params in tried:
-        fused = chosen.fuse(scores, table.rank, table, **resolved_params(chosen, params))
-        run = ranked_run(table, fused, ties, depth, chosen.name, "candidate")
-        fused_runs.append(run)
-        values.append(_per_query(evaluate(qrels, run, [metric], missing="zero", **conventions), metric))
-    queries = sorted(values[0])
-    matrix = np.array([[v[q] for q in queries] for v in values])  # [candidates, queries]
-    means = matrix.mean(axis=1)
+    tried = candidates_for(chosen.name, len(table.names), grid, trials, seed,
+                           {"rel_level": conventions["rel_level"]} if "rel_level" in conventions else None)
+
+    def every_candidate(trained_on: Any) -> tuple[list[Run], list[str], np.ndarray]:
+        """Each candidate's fused run, and its per-query metric on ``qrels`` [candidates, queries]."""
+        if chosen.trained:
+            attach_labels(table, trained_on)
+        fused_runs = [ranked_run(table, chosen.fuse(scores, table.rank, table, **resolved_params(chosen, params)),
+                                 ties, depth, chosen.name, "candidate") for params in tried]
+        values = [_per_query(evaluate(qrels, run, [metric], missing="zero", **conventions), metric)
+                  for run in fused_runs]
+        names = sorted(values[0])
+        return fused_runs, names, np.array([[v[q] for q in names] for v in values])
+
+    fused_runs, queries, matrix = every_candidate(train_qrels if train_qrels is not None else qrels)
+    means = matrix.mean(axis=1)  # trained methods: trained on every query (the model to keep, not a score to report)
     if train_qrels is not None:
         train = [_per_query(evaluate(train_qrels, r, [metric], missing="zero", **conventions), metric)
                  for r in fused_runs]
         train_means = np.array([np.mean(list(t.values())) for t in train])
-        plan = [(list(range(len(queries))), int(np.argmax(train_means)), float(train_means.max()))]
+        plan = [(list(range(len(queries))), int(np.argmax(train_means)), float(train_means.max()), fused_runs,
+                 matrix)]
     else:
         if not 2 <= folds <= len(queries):
             raise RankwiseError(f"folds must be between 2 and the number of queries ({len(queries)}), got {folds}")
@@ -152,14 +166,20 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
         plan = []
         for part in np.array_split(order, folds):
             train_rows = np.setdiff1d(order, part)
-            train_means = matrix[:, train_rows].mean(axis=1)
-            plan.append((sorted(part.tolist()), int(np.argmax(train_means)), float(train_means.max())))
+            fold_runs, fold_matrix = fused_runs, matrix
+            if chosen.trained:  # learn from the other folds' judgments only
+                fold_runs, names, fold_matrix = every_candidate(_judgments_of(qrels, [queries[i] for i in train_rows]))
+                if names != queries:
+                    raise RankwiseError("the evaluated queries changed between folds")  # pragma: no cover
+            train_means = fold_matrix[:, train_rows].mean(axis=1)
+            pick = int(np.argmax(train_means))
+            plan.append((sorted(part.tolist()), pick, float(train_means.max()), fold_runs, fold_matrix))
     held_out, pieces, fold_info = {}, [], []
-    for rows, pick, train_mean in plan:
+    for rows, pick, train_mean, fold_runs, fold_matrix in plan:
         names = [queries[i] for i in rows]
         for i in rows:
-            held_out[queries[i]] = float(matrix[pick, i])
-        pieces.append(_rows_of(fused_runs[pick], set(names)))
+            held_out[queries[i]] = float(fold_matrix[pick, i])
+        pieces.append(_rows_of(fold_runs[pick], set(names)))
         fold_info.append({"queries": names, "params": tried[pick], "train_mean": train_mean})
     best = tried[int(np.argmax(means))]
     signature = f"fusion={chosen.name}|tuned={metric}|folds={folds if train_qrels is None else 'train_qrels'}|" \
@@ -167,6 +187,17 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     run = Run(pa.concat_arrays([p.query for p in pieces]), pa.concat_arrays([p.doc for p in pieces]),
               np.concatenate([p.score for p in pieces]), f"{chosen.name}-cv", signature)
     return FusionSearch(metric, tried, means, fold_info, held_out, run, best)
+
+
+def _judgments_of(qrels: Any, queries: list[str]) -> Qrels:
+    """The judgments of ``queries`` only."""
+    from rankwise.data import arrow
+    from rankwise.data.load import load_qrels
+
+    judged = load_qrels(qrels)
+    keep = np.flatnonzero(np.isin(np.asarray(judged.query.to_pylist(), dtype=object), list(queries)))
+    return Qrels(arrow.take_rows(judged.query, keep), arrow.take_rows(judged.doc, keep), judged.label[keep],
+                 judged.source)
 
 
 def _per_query(result: Any, metric: str) -> dict[str, float]:
