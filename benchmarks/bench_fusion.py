@@ -4,6 +4,7 @@ already in memory in each library's own form), peak memory, and whether the fuse
     pip install -e ".[bench]"
     python benchmarks/bench_fusion.py                       # 6,980 queries x 1,000 documents per run
     python benchmarks/bench_fusion.py --queries 1000 --methods rrf,wsum,combmnz
+    python benchmarks/bench_fusion.py --cli     # also: rankwise fuse, TREC files in, TREC file out
 
 Each run returns 1,000 documents per query drawn from 1,500 candidates (so the two runs share
 about two thirds of their documents), ranked by random scores (distinct: no tie rule involved). Each library runs in
@@ -72,6 +73,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=6980)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--methods", default="rrf,wsum,combmnz")
+    ap.add_argument("--cli", action="store_true", help="also time the whole rankwise fuse command on TREC files")
     args = ap.parse_args()
     common = [str(args.queries), str(args.depth), args.methods]
     ours = json.loads(subprocess.run([sys.executable, "-c", CHILD, "rankwise", *common], capture_output=True,
@@ -90,6 +92,52 @@ def main() -> None:
         print(f"| {m} | {mine['seconds']:.2f} | {other['seconds']:.2f} | {other['seconds'] / mine['seconds']:.1f}x | "
               f"{mine['rows']:,} | {'yes' if same and mine['rows'] == other['rows'] else 'NO'} |")
     print(f"\npeak memory: rankwise {ours['peak_mb']:.0f} MB, ranx {theirs['peak_mb']:.0f} MB (each whole process)")
+    if args.cli:
+        time_cli(args)
+
+
+WRITE_RUNS = r"""
+import sys
+import numpy as np
+from rankwise.data.containers import Run
+from rankwise.data.trec_io import write_trec_run
+queries, depth, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = np.random.default_rng(0)
+qids = np.repeat([f"q{q}" for q in range(queries)], depth)
+for r in range(2):
+    docs = np.concatenate([rng.choice(1500, size=depth, replace=False) for _ in range(queries)])
+    scores = -np.sort(-rng.random((queries, depth)), axis=1).ravel()
+    write_trec_run(Run(qids, np.char.add("d", docs.astype(str)), scores, name=f"r{r}"), f"{folder}/r{r}.trec")
+"""
+
+
+def time_cli(args: argparse.Namespace) -> None:
+    """The whole ``rankwise fuse`` process: read two TREC files, fuse, write the fused TREC file."""
+    import resource
+    import shutil
+    import tempfile
+    import time
+
+    folder = tempfile.mkdtemp()
+    try:
+        subprocess.run([sys.executable, "-c", WRITE_RUNS, str(args.queries), str(args.depth), folder], check=True)
+        size = sum(os.path.getsize(f"{folder}/r{r}.trec") for r in range(2)) / 1e6
+        rankwise = shutil.which("rankwise") or "rankwise"
+        print(f"\nrankwise fuse, whole process: two TREC files ({size:.0f} MB) in, the fused TREC file out\n")
+        print("| method | wall s | user s | system s | output MB |")
+        print("|---|---|---|---|---|")
+        params = {"wsum": ["--weights", "0.3,0.7"]}
+        for m in args.methods.split(","):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run([rankwise, "fuse", f"{folder}/r0.trec", f"{folder}/r1.trec", "--method", m,
+                            *params.get(m, []), "-o", f"{folder}/out.trec"], check=True, capture_output=True)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            print(f"| {m} | {wall:.2f} | {after.ru_utime - before.ru_utime:.2f} | "
+                  f"{after.ru_stime - before.ru_stime:.2f} | {os.path.getsize(f'{folder}/out.trec') / 1e6:.0f} |")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ intervals over queries that are seeded and cover the point estimate."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rankwise.agreement import cohen_kappa, krippendorff_alpha, label_agreement
@@ -175,9 +177,24 @@ def test_the_cli_prints_label_and_system_agreement(tmp_path) -> None:
                                       f"SPLADE={base / 'SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec'}", "--resamples", "50"])
     assert result.exit_code == 0, result.output
     out = label_agreement(str(DL19), str(noisy), resamples=50)
-    assert f"pairs judged by both: {out.shared_pairs} (43 queries)" in result.output
+    assert f"label agreement on {out.shared_pairs} pairs judged by both (43 queries)" in result.output
     assert f"kappa_unweighted {out.statistics['kappa_unweighted']:.4f}" in " ".join(result.output.split())
     assert "kendall_tau 1.0000" in result.output and "BM25" in result.output
+    as_json = CliRunner().invoke(app, ["agree", str(DL19), str(noisy), f"BM25={base / 'BM25.dl19.trec'}",
+                                       f"SPLADE={base / 'SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec'}", "--resamples", "50",
+                                       "-f", "json"])
+    data = json.loads(as_json.output)
+    assert data["labels"]["statistics"]["kappa_unweighted"]["value"] == out.statistics["kappa_unweighted"]
+    assert data["labels"]["shared_pairs"] == out.shared_pairs and data["systems"]["statistics"]["kendall_tau"] == 1.0
+    assert [r["run"] for r in data["systems"]["runs"]] == ["BM25", "SPLADE"]
+    as_csv = tmp_path / "agree.csv"
+    assert CliRunner().invoke(app, ["agree", str(DL19), str(noisy), "--resamples", "50", "-f", "csv", "-o",
+                                    str(as_csv)]).exit_code == 0
+    frame = pd.read_csv(as_csv)
+    assert frame.set_index("statistic").loc["alpha_ordinal", "value"] == pytest.approx(
+        out.statistics["alpha_ordinal"], abs=1e-15)
+    markdown = CliRunner().invoke(app, ["agree", str(DL19), str(noisy), "--resamples", "50", "-f", "markdown"])
+    assert "| statistic | value | interval |" in markdown.output
     bad = CliRunner().invoke(app, ["agree", str(DL19), str(tmp_path / "missing.txt")])
     assert bad.exit_code == 2 and "missing.txt" in bad.output
 

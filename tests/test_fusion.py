@@ -356,3 +356,20 @@ def test_condorcet_equals_ranx_when_the_majority_is_an_order(seed: int) -> None:
     theirs = ranx.fuse([ranx.Run.from_dict(r, name=f"r{i}") for i, r in enumerate(runs)], norm=None,
                        method="condorcet").to_dict()
     assert _as_dict(fuse(runs, "condorcet")) == {("q", d): s for d, s in theirs["q"].items()}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_condorcet_shortcut_equals_the_merge_sort(seed: int) -> None:
+    from functools import cmp_to_key
+
+    from rankwise.fusion.methods import _majority, _majority_order
+
+    rng = np.random.default_rng(seed)
+    candidates, runs = int(rng.integers(2, 9)), int(rng.integers(1, 5))
+    ranks = np.full((candidates, runs), np.inf)
+    for i in range(runs):  # each run returns a random subset, in a random order
+        returned = rng.choice(candidates, size=int(rng.integers(1, candidates + 1)), replace=False)
+        ranks[returned, i] = np.arange(1, len(returned) + 1)
+    majority = _majority(ranks, rng.choice([1.0, 2.0], size=runs))
+    merge_sorted = sorted(range(candidates), key=cmp_to_key(lambda x, y: int(majority[x, y])))
+    assert _majority_order(majority).tolist() == merge_sorted

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rankwise.cli.app import _fail, _inputs, app
+from rankwise.cli.app import _emit, _fail, _inputs, _show_grids, app
+from rankwise.cli.options import ReportFormat
 from rankwise.errors import RankwiseError
 
 
@@ -23,7 +25,9 @@ def agree_command(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     top_k: Annotated[int, typer.Option("--top-k", help="Systems compared by top-k overlap.")] = 3,
     rel_level: Annotated[int, typer.Option("-l", "--rel-level", help="Relevance level of the metric.")] = 1,
-    digits: Annotated[int, typer.Option(help="Decimals shown.")] = 4,
+    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     plot: Annotated[str | None, typer.Option(
         "--plot", help="With runs: write the scatter of each run's score under the two qrels (PNG, SVG, PDF).")] = None,
 ) -> None:
@@ -41,17 +45,20 @@ def agree_command(
     except RankwiseError as exc:
         _fail(str(exc))
         return
-    typer.echo(f"pairs judged by both: {labels.shared_pairs} ({labels.queries} queries); only in A: "
-               f"{labels.only_a}; only in B: {labels.only_b}")
-    typer.echo(labels.table().to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
-    if systems is not None:
-        typer.echo(f"\nsystems ranked by {metric}:")
-        typer.echo(systems.table().to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
-        typer.echo("  ".join(f"{k} {v:.{digits}f}" for k, v in systems.statistics.items()))
-        if plot is not None:
-            from rankwise.report.plots import system_agreement_scatter
-
-            system_agreement_scatter(systems, plot)
-            typer.echo(f"wrote {plot}")
-    elif plot is not None:
+    if plot is not None and systems is None:
         _fail("--plot draws the runs' scores: give runs after the two qrels")
+        return
+    from rankwise.report import agreement as render
+
+    if output_format in (ReportFormat.table, ReportFormat.text):
+        _show_grids(render.agreement_grids(labels, systems, digits), output, plain=output_format == ReportFormat.text)
+    elif output_format == ReportFormat.markdown:
+        _emit(render.agreement_markdown(labels, systems, digits), output)
+    else:
+        _emit((render.agreement_json if output_format == ReportFormat.json else render.agreement_csv)(labels, systems),
+              output)
+    if plot is not None:
+        from rankwise.report.plots import system_agreement_scatter
+
+        system_agreement_scatter(systems, plot)
+        typer.echo(f"wrote {plot}", err=True)

@@ -53,7 +53,7 @@ def fuse_command(
 ) -> None:
     """Fuse runs into one TREC run; the method, its parameters, the normalisation, the tie rule
     and the depth are printed as a signature on standard error."""
-    from rankwise.data.trec_io import trec_run_lines
+    from rankwise.data.trec_write import write_trec_text
     from rankwise.fusion import fuse
 
     params = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma),
@@ -72,10 +72,12 @@ def fuse_command(
     except RankwiseError as exc:
         _fail(str(exc))
         return
-    out = sys.stdout if output is None else open(output, "w", encoding="utf-8")
+    out = sys.stdout.buffer if output is None else open(output, "wb")
     try:
-        out.writelines(trec_run_lines(fused))
+        write_trec_text(fused, out)
     finally:
         if output is not None:
             out.close()
+        else:
+            out.flush()
     typer.echo(fused.source, err=True)

@@ -148,8 +148,10 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
 
 def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:
     """Write a run in TREC format, ranks numbered by descending score."""
-    with open(path, "w", encoding="utf-8") as out:
-        out.writelines(trec_run_lines(run))
+    from rankwise.data.trec_write import write_trec_text
+
+    with open(path, "wb") as out:
+        write_trec_text(run, out)
 
 
 def trec_run_lines(run: Run) -> Iterator[str]:
@@ -159,8 +161,7 @@ def trec_run_lines(run: Run) -> Iterator[str]:
     >>> list(trec_run_lines(Run.from_dict({"q1": {"a": 0.5, "b": 2.0}}, name="bm25")))
     ['q1 Q0 b 1 2.0 bm25\\n', 'q1 Q0 a 2 0.5 bm25\\n']
     """
-    frame = run.to_dataframe().sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
-    ranks = frame.groupby("query_id").cumcount().to_numpy() + 1
-    for q, d, r, s in zip(frame["query_id"].tolist(), frame["doc_id"].tolist(), ranks.tolist(),
-                          frame["score"].tolist(), strict=True):
-        yield f"{q} Q0 {d} {r} {s!r} {run.name}\n"
+    from rankwise.data.trec_write import trec_run_pieces
+
+    for piece in trec_run_pieces(run):
+        yield from bytes(piece).decode("utf-8").splitlines(keepends=True)

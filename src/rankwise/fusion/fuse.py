@@ -13,7 +13,8 @@ from rankwise.data.load import load_run
 from rankwise.errors import InputError, RankwiseError
 from rankwise.fusion.methods import method_named, resolved_params
 from rankwise.fusion.normalize import norm_name, normalize
-from rankwise.fusion.table import PairTable, attach_labels, pair_table, ranked_order
+from rankwise.fusion.order import ranked_order
+from rankwise.fusion.table import PairTable, attach_labels, pair_table
 
 PROFILES: dict[str, dict[str, Any]] = {
     "ranx": {"ties": "trec", "ranks": "score", "constant": None},

@@ -235,20 +235,46 @@ def _condorcet(s: np.ndarray, r: np.ndarray, t: PairTable, weights: Any = None) 
     preference between two it did not return), by a stable merge sort that starts from document
     id order, so that ties and cycles resolve the same way every time. The fused score is the
     number of candidates minus the position (C for the first)."""
-    from functools import cmp_to_key
-
     w = _weights(weights, r.shape[1])
     fused = np.zeros(len(r))
     starts = np.append(t.starts, len(r))
     for a, b in zip(starts[:-1], starts[1:], strict=True):
-        ranks = np.where(_present(r[a:b]), r[a:b], np.inf)  # [candidates, runs]
-        above = (ranks[:, None, :] < ranks[None, :, :]) * w  # x above y in each run, weighted
-        margin = above.sum(axis=2)
-        margin = np.sign(margin.T - margin).astype(np.int64)  # -1: x before y, 1: after, 0: a draw
-        order = sorted(range(b - a), key=lambda i, start=a: t.doc[start + i])  # document id order first
-        order = sorted(order, key=cmp_to_key(lambda x, y, m=margin: int(m[x, y])))
-        fused[a + np.asarray(order, dtype=np.int64)] = (b - a) - np.arange(b - a)
+        ranks = np.where(_present(r[a:b]), r[a:b], np.inf)  # [candidates, runs]; pairs are in document id order
+        order = _majority_order(_majority(ranks, w))
+        fused[a + order] = (b - a) - np.arange(b - a)
     return fused
+
+
+def _majority(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """[x, y]: -1 when x goes before y (the runs ranking x above y outweigh the others), 1 after,
+    0 a draw."""
+    margin = np.zeros((len(ranks), len(ranks)))
+    for i in range(ranks.shape[1]):
+        column = ranks[:, i]
+        margin += w[i] * (column[:, None] < column[None, :])
+    return np.sign(margin.T - margin).astype(np.int8)
+
+
+def _majority_order(majority: np.ndarray) -> np.ndarray:
+    """The candidates (in document id order) sorted by ``majority`` with a stable merge sort.
+    When the majority is a weak order (candidates ranked by their number of wins, each beating
+    every candidate with fewer and drawing with those with as many) that is the order by wins,
+    found without comparing one pair at a time; otherwise (cycles) Python's merge sort decides.
+
+    >>> _majority_order(np.array([[0, 1, 1], [-1, 0, 0], [-1, 0, 0]], dtype=np.int8)).tolist()
+    [1, 2, 0]
+    """
+    wins = (majority == -1).sum(axis=1)
+    order = np.argsort(-wins, kind="stable")
+    ordered, by = majority[np.ix_(order, order)], wins[order]
+    expected = np.where(by[:, None] == by[None, :], 0, -1)
+    upper = np.triu_indices(len(order), 1)
+    if bool((ordered[upper] == expected[upper]).all()):
+        return order
+    from functools import cmp_to_key
+
+    return np.asarray(sorted(range(len(majority)), key=cmp_to_key(lambda x, y: int(majority[x, y]))),
+                      dtype=np.int64)
 
 
 def _mapfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:

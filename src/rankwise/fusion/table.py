@@ -21,6 +21,7 @@ from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Run
 from rankwise.engine.align import _found_or_minus_one, join_keys
 from rankwise.errors import InputError, RankwiseError
+from rankwise.fusion.order import ranks_within_query, unique_inverse
 
 TIES = ("trec", "docid_asc", "input")
 
@@ -81,6 +82,29 @@ def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     return rank_of[codes], kernels.take(dictionary, arrow.indices(order))
 
 
+def _block_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """``_codes`` for values that come in runs of equal values (a run's query ids): only the
+    first value of each run of equal values is encoded, then repeated.
+
+    >>> codes, vocab = _block_codes(pa.chunked_array([["q2", "q2", "q1"], ["q1", "q2"]]))
+    >>> codes.tolist(), vocab.to_pylist()
+    ([1, 1, 0, 0, 1], ['q1', 'q2'])
+    """
+    firsts, lengths = [], []
+    for chunk in _chunks(values):
+        n = len(chunk)
+        if n == 0:
+            continue
+        same = to_numpy(kernels.equal(chunk.slice(1), chunk.slice(0, n - 1)), bool) if n > 1 else np.zeros(0, bool)
+        starts = np.flatnonzero(np.concatenate([[True], ~same]))
+        firsts.append(kernels.take(chunk, arrow.indices(starts)))
+        lengths.append(np.diff(np.append(starts, n)))
+    if not firsts:
+        return _codes(values)
+    codes, vocab = _codes(pa.chunked_array(firsts, type=values.type))
+    return np.repeat(codes, np.concatenate(lengths)), vocab
+
+
 def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray | None] | None = None,
                input_depth: int | None = None) -> PairTable:
     """Align ``runs`` on their (query, document) pairs; a run listing a document twice for one
@@ -99,7 +123,7 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
         raise RankwiseError(f"fusion needs at least two runs, got {len(runs)}")
     queries = pa.chunked_array([c for r in runs for c in _chunks(r.query)], type=pa.string())
     docs = pa.chunked_array([c for r in runs for c in _chunks(r.doc)], type=pa.string())
-    qcode, query_vocab = _codes(queries)
+    qcode, query_vocab = _block_codes(queries)
     dcode, doc_vocab = _codes(docs)
     bounds = np.cumsum([0] + [len(r) for r in runs])
     ranks = []
@@ -109,18 +133,14 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
         if given is not None:
             ranks.append(np.asarray(given, dtype=np.float64))
             continue
-        order = _ranking(q, d, run.score, ties)
-        sorted_q = q[order]
-        rank = np.empty(len(q))
-        rank[order] = np.arange(len(q)) - np.searchsorted(sorted_q, sorted_q, side="left") + 1
-        ranks.append(rank)
-    rank_all = np.concatenate(ranks)
-    kept = np.ones(len(rank_all), dtype=bool) if input_depth is None else rank_all <= input_depth
+        ranks.append(ranks_within_query(q, run.score, -d if ties == "trec" else d, ties == "input"))
+    kept = None if input_depth is None else np.concatenate(ranks) <= input_depth
     keys = join_keys(qcode, dcode, len(doc_vocab))
-    every_key, row_pair = np.unique(keys, return_inverse=True)
+    every_key, row_pair = unique_inverse(keys)
+    del keys
     for i, run in enumerate(runs):  # a repeated pair within a run: an error, before anything is dropped
         _refuse_duplicates(run, row_pair[bounds[i]: bounds[i + 1]], len(every_key))
-    if input_depth is not None:  # pairs no run keeps any more go
+    if kept is not None:  # pairs no run keeps any more go
         used = np.zeros(len(every_key), dtype=bool)
         used[row_pair[kept]] = True
         renumber = np.cumsum(used) - 1
@@ -133,7 +153,7 @@ def pair_table(runs: list[Run], ties: str = "trec", given_ranks: list[np.ndarray
     lengths = np.zeros((len(query_vocab), n_runs), dtype=np.int64)
     for i, run in enumerate(runs):
         part = slice(bounds[i], bounds[i + 1])
-        use = kept[part]
+        use = slice(None) if kept is None else kept[part]
         rows = row_pair[part][use]
         score[rows, i] = run.score[use]
         rank[rows, i] = ranks[i][use]
@@ -176,53 +196,6 @@ def attach_labels(table: PairTable, qrels: Any) -> None:
 def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
     return [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in chunks]
-
-
-def _ranking(q: np.ndarray, d: np.ndarray, score: np.ndarray, ties: str) -> np.ndarray:
-    """Row order by query, score descending, then the tie rule."""
-    return ranked_order(q, score, -d if ties == "trec" else d, ties == "input")
-
-
-def ranked_order(q: np.ndarray, score: np.ndarray, tie_key: np.ndarray, input_order: bool = False) -> np.ndarray:
-    """Row order by query, score descending, then ``tie_key`` (or input order); the tie key is
-    sorted only when two rows of a query tie.
-
-    >>> ranked_order(np.array([0, 0, 0]), np.array([1.0, 2.0, 1.0]), np.array([5, 0, 3])).tolist()
-    [1, 2, 0]
-    """
-    if input_order:
-        return stable_order(-score, q)
-    # without ties the order of equal scores does not matter: the faster unstable sort first
-    order = np.argsort(-score)
-    order = order[np.argsort(_narrow(q[order]), kind="stable")]
-    sq, ss = q[order], score[order]
-    if not bool(((sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])).any()):
-        return order
-    return stable_order(tie_key, -score, q)
-
-
-def _narrow(key: np.ndarray) -> np.ndarray:
-    """An integer key in the smallest unsigned type that holds it (NumPy's stable sort is a
-    radix sort up to 16 bits), else the key itself."""
-    if key.dtype.kind in "iu" and len(key):
-        low, high = int(key.min()), int(key.max())
-        if high - low < 2**16:
-            return (key - low).astype(np.uint16)
-    return key
-
-
-def stable_order(*keys: np.ndarray) -> np.ndarray:
-    """The row order sorting by ``keys`` (the last is the primary key), as ``np.lexsort``, by
-    one stable sort per key from the last-but-primary to the primary. Each pass is near linear
-    on input already in that order (a run file) or on a narrow integer key (query codes).
-
-    >>> stable_order(np.array([3.0, 1.0, 2.0]), np.array([1, 0, 1])).tolist()
-    [1, 2, 0]
-    """
-    order = np.argsort(keys[0], kind="stable")
-    for key in keys[1:]:
-        order = order[np.argsort(_narrow(key[order]), kind="stable")]
-    return order
 
 
 def _refuse_duplicates(run: Run, pairs: np.ndarray, n_pairs: int) -> None:

@@ -1,0 +1,109 @@
+"""Agreement between two qrels as terminal or plain-text tables, Markdown, CSV or JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from rankwise.report.grid import Grid
+from rankwise.report.grid import number_cell as _number
+
+
+def label_grid(labels: Any, digits: int = 4) -> Grid:
+    """One row per statistic with its bootstrap interval; the pair counts in the title.
+
+    >>> import numpy as np
+    >>> from rankwise.agreement.labels import LabelAgreement
+    >>> out = LabelAgreement(np.array([0, 1]), np.eye(2), {"agreement": 0.75}, {"agreement": (0.5, 1.0)}, 8, 1, 2, 3)
+    >>> print(label_grid(out, 2).text())
+    label agreement on 8 pairs judged by both (3 queries); only in A: 1, only in B: 2
+    statistic  value      interval
+    ---------  -----  ------------
+    agreement   0.75  [0.50, 1.00]
+    """
+    rows = [[name, _number(value, digits),
+             f"[{_number(labels.intervals[name][0], digits)}, {_number(labels.intervals[name][1], digits)}]"]
+            for name, value in labels.statistics.items()]
+    title = (f"label agreement on {labels.shared_pairs} pairs judged by both ({labels.queries} queries); "
+             f"only in A: {labels.only_a}, only in B: {labels.only_b}")
+    return Grid(title, ["statistic", "value", "interval"], rows, [False, True, True],
+                note="\n".join(f"note: {n}" for n in labels.notes))
+
+
+def system_grid(systems: Any, digits: int = 4) -> Grid:
+    """One row per run: its score under each qrels, the difference and its rank under each; the
+    rank correlations under the table."""
+    frame = systems.table()
+    rows = [[str(r["run"]), _number(r["qrels_a"], digits), _number(r["qrels_b"], digits),
+             _number(r["difference"], digits), str(int(r["rank_a"])), str(int(r["rank_b"]))]
+            for r in frame.to_dict("records")]
+    note = "  ".join(f"{k} {_number(v, digits)}" for k, v in systems.statistics.items())
+    return Grid(f"systems ranked by {systems.metric} under qrels A and B",
+                ["run", "qrels A", "qrels B", "difference", "rank A", "rank B"], rows,
+                [False, True, True, True, True, True], note=note)
+
+
+def agreement_grids(labels: Any, systems: Any | None, digits: int = 4) -> list[Grid]:
+    """The label table, then the system table when runs were given."""
+    return [label_grid(labels, digits)] + ([system_grid(systems, digits)] if systems is not None else [])
+
+
+def agreement_markdown(labels: Any, systems: Any | None, digits: int = 4) -> str:
+    """The tables in Markdown, each titled, the notes under them."""
+    return "\n\n".join(g.markdown() for g in agreement_grids(labels, systems, digits))
+
+
+def agreement_dict(labels: Any, systems: Any | None) -> dict[str, Any]:
+    """Every number: pair counts, statistics with intervals, the confusion matrix; per run
+    scores and the ranking statistics.
+
+    >>> import numpy as np
+    >>> from rankwise.agreement.labels import LabelAgreement
+    >>> out = LabelAgreement(np.array([0, 1]), np.eye(2), {"agreement": 1.0}, {"agreement": (1.0, 1.0)}, 2, 0, 0, 1)
+    >>> agreement_dict(out, None)["labels"]["confusion"]
+    {'categories': [0, 1], 'counts': [[1.0, 0.0], [0.0, 1.0]]}
+    """
+    out: dict[str, Any] = {"labels": {
+        "shared_pairs": labels.shared_pairs, "only_a": labels.only_a, "only_b": labels.only_b,
+        "queries": labels.queries,
+        "statistics": {k: {"value": v, "low": labels.intervals[k][0], "high": labels.intervals[k][1]}
+                       for k, v in labels.statistics.items()},
+        "confusion": {"categories": labels.categories.tolist(), "counts": labels.confusion.tolist()},
+        "notes": list(labels.notes)}}
+    if systems is not None:
+        out["systems"] = {"metric": systems.metric, "runs": systems.table().to_dict("records"),
+                          "statistics": dict(systems.statistics)}
+    return out
+
+
+def agreement_json(labels: Any, systems: Any | None) -> str:
+    """``agreement_dict`` as JSON (NaN written as null)."""
+    return json.dumps(_no_nan(agreement_dict(labels, systems)), indent=2, default=_plain)
+
+
+def agreement_csv(labels: Any, systems: Any | None) -> str:
+    """One row per statistic (section ``labels``) and per run (section ``systems``), every digit."""
+    import pandas as pd
+
+    frame = labels.table().assign(section="labels")
+    if systems is not None:
+        frame = pd.concat([frame, systems.table().assign(section="systems")], ignore_index=True)
+    columns = ["section"] + [c for c in frame.columns if c != "section"]
+    out = io.StringIO()
+    frame[columns].to_csv(out, index=False)
+    return out.getvalue()
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return None
+    return value
