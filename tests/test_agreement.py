@@ -237,3 +237,16 @@ def test_the_scatter_plot_names_every_run(tmp_path) -> None:
     path = tmp_path / "agree.png"
     system_agreement_scatter(out, path)
     assert path.stat().st_size > 10_000
+
+
+def test_tau_ap_matches_the_published_example_of_ircor() -> None:
+    """The worked example of ``tauAP`` in the R package ircor (Urbano and Marrero, the reference
+    implementation of AP correlation and its tie variants): ten systems scored by x and y,
+    tauAP(x, y) = 0.3928571 with x the reference; asymmetric, so swapping the roles changes it."""
+    from rankwise.agreement.systems import tau_ap
+
+    x = np.array([0.67, 0.45, 0.29, 0.12, 0.57, 0.24, 0.94, 0.75, 0.08, 0.54])
+    y = np.array([0.48, 0.68, 0.32, 0.09, 0.06, 0.61, 0.87, 0.22, 0.44, 0.84])
+    assert tau_ap(x, y) == pytest.approx(0.3928571, abs=5e-8)
+    assert tau_ap(x, y) == pytest.approx(11 / 28, abs=1e-15)  # 0.3928571... = 11/28
+    assert tau_ap(y, x) != pytest.approx(tau_ap(x, y), abs=1e-3)
