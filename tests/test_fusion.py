@@ -235,6 +235,21 @@ def test_the_cli_writes_the_fused_run_and_its_signature(tmp_path) -> None:
     assert bad.exit_code == 2 and "weights: expected 2 numbers (one per run)" in bad.output
 
 
+def test_cli_errors_name_the_options_to_type() -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    runs = [str(PYSERINI / "simple_trec_run_fusion_1.txt"), str(PYSERINI / "simple_trec_run_fusion_2.txt")]
+    expected = {("--method", "probfuse", "--n-segments", "2"): "probfuse learns from judgments: give --train-qrels",
+                ("--method", "rrf", "--w", "2"): "rrf: unknown parameter(s) --w; it takes --k",
+                ("--input-depth", "0"): "--input-depth must be at least 1, got 0",
+                ("--method", "wsum", "--weights", "1,2,3"): "--weights: expected 2 numbers (one per run), got [1.0, 2.0, 3.0]"}
+    for options, message in expected.items():
+        result = CliRunner().invoke(app, ["fuse", *runs, *options])
+        assert result.exit_code == 2 and message in result.output, (options, result.output)
+
+
 def test_the_cli_trains_probfuse_with_its_flags(tmp_path) -> None:
     from typer.testing import CliRunner
 

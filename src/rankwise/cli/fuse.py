@@ -12,6 +12,38 @@ from rankwise.cli.app import _fail, _inputs, app
 from rankwise.errors import RankwiseError
 
 
+FLAGS = {"k": "--k", "phi": "--phi", "gamma": "--gamma", "sigma": "--sigma", "n_segments": "--n-segments", "w": "--w",
+         "rel_level": "--rel-level", "weights": "--weights", "train_qrels": "--train-qrels",
+         "input_depth": "--input-depth", "depth": "--depth", "ranks": "--ranks", "ties": "--ties", "norm": "--norm"}
+"""The fusion keywords and the options that set them."""
+
+
+def fuse_flags(message: str) -> str:
+    """A fusion error written for Python callers, with the keywords it names spelled as the
+    options of ``rankwise fuse``.
+
+    >>> fuse_flags("probfuse: give n_segments= (it has no default)")
+    'probfuse: give --n-segments (it has no default)'
+    >>> fuse_flags("rrf: unknown parameter(s) n_segments; it takes k")
+    'rrf: unknown parameter(s) --n-segments; it takes --k'
+    >>> fuse_flags("slidefuse: w must be at least 0, got -1")
+    'slidefuse: --w must be at least 0, got -1'
+    >>> fuse_flags("weights: expected 2 numbers (one per run), got [1.0]")
+    '--weights: expected 2 numbers (one per run), got [1.0]'
+    """
+    import re
+
+    names = "|".join(sorted(FLAGS, key=len, reverse=True))
+    message = re.sub(rf"\b({names})=(?=[\s)]|$)", lambda m: FLAGS[m.group(1)], message)
+    message = re.sub(rf"^((?:\w+: )?)({names})(?= must)", lambda m: m.group(1) + FLAGS[m.group(2)], message)
+    message = re.sub(rf"^({names})(?=: )", lambda m: FLAGS[m.group(1)], message)
+
+    def listed(m: re.Match[str]) -> str:
+        return m.group(1) + ", ".join(FLAGS.get(n.strip(), n.strip()) for n in m.group(2).split(","))
+
+    return re.sub(r"(parameter\(s\) |it takes )([\w, ]+?)(?=;|$)", listed, message)
+
+
 @app.command("fuse")
 def fuse_command(
     runs: Annotated[list[str], typer.Argument(
@@ -70,8 +102,9 @@ def fuse_command(
             fused = fuse(inputs, method, norm=norm, ties=ties, depth=depth, name=name, ranks=ranks,
                          input_depth=input_depth, profile=profile, train_qrels=train_qrels, **params)
     except RankwiseError as exc:
-        _fail(str(exc))
+        _fail(fuse_flags(str(exc)))
         return
+    sys.stdout.flush()
     out = sys.stdout.buffer if output is None else open(output, "wb")
     try:
         write_trec_text(fused, out)

@@ -66,7 +66,7 @@ def _count(s: np.ndarray) -> np.ndarray:
 def _weights(weights: Any, runs: int) -> np.ndarray:
     w = np.asarray(weights if weights is not None else [1.0] * runs, dtype=np.float64)
     if w.shape != (runs,):
-        raise RankwiseError(f"weights: expected {runs} numbers (one per run), got {list(np.atleast_1d(w))}")
+        raise RankwiseError(f"weights: expected {runs} numbers (one per run), got {np.atleast_1d(w).tolist()}")
     return w
 
 
