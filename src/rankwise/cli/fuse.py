@@ -11,7 +11,6 @@ import typer
 from rankwise.cli.app import _fail, _inputs, app
 from rankwise.errors import RankwiseError
 
-
 FLAGS = {"k": "--k", "phi": "--phi", "gamma": "--gamma", "sigma": "--sigma", "n_segments": "--n-segments", "w": "--w",
          "rel_level": "--rel-level", "weights": "--weights", "train_qrels": "--train-qrels",
          "input_depth": "--input-depth", "depth": "--depth", "ranks": "--ranks", "ties": "--ties", "norm": "--norm"}
