@@ -244,7 +244,8 @@ def test_cli_errors_name_the_options_to_type() -> None:
     expected = {("--method", "probfuse", "--n-segments", "2"): "probfuse learns from judgments: give --train-qrels",
                 ("--method", "rrf", "--w", "2"): "rrf: unknown parameter(s) --w; it takes --k",
                 ("--input-depth", "0"): "--input-depth must be at least 1, got 0",
-                ("--method", "wsum", "--weights", "1,2,3"): "--weights: expected 2 numbers (one per run), got [1.0, 2.0, 3.0]"}
+                ("--method", "wsum", "--weights", "1,2,3"):
+                    "--weights: expected 2 numbers (one per run), got [1.0, 2.0, 3.0]"}
     for options, message in expected.items():
         result = CliRunner().invoke(app, ["fuse", *runs, *options])
         assert result.exit_code == 2 and message in result.output, (options, result.output)
