@@ -328,6 +328,32 @@ def test_optimize_trains_learned_methods_on_the_other_folds_only() -> None:
     assert float(posfuse.means[0]) > posfuse.held_out_mean + 0.01
 
 
+def test_the_cli_tunes_under_cross_validation(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    import rankwise
+    from rankwise.cli.main import app
+    from rankwise.fusion import optimize
+
+    qrels = str(Path(__file__).parents[1] / "examples" / "dl19" / "qrels.dl19-passage.txt")
+    runs = {"BM25": str(Path(qrels).parent / "BM25.dl19.trec"),
+            "SPLADE++": str(Path(qrels).parent / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec")}
+    out = tmp_path / "cv.trec"
+    result = CliRunner().invoke(app, ["fuse", *(f"{k}={v}" for k, v in runs.items()), "--method", "rrf", "--tune",
+                                      "ndcg@10", "--qrels", qrels, "--grid", "k=10,60", "--folds", "3", "--seed", "2",
+                                      "-l", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    found = optimize(qrels, runs, "rrf", "ndcg@10", grid={"k": [10, 60]}, folds=3, seed=2, rel_level=2)
+    written = rankwise.evaluate(qrels, str(out), ["ndcg@10"], rel_level=2).summary["ndcg@10"].iloc[0]
+    assert written == pytest.approx(found.held_out_mean, abs=1e-12)
+    assert f"held-out ndcg@10: {found.held_out_mean:.4f}" in result.output
+    assert result.output.count("fold ") == 3 and "fusion=rrf|tuned=ndcg@10|folds=3|seed=2" in result.output
+    missing = CliRunner().invoke(app, ["fuse", *runs.values(), "--tune", "ndcg@10"])
+    assert missing.exit_code == 2 and "--tune needs --qrels" in missing.output
+    bad = CliRunner().invoke(app, ["fuse", *runs.values(), "--tune", "ndcg@10", "--qrels", qrels, "--grid", "k"])
+    assert bad.exit_code == 2 and "--grid 'k': expected NAME=V1,V2" in bad.output
+
+
 def test_optimize_refuses_what_it_cannot_search() -> None:
     from rankwise.fusion import optimize
 

@@ -79,6 +79,18 @@ def fuse_command(
     profile: Annotated[str | None, typer.Option(
         "--profile", help="ranx or pyserini: that tool's conventions where not given.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="The fused run's tag (default: the method).")] = None,
+    tune: Annotated[str | None, typer.Option(
+        "--tune", help="Tune the method's parameters for this metric (e.g. ndcg@10) with k-fold cross-validation "
+                       "over the queries of --qrels; writes the held-out run (each fold fused as chosen on the "
+                       "others).")] = None,
+    qrels: Annotated[str | None, typer.Option("--qrels", help="--tune: the judgments to tune and report on.")] = None,
+    grid: Annotated[list[str] | None, typer.Option(
+        "--grid", help="--tune: values to try, NAME=V1,V2,... (repeat; weights as W:W per candidate, e.g. "
+                       "weights=0.3:0.7,0.5:0.5); default grids otherwise.")] = None,
+    folds: Annotated[int, typer.Option("--folds", help="--tune: cross-validation folds.")] = 5,
+    trials: Annotated[int | None, typer.Option("--trials", help="--tune: random draws from the grid instead of "
+                                                                "all of it.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="--tune: seed of the folds and random draws.")] = 0,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the fused run here (default stdout).")
                       ] = None,
 ) -> None:
@@ -96,10 +108,17 @@ def fuse_command(
         except ValueError:
             _fail(f"--weights {weights!r}: expected numbers separated by commas, one per run")
             return
+    if tune is None and (qrels is not None or grid):
+        _fail("--qrels and --grid go with --tune METRIC")
+        return
     try:
         with _inputs(None, runs) as (_, inputs):
-            fused = fuse(inputs, method, norm=norm, ties=ties, depth=depth, name=name, ranks=ranks,
-                         input_depth=input_depth, profile=profile, train_qrels=train_qrels, **params)
+            if tune is not None:
+                fused = _tuned(inputs, method, tune, qrels, params, grid or [], folds, trials, seed, train_qrels,
+                               norm, ties or "trec", depth, name)
+            else:
+                fused = fuse(inputs, method, norm=norm, ties=ties, depth=depth, name=name, ranks=ranks,
+                             input_depth=input_depth, profile=profile, train_qrels=train_qrels, **params)
     except RankwiseError as exc:
         _fail(fuse_flags(str(exc)))
         return
@@ -113,3 +132,50 @@ def fuse_command(
         else:
             out.flush()
     typer.echo(fused.source, err=True)
+
+
+def parse_grid(entries: list[str]) -> dict[str, list]:
+    """``--grid`` entries as ``optimize``'s grid: whole numbers stay integers, weights are
+    colon-separated per candidate.
+
+    >>> parse_grid(["k=10,60", "weights=0.3:0.7,1:0"])
+    {'k': [10, 60], 'weights': [[0.3, 0.7], [1, 0]]}
+    """
+    def number(text: str) -> float | int:
+        value = float(text)
+        return int(value) if value.is_integer() and "." not in text else value
+
+    out: dict[str, list] = {}
+    for entry in entries:
+        key, sep, values = entry.partition("=")
+        if not sep or not values:
+            raise RankwiseError(f"--grid {entry!r}: expected NAME=V1,V2,...")
+        try:
+            out[key.strip()] = [[number(w) for w in v.split(":")] if key.strip() == "weights" else number(v)
+                                for v in values.split(",")]
+        except ValueError:
+            raise RankwiseError(f"--grid {entry!r}: expected numbers after {key.strip()}=") from None
+    return out
+
+
+def _tuned(inputs: list, method: str, metric: str, qrels: str | None, fixed: dict, grid: list[str], folds: int,
+           trials: int | None, seed: int, train_qrels: str | None, norm: str, ties: str, depth: int | None,
+           name: str | None):
+    """The held-out run of ``optimize``; the folds' choices and the means printed on standard error."""
+    from rankwise.fusion import optimize
+
+    if qrels is None:
+        raise RankwiseError("--tune needs --qrels: the judgments to tune and report on")
+    searched = parse_grid(grid)
+    conventions = {"rel_level": fixed.pop("rel_level")} if "rel_level" in fixed else {}
+    searched.update({key: [value] for key, value in fixed.items() if key not in searched})
+    found = optimize(qrels, inputs, method, metric, grid=searched or None, trials=trials, folds=folds, seed=seed,
+                     train_qrels=train_qrels, norm=norm, ties=ties, depth=depth, **conventions)
+    for number, fold in enumerate(found.folds, 1):
+        typer.echo(f"fold {number}: {len(fold['queries'])} queries, chosen {fold['params']} "
+                   f"(training mean {fold['train_mean']:.4f})", err=True)
+    typer.echo(f"held-out {metric}: {found.held_out_mean:.4f} (the best candidate on every query: "
+               f"{float(found.means.max()):.4f}, optimistic); best overall: {found.best}", err=True)
+    if name is not None:
+        found.run.name = name
+    return found.run
