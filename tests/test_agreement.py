@@ -180,6 +180,10 @@ def test_the_cli_prints_label_and_system_agreement(tmp_path) -> None:
     assert f"label agreement on {out.shared_pairs} pairs judged by both (43 queries)" in result.output
     assert f"kappa_unweighted {out.statistics['kappa_unweighted']:.4f}" in " ".join(result.output.split())
     assert "kendall_tau 1.0000" in result.output and "BM25" in result.output
+    from rankwise.report.agreement import confusion_grid
+
+    assert confusion_grid(out).text() in result.output  # the counts of every (label A, label B) pair
+    assert int(out.confusion.sum()) == out.shared_pairs
     as_json = CliRunner().invoke(app, ["agree", str(DL19), str(noisy), f"BM25={base / 'BM25.dl19.trec'}",
                                        f"SPLADE={base / 'SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec'}", "--resamples", "50",
                                        "-f", "json"])

@@ -31,6 +31,25 @@ def label_grid(labels: Any, digits: int = 4) -> Grid:
                 note="\n".join(f"note: {n}" for n in labels.notes))
 
 
+def confusion_grid(labels: Any) -> Grid:
+    """The confusion matrix of the shared pairs: rows the label in qrels A, columns in B.
+
+    >>> import numpy as np
+    >>> from rankwise.agreement.labels import LabelAgreement
+    >>> out = LabelAgreement(np.array([0, 1]), np.array([[5.0, 1.0], [2.0, 3.0]]), {}, {}, 11, 0, 0, 2)
+    >>> print(confusion_grid(out).text())
+    labels of the shared pairs: rows qrels A, columns qrels B
+    A \\ B  0  1
+    -----  -  -
+    0      5  1
+    1      2  3
+    """
+    categories = [str(int(c)) if float(c).is_integer() else str(c) for c in labels.categories.tolist()]
+    rows = [[name] + [str(int(v)) for v in row] for name, row in zip(categories, labels.confusion.tolist(), strict=True)]
+    return Grid("labels of the shared pairs: rows qrels A, columns qrels B", ["A \\ B", *categories], rows,
+                [False] + [True] * len(categories))
+
+
 def system_grid(systems: Any, digits: int = 4) -> Grid:
     """One row per run: its score under each qrels, the difference and its rank under each; the
     rank correlations under the table."""
@@ -45,8 +64,9 @@ def system_grid(systems: Any, digits: int = 4) -> Grid:
 
 
 def agreement_grids(labels: Any, systems: Any | None, digits: int = 4) -> list[Grid]:
-    """The label table, then the system table when runs were given."""
-    return [label_grid(labels, digits)] + ([system_grid(systems, digits)] if systems is not None else [])
+    """The label table, the confusion matrix, then the system table when runs were given."""
+    return [label_grid(labels, digits), confusion_grid(labels)] + \
+        ([system_grid(systems, digits)] if systems is not None else [])
 
 
 def agreement_markdown(labels: Any, systems: Any | None, digits: int = 4) -> str:
