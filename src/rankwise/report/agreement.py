@@ -45,7 +45,8 @@ def confusion_grid(labels: Any) -> Grid:
     1      2  3
     """
     categories = [str(int(c)) if float(c).is_integer() else str(c) for c in labels.categories.tolist()]
-    rows = [[name] + [str(int(v)) for v in row] for name, row in zip(categories, labels.confusion.tolist(), strict=True)]
+    counts = labels.confusion.tolist()
+    rows = [[name] + [str(int(v)) for v in row] for name, row in zip(categories, counts, strict=True)]
     return Grid("labels of the shared pairs: rows qrels A, columns qrels B", ["A \\ B", *categories], rows,
                 [False] + [True] * len(categories))
 
