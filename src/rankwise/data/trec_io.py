@@ -164,4 +164,5 @@ def trec_run_lines(run: Run) -> Iterator[str]:
     from rankwise.data.trec_write import trec_run_pieces
 
     for piece in trec_run_pieces(run):
-        yield from bytes(piece).decode("utf-8").splitlines(keepends=True)
+        for line in bytes(piece).decode("utf-8").split("\n")[:-1]:  # each piece ends with a newline
+            yield line + "\n"
