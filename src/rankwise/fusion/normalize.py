@@ -61,11 +61,11 @@ def normalize(table: PairTable, norm: str | None, constant: float | None = None)
             return np.where(present, 1.0 - (table.rank - 1.0) / np.where(n > 0, n, 1.0), np.nan)
         c = table.candidates().astype(np.float64)[q][:, None]
         return np.where(present, 1.0 - (table.rank - 1.0) / c, 0.5 - (n - 1.0) / (2.0 * c))
-    low = _per_query(table, s, np.fmin)  # fmin / fmax skip NaN (not returned); [queries, runs]
-    if name in ("min-max", "max"):
+    if name in ("max", "min-max"):  # fmin / fmax skip NaN (not returned); [queries, runs]
         high = _per_query(table, s, np.fmax)
         if name == "max":
             return s / np.maximum(high, FLOOR)[q]
+        low = _per_query(table, s, np.fmin)
         out = s - low[q]  # NaN stays NaN
         out /= np.maximum(high - low, FLOOR)[q]
         if constant is not None:
@@ -73,7 +73,8 @@ def normalize(table: PairTable, norm: str | None, constant: float | None = None)
         return out
     total = _per_query(table, np.where(present, s, 0.0), np.add)[q]
     if name == "sum":
-        return np.where(present, (s - low[q]) / np.maximum(total - low[q] * n, FLOOR), np.nan)
+        low = _per_query(table, s, np.fmin)[q]
+        return np.where(present, (s - low) / np.maximum(total - low * n, FLOOR), np.nan)
     mean = total / np.where(n > 0, n, 1.0)
     spread = _per_query(table, np.where(present, (s - mean) ** 2, 0.0), np.add)[q]
     std = np.sqrt(spread / np.where(n > 0, n, 1.0))

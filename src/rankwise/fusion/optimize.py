@@ -131,8 +131,11 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     >>> [f["params"]["weights"] for f in found.folds], found.held_out_mean   # each fold picks what fails it
     ([[0, 1], [1, 0]], 0.375)
     """
+    from rankwise.data.load import load_qrels
     from rankwise.evaluation import evaluate
 
+    qrels = load_qrels(qrels)  # read once: every candidate, and every fold of a trained method, uses it
+    train_qrels = None if train_qrels is None else load_qrels(train_qrels)
     chosen = method_named(method)
     norm = (None if chosen.ranks else "min-max") if norm == "auto" else norm_name(norm)
     table = aligned(runs, ties)
@@ -168,9 +171,7 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
             train_rows = np.setdiff1d(order, part)
             fold_runs, fold_matrix = fused_runs, matrix
             if chosen.trained:  # learn from the other folds' judgments only
-                fold_runs, names, fold_matrix = every_candidate(_judgments_of(qrels, [queries[i] for i in train_rows]))
-                if names != queries:
-                    raise RankwiseError("the evaluated queries changed between folds")  # pragma: no cover
+                fold_runs, _, fold_matrix = every_candidate(_judgments_of(qrels, [queries[i] for i in train_rows]))
             train_means = fold_matrix[:, train_rows].mean(axis=1)
             pick = int(np.argmax(train_means))
             plan.append((sorted(part.tolist()), pick, float(train_means.max()), fold_runs, fold_matrix))
@@ -189,12 +190,10 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     return FusionSearch(metric, tried, means, fold_info, held_out, run, best)
 
 
-def _judgments_of(qrels: Any, queries: list[str]) -> Qrels:
+def _judgments_of(judged: Qrels, queries: list[str]) -> Qrels:
     """The judgments of ``queries`` only."""
     from rankwise.data import arrow
-    from rankwise.data.load import load_qrels
 
-    judged = load_qrels(qrels)
     keep = np.flatnonzero(np.isin(np.asarray(judged.query.to_pylist(), dtype=object), list(queries)))
     return Qrels(arrow.take_rows(judged.query, keep), arrow.take_rows(judged.doc, keep), judged.label[keep],
                  judged.source)

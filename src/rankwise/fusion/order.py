@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankwise.engine.segments import distinct
+
 SMALL_QUERY_ROWS = 16
 """Below this many rows per query on average, one global sort beats a sort per query."""
 
@@ -54,24 +56,6 @@ def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse = np.empty(len(keys), dtype=np.int64)
     inverse[order] = np.cumsum(first, dtype=np.int64) - 1
     return ordered[first], inverse
-
-
-def stable_order(*keys: np.ndarray) -> np.ndarray:
-    """The row order sorting by ``keys`` (the last is the primary key), as ``np.lexsort``, by
-    one stable sort per key from the last-but-primary to the primary. Each pass is near linear
-    on input already in that order (a run file) or on a narrow integer key (query codes).
-
-    >>> stable_order(np.array([3.0, 1.0, 2.0]), np.array([1, 0, 1])).tolist()
-    [1, 2, 0]
-    """
-    order = np.argsort(keys[0], kind="stable")
-    for key in keys[1:]:
-        order = order[_stable_argsort(key[order])]
-    return order
-
-
-def _stable_argsort(key: np.ndarray) -> np.ndarray:
-    return int_order(key) if key.dtype.kind in "iu" else np.argsort(key, kind="stable")
 
 
 def _query_blocks(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +130,7 @@ def ranks_within_query(q: np.ndarray, score: np.ndarray, tie_key: np.ndarray, in
     new_query = np.concatenate([[True], q[1:] != q[:-1]])
     starts = np.flatnonzero(new_query)
     steps = np.diff(score)[~new_query[1:]]
-    grouped = len(np.unique(q[starts])) == len(starts)
+    grouped = len(distinct(q[starts])) == len(starts)
     if not (grouped and bool((steps < 0).all() if not input_order else (steps <= 0).all())):
         order = ranked_order(q, score, tie_key, input_order)
         sorted_q = q[order]
