@@ -1,14 +1,18 @@
-"""The ``rankwise`` Typer application and the output helpers every command shares."""
+"""The ``rankwise`` Typer application (the output helpers every command shares live in
+``rankwise.cli.output``, which does not load Typer)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
-
 import typer
+
+from rankwise.cli.output import emit as _emit
+from rankwise.cli.output import fail as _fail
+from rankwise.cli.output import inputs as _inputs
+from rankwise.cli.output import named_runs
+from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import warn as _warn
+
+__all__ = ["_emit", "_fail", "_inputs", "_show_grids", "_warn", "app", "named_runs"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="rankwise: exact, fast, reproducible evaluation of rankings.")
@@ -26,97 +30,3 @@ def _version(value: bool) -> None:
 def _options(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
                                           help="Print the version and exit.")) -> None:
     """rankwise: exact, fast, reproducible evaluation of rankings."""
-
-
-def _emit(text: str, output: Path | None) -> None:
-    """Write ``text`` to ``output`` (ending with a newline) or to standard output."""
-    if output:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    else:
-        typer.echo(text, nl=not text.endswith("\n"))
-
-
-def _warn(warnings: list[Any]) -> None:
-    for w in warnings:
-        typer.secho(f"warning: {_where(str(w))}", err=True, fg=typer.colors.YELLOW)
-
-
-_STDIN_COPIES: dict[str, str] = {}
-"""Temporary copies of standard input -> the name shown in messages."""
-
-
-def _where(message: str) -> str:
-    """A message as the command line shows it: the temporary copy of standard input named
-    ``<stdin>``, convention keywords written as the options to type."""
-    from rankwise.cli.options import as_flags
-
-    for path, shown in _STDIN_COPIES.items():
-        message = message.replace(path, shown)
-    return as_flags(message)
-
-
-def _stdin_copy() -> str:
-    import os
-    import tempfile
-
-    if _STDIN_COPIES:
-        _fail("standard input (-) can be read once: give the other inputs as files")
-    folder = tempfile.mkdtemp(prefix="rankwise-")
-    path = os.path.join(folder, "stdin")
-    with open(path, "wb") as f:
-        f.write(sys.stdin.buffer.read())
-    _STDIN_COPIES[path] = "<stdin>"
-    return path
-
-
-def named_runs(arguments: list[str]) -> list[Any]:
-    """Run arguments as paths, and ``(name, path)`` pairs for those written ``NAME=PATH`` (an
-    existing file whose name holds ``=`` stays a path).
-
-    >>> named_runs(["bm25.trec", "SPLADE=splade.trec"])
-    ['bm25.trec', ('SPLADE', 'splade.trec')]
-    """
-    out: list[Any] = []
-    for arg in arguments:
-        name, sep, path = arg.partition("=")
-        out.append((name, path) if sep and name and path and not Path(arg).exists() else arg)
-    return out
-
-
-@contextmanager
-def _inputs(qrels: str | None, runs: list[str]) -> Iterator[tuple[Any, Any]]:
-    """The qrels (None: a command without qrels) and runs of a command line: ``-`` reads
-    standard input (once), ``NAME=PATH`` names a run; temporary copies of standard input are
-    removed afterwards."""
-    import shutil
-
-    try:
-        qrels_in = _stdin_copy() if qrels == "-" else qrels
-        runs_in = [(r[0], _stdin_copy() if r[1] == "-" else r[1]) if isinstance(r, tuple)
-                   else (_stdin_copy() if r == "-" else r) for r in named_runs(runs)]
-        yield qrels_in, runs_in
-    finally:
-        for path in list(_STDIN_COPIES):
-            shutil.rmtree(Path(path).parent, ignore_errors=True)
-        _STDIN_COPIES.clear()
-
-
-def _show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> None:
-    """Print tables: rich on a terminal; plain text (every digit and name) to a file, a pipe or
-    when ``plain``."""
-    if output is not None:
-        output.write_text("\n\n".join(g.text() for g in grids) + "\n", encoding="utf-8")
-        return
-    if plain or not sys.stdout.isatty():
-        typer.echo("\n\n".join(g.text() for g in grids))
-        return
-    from rich.console import Console
-
-    console = Console()
-    for g in grids:
-        console.print(g.rich())
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"rankwise: error: {_where(message)}", err=True)
-    raise typer.Exit(code=2)

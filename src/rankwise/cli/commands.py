@@ -61,29 +61,10 @@ def evaluate(
     conventions: dict | None = None,
 ) -> None:
     """Evaluate RUNS against QRELS and print runs x metrics."""
-    from rankwise.errors import RankwiseError
-    from rankwise.evaluation import evaluate as run_evaluate
-    from rankwise.report import tables
+    from rankwise.cli.evaluating import evaluate_files
 
-    with _inputs(qrels, runs) as (qrels_in, runs_in):
-        try:
-            result = run_evaluate(qrels_in, runs_in, metric or list(DEFAULT_METRICS),
-                                  engine=engine.value, chunk_rows=chunk_rows, client=scheduler,
-                                  **(conventions or {}))
-        except RankwiseError as exc:
-            _fail(str(exc))
-            return
-    _warn(result.warnings)
-    if fmt in (OutputFormat.table, OutputFormat.text):
-        _show_grids([tables.evaluation_grid(result, per_query, digits)], output, plain=fmt is OutputFormat.text)
-        return
-    from rankwise.report import formats
-
-    render = {OutputFormat.json: tables.render_json, OutputFormat.csv: tables.render_csv,
-              OutputFormat.trec: tables.render_trec,
-              OutputFormat.markdown: lambda r, q: formats.summary_markdown(r, digits=digits),
-              OutputFormat.latex: lambda r, q: formats.summary_latex(r, digits=digits)}[fmt]
-    _emit(render(result, per_query), output)
+    evaluate_files(qrels, runs, metric, per_query=per_query, fmt=fmt.value, digits=digits, output=output,
+                   engine=engine.value, chunk_rows=chunk_rows, scheduler=scheduler, conventions=conventions)
 
 
 @app.command()

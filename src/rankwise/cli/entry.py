@@ -1,5 +1,7 @@
 """The ``rankwise`` console entry point, light to import: the drop-in tools (``trec-eval``,
-``ndeval``) parse their own arguments and start without loading the Typer application."""
+``ndeval``) parse their own arguments, and ``evaluate`` reads the command lines it knows
+(``rankwise.cli.quick``), without loading the Typer application; these three end without
+tearing the interpreter down."""
 
 from __future__ import annotations
 
@@ -12,19 +14,27 @@ if TYPE_CHECKING:
 
 def main() -> None:
     """Run the ``rankwise`` command (``trec-eval`` and ``ndeval`` arguments bypass option
-    parsing to keep their tools' syntax)."""
+    parsing to keep their tools' syntax; ``evaluate`` starts without Typer when it can)."""
     from rankwise.cli.process import release_freed_pages
 
     release_freed_pages()
     argv = sys.argv[1:]
-    if argv and argv[0] == "trec-eval":
-        from rankwise.cli.trec_eval import run_trec_eval
+    if argv and argv[0] in ("trec-eval", "ndeval", "evaluate"):
+        from rankwise.cli.quick import exit_now
 
-        sys.exit(run_trec_eval(argv[1:]))
-    if argv and argv[0] == "ndeval":
-        from rankwise.cli.ndeval import run_ndeval
+        if argv[0] == "trec-eval":
+            from rankwise.cli.trec_eval import run_trec_eval
 
-        sys.exit(run_ndeval(argv[1:]))
+            exit_now(run_trec_eval(argv[1:]))
+        if argv[0] == "ndeval":
+            from rankwise.cli.ndeval import run_ndeval
+
+            exit_now(run_ndeval(argv[1:]))
+        from rankwise.cli.quick import quick_evaluate
+
+        code = quick_evaluate(argv[1:])
+        if code is not None:
+            exit_now(code)
     only_invoked(application_for(argv), argv)(prog_name="rankwise")
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import typing
 from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any
 
 import typer
+
+from rankwise.cli.vocabulary import DEFAULT_METRICS, as_flags, conventions_from  # noqa: F401  (re-exported)
 
 
 class ReportFormat(str, Enum):
@@ -24,9 +25,6 @@ class ReportFormat(str, Enum):
     csv = "csv"
     markdown = "markdown"
 
-
-DEFAULT_METRICS = ("ndcg@10", "map", "recip_rank", "P@10", "recall@100")
-"""The metrics of ``evaluate``, ``compare`` and ``report`` when none is named (Python and CLI)."""
 
 _CONVENTION_OPTIONS: list[inspect.Parameter] = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
@@ -59,48 +57,6 @@ _CONVENTION_OPTIONS: list[inspect.Parameter] = [
             help="trec_eval | ranx | recbole | elasticsearch | torchmetrics.", rich_help_panel="Conventions")]),
     ]
 ]
-
-
-def as_flags(message: str) -> str:
-    """A message written for Python callers, with the convention keywords it suggests spelled as
-    the command-line options that set them (one vocabulary, two spellings).
-
-    >>> as_flags("Pass duplicates='first' or 'best' to keep one (missing='zero' scores them 0)")
-    "Pass --duplicates first (or 'best') to keep one (--missing zero scores them 0)"
-    """
-    names = "|".join(p.name for p in _CONVENTION_OPTIONS)
-
-    def flag(m: re.Match[str]) -> str:
-        alternative = f" (or {m.group(3)})" if m.group(3) else ""
-        return f"--{m.group(1).replace('_', '-')} {m.group(2)}{alternative}"
-
-    return re.sub(rf"\b({names})='([^']*)'(?: or ('[^']*'))?", flag, message)
-
-
-def conventions_from(options: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``rankwise.evaluate`` for the convention options given on the
-    command line (options left at their default are not passed, so a profile's own apply).
-
-    >>> conventions_from({"rel_level": 2, "depth": None, "judged_only": False, "missing": "skip",
-    ...                   "complete": True, "ties": None, "duplicates": None, "score_precision": None,
-    ...                   "gains": None, "zero_division": None, "profile": None})
-    {'rel_level': 2, 'missing': 'zero'}
-    """
-    out: dict[str, Any] = {}
-    if options["profile"] is not None:
-        out["profile"] = options["profile"]
-    if options["rel_level"] != 1:
-        out["rel_level"] = options["rel_level"]
-    if options["depth"] is not None:
-        out["depth"] = options["depth"]
-    if options["judged_only"]:
-        out["judged_only"] = True
-    if options["complete"] or options["missing"] != "skip":
-        out["missing"] = "zero" if options["complete"] else options["missing"]
-    for name in ("ties", "duplicates", "score_precision", "gains", "zero_division"):
-        if options[name] is not None:
-            out[name] = options[name]
-    return out
 
 
 Command = Callable[..., Any]

@@ -1,0 +1,123 @@
+"""What every command does with its inputs and results, without the Typer application: read
+``-`` and ``NAME=PATH`` arguments, print tables and warnings, fail with a message (importing
+this module loads neither Typer nor rich, so ``rankwise evaluate`` can start without them)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+_YELLOW = "\x1b[33m"
+_RESET = "\x1b[0m"
+
+
+def echo(text: str, *, err: bool = False, newline: bool = True) -> None:
+    """Write ``text`` (and a newline) to standard output, or standard error with ``err``."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + ("\n" if newline else ""))
+    stream.flush()
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Write ``text`` to ``output`` (ending with a newline) or to standard output."""
+    if output:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    else:
+        echo(text, newline=not text.endswith("\n"))
+
+
+def warn(warnings: list[Any]) -> None:
+    """Print each warning on standard error (yellow on a terminal), as the command line words it."""
+    color = sys.stderr.isatty()
+    for w in warnings:
+        line = f"warning: {where(str(w))}"
+        echo(f"{_YELLOW}{line}{_RESET}" if color else line, err=True)
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``rankwise: error: message`` on standard error and exit with status 2."""
+    echo(f"rankwise: error: {where(message)}", err=True)
+    raise SystemExit(2)
+
+
+_STDIN_COPIES: dict[str, str] = {}
+"""Temporary copies of standard input -> the name shown in messages."""
+
+
+def where(message: str) -> str:
+    """A message as the command line shows it: the temporary copy of standard input named
+    ``<stdin>``, convention keywords written as the options to type.
+
+    >>> where("Pass duplicates='first' to keep one")
+    'Pass --duplicates first to keep one'
+    """
+    from rankwise.cli.vocabulary import as_flags
+
+    for path, shown in _STDIN_COPIES.items():
+        message = message.replace(path, shown)
+    return as_flags(message)
+
+
+def _stdin_copy() -> str:
+    import os
+    import tempfile
+
+    if _STDIN_COPIES:
+        fail("standard input (-) can be read once: give the other inputs as files")
+    folder = tempfile.mkdtemp(prefix="rankwise-")
+    path = os.path.join(folder, "stdin")
+    with open(path, "wb") as f:
+        f.write(sys.stdin.buffer.read())
+    _STDIN_COPIES[path] = "<stdin>"
+    return path
+
+
+def named_runs(arguments: list[str]) -> list[Any]:
+    """Run arguments as paths, and ``(name, path)`` pairs for those written ``NAME=PATH`` (an
+    existing file whose name holds ``=`` stays a path).
+
+    >>> named_runs(["bm25.trec", "SPLADE=splade.trec"])
+    ['bm25.trec', ('SPLADE', 'splade.trec')]
+    """
+    out: list[Any] = []
+    for arg in arguments:
+        name, sep, path = arg.partition("=")
+        out.append((name, path) if sep and name and path and not Path(arg).exists() else arg)
+    return out
+
+
+@contextmanager
+def inputs(qrels: str | None, runs: list[str]) -> Iterator[tuple[Any, Any]]:
+    """The qrels (None: a command without qrels) and runs of a command line: ``-`` reads
+    standard input (once), ``NAME=PATH`` names a run; temporary copies of standard input are
+    removed afterwards."""
+    import shutil
+
+    try:
+        qrels_in = _stdin_copy() if qrels == "-" else qrels
+        runs_in = [(r[0], _stdin_copy() if r[1] == "-" else r[1]) if isinstance(r, tuple)
+                   else (_stdin_copy() if r == "-" else r) for r in named_runs(runs)]
+        yield qrels_in, runs_in
+    finally:
+        for path in list(_STDIN_COPIES):
+            shutil.rmtree(Path(path).parent, ignore_errors=True)
+        _STDIN_COPIES.clear()
+
+
+def show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> None:
+    """Print tables: rich on a terminal; plain text (every digit and name) to a file, a pipe or
+    when ``plain``."""
+    if output is not None:
+        output.write_text("\n\n".join(g.text() for g in grids) + "\n", encoding="utf-8")
+        return
+    if plain or not sys.stdout.isatty():
+        echo("\n\n".join(g.text() for g in grids))
+        return
+    from rich.console import Console
+
+    console = Console()
+    for g in grids:
+        console.print(g.rich())

@@ -1,0 +1,115 @@
+"""``rankwise evaluate`` reads the command lines it knows without Typer (rankwise.cli.quick):
+its table of options must be exactly the Typer command's, and every command line it accepts
+must reach ``evaluate_files`` with exactly the values Typer would pass."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from rankwise.cli import evaluating, quick
+from rankwise.cli.entry import application_for, only_invoked
+
+DATA = Path(__file__).parent / "data"
+QRELS, RUN = str(DATA / "qrels.test"), str(DATA / "results.test")
+
+
+def _evaluate_command() -> Any:
+    app = only_invoked(application_for(["evaluate"]), ["evaluate"])
+    return typer.main.get_command(app).commands["evaluate"]
+
+
+def test_the_quick_table_is_the_typer_declaration() -> None:
+    # regenerate with: quick.options_of(<the evaluate command>) and paste into EVALUATE_OPTIONS
+    assert quick.options_of(_evaluate_command()) == quick.EVALUATE_OPTIONS
+    names = [p.name for p in _evaluate_command().params if p.param_type_name == "argument"]
+    assert tuple(names) == quick.EVALUATE_ARGUMENTS
+
+
+def _calls(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[Any, Any]:
+    """(what Typer passes to evaluate_files, what the quick start passes; None: it declined)."""
+    seen: list[tuple] = []
+    monkeypatch.setattr(evaluating, "evaluate_files", lambda *a, **k: seen.append((a, k)))
+    app = only_invoked(application_for(["evaluate"]), ["evaluate"])
+    result = CliRunner().invoke(app, ["evaluate", *argv])
+    typer_call = seen.pop() if result.exit_code == 0 and seen else None
+    code = quick.quick_evaluate(argv)
+    quick_call = seen.pop() if code is not None else None
+    return typer_call, quick_call
+
+
+@pytest.mark.parametrize("argv", [
+    [QRELS, RUN],
+    [QRELS, RUN, "-m", "map", "--metric", "P@5", "--metric=ndcg@10"],
+    ["-l", "2", QRELS, "-q", RUN, "b=" + RUN, "-f", "json", "--digits", "6"],
+    [QRELS, RUN, "-c", "-J", "-M", "50", "--ties", "expected", "--duplicates=first", "-o", "out.txt"],
+    [QRELS, RUN, "--missing", "zero", "--profile", "ranx", "--zero-division", "nan", "--gains", "binary"],
+    [QRELS, RUN, "--engine", "chunks", "--chunk-rows", "1000", "--score-precision", "float32"],
+    [QRELS, "--", "-", "-m"],
+])
+def test_quick_start_passes_what_typer_passes(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    typer_call, quick_call = _calls(monkeypatch, argv)
+    assert typer_call is not None and quick_call == typer_call
+
+
+@pytest.mark.parametrize("argv", [
+    [QRELS, RUN, "--help"], [QRELS], [QRELS, RUN, "-f", "yaml"], [QRELS, RUN, "--digits", "x"],
+    [QRELS, RUN, "-qc"], [QRELS, RUN, "--engine", "dask"], [QRELS, RUN, "-m"], [QRELS, RUN, "--metrics", "map"],
+    [QRELS, RUN, "-M", "-1"], [QRELS, RUN, "-q=1"],
+])
+def test_quick_start_leaves_the_rest_to_typer(argv: list[str]) -> None:
+    assert quick.parse(argv) is None or quick.parse(argv)["engine"] == "dask"
+    assert quick.quick_evaluate(argv) is None
+
+
+TOKENS = st.sampled_from(["-m", "--metric", "map", "P@5", "-q", "--per-query", "-f", "--format", "csv", "text",
+                          "-l", "2", "x", "-M", "10", "-c", "-J", "--ties", "trec", "--digits", "3", "--engine",
+                          "chunks", "memory", "--missing", "zero", "--", "-", "--digits=5", "--format=json",
+                          "--rel-level=0", "-Z", "--chunk-rows", "-o", "o.txt", QRELS, RUN])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(TOKENS, max_size=9))
+def test_any_command_line_the_quick_start_takes_means_the_same_to_typer(argv: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        typer_call, quick_call = _calls(monkeypatch, argv)
+    if quick_call is not None:
+        assert quick_call == typer_call
+
+
+def _console(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rankwise", *args], capture_output=True, text=True)
+
+
+def test_evaluate_starts_without_typer_and_prints_the_same_numbers(tmp_path: Path) -> None:
+    quick_out = _console("evaluate", QRELS, RUN, "-m", "map", "-m", "P@5", "-f", "csv")
+    # -mmap (a short option with its value attached) is not the quick start's: Typer reads it
+    typer_out = _console("evaluate", QRELS, RUN, "-mmap", "-m", "P@5", "-f", "csv")
+    assert quick_out.returncode == typer_out.returncode == 0
+    assert quick_out.stdout == typer_out.stdout
+    # trec_eval 10.0 prints map 0.1785 and P_5 0.2667 for this pair (tests/data/out.test)
+    assert quick_out.stdout.splitlines() == ["run,query,map,P@5",
+                                             "STANDARD,all,0.17854506039656948,0.26666666666666666"]
+    probe = ("import sys; from rankwise.cli.quick import quick_evaluate; "
+             f"code = quick_evaluate([{QRELS!r}, {RUN!r}, '-m', 'map']); "
+             "print(code, 'typer' in sys.modules, 'pandas' in sys.modules, file=sys.stderr)")
+    lean = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert lean.stderr.split() == ["0", "False", "False"]
+
+
+def test_quick_start_errors_and_output_files(tmp_path: Path) -> None:
+    missing = _console("evaluate", str(tmp_path / "nope.qrels"), RUN)
+    assert missing.returncode == 2 and missing.stderr.startswith("rankwise: error:")
+    assert "nope.qrels" in missing.stderr
+    target = tmp_path / "out.json"
+    written = _console("evaluate", QRELS, RUN, "-m", "P@5", "-f", "json", "-o", str(target))
+    assert written.returncode == 0 and written.stdout == ""
+    assert '"P@5"' in target.read_text()
