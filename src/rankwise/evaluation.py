@@ -195,12 +195,11 @@ def _aligned(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedList
 def _unique_names(runs: list[Run], warnings: list[str]) -> None:
     """Runs sharing a tag are named after their files (or numbered), with a warning."""
     from collections import Counter
-    from pathlib import Path
 
     counts = Counter(r.name for r in runs)
     for run in runs:
         if counts[run.name] > 1 and not run.source.startswith("<"):
-            new = Path(run.source).name.removesuffix(".gz")
+            new = os.path.basename(run.source).removesuffix(".gz")
             new = new.rsplit(".", 1)[0] if "." in new else new  # BM25.dl19.trec -> BM25.dl19
             warnings.append(Notice(f"several runs are tagged {run.name!r}; {run.source} is reported as {new!r}",
                                    "renamed_run", run=new))

@@ -3,11 +3,13 @@ fast start (``rankwise.cli.quick``) both call ``evaluate_files``."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankwise.cli.output import emit, fail, inputs, show_grids, warn
 from rankwise.cli.vocabulary import DEFAULT_METRICS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None, *, per_query: bool = False,

@@ -4,11 +4,14 @@ this module loads neither Typer nor rich, so ``rankwise evaluate`` can start wit
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _YELLOW = "\x1b[33m"
 _RESET = "\x1b[0m"
@@ -62,7 +65,6 @@ def where(message: str) -> str:
 
 
 def _stdin_copy() -> str:
-    import os
     import tempfile
 
     if _STDIN_COPIES:
@@ -85,7 +87,7 @@ def named_runs(arguments: list[str]) -> list[Any]:
     out: list[Any] = []
     for arg in arguments:
         name, sep, path = arg.partition("=")
-        out.append((name, path) if sep and name and path and not Path(arg).exists() else arg)
+        out.append((name, path) if sep and name and path and not os.path.exists(arg) else arg)
     return out
 
 
@@ -103,7 +105,7 @@ def inputs(qrels: str | None, runs: list[str]) -> Iterator[tuple[Any, Any]]:
         yield qrels_in, runs_in
     finally:
         for path in list(_STDIN_COPIES):
-            shutil.rmtree(Path(path).parent, ignore_errors=True)
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)
         _STDIN_COPIES.clear()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 
@@ -144,6 +143,8 @@ def _convert(option: QuickOption, text: str) -> Any:
     if option.kind == "choice":
         return text if text in option.choices else None
     if option.kind == "path":
+        from pathlib import Path
+
         return Path(text)
     return text
 

@@ -12,7 +12,6 @@ the careful line reader, which also writes the precise error messages.
 
 from __future__ import annotations
 
-import gzip
 import mmap
 import os
 import zlib
@@ -104,6 +103,8 @@ def _pieces(path: str | os.PathLike[str], size: int) -> Iterator[Piece]:
             if os.fstat(f.fileno()).st_size:
                 yield from _mapped_pieces(f.fileno(), size)
             return
+    import gzip
+
     with gzip.open(path, "rb") as g:
         yield from _read_pieces(g, size)
 
@@ -255,13 +256,13 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
                     if len(chunk):
                         seen.update(dict.fromkeys(_distinct_values(chunk)))
                         out.last = chunk[-1].as_py().decode("utf-8")
-            del table
-            pool.release_unused()  # the piece's scratch memory goes back to the system
+            del table  # its pages serve the next piece's parse
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, EOFError, OSError, zlib.error):
         return None  # the careful reader says what is wrong
     finally:
         piece = None
         pieces.close()
+        pool.release_unused()  # the last piece's scratch memory goes back to the system
     if rows == 0:
         return None
     out.distinct = list(seen)

@@ -8,11 +8,9 @@ precise error messages: file, line, field and what was expected.
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pyarrow as pa
 
@@ -25,10 +23,9 @@ from rankwise.errors import InputError
 
 def check_file(path: str | os.PathLike[str]) -> None:
     """A readable regular file, or an InputError saying what the path is instead."""
-    p = Path(path)
-    if not p.exists():
+    if not os.path.exists(path):
         raise InputError("file not found", source=str(path))
-    if p.is_dir():
+    if os.path.isdir(path):
         raise InputError("expected a file, got a directory", source=str(path))
 
 
@@ -37,10 +34,13 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     corrupt files raise InputError."""
     check_file(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", source=str(path)) from None
     if data[:2] == b"\x1f\x8b":
+        import gzip
+
         try:
             data = gzip.decompress(data)
         except (EOFError, OSError, zlib.error) as exc:
@@ -56,7 +56,11 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
 
 
 def _first_line(path: str | os.PathLike[str]) -> bytes:
-    opener = gzip.open if _is_gzip(path) else open
+    opener = open
+    if _is_gzip(path):
+        import gzip
+
+        opener = gzip.open
     try:
         with opener(path, "rb") as f:
             return f.readline().rstrip(b"\r\n")

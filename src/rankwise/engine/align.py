@@ -8,7 +8,6 @@ again by document id, as the tie rule asks.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -130,7 +129,7 @@ class QrelsIndex:
         """The documents to look rows up in: the whole vocabulary, or, when the rows' queries
         have far fewer judged documents (a chunk or partition of a large run), only those
         (with their codes in the whole vocabulary)."""
-        present = np.flatnonzero(np.bincount(qcode[qcode >= 0], minlength=len(self.query_ids)))
+        present = np.flatnonzero(_queries_present(qcode, len(self.query_ids)))
         if 2 * len(present) >= len(self.query_ids):
             return self.doc_vocab, None
         lo = np.searchsorted(self.key_query, present, "left")
@@ -171,6 +170,20 @@ class QrelsIndex:
 
 SLICE_ROWS = 1 << 18
 """Rows handled at a time by the steps that need large temporaries only per row."""
+
+
+def _queries_present(qcode: np.ndarray, n_queries: int) -> np.ndarray:
+    """Which of ``n_queries`` query codes occur in ``qcode`` (-1: none), a slice of rows at a
+    time (a whole-column ``bincount`` would hold an int64 copy of the codes: 8 bytes a row).
+
+    >>> _queries_present(np.array([2, -1, 0, 2], dtype=np.int32), 4).tolist()
+    [True, False, True, False]
+    """
+    present = np.zeros(n_queries, dtype=bool)
+    for start in range(0, len(qcode), SLICE_ROWS):
+        codes = qcode[start:start + SLICE_ROWS]
+        present[codes[codes >= 0]] = True
+    return present
 
 
 PARALLEL_MIN_ROWS = 200_000
@@ -588,6 +601,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # check runs on a second core while this thread sorts and joins the rows
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=1) as pool:
             pending = pool.submit(_resolve_duplicates, run, qcode, conv.duplicates, known)
             rows0 = None if bool(known.all()) else np.flatnonzero(known).astype(np.int64)

@@ -5,8 +5,6 @@ spellings all parse to one MetricSpec. Every spelling comes from the families' o
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from typing import Any
 
@@ -105,6 +103,8 @@ def known_names() -> list[str]:
 
 
 def _unknown(name: str) -> UnknownMetricError:
+    import difflib
+
     lowered = {n.lower(): n for n in known_names()}
     close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
     return UnknownMetricError(name, [lowered[c] for c in close])
@@ -117,6 +117,8 @@ def parse_elasticsearch(metric: dict | str) -> MetricSpec:
     >>> s.name, s.params
     ('es_dcg', (('k', 10), ('normalize', True)))
     """
+    import json
+
     label = metric if isinstance(metric, str) else json.dumps(metric, sort_keys=True)
     obj = json.loads(metric) if isinstance(metric, str) else metric
     if not isinstance(obj, dict) or len(obj) != 1:

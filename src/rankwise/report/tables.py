@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import math
 from typing import Any
 
@@ -47,12 +45,16 @@ def evaluation_grid(result: Result, per_query: bool = False, digits: int = 4) ->
 
 def render_json(result: Result, per_query: bool = False) -> str:
     """The stable JSON interface (see ``Result.to_dict``)."""
+    import json
+
     return json.dumps(result.to_dict(per_query=per_query), indent=2, sort_keys=False)
 
 
 def render_csv(result: Result, per_query: bool = False) -> str:
     """CSV with a header ``run,query,<metrics>``; summary rows carry query ``all``."""
     buf = io.StringIO()
+    import csv
+
     writer = csv.writer(buf, lineterminator="\n")
     colmap = result._column_map()
     writer.writerow(["run", "query", *colmap])
