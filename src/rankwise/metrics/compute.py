@@ -14,7 +14,7 @@ from rankwise.engine.ranked import RankedLists
 from rankwise.errors import Notice, RankwiseError
 from rankwise.metrics.family import MetricSpec
 from rankwise.metrics.ranking.average_precision import geometric_mean
-from rankwise.metrics.registry import FAMILIES, ORDER
+from rankwise.metrics.registry import ORDER, all_families
 
 
 @dataclass
@@ -65,7 +65,7 @@ def straddling_notice(run: str, metric: str, queries: int, k: int, ties: str) ->
 
 
 def _tie_aware_names() -> str:
-    return ", ".join(f.canonical or f.name for f in FAMILIES if f.tie_aware and f.kind == "float")
+    return ", ".join(f.canonical or f.name for f in all_families() if f.tie_aware and f.kind == "float")
 
 
 def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventions) -> RunScores:

@@ -1,7 +1,7 @@
 """Metric names: trec_eval (``ndcg_cut.10``, ``P_5``), ranx (``ndcg@10``, ``map@100``),
 ir_measures (``nDCG@10``, ``AP``, ``RBP(p=0.8)``) and Elasticsearch (``{"dcg": {"k": 10}}``)
 spellings all parse to one MetricSpec. Every spelling comes from the families' own declarations
-(``rankwise.metrics.registry.FAMILIES``)."""
+(``rankwise.metrics.spellings``, generated from them)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ import re
 from typing import Any
 
 from rankwise.errors import RankwiseError, UnknownMetricError
+from rankwise.metrics import spellings
 from rankwise.metrics.family import ALL, Family, MetricParameterError, MetricSpec
-from rankwise.metrics.registry import BY_NAME, FAMILIES, nicknames
+from rankwise.metrics.registry import BY_NAME, ORDER, FamiliesByName, nicknames
 
 __all__ = ["MetricParameterError", "MetricSpec", "canonical_name", "parse_metric", "parse_params"]
 
 
-_PLAIN: dict[str, Family] = {a: f for f in FAMILIES if f.cutoff is None for a in f.spellings}
-_PLAIN.update({a: f for f in FAMILIES if f.cutoff is not None for a in f.aliases})
-_AT: dict[str, Family] = {a: f for f in FAMILIES if f.cutoff is not None for a in f.spellings}
-_ES: dict[str, Family] = {f.elasticsearch: f for f in FAMILIES if f.elasticsearch}
+_PLAIN = FamiliesByName(spellings.PLAIN)
+"""Spellings without a cut-off (lower case) -> family."""
+_AT = FamiliesByName(spellings.AT)
+"""Spellings taking ``@k`` (lower case) -> family."""
+_ES = FamiliesByName(spellings.ES)
+"""Elasticsearch rank_eval metric names -> family."""
 _CONVENTION_ARGS = ("ties", "gains", "universe", "retrieved", "judged_only", "depth", "score_precision",
                     "zero_division")
 
@@ -98,7 +101,7 @@ def parse_params(family: Family, text: str) -> tuple[tuple, tuple]:
 
 def known_names() -> list[str]:
     """Every spelling the parser knows, for suggestions and ``rankwise metrics``."""
-    names = {f.name for f in FAMILIES} | set(_PLAIN) | {f"{a}@10" for a in _AT} | set(nicknames())
+    names = set(ORDER) | set(_PLAIN) | {f"{a}@10" for a in _AT} | set(nicknames())
     return sorted(names)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from rankwise.errors import RankwiseError
 from rankwise.metrics.family import Family, MetricSpec, ProfileName
-from rankwise.metrics.registry import FAMILIES
+from rankwise.metrics.registry import all_families
 
 PROFILES: dict[str, dict[str, Any]] = {
     "trec_eval": {},
@@ -70,7 +70,7 @@ def metric_of(profile: str | None, name: Any, max_label: int) -> MetricSpec | No
         return None
     base, k = m.group(1).lower(), m.group(2)
     refused = False
-    for family in FAMILIES:
+    for family in all_families():
         for meaning in family.profiles:
             if meaning.profile != profile or base not in meaning.names:
                 continue

@@ -1,0 +1,50 @@
+"""The registry loads families on first use: its table of spellings must be exactly what the
+families declare, every family module's families must be declared, and parsing a name must
+load only the module of the family it names."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import rankwise.metrics.ranking as ranking
+from rankwise.metrics import registry, spellings
+from rankwise.metrics.family import Family
+from rankwise.metrics.names import parse_metric
+
+
+def test_the_spellings_table_is_generated_from_the_families() -> None:
+    path = Path(registry.__file__).with_name("spellings.py")
+    assert path.read_text(encoding="utf-8") == registry.spellings_source(registry.all_families()), (
+        "rankwise/metrics/spellings.py is stale: run python -m rankwise.metrics.registry")
+    assert spellings.AT["ndcg"] == "ndcg_cut" and spellings.PLAIN["ap"] == "map"
+
+
+def test_every_family_of_the_ranking_modules_is_declared_once() -> None:
+    declared = {(module, attribute) for _, module, attribute in registry.DECLARED}
+    found = set()
+    for info in pkgutil.iter_modules(ranking.__path__):
+        if info.name == "_example":  # docs/architecture.md's example, registered by its test
+            continue
+        module = importlib.import_module(f"rankwise.metrics.ranking.{info.name}")
+        found |= {(info.name, name) for name, value in vars(module).items() if isinstance(value, Family)}
+    assert found == declared
+    assert len(registry.DECLARED) == len(registry.ORDER) == len(registry.FAMILIES) == 99
+    assert [f.name for f in registry.FAMILIES[:6]] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
+
+
+def test_lookups_by_name_and_spelling() -> None:
+    assert registry.BY_NAME["P"] is registry.family("P") and "nope" not in registry.BY_NAME
+    assert registry.BY_NAME.get("nope") is None
+    assert registry.nicknames()["set"][:3] == ("runid", "num_q", "num_ret")
+    assert parse_metric("nDCG@10").family is registry.family("ndcg_cut")
+
+
+def test_parsing_a_name_loads_only_its_family() -> None:
+    code = ("import sys; from rankwise.metrics.names import parse_metric; parse_metric('ndcg@10'); "
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('rankwise.metrics.ranking.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "gain" in loaded and "diversity" not in loaded and "preferences" not in loaded and "cwl" not in loaded
