@@ -6,7 +6,7 @@ memory and the mean values, which must agree with rankwise's. The trec_eval bina
 from its source (``$TREC_EVAL_SRC``, or ``$TREC_EVAL`` for a ready binary) as the test suite does.
 
 Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged J] [--long-id]
-       [--tools rankwise,trec_eval,pytrec_eval,...] [--processes 3]
+       [--tools rankwise,trec_eval,pytrec_eval,...] [--processes 3] [--processes-only]
 
 First, the whole-process comparison: ``rankwise evaluate`` and ``rankwise trec-eval`` side by
 side with pytrec_eval (its own C parsers ``parse_run`` / ``parse_qrel``), as a user runs them,
@@ -181,8 +181,8 @@ print(len(res))
 
 def whole_process(qrels: Path, run: Path, rounds: int) -> dict[str, dict[str, float]]:
     """Each command as a user runs it (a fresh process, output to a pipe), taking turns so that
-    each sees the same machine state; best of ``rounds`` wall seconds, user and system time,
-    peak memory."""
+    each sees the same machine state (the order rotates from round to round); best of
+    ``rounds`` wall seconds, user and system time, peak memory."""
     import time
 
     commands = {
@@ -193,8 +193,13 @@ def whole_process(qrels: Path, run: Path, rounds: int) -> dict[str, dict[str, fl
         "pytrec_eval (C parsers)": [sys.executable, "-c", PYTREC_EVAL_PROCESS, str(qrels), str(run)],
     }
     best: dict[str, dict[str, float]] = {}
-    for _ in range(rounds):
-        for name, cmd in commands.items():
+    names = list(commands)
+    for round_number in range(rounds):
+        # each round starts one command later, so that every command in turn runs right after
+        # pytrec_eval has freed its 1.2 GB (the next process then waits for fresh pages)
+        shift = round_number % len(names)
+        for name in names[shift:] + names[:shift]:
+            cmd = commands[name]
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             proc.stdout.read()
@@ -248,6 +253,7 @@ def main() -> None:
     ap.add_argument("--long-id", action="store_true", help="one document id of 10,000 characters")
     ap.add_argument("--processes", type=int, default=3, metavar="ROUNDS",
                     help="rounds of the whole-process comparison with pytrec_eval (0: skip)")
+    ap.add_argument("--processes-only", action="store_true", help="only the whole-process comparison")
     args = ap.parse_args()
     suffix = (f"_j{args.judged}" if args.judged else "") + ("_long" if args.long_id else "")
     data = Path(args.data) / f"q{args.queries}_d{args.depth}{suffix}"
@@ -276,6 +282,8 @@ def main() -> None:
         print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), best of "
                             f"{args.processes} taking turns:",
                             whole_process(qrels_path, run_path, args.processes), size_mb)
+    if args.processes_only:
+        return
     results = {}
     for name in args.tools.split(","):
         print(f"running {name} ...", file=sys.stderr)
