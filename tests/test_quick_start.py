@@ -113,3 +113,12 @@ def test_quick_start_errors_and_output_files(tmp_path: Path) -> None:
     written = _console("evaluate", QRELS, RUN, "-m", "P@5", "-f", "json", "-o", str(target))
     assert written.returncode == 0 and written.stdout == ""
     assert '"P@5"' in target.read_text()
+
+
+def test_the_evaluating_commands_reuse_freed_heap_memory() -> None:
+    import platform
+
+    code = "from rankwise.cli.process import reuse_freed_heap; print(reuse_freed_heap())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    # mallopt exists (and accepts both settings) in glibc only
+    assert out == ("True" if platform.libc_ver()[0] == "glibc" else "False")

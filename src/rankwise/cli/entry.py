@@ -20,7 +20,10 @@ def main() -> None:
     release_freed_pages()
     argv = sys.argv[1:]
     if argv and argv[0] in ("trec-eval", "ndeval", "evaluate"):
+        from rankwise.cli.process import reuse_freed_heap
         from rankwise.cli.quick import exit_now
+
+        reuse_freed_heap()
 
         if argv[0] == "trec-eval":
             from rankwise.cli.trec_eval import run_trec_eval
