@@ -122,3 +122,17 @@ def test_the_evaluating_commands_reuse_freed_heap_memory() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     # mallopt exists (and accepts both settings) in glibc only
     assert out == ("True" if platform.libc_ver()[0] == "glibc" else "False")
+
+
+def test_output_cut_short_ends_with_status_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `rankwise trec-eval -q ... | head -1`: writing to a pipe its reader closed raises
+    # BrokenPipeError; the command ends with status 1 and no traceback, as Click's commands do
+    from rankwise.cli import trec_eval
+
+    def cut_short(argv: list[str]) -> int:
+        raise BrokenPipeError
+
+    monkeypatch.setattr(trec_eval, "run_trec_eval", cut_short)
+    monkeypatch.setattr(evaluating, "evaluate_files", lambda *a, **k: cut_short([]))
+    assert quick.run_quick("trec-eval", ["-q", QRELS, RUN]) == 1
+    assert quick.run_quick("evaluate", [QRELS, RUN]) == 1

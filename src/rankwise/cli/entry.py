@@ -21,21 +21,10 @@ def main() -> None:
     argv = sys.argv[1:]
     if argv and argv[0] in ("trec-eval", "ndeval", "evaluate"):
         from rankwise.cli.process import reuse_freed_heap
-        from rankwise.cli.quick import exit_now
+        from rankwise.cli.quick import exit_now, run_quick
 
         reuse_freed_heap()
-
-        if argv[0] == "trec-eval":
-            from rankwise.cli.trec_eval import run_trec_eval
-
-            exit_now(run_trec_eval(argv[1:]))
-        if argv[0] == "ndeval":
-            from rankwise.cli.ndeval import run_ndeval
-
-            exit_now(run_ndeval(argv[1:]))
-        from rankwise.cli.quick import quick_evaluate
-
-        code = quick_evaluate(argv[1:])
+        code = run_quick(argv[0], argv[1:])
         if code is not None:
             exit_now(code)
     only_invoked(application_for(argv), argv)(prog_name="rankwise")

@@ -170,6 +170,24 @@ def quick_evaluate(argv: Sequence[str]) -> int | None:
     return 0
 
 
+def run_quick(command: str, argv: Sequence[str]) -> int | None:
+    """Run ``trec-eval``, ``ndeval`` or ``evaluate`` without Typer and return the exit status
+    (None: ``evaluate`` leaves this command line to Typer). Output cut short by its reader
+    (``| head``) ends the command with status 1 and no traceback, as Click does."""
+    try:
+        if command == "trec-eval":
+            from rankwise.cli.trec_eval import run_trec_eval
+
+            return run_trec_eval(argv)
+        if command == "ndeval":
+            from rankwise.cli.ndeval import run_ndeval
+
+            return run_ndeval(argv)
+        return quick_evaluate(argv)
+    except BrokenPipeError:
+        return 1
+
+
 def exit_now(code: int) -> None:
     """End the process with ``code`` once standard output and error are flushed, without tearing
     the interpreter down (freeing every module and array takes longer than a small evaluation;
