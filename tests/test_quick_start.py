@@ -34,6 +34,14 @@ def test_the_quick_table_is_the_typer_declaration() -> None:
     assert tuple(names) == quick.EVALUATE_ARGUMENTS
 
 
+def test_the_convention_keywords_are_the_declared_convention_options() -> None:
+    # vocabulary.CONVENTION_KEYWORDS (Typer-free) must name exactly the options that
+    # options.with_conventions adds to every evaluating command, in the same order
+    from rankwise.cli import options, vocabulary
+
+    assert [p.name for p in options._CONVENTION_OPTIONS] == list(vocabulary.CONVENTION_KEYWORDS)
+
+
 def _calls(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[Any, Any]:
     """(what Typer passes to evaluate_files, what the quick start passes; None: it declined)."""
     seen: list[tuple] = []

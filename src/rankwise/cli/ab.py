@@ -8,7 +8,10 @@ from typing import Annotated
 
 import typer
 
-from rankwise.cli.app import _emit, _fail, _show_grids, app
+from rankwise.cli.app import app
+from rankwise.cli.output import emit as _emit
+from rankwise.cli.output import fail as _fail
+from rankwise.cli.output import show_grids as _show_grids
 from rankwise.errors import RankwiseError
 
 

@@ -5,15 +5,6 @@ from __future__ import annotations
 
 import typer
 
-from rankwise.cli.output import emit as _emit
-from rankwise.cli.output import fail as _fail
-from rankwise.cli.output import inputs as _inputs
-from rankwise.cli.output import named_runs
-from rankwise.cli.output import show_grids as _show_grids
-from rankwise.cli.output import warn as _warn
-
-__all__ = ["_emit", "_fail", "_inputs", "_show_grids", "_warn", "app", "named_runs"]
-
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="rankwise: exact, fast, reproducible evaluation of rankings.")
 

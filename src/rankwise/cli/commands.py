@@ -10,8 +10,13 @@ from typing import Annotated
 
 import typer
 
-from rankwise.cli.app import _emit, _fail, _inputs, _show_grids, _warn, app
+from rankwise.cli.app import app
 from rankwise.cli.options import DEFAULT_METRICS, Metrics, with_conventions, with_statistics
+from rankwise.cli.output import emit as _emit
+from rankwise.cli.output import fail as _fail
+from rankwise.cli.output import inputs as _inputs
+from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import warn as _warn
 
 
 class OutputFormat(str, Enum):

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from rankwise.cli.app import _fail, _inputs, app
+from rankwise.cli.app import app
+from rankwise.cli.output import fail as _fail
+from rankwise.cli.output import inputs as _inputs
 from rankwise.errors import RankwiseError
 
 FLAGS = {"k": "--k", "phi": "--phi", "gamma": "--gamma", "sigma": "--sigma", "n_segments": "--n-segments", "w": "--w",

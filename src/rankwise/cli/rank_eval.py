@@ -11,7 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
-from rankwise.cli.app import _emit, _fail, _show_grids, _warn, app
+from rankwise.cli.app import app
+from rankwise.cli.output import emit as _emit
+from rankwise.cli.output import fail as _fail
+from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import warn as _warn
 
 index_app = typer.Typer(no_args_is_help=True, help="Build a search index for rank-eval.")
 app.add_typer(index_app, name="index")

@@ -52,9 +52,9 @@ def render_json(result: Result, per_query: bool = False) -> str:
 
 def render_csv(result: Result, per_query: bool = False) -> str:
     """CSV with a header ``run,query,<metrics>``; summary rows carry query ``all``."""
-    buf = io.StringIO()
     import csv
 
+    buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     colmap = result._column_map()
     writer.writerow(["run", "query", *colmap])
