@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import rankwise
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
+from rankwise.engine.duplicates import earliest_repeat
 from rankwise.errors import InputError
 
 align = importlib.import_module("rankwise.engine.align")
@@ -136,7 +137,7 @@ def test_the_earliest_repeat_is_named() -> None:
     # sorted groups: (2, 9) and (4, 5, 7): row 5 is the earliest repeat, its twin row 4
     ordered = np.array([2, 9, 4, 5, 7])
     repeats = np.array([False, True, False, True, True])
-    assert align._earliest_repeat(ordered, repeats) == (5, 4)
+    assert earliest_repeat(ordered, repeats) == (5, 4)
 
 
 def test_a_subset_of_rows_in_rank_order_is_not_sorted_again() -> None:

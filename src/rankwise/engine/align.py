@@ -18,9 +18,9 @@ from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
+from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, high_half, low_half, resolve_duplicates
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from rankwise.engine.segments import distinct
-from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError, Notice
 
 
@@ -141,6 +141,24 @@ class QrelsIndex:
         codes = distinct(self.keys[positions] % np.int64(len(self.doc_vocab)))
         return kernels.take(self.doc_vocab, arrow.indices(codes)), codes
 
+    @cached_property
+    def judged_filter(self) -> JudgedFilter:
+        """The hash filter of the judged documents (rows that fail it need no lookup)."""
+        return JudgedFilter.of(self.doc_vocab)
+
+    def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
+        """Label of every row as :meth:`lookup` gives it, looking up only ``rows`` (ascending;
+        the rows whose document may be judged): every other row is NONPOOL.
+
+        >>> index = QrelsIndex.build(Qrels(["q1", "q1"], ["d1", "d2"], [2, 0]))
+        >>> index.labels_at(np.array([0, 0, 0]), pa.array(["d2", "x", "d1"]), np.array([0, 2])).tolist()
+        [0, -1, 2]
+        """
+        label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
+        if len(rows):
+            label[rows] = self.lookup(qcode[rows], arrow.take_rows(doc, rows, arrow.POOL))
+        return label
+
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL
         (looked up a slice of rows at a time: the temporaries stay small)."""
@@ -187,7 +205,7 @@ def _queries_present(qcode: np.ndarray, n_queries: int) -> np.ndarray:
 
 
 PARALLEL_MIN_ROWS = 200_000
-"""Runs this large check duplicates on a second thread while the main thread sorts."""
+"""Runs this large scan their documents on a second thread while the main thread sorts."""
 
 
 def _found_or_minus_one(codes: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -322,165 +340,6 @@ def _block_order(qcode: np.ndarray) -> tuple[bool, np.ndarray | None]:
     return True, order
 
 
-def _dedup_keys(qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """(query, high 32 bits of the document hash) packed into one uint64 per row."""
-    packed = string_hashes(doc)
-    packed >>= np.uint64(32)
-    _high_half(packed)[:] = qcode  # the query code in the high 32 bits, without a temporary
-    return packed
-
-
-def _high_half(words: np.ndarray) -> np.ndarray:
-    """A uint32 view of the high halves of a uint64 array (little-endian machines)."""
-    return words.view(np.uint32)[1::2] if np.little_endian else words.view(np.uint32)[0::2]
-
-
-def _low_half(words: np.ndarray) -> np.ndarray:
-    return words.view(np.uint32)[0::2] if np.little_endian else words.view(np.uint32)[1::2]
-
-
-def _any_equal_keys(packed: np.ndarray, qcode: np.ndarray) -> bool:
-    """True if two rows share a key (``packed`` is consumed). Keys embed the query, so when
-    each query's rows are contiguous (the usual run file) sorting within each query's block
-    suffices: blocks become rows of a padded matrix, sorted row by row."""
-    n = len(packed)
-    if n < 2:
-        return False
-    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
-    starts = np.concatenate(([0], change))
-    lengths = np.diff(np.concatenate((starts, [n])))
-    width = int(lengths.max())
-    contiguous = len(distinct(qcode[starts])) == len(starts)
-    if contiguous and width * len(starts) <= 2 * n:
-        if width * len(starts) == n:  # every query has the same depth: a free reshape
-            matrix = packed.reshape(len(starts), width)
-        else:
-            matrix = np.full((len(starts), width), np.iinfo(np.uint64).max, dtype=np.uint64)
-            dest = np.arange(n, dtype=np.int64)
-            dest += np.repeat(np.arange(len(starts), dtype=np.int64) * width - starts, lengths)
-            matrix.ravel()[dest] = packed
-            del packed, dest
-        matrix.sort(axis=1)
-        equal = matrix[:, 1:] == matrix[:, :-1]
-        equal &= matrix[:, 1:] != np.iinfo(np.uint64).max
-        return bool(equal.any())
-    packed.sort(kind="stable")
-    return bool((packed[1:] == packed[:-1]).any())
-
-
-def _query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
-    """Row ranges of about ``size`` rows that never split a query, when each query's rows are
-    contiguous (the usual run file); None otherwise.
-
-    >>> _query_slices(np.array([0, 0, 1, 1, 1, 2]), 3)
-    [(0, 5), (5, 6)]
-    >>> _query_slices(np.array([0, 1, 0]), 3) is None
-    True
-    """
-    n = len(qcode)
-    starts = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
-    starts = np.concatenate(([0], starts))
-    if len(distinct(qcode[starts])) != len(starts):
-        return None
-    cuts = distinct(starts[np.minimum(np.searchsorted(starts, np.arange(size, n, size)), len(starts) - 1)])
-    edges = [0] + [int(c) for c in cuts if 0 < c < n] + [n]
-    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-
-
-def _suspect_slices(doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray) -> list[tuple[int, int]]:
-    """Row ranges (never splitting a query) where a (query, document) pair of the ``known`` rows
-    may repeat (its hash repeats: the caller confirms); query by query in slices when queries
-    are contiguous."""
-    slices = _query_slices(qcode, SLICE_ROWS) or [(0, len(qcode))]
-    suspects = []
-    for start, stop in slices:
-        q = qcode[start:stop]
-        packed = _dedup_keys(q, doc.slice(start, stop - start))
-        keep = known[start:stop]
-        if not keep.all():
-            packed, q = packed[keep], q[keep]
-        if _any_equal_keys(packed, q):
-            suspects.append((start, stop))
-    return suspects
-
-
-def _repeated_rows(run: Run, qcode: np.ndarray, known: np.ndarray, start: int, stop: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``start:stop`` of known queries whose (query, document) pair repeats, sorted by
-    query, document (byte order), then row; and which of them repeat the pair of the row before.
-    Rows are first narrowed down by a 32-bit hash of the document; the documents' bytes decide."""
-    if known[start:stop].all():
-        rows = np.arange(start, stop, dtype=np.int64)
-        packed = _dedup_keys(qcode[start:stop], run.doc.slice(start, stop - start))
-    else:
-        rows = np.flatnonzero(known[start:stop]).astype(np.int64) + start
-        packed = _dedup_keys(qcode[rows], arrow.take_rows(run.doc, rows))
-    local = np.argsort(packed, kind="stable")
-    hs = packed[local]
-    del packed
-    same_key = hs[1:] == hs[:-1]
-    involved = np.zeros(len(hs), dtype=bool)
-    involved[1:] |= same_key
-    involved[:-1] |= same_key
-    cand = rows[local[involved]]
-    table = pa.Table.from_arrays([arrow.indices(qcode[cand]), arrow.take_rows(run.doc, cand), arrow.indices(cand)],
-                                 names=["query", "doc", "row"])
-    perm = to_numpy(kernels.sort_indices(table, [("query", "ascending"), ("doc", "ascending"),
-                                                 ("row", "ascending")]), np.int64)
-    ordered = cand[perm]
-    docs = arrow.take_rows(run.doc, ordered)
-    repeats = np.zeros(len(ordered), dtype=bool)
-    if len(ordered) > 1:
-        repeats[1:] = (qcode[ordered[1:]] == qcode[ordered[:-1]]) & to_numpy(
-            kernels.equal(docs.slice(1), docs.slice(0, len(ordered) - 1)))
-    return ordered, repeats
-
-
-def _earliest_repeat(ordered: np.ndarray, repeats: np.ndarray) -> tuple[int, int]:
-    """The earliest row that repeats a pair, and the first row of that pair.
-
-    >>> _earliest_repeat(np.array([2, 9, 4, 5]), np.array([False, True, False, True]))
-    (5, 4)
-    """
-    group_start = np.maximum.accumulate(np.where(repeats, 0, np.arange(len(repeats))))
-    at = np.flatnonzero(repeats)
-    i = int(at[np.argmin(ordered[at])])
-    return int(ordered[i]), int(ordered[group_start[i]])
-
-
-def _resolve_duplicates(run: Run, qcode: np.ndarray, policy: str,
-                        known: np.ndarray) -> tuple[np.ndarray | None, int]:
-    """Return a keep-mask (None if no duplicates) and the number of rows dropped.
-
-    Only rows of ``known`` queries are checked, and only in the slices of rows where a hash
-    repeats. Under ``policy='error'`` the first repeated row of the file is named.
-    """
-    found = [_repeated_rows(run, qcode, known, a, b) for a, b in _suspect_slices(run.doc, qcode, known)]
-    found = [(ordered, repeats) for ordered, repeats in found if repeats.any()]
-    if not found:
-        return None, 0
-    if policy == "error":
-        total = sum(int(repeats.sum()) for _, repeats in found)
-        row, first = min(_earliest_repeat(ordered, repeats) for ordered, repeats in found)
-        raise InputError(
-            f"document {run.doc[row].as_py()!r} is listed twice for query {run.query[row].as_py()!r} "
-            f"(first at line {_line(run.lines, first)}; {total} duplicate row(s) in all); "
-            "trec_eval refuses this. Pass duplicates='first' or 'best' to keep one occurrence",
-            source=run.source, line=_line(run.lines, row), field="doc",
-        )
-    keep = np.ones(len(qcode), dtype=bool)
-    for ordered, repeats in found:
-        if policy == "first":  # rows are in row order within a pair's group: later ones go
-            keep[ordered[repeats]] = False
-        else:  # best: highest score, then the earliest row
-            group = np.cumsum(~repeats)
-            best = np.lexsort((ordered, -run.score[ordered], group))
-            first_of = np.ones(len(best), dtype=bool)
-            first_of[1:] = group[best][1:] != group[best][:-1]
-            keep[ordered[best[~first_of]]] = False
-    return keep, int((~keep).sum())
-
-
 def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool
                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """For rows whose scores descend within each query (``tied`` from :func:`_sorted_ties`,
@@ -515,8 +374,8 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
         tied, local = _in_rank_order(q, _sorted_ties(q, skey), rows is not None)
         if tied is None:  # not in order: sort by one uint64 key, query high, score low
             packed = np.empty(len(score), dtype=np.uint64)
-            _high_half(packed)[:] = q
-            _low_half(packed)[:] = skey
+            high_half(packed)[:] = q
+            low_half(packed)[:] = skey
             local = np.argsort(packed, kind="stable")
             packed.sort(kind="stable")  # in place: the order of packed[local], without a second array
             tied = packed[1:] == packed[:-1]
@@ -597,19 +456,25 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     warnings: list[str] = list(run.notes)
     qcode = _query_codes(run.query, index)
     known = qcode >= 0
-    # duplicates matter only in queries that are evaluated (trec_eval checks those alone); the
-    # check runs on a second core while this thread sorts and joins the rows
+    # duplicates matter only in queries that are evaluated (trec_eval checks those alone). One
+    # pass hashes every document: it finds the slices where a pair may repeat and the rows whose
+    # document may be judged. On a large run a second thread starts it while this one sorts,
+    # then this one helps finish it
+    scanner = DocumentScanner(run.doc, qcode, known, index.judged_filter, SLICE_ROWS)
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = pool.submit(_resolve_duplicates, run, qcode, conv.duplicates, known)
+            pending = pool.submit(scanner.work)
             rows0 = None if bool(known.all()) else np.flatnonzero(known).astype(np.int64)
-            speculative = (_order_rows(run, qcode, rows0, conv), index.lookup(qcode, run.doc))
-            keep, dropped = pending.result()
+            speculative = _order_rows(run, qcode, rows0, conv)
+            scanner.work()
+            pending.result()
     else:
-        keep, dropped = _resolve_duplicates(run, qcode, conv.duplicates, known)
+        scanner.work()
+    scan = scanner.result()
+    keep, dropped = resolve_duplicates(run, qcode, conv.duplicates, known, scan.suspects)
     if dropped:
         warnings.append(duplicates_notice(run.name, dropped, conv.duplicates))
     if not known.all():
@@ -617,10 +482,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         warnings.append(unjudged_notice(run.name, len(unknown), int((~known).sum()), unknown[0].as_py()))
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
-    # labels are looked up for every row, whichever rows are kept: the speculative lookup stands
-    label_all = speculative[1] if speculative is not None else index.lookup(qcode, run.doc)
+    # labels are looked up for every row, whichever rows are kept
+    label_all = index.labels_at(qcode, run.doc, scan.candidates)
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
-        order, patch = speculative[0]
+        order, patch = speculative
     else:
         order, patch = _order_rows(run, qcode, rows, conv)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)

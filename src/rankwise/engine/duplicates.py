@@ -1,0 +1,281 @@
+"""One pass over a run's document ids: repeated (query, document) pairs and judged candidates.
+
+Each document id is hashed once (:func:`rankwise.engine.strings.string_hashes`), a slice of
+rows at a time that never splits a query. From the same hashes come two answers:
+
+- the slices where a (query, document) pair may repeat (two rows of a query share a hash); the
+  documents' bytes then decide (:func:`resolve_duplicates`);
+- the rows whose document may be judged (its hash passes :class:`JudgedFilter`); only those are
+  looked up in the qrels, so the exact lookup never hashes every row a second time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from rankwise.data import arrow, kernels
+from rankwise.data.arrow import to_numpy
+from rankwise.data.containers import Run
+from rankwise.engine.segments import distinct
+from rankwise.engine.strings import string_hashes
+from rankwise.errors import InputError
+
+
+def high_half(words: np.ndarray) -> np.ndarray:
+    """A uint32 view of the high halves of a uint64 array.
+
+    >>> w = np.array([(7 << 32) | 5], dtype=np.uint64); int(high_half(w)[0]), int(low_half(w)[0])
+    (7, 5)
+    """
+    return words.view(np.uint32)[1::2] if np.little_endian else words.view(np.uint32)[0::2]
+
+
+def low_half(words: np.ndarray) -> np.ndarray:
+    """A uint32 view of the low halves of a uint64 array (see :func:`high_half`)."""
+    return words.view(np.uint32)[0::2] if np.little_endian else words.view(np.uint32)[1::2]
+
+
+@dataclass(frozen=True)
+class JudgedFilter:
+    """Which document hashes may belong to a judged document: one flag per value of a hash's
+    top ``bits`` bits, set for every judged document. A judged document always passes; another
+    passes with probability (judged documents) / 2**bits, about 1/64 up to a quarter of a
+    million judged documents (16 MB of flags at most).
+
+    >>> f = JudgedFilter.of(pa.array(["d1", "d7"]))
+    >>> f.may_be_judged(string_hashes(pa.array(["d7", "d1", "x"]))).tolist()
+    [True, True, False]
+    """
+
+    bits: int
+    flags: np.ndarray
+
+    @classmethod
+    def of(cls, documents: pa.Array) -> JudgedFilter:
+        """The filter of the judged ``documents`` (distinct ids)."""
+        bits = int(np.clip(int(len(documents)).bit_length() + 6, 16, 24))
+        flags = np.zeros(1 << bits, dtype=bool)
+        if len(documents):
+            flags[string_hashes(documents) >> np.uint64(64 - bits)] = True
+        return cls(bits, flags)
+
+    def may_be_judged(self, hashes: np.ndarray) -> np.ndarray:
+        """True for each hash whose document may be judged."""
+        return self.flags[hashes >> np.uint64(64 - self.bits)]
+
+
+@dataclass
+class DocumentScan:
+    """What one pass over the document ids found: the row ranges where a (query, document)
+    pair may repeat, and the rows (ascending) whose document may be judged."""
+
+    suspects: list[tuple[int, int]]
+    candidates: np.ndarray
+
+
+class DocumentScanner:
+    """One pass over the documents of the ``known`` rows, ``slice_rows`` rows at a time
+    (never splitting a query when each query's rows are contiguous, the usual run file). Any
+    number of threads may call :meth:`work` at once: each takes the next slice not yet taken,
+    so a thread that finished its own task helps finish the scan; :meth:`result` gathers it.
+
+    >>> qcode = np.array([0, 0, 0, 1, 1]); known = np.ones(5, dtype=bool)
+    >>> doc = pa.array(["a", "b", "a", "a", "c"])
+    >>> scanner = DocumentScanner(doc, qcode, known, JudgedFilter.of(pa.array(["c"])), 3)
+    >>> scanner.work(); scan = scanner.result()
+    >>> scan.suspects, scan.candidates.tolist()   # query 0 repeats 'a'; only row 4 holds 'c'
+    ([(0, 3)], [4])
+    """
+
+    def __init__(self, doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray,
+                 judged: JudgedFilter, slice_rows: int) -> None:
+        import threading
+
+        self.doc, self.qcode, self.known, self.judged = doc, qcode, known, judged
+        self.slices = query_slices(qcode, slice_rows) or [(0, len(qcode))]
+        self.suspect = [False] * len(self.slices)
+        self.candidates: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(self.slices)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def work(self) -> None:
+        """Scan slices until none is left."""
+        while True:
+            with self._lock:
+                i = self._next
+                self._next += 1
+            if i >= len(self.slices):
+                return
+            self._scan(i)
+
+    def _scan(self, i: int) -> None:
+        start, stop = self.slices[i]
+        hashes = string_hashes(self.doc.slice(start, stop - start))
+        keep = self.known[start:stop]
+        may = self.judged.may_be_judged(hashes)
+        may &= keep
+        self.candidates[i] = np.flatnonzero(may).astype(np.int64) + start
+        del may
+        q = self.qcode[start:stop]
+        if not keep.all():
+            hashes, q = hashes[keep], q[keep]
+        self.suspect[i] = _any_repeat(hashes, q)
+
+    def result(self) -> DocumentScan:
+        """The suspect slices and candidate rows, once every slice is scanned."""
+        suspects = [s for s, flagged in zip(self.slices, self.suspect, strict=True) if flagged]
+        return DocumentScan(suspects, np.concatenate(self.candidates))
+
+
+def query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
+    """Row ranges of about ``size`` rows that never split a query, when each query's rows are
+    contiguous (the usual run file); None otherwise.
+
+    >>> query_slices(np.array([0, 0, 1, 1, 1, 2]), 3)
+    [(0, 5), (5, 6)]
+    >>> query_slices(np.array([0, 1, 0]), 3) is None
+    True
+    """
+    n = len(qcode)
+    starts = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+    starts = np.concatenate(([0], starts))
+    if len(distinct(qcode[starts])) != len(starts):
+        return None
+    cuts = distinct(starts[np.minimum(np.searchsorted(starts, np.arange(size, n, size)), len(starts) - 1)])
+    edges = [0] + [int(c) for c in cuts if 0 < c < n] + [n]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
+def _pack(qcode: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """(query, high 32 bits of the document hash) packed into one uint64 per row (``hashes``
+    becomes the result: no temporary)."""
+    hashes >>= np.uint64(32)
+    high_half(hashes)[:] = qcode
+    return hashes
+
+
+def _any_repeat(hashes: np.ndarray, qcode: np.ndarray) -> bool:
+    """True if two rows of one query share the high 32 bits of their document hash
+    (``hashes`` is consumed). When each query's rows are contiguous (the usual run file) the
+    query's block becomes a row of a matrix of 32-bit keys, sorted row by row; otherwise rows
+    are sorted by (query, key) packed in 64 bits."""
+    n = len(hashes)
+    if n < 2:
+        return False
+    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    lengths = np.diff(np.concatenate((starts, [n])))
+    width = int(lengths.max())
+    contiguous = len(distinct(qcode[starts])) == len(starts)
+    if not (contiguous and width * len(starts) <= 2 * n):
+        packed = _pack(qcode, hashes)
+        packed.sort(kind="stable")
+        return bool((packed[1:] == packed[:-1]).any())
+    keys = high_half(hashes)
+    if width * len(starts) == n:  # every query has the same depth: a free reshape
+        matrix = keys.copy().reshape(len(starts), width)
+    else:  # short queries are padded with the largest key, which no hash is given
+        empty = np.iinfo(np.uint32).max
+        np.minimum(keys, np.uint32(empty - 1), out=keys)
+        matrix = np.full((len(starts), width), empty, dtype=np.uint32)
+        dest = np.arange(n, dtype=np.int64)
+        dest += np.repeat(np.arange(len(starts), dtype=np.int64) * width - starts, lengths)
+        matrix.ravel()[dest] = keys
+        del dest
+    del hashes, keys
+    matrix.sort(axis=1)
+    equal = matrix[:, 1:] == matrix[:, :-1]
+    if width * len(starts) != n:
+        equal &= matrix[:, 1:] != np.iinfo(np.uint32).max
+    return bool(equal.any())
+
+
+def _repeated_rows(run: Run, qcode: np.ndarray, known: np.ndarray, start: int, stop: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``start:stop`` of known queries whose (query, document) pair repeats, sorted by
+    query, document (byte order), then row; and which of them repeat the pair of the row before.
+    Rows are first narrowed down by a 32-bit hash of the document; the documents' bytes decide."""
+    if known[start:stop].all():
+        rows = np.arange(start, stop, dtype=np.int64)
+        packed = _pack(qcode[start:stop], string_hashes(run.doc.slice(start, stop - start)))
+    else:
+        rows = np.flatnonzero(known[start:stop]).astype(np.int64) + start
+        packed = _pack(qcode[rows], string_hashes(arrow.take_rows(run.doc, rows)))
+    local = np.argsort(packed, kind="stable")
+    hs = packed[local]
+    del packed
+    same_key = hs[1:] == hs[:-1]
+    involved = np.zeros(len(hs), dtype=bool)
+    involved[1:] |= same_key
+    involved[:-1] |= same_key
+    cand = rows[local[involved]]
+    table = pa.Table.from_arrays([arrow.indices(qcode[cand]), arrow.take_rows(run.doc, cand), arrow.indices(cand)],
+                                 names=["query", "doc", "row"])
+    perm = to_numpy(kernels.sort_indices(table, [("query", "ascending"), ("doc", "ascending"),
+                                                 ("row", "ascending")]), np.int64)
+    ordered = cand[perm]
+    docs = arrow.take_rows(run.doc, ordered)
+    repeats = np.zeros(len(ordered), dtype=bool)
+    if len(ordered) > 1:
+        repeats[1:] = (qcode[ordered[1:]] == qcode[ordered[:-1]]) & to_numpy(
+            kernels.equal(docs.slice(1), docs.slice(0, len(ordered) - 1)))
+    return ordered, repeats
+
+
+def earliest_repeat(ordered: np.ndarray, repeats: np.ndarray) -> tuple[int, int]:
+    """The earliest row that repeats a pair, and the first row of that pair.
+
+    >>> earliest_repeat(np.array([2, 9, 4, 5]), np.array([False, True, False, True]))
+    (5, 4)
+    """
+    group_start = np.maximum.accumulate(np.where(repeats, 0, np.arange(len(repeats))))
+    at = np.flatnonzero(repeats)
+    i = int(at[np.argmin(ordered[at])])
+    return int(ordered[i]), int(ordered[group_start[i]])
+
+
+def _line(lines: np.ndarray | None, row: int) -> int:
+    return int(lines[row]) if lines is not None else row + 1
+
+
+def resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, known: np.ndarray,
+                       suspects: list[tuple[int, int]]) -> tuple[np.ndarray | None, int]:
+    """A keep-mask (None if no (query, document) pair repeats) and the number of rows dropped,
+    under ``policy`` (``error``, ``first`` or ``best``).
+
+    Only rows of ``known`` queries are checked, and only in the ``suspects`` slices (from
+    :class:`DocumentScanner`). Under ``policy='error'`` the first repeated row of the file is named.
+
+    >>> run = Run(["q", "q", "q"], ["a", "b", "a"], [3.0, 2.0, 5.0])
+    >>> known = np.ones(3, dtype=bool); qcode = np.zeros(3, dtype=np.int32)
+    >>> keep, dropped = resolve_duplicates(run, qcode, "best", known, [(0, 3)])
+    >>> keep.tolist(), dropped   # 'a' keeps its best score (row 2)
+    ([False, True, True], 1)
+    """
+    found = [_repeated_rows(run, qcode, known, a, b) for a, b in suspects]
+    found = [(ordered, repeats) for ordered, repeats in found if repeats.any()]
+    if not found:
+        return None, 0
+    if policy == "error":
+        total = sum(int(repeats.sum()) for _, repeats in found)
+        row, first = min(earliest_repeat(ordered, repeats) for ordered, repeats in found)
+        raise InputError(
+            f"document {run.doc[row].as_py()!r} is listed twice for query {run.query[row].as_py()!r} "
+            f"(first at line {_line(run.lines, first)}; {total} duplicate row(s) in all); "
+            "trec_eval refuses this. Pass duplicates='first' or 'best' to keep one occurrence",
+            source=run.source, line=_line(run.lines, row), field="doc",
+        )
+    keep = np.ones(len(qcode), dtype=bool)
+    for ordered, repeats in found:
+        if policy == "first":  # rows are in row order within a pair's group: later ones go
+            keep[ordered[repeats]] = False
+        else:  # best: highest score, then the earliest row
+            group = np.cumsum(~repeats)
+            best = np.lexsort((ordered, -run.score[ordered], group))
+            first_of = np.ones(len(best), dtype=bool)
+            first_of[1:] = group[best][1:] != group[best][:-1]
+            keep[ordered[best[~first_of]]] = False
+    return keep, int((~keep).sum())

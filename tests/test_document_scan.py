@@ -1,0 +1,89 @@
+"""The one hashing pass over a run's documents (engine.duplicates): the judged filter never
+loses a judged row, repeated pairs are always suspected, and threads sharing the scan find what
+one thread finds."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, _any_repeat
+from rankwise.engine.strings import string_hashes
+
+docs = st.text(alphabet="ab0é\x00", min_size=1, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 4), docs), min_size=1, max_size=60),
+       judged=st.lists(docs, max_size=20, unique=True), slice_rows=st.integers(1, 9),
+       grouped=st.booleans())
+def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, slice_rows, grouped) -> None:
+    if grouped:
+        rows = sorted(rows, key=lambda r: r[0])
+    qcode = np.array([q for q, _ in rows], dtype=np.int32)
+    known = qcode != 0  # query 0 has no judgments: its rows are neither looked up nor checked
+    doc = pa.array([d for _, d in rows])
+    scanner = DocumentScanner(doc, qcode, known, JudgedFilter.of(pa.array(judged, type=pa.string())), slice_rows)
+    scanner.work()
+    scan = scanner.result()
+    must = [i for i, (q, d) in enumerate(rows) if q != 0 and d in judged]
+    assert set(must) <= set(scan.candidates.tolist())
+    assert all(known[scan.candidates]) and np.all(np.diff(scan.candidates) > 0)
+    seen: dict[tuple[int, str], int] = {}
+    for i, (q, d) in enumerate(rows):
+        if q == 0:
+            continue
+        if (q, d) in seen:  # the repeat and its first row lie in one suspect slice
+            assert any(a <= seen[(q, d)] and i < b for a, b in scan.suspects)
+        seen.setdefault((q, d), i)
+
+
+def test_the_filter_drops_most_unjudged_documents() -> None:
+    # 1,000 judged ids: 2**16 flags (16 + 6 bits, the minimum is 16); 20,000 other ids pass at
+    # about 1,000 / 65,536 = 1.5%
+    judged = pa.array([f"j{i}" for i in range(1000)])
+    f = JudgedFilter.of(judged)
+    assert f.bits == 16
+    assert f.may_be_judged(string_hashes(judged)).all()
+    passed = f.may_be_judged(string_hashes(pa.array([f"other{i}" for i in range(20_000)]))).mean()
+    assert 0.005 < passed < 0.03
+
+
+def test_a_repeat_of_the_padding_key_is_found() -> None:
+    # queries of unequal depth pad their matrix rows with 0xFFFFFFFF; a document whose hash has
+    # those high 32 bits must still be seen twice
+    top = np.uint64(0xFFFFFFFF << 32)
+    hashes = np.array([top | np.uint64(1), top | np.uint64(2), 5 << 32, 7 << 32, 9 << 32], dtype=np.uint64)
+    qcode = np.array([0, 0, 1, 1, 1], dtype=np.int32)
+    assert _any_repeat(hashes.copy(), qcode)
+    assert not _any_repeat(np.array([top, 0, 5 << 32, 7 << 32, 9 << 32], dtype=np.uint64), qcode)
+    # the same through the unsorted fallback (queries not contiguous)
+    assert _any_repeat(hashes.copy(), np.array([0, 1, 0, 1, 1], dtype=np.int32)) is False
+    assert _any_repeat(hashes.copy(), np.array([0, 1, 1, 0, 1], dtype=np.int32)) is False
+    assert _any_repeat(hashes.copy(), np.array([0, 1, 0, 1, 0], dtype=np.int32)) is False
+    assert _any_repeat(hashes.copy(), np.array([1, 0, 1, 0, 1], dtype=np.int32)) is False
+    assert _any_repeat(hashes.copy(), np.array([0, 0, 1, 0, 1], dtype=np.int32))
+
+
+def test_threads_sharing_the_scan_find_what_one_finds() -> None:
+    rng = np.random.default_rng(3)
+    qcode = np.repeat(np.arange(400, dtype=np.int32), 50)
+    doc = pa.array([f"d{x}" for x in rng.integers(0, 3000, len(qcode))])  # many repeats
+    known = rng.random(len(qcode)) < 0.9
+    judged = JudgedFilter.of(pa.array([f"d{x}" for x in range(0, 3000, 7)]))
+    alone = DocumentScanner(doc, qcode, known, judged, 120)
+    alone.work()
+    shared = DocumentScanner(doc, qcode, known, judged, 120)
+    helpers = [threading.Thread(target=shared.work) for _ in range(3)]
+    for t in helpers:
+        t.start()
+    shared.work()
+    for t in helpers:
+        t.join()
+    one, many = alone.result(), shared.result()
+    assert one.suspects == many.suspects and len(one.suspects) > 10
+    assert one.candidates.tolist() == many.candidates.tolist()
