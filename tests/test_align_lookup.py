@@ -203,3 +203,27 @@ def test_queries_grouped_in_numeric_order_are_reordered_by_block(ties: str, prec
         shuffled = [rows[i] for i in rng.permutation(len(rows))]
         assert rankwise.evaluate(qrels, _frame(shuffled), metrics, ties=ties,
                                  score_precision=precision).per_query.equals(grouped.per_query)
+
+
+@settings(max_examples=200, deadline=None)
+@given(queries=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(-1, 2)), min_size=0, max_size=12),
+                        min_size=1, max_size=5))
+def test_tie_spans_are_the_groups_of_tied_rows_with_differing_labels(queries) -> None:
+    # each query: (score, label) rows in descending score order; a span is (query, first rank,
+    # size) of a maximal run of equal scores within one query whose labels are not all equal
+    expected = []
+    for q, rows in enumerate(queries):
+        rows = sorted(rows, key=lambda r: -r[0])
+        queries[q] = rows
+        rank = 0
+        while rank < len(rows):
+            end = rank
+            while end + 1 < len(rows) and rows[end + 1][0] == rows[rank][0]:
+                end += 1
+            if end > rank and len({label for _, label in rows[rank: end + 1]}) > 1:
+                expected.append([q, rank, end - rank + 1])
+            rank = end + 1
+    score = np.array([s for rows in queries for s, _ in rows], dtype=float)
+    label = np.array([lab for rows in queries for _, lab in rows], dtype=np.int32)
+    offsets = np.concatenate(([0], np.cumsum([len(rows) for rows in queries])))
+    assert align._tie_spans(score, offsets, label).tolist() == expected

@@ -635,20 +635,20 @@ def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
     bounds = offsets[1:-1]
     same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
     pairs = np.flatnonzero(same)  # row i ties with row i + 1
+    del same
     if len(pairs) == 0:
         return np.zeros((0, 3), dtype=np.int64)
     new_group = np.ones(len(pairs), dtype=bool)
     new_group[1:] = pairs[1:] != pairs[:-1] + 1
-    first = pairs[new_group]
-    last = np.append(pairs[np.flatnonzero(new_group)[1:] - 1], pairs[-1]) + 1
-    size = last - first + 1
-    members = np.repeat(first, size) + (np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size))
-    group_starts = np.concatenate(([0], np.cumsum(size)[:-1]))
-    lo = np.minimum.reduceat(label[members], group_starts)
-    hi = np.maximum.reduceat(label[members], group_starts)
-    mixed = lo != hi
+    group = np.cumsum(new_group) - 1  # the group of each tied pair
+    # a group's labels differ where one of its pairs has two different labels
+    mixed = distinct(group[label[pairs] != label[pairs + 1]])
+    starts = np.flatnonzero(new_group)
+    ends = np.append(starts[1:], len(pairs))  # a group of k pairs holds k + 1 rows
+    first = pairs[starts[mixed]]
+    size = ends[mixed] - starts[mixed] + 1
     q = np.searchsorted(offsets, first, side="right") - 1
-    return np.column_stack([q, first - offsets[q], size])[mixed].astype(np.int64)
+    return np.column_stack([q, first - offsets[q], size]).astype(np.int64)
 
 
 def _tie_groups(score: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
