@@ -132,6 +132,33 @@ def test_the_evaluating_commands_reuse_freed_heap_memory() -> None:
     assert out == ("True" if platform.libc_ver()[0] == "glibc" else "False")
 
 
+@pytest.mark.parametrize("command", ["trec-eval", "evaluate", "metrics"])
+def test_the_evaluating_commands_ask_numpy_for_no_huge_pages(command: str) -> None:
+    # the short evaluating commands set NUMPY_MADVISE_HUGEPAGE=0 before NumPy is imported (a
+    # huge page fault may stop to compact memory); other commands keep NumPy's default. The
+    # child reports NumPy's setting where the command would end
+    import os
+
+    args = {"trec-eval": ["-m", "map", QRELS, RUN], "evaluate": [QRELS, RUN, "-m", "map"], "metrics": []}[command]
+    code = ("import sys, os, atexit, rankwise.cli.quick as q\n"
+            "def report(status):\n"
+            "    import numpy\n"
+            "    print('huge pages', numpy._core.multiarray._get_madvise_hugepage(), file=sys.stderr)\n"
+            "    sys.stderr.flush(); os._exit(status)\n"
+            "q.exit_now = report\n"
+            "atexit.register(lambda: report(0))\n"
+            f"sys.argv = ['rankwise', {command!r}] + {args!r}\n"
+            "from rankwise.cli.entry import main\n"
+            "main()\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert f"huge pages {command == 'metrics'}" in done.stderr, done.stderr
+    # an explicit setting wins
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**env, "NUMPY_MADVISE_HUGEPAGE": "1"})
+    assert "huge pages True" in done.stderr, done.stderr
+
+
 def test_output_cut_short_ends_with_status_1(monkeypatch: pytest.MonkeyPatch) -> None:
     # `rankwise trec-eval -q ... | head -1`: writing to a pipe its reader closed raises
     # BrokenPipeError; the command ends with status 1 and no traceback, as Click's commands do
