@@ -134,9 +134,10 @@ def test_the_evaluating_commands_reuse_freed_heap_memory() -> None:
 
 @pytest.mark.parametrize("command", ["trec-eval", "evaluate", "metrics"])
 def test_the_evaluating_commands_ask_numpy_for_no_huge_pages(command: str) -> None:
-    # the short evaluating commands set NUMPY_MADVISE_HUGEPAGE=0 before NumPy is imported (a
-    # huge page fault may stop to compact memory); other commands keep NumPy's default. The
-    # child reports NumPy's setting where the command would end
+    # the short evaluating commands set NUMPY_MADVISE_HUGEPAGE=0 and OPENBLAS_NUM_THREADS=1
+    # before NumPy is imported (a huge page fault may stop to compact memory; idle OpenBLAS
+    # threads spin); other commands keep NumPy's defaults. The child reports NumPy's setting
+    # where the command would end
     import os
 
     args = {"trec-eval": ["-m", "map", QRELS, RUN], "evaluate": [QRELS, RUN, "-m", "map"], "metrics": []}[command]
@@ -144,15 +145,17 @@ def test_the_evaluating_commands_ask_numpy_for_no_huge_pages(command: str) -> No
             "def report(status):\n"
             "    import numpy\n"
             "    print('huge pages', numpy._core.multiarray._get_madvise_hugepage(), file=sys.stderr)\n"
+            "    print('blas threads', os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)\n"
             "    sys.stderr.flush(); os._exit(status)\n"
             "q.exit_now = report\n"
             "atexit.register(lambda: report(0))\n"
             f"sys.argv = ['rankwise', {command!r}] + {args!r}\n"
             "from rankwise.cli.entry import main\n"
             "main()\n")
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert f"huge pages {command == 'metrics'}" in done.stderr, done.stderr
+    assert f"blas threads {None if command == 'metrics' else 1}" in done.stderr, done.stderr
     # an explicit setting wins
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**env, "NUMPY_MADVISE_HUGEPAGE": "1"})

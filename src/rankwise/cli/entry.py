@@ -15,12 +15,12 @@ if TYPE_CHECKING:
 def main() -> None:
     """Run the ``rankwise`` command (``trec-eval`` and ``ndeval`` arguments bypass option
     parsing to keep their tools' syntax; ``evaluate`` starts without Typer when it can)."""
-    from rankwise.cli.process import release_freed_pages, without_huge_pages
+    from rankwise.cli.process import numpy_for_short_commands, release_freed_pages
 
     argv = sys.argv[1:]
     quick = bool(argv) and argv[0] in ("trec-eval", "ndeval", "evaluate")
     if quick:
-        without_huge_pages()  # before NumPy is imported
+        numpy_for_short_commands()  # before NumPy is imported
     release_freed_pages()
     if quick:
         from rankwise.cli.process import reuse_freed_heap

@@ -7,7 +7,8 @@ pieces of a run parsed and dropped one after the other do not add up in the proc
 memory, while a page freed by one step can still serve the next without being faulted in
 afresh (giving pages back at once doubled the system time of a large evaluation). The short
 commands that evaluate also have glibc keep freed heap memory for reuse (``reuse_freed_heap``)
-and NumPy ask for no transparent huge pages (``without_huge_pages``).
+and NumPy ask for no transparent huge pages and one OpenBLAS thread
+(``numpy_for_short_commands``).
 """
 
 from __future__ import annotations
@@ -65,28 +66,39 @@ def reuse_freed_heap() -> bool:
 
 
 
-def without_huge_pages() -> bool:
-    """Have NumPy, once imported, not ask the kernel for transparent huge pages (its default on
-    Linux 4.6+ for arrays of 4 MB and more); an explicit ``NUMPY_MADVISE_HUGEPAGE`` wins. False
-    if NumPy is already imported (the setting is read at its import).
+SHORT_COMMAND_NUMPY = {"NUMPY_MADVISE_HUGEPAGE": "0", "OPENBLAS_NUM_THREADS": "1"}
+"""Environment settings NumPy (and its OpenBLAS) read when imported, for the short commands."""
 
-    Where transparent huge pages are on request only (``madvise``, the usual setting), a huge
-    page fault may stop to compact memory first, and right after another process freed a lot
-    of memory (a benchmark, a pipeline) that is slow: on a 7-million-row run, six runs each
-    just after pytrec_eval, ``trec-eval`` took 1.40-1.67 s (median 1.59 s, system time 0.53 s)
-    without huge pages, against 1.55-2.01 s (median 1.67 s, system 0.69 s) with them.
 
-    >>> import os, subprocess, sys   # in a child: NumPy reads the setting when it is imported
-    >>> env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
-    >>> code = ("from rankwise.cli.process import without_huge_pages; first = without_huge_pages(); "
-    ...         "import numpy; print(first, numpy._core.multiarray._get_madvise_hugepage(), without_huge_pages())")
+def numpy_for_short_commands() -> bool:
+    """Set ``SHORT_COMMAND_NUMPY`` for NumPy's import: no transparent huge pages, and one
+    OpenBLAS thread. A setting already in the environment wins. False if NumPy is already
+    imported (it reads them at its import).
+
+    - Where transparent huge pages are on request only (``madvise``, the usual setting), NumPy
+      asks for them for arrays of 4 MB and more, and a huge page fault may stop to compact memory
+      first; right after another process freed a lot of memory (a benchmark, a pipeline) that is
+      slow. On a 7-million-row run, six runs each just after pytrec_eval, ``trec-eval`` took
+      1.40-1.67 s (median 1.59 s, system time 0.53 s) without huge pages, against 1.55-2.01 s
+      (median 1.67 s, system 0.69 s) with them.
+    - OpenBLAS starts a thread per core when NumPy is imported, and the threads spin for about
+      a tenth of a second before they sleep: 0.11 s of processor time on a 2-core machine
+      (user time of a small evaluation 0.29 s -> 0.18 s), taken from the reading threads on a
+      busy one. The short commands make no large matrix products.
+
+    >>> import os, subprocess, sys   # in a child: NumPy reads the settings when it is imported
+    >>> env = {k: v for k, v in os.environ.items() if k not in SHORT_COMMAND_NUMPY}
+    >>> code = ("from rankwise.cli.process import numpy_for_short_commands as setup; first = setup(); "
+    ...         "import numpy, os; print(first, numpy._core.multiarray._get_madvise_hugepage(), "
+    ...         "os.environ['OPENBLAS_NUM_THREADS'], setup())")
     >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout.split()
-    ['True', 'False', 'False']
+    ['True', 'False', '1', 'False']
     """
     import os
     import sys
 
     if "numpy" in sys.modules:
         return False
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    for name, value in SHORT_COMMAND_NUMPY.items():
+        os.environ.setdefault(name, value)
     return True
