@@ -32,6 +32,10 @@ def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, sli
     scan = scanner.result()
     must = [i for i, (q, d) in enumerate(rows) if q != 0 and d in judged]
     assert set(must) <= set(scan.candidates.tolist())
+    unfiltered = DocumentScanner(doc, qcode, known, None, slice_rows)  # every known row
+    unfiltered.work()
+    assert unfiltered.result().candidates.tolist() == np.flatnonzero(known).tolist()
+    assert unfiltered.result().suspects == scan.suspects
     assert all(known[scan.candidates]) and np.all(np.diff(scan.candidates) > 0)
     seen: dict[tuple[int, str], int] = {}
     for i, (q, d) in enumerate(rows):

@@ -460,7 +460,9 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # pass hashes every document: it finds the slices where a pair may repeat and the rows whose
     # document may be judged. On a large run a second thread starts it while this one sorts,
     # then this one helps finish it
-    scanner = DocumentScanner(run.doc, qcode, known, index.judged_filter, SLICE_ROWS)
+    # a run smaller than the judged vocabulary looks every row up (no filter to build)
+    judged = index.judged_filter if len(qcode) >= len(index.doc_vocab) else None
+    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS)
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
         from concurrent.futures import ThreadPoolExecutor

@@ -78,7 +78,8 @@ class DocumentScan:
 
 class DocumentScanner:
     """One pass over the documents of the ``known`` rows, ``slice_rows`` rows at a time
-    (never splitting a query when each query's rows are contiguous, the usual run file). Any
+    (never splitting a query when each query's rows are contiguous, the usual run file); with
+    no ``judged`` filter every known row is a candidate. Any
     number of threads may call :meth:`work` at once: each takes the next slice not yet taken,
     so a thread that finished its own task helps finish the scan; :meth:`result` gathers it.
 
@@ -91,7 +92,7 @@ class DocumentScanner:
     """
 
     def __init__(self, doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray,
-                 judged: JudgedFilter, slice_rows: int) -> None:
+                 judged: JudgedFilter | None, slice_rows: int) -> None:
         import threading
 
         self.doc, self.qcode, self.known, self.judged = doc, qcode, known, judged
@@ -115,7 +116,7 @@ class DocumentScanner:
         start, stop = self.slices[i]
         hashes = string_hashes(self.doc.slice(start, stop - start))
         keep = self.known[start:stop]
-        may = self.judged.may_be_judged(hashes)
+        may = keep.copy() if self.judged is None else self.judged.may_be_judged(hashes)
         may &= keep
         self.candidates[i] = np.flatnonzero(may).astype(np.int64) + start
         del may
