@@ -91,3 +91,21 @@ def test_threads_sharing_the_scan_find_what_one_finds() -> None:
     one, many = alone.result(), shared.result()
     assert one.suspects == many.suspects and len(one.suspects) > 10
     assert one.candidates.tolist() == many.candidates.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.text(alphabet="ab0é", max_size=20), min_size=1, max_size=40),
+       start=st.integers(0, 40), length=st.integers(0, 40))
+def test_a_slice_hashes_like_a_fresh_array_of_its_strings(values, start, length) -> None:
+    # a slice shares its parent's whole buffer; hashing it reads only its own bytes, and gives
+    # the hashes a fresh array of the same strings gets
+    start = min(start, len(values))
+    whole = pa.array(values)
+    part = whole.slice(start, length)
+    fresh = pa.array(values[start: start + length], type=pa.string())
+    assert string_hashes(part).tolist() == string_hashes(fresh).tolist()
+    from rankwise.engine.strings import string_words
+
+    words, lengths = string_words(part)
+    fresh_words, fresh_lengths = string_words(fresh)
+    assert words.tolist() == fresh_words.tolist() and lengths.tolist() == fresh_lengths.tolist()

@@ -19,11 +19,26 @@ def _offsets(arr: pa.Array) -> np.ndarray:
     return offsets(arr).astype(np.int64)
 
 
+def _values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets of ``arr``'s strings counted from its first one (int64), and the bytes from
+    its first string to the end of its last: a slice of a large array brings only its own
+    bytes, not its whole buffer.
+
+    >>> offs, raw = _values(pa.array(["ab", "c", "de"]).slice(1))
+    >>> offs.tolist(), raw.tobytes()
+    ([0, 1, 3], b'cde')
+    """
+    offs = _offsets(arr)
+    data = arr.buffers()[2]
+    if data is None or len(offs) == 0:
+        return offs - (offs[0] if len(offs) else 0), np.zeros(0, np.uint8)
+    first, last = int(offs[0]), int(offs[-1])
+    return offs - first, np.frombuffer(data, dtype=np.uint8)[first:last]
+
+
 def _chunk_words(arr: pa.Array, n_words: int, words: np.ndarray, lengths: np.ndarray) -> None:
     """Fill ``words``/``lengths`` (views of the output rows of this chunk)."""
-    offsets = _offsets(arr)
-    data = arr.buffers()[2]
-    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    offsets, data = _values(arr)
     width = 8 * n_words
     padded = np.zeros(len(data) + width, dtype=np.uint8)
     padded[: len(data)] = data
@@ -91,9 +106,7 @@ def _hash_words(chunk: pa.Array, rows: np.ndarray | None, width: int) -> np.ndar
     """Rows of ``width`` 8-byte words of the strings ``rows`` of ``chunk`` (None: all), as
     little-endian loads with the bytes past each string's end zeroed: equal strings give equal
     rows (the byte order inside a word does not matter for hashing, only for sorting)."""
-    offsets = _offsets(chunk)
-    data = chunk.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    offsets, raw = _values(chunk)
     padded = np.zeros(len(raw) + 8 * width + 8, dtype=np.uint8)
     padded[: len(raw)] = raw
     loads = np.ndarray(shape=(len(raw) + 8 * width,), dtype="<u8", buffer=padded, strides=(1,))
