@@ -230,9 +230,9 @@ def test_tie_spans_are_the_groups_of_tied_rows_with_differing_labels(queries) ->
 
 
 def test_labels_are_the_same_with_and_without_the_judged_filter() -> None:
-    # a run at least as long as the judged vocabulary looks up only the rows that pass the hash
-    # filter; a shorter one looks every row up. Extra judgments of another query grow the
-    # vocabulary past the run's length without changing this run's labels
+    # a run with at least as many rows as there are judgments looks up only the rows that pass
+    # the hash filter; a shorter one looks every row up. Extra judgments of another query grow
+    # the judgments past the run's length without changing this run's labels
     rng = np.random.default_rng(5)
     queries = np.repeat([f"q{i}" for i in range(30)], 40)
     docs = np.array([f"d{x}" for x in rng.integers(0, 400, len(queries))])
@@ -244,9 +244,9 @@ def test_labels_are_the_same_with_and_without_the_judged_filter() -> None:
     large = _qrels({**judged, **{("other", f"x{i}"): 1 for i in range(2 * len(queries))}})
     run = Run(list(queries), list(docs), scores, "r")
     filtered, _ = align.align(run, align.QrelsIndex.build(small), Conventions())
-    assert len(queries) >= len(align.QrelsIndex.build(small).doc_vocab)
+    assert len(queries) >= len(align.QrelsIndex.build(small).keys)
     unfiltered, _ = align.align(Run(list(queries), list(docs), scores, "r"), align.QrelsIndex.build(large),
                                 Conventions())
-    assert len(queries) < len(align.QrelsIndex.build(large).doc_vocab)
+    assert len(queries) < len(align.QrelsIndex.build(large).keys)
     assert filtered.label.tolist() == unfiltered.label.tolist()
     assert (filtered.label >= 0).sum() == sum(1 for v in judged.values() if v >= 0)

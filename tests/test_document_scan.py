@@ -17,9 +17,14 @@ from rankwise.engine.strings import string_hashes
 docs = st.text(alphabet="ab0é\x00", min_size=1, max_size=12)
 
 
+def _filter(pairs: list[tuple[int, str]]) -> JudgedFilter:
+    hashes = string_hashes(pa.array([d for _, d in pairs], type=pa.string()))
+    return JudgedFilter.of(hashes, np.array([q for q, _ in pairs], dtype=np.int32))
+
+
 @settings(max_examples=150, deadline=None)
 @given(rows=st.lists(st.tuples(st.integers(0, 4), docs), min_size=1, max_size=60),
-       judged=st.lists(docs, max_size=20, unique=True), slice_rows=st.integers(1, 9),
+       judged=st.lists(st.tuples(st.integers(1, 4), docs), max_size=20, unique=True), slice_rows=st.integers(1, 9),
        grouped=st.booleans())
 def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, slice_rows, grouped) -> None:
     if grouped:
@@ -27,10 +32,10 @@ def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, sli
     qcode = np.array([q for q, _ in rows], dtype=np.int32)
     known = qcode != 0  # query 0 has no judgments: its rows are neither looked up nor checked
     doc = pa.array([d for _, d in rows])
-    scanner = DocumentScanner(doc, qcode, known, JudgedFilter.of(pa.array(judged, type=pa.string())), slice_rows)
+    scanner = DocumentScanner(doc, qcode, known, _filter(judged), slice_rows)
     scanner.work()
     scan = scanner.result()
-    must = [i for i, (q, d) in enumerate(rows) if q != 0 and d in judged]
+    must = [i for i, row in enumerate(rows) if row[0] != 0 and row in judged]
     assert set(must) <= set(scan.candidates.tolist())
     unfiltered = DocumentScanner(doc, qcode, known, None, slice_rows)  # every known row
     unfiltered.work()
@@ -46,15 +51,18 @@ def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, sli
         seen.setdefault((q, d), i)
 
 
-def test_the_filter_drops_most_unjudged_documents() -> None:
-    # 1,000 judged ids: 2**16 flags (16 + 6 bits, the minimum is 16); 20,000 other ids pass at
-    # about 1,000 / 65,536 = 1.5%
-    judged = pa.array([f"j{i}" for i in range(1000)])
-    f = JudgedFilter.of(judged)
+def test_the_filter_drops_most_unjudged_pairs() -> None:
+    # 1,000 judged pairs: 2**16 flags (10 + 6 bits; the minimum is 16). The judged documents
+    # asked for under another query, and 20,000 other documents, pass at about
+    # 1,000 / 65,536 = 1.5%
+    pairs = [(i % 50, f"j{i}") for i in range(1000)]
+    f = _filter(pairs)
     assert f.bits == 16
-    assert f.may_be_judged(string_hashes(judged)).all()
-    passed = f.may_be_judged(string_hashes(pa.array([f"other{i}" for i in range(20_000)]))).mean()
-    assert 0.005 < passed < 0.03
+    hashes = string_hashes(pa.array([d for _, d in pairs]))
+    assert f.may_be_judged(hashes, np.array([q for q, _ in pairs])).all()
+    assert 0.005 < f.may_be_judged(hashes, np.array([q + 50 for q, _ in pairs])).mean() < 0.03
+    others = string_hashes(pa.array([f"other{i}" for i in range(20_000)]))
+    assert 0.005 < f.may_be_judged(others, np.zeros(20_000, dtype=np.int32)).mean() < 0.03
 
 
 def test_a_repeat_of_the_padding_key_is_found() -> None:
@@ -78,7 +86,7 @@ def test_threads_sharing_the_scan_find_what_one_finds() -> None:
     qcode = np.repeat(np.arange(400, dtype=np.int32), 50)
     doc = pa.array([f"d{x}" for x in rng.integers(0, 3000, len(qcode))])  # many repeats
     known = rng.random(len(qcode)) < 0.9
-    judged = JudgedFilter.of(pa.array([f"d{x}" for x in range(0, 3000, 7)]))
+    judged = _filter([(q, f"d{x}") for q in range(0, 400, 3) for x in range(q, 3000, 97)])
     alone = DocumentScanner(doc, qcode, known, judged, 120)
     alone.work()
     shared = DocumentScanner(doc, qcode, known, judged, 120)

@@ -21,6 +21,7 @@ from rankwise.engine.conventions import Conventions
 from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, high_half, low_half, resolve_duplicates
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from rankwise.engine.segments import distinct
+from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError, Notice
 
 
@@ -143,8 +144,9 @@ class QrelsIndex:
 
     @cached_property
     def judged_filter(self) -> JudgedFilter:
-        """The hash filter of the judged documents (rows that fail it need no lookup)."""
-        return JudgedFilter.of(self.doc_vocab)
+        """The hash filter of the judged (query, document) pairs (rows that fail it need no lookup)."""
+        doc_hashes = string_hashes(self.doc_vocab)
+        return JudgedFilter.of(doc_hashes[self.keys % np.int64(max(len(self.doc_vocab), 1))], self.key_query)
 
     def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
         """Label of every row as :meth:`lookup` gives it, looking up only ``rows`` (ascending;
@@ -460,8 +462,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # pass hashes every document: it finds the slices where a pair may repeat and the rows whose
     # document may be judged. On a large run a second thread starts it while this one sorts,
     # then this one helps finish it
-    # a run smaller than the judged vocabulary looks every row up (no filter to build)
-    judged = index.judged_filter if len(qcode) >= len(index.doc_vocab) else None
+    # a run with fewer rows than there are judgments looks every row up (no filter to build)
+    judged = index.judged_filter if len(qcode) >= len(index.keys) else None
     scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS)
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:

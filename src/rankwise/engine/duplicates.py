@@ -5,8 +5,8 @@ rows at a time that never splits a query. From the same hashes come two answers:
 
 - the slices where a (query, document) pair may repeat (two rows of a query share a hash); the
   documents' bytes then decide (:func:`resolve_duplicates`);
-- the rows whose document may be judged (its hash passes :class:`JudgedFilter`); only those are
-  looked up in the qrels, so the exact lookup never hashes every row a second time.
+- the rows whose (query, document) pair may be judged (its hash passes :class:`JudgedFilter`);
+  only those are looked up in the qrels, so the exact lookup never hashes every row again.
 """
 
 from __future__ import annotations
@@ -38,15 +38,34 @@ def low_half(words: np.ndarray) -> np.ndarray:
     return words.view(np.uint32)[0::2] if np.little_endian else words.view(np.uint32)[1::2]
 
 
+_QUERY_MIX = np.uint64(0x9E3779B97F4A7C15)
+_PAIR_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def pair_hashes(doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (query code, document hash) pair; its high bits mix both.
+
+    >>> h = np.array([5, 5, 6], dtype=np.uint64)
+    >>> p = pair_hashes(h, np.array([0, 1, 0])); bool(p[0] != p[1]), bool(p[0] != p[2])
+    (True, True)
+    """
+    with np.errstate(over="ignore"):
+        mixed = qcode.astype(np.uint64) * _QUERY_MIX
+        mixed ^= doc_hashes
+        mixed *= _PAIR_MIX
+    return mixed
+
+
 @dataclass(frozen=True)
 class JudgedFilter:
-    """Which document hashes may belong to a judged document: one flag per value of a hash's
-    top ``bits`` bits, set for every judged document. A judged document always passes; another
-    passes with probability (judged documents) / 2**bits, about 1/64 up to a quarter of a
-    million judged documents (16 MB of flags at most).
+    """Which (query, document) pairs may be judged: one flag per value of the top ``bits`` bits
+    of a pair's hash (:func:`pair_hashes`), set for every judged pair. A judged pair always
+    passes; another passes with probability (judged pairs) / 2**bits, about 1/64 up to a
+    quarter of a million judgments (16 MB of flags at most).
 
-    >>> f = JudgedFilter.of(pa.array(["d1", "d7"]))
-    >>> f.may_be_judged(string_hashes(pa.array(["d7", "d1", "x"]))).tolist()
+    >>> docs = string_hashes(pa.array(["d1", "d7", "x"]))
+    >>> f = JudgedFilter.of(docs[:2], np.array([0, 3]))      # d1 judged for query 0, d7 for 3
+    >>> f.may_be_judged(docs, np.array([0, 3, 0])).tolist()
     [True, True, False]
     """
 
@@ -54,17 +73,17 @@ class JudgedFilter:
     flags: np.ndarray
 
     @classmethod
-    def of(cls, documents: pa.Array) -> JudgedFilter:
-        """The filter of the judged ``documents`` (distinct ids)."""
-        bits = int(np.clip(int(len(documents)).bit_length() + 6, 16, 24))
+    def of(cls, doc_hashes: np.ndarray, qcode: np.ndarray) -> JudgedFilter:
+        """The filter of the judged pairs (query code, hash of the document)."""
+        bits = int(np.clip(int(len(doc_hashes)).bit_length() + 6, 16, 24))
         flags = np.zeros(1 << bits, dtype=bool)
-        if len(documents):
-            flags[string_hashes(documents) >> np.uint64(64 - bits)] = True
+        if len(doc_hashes):
+            flags[pair_hashes(doc_hashes, qcode) >> np.uint64(64 - bits)] = True
         return cls(bits, flags)
 
-    def may_be_judged(self, hashes: np.ndarray) -> np.ndarray:
-        """True for each hash whose document may be judged."""
-        return self.flags[hashes >> np.uint64(64 - self.bits)]
+    def may_be_judged(self, doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
+        """True for each (document hash, query code) pair that may be judged."""
+        return self.flags[pair_hashes(doc_hashes, qcode) >> np.uint64(64 - self.bits)]
 
 
 @dataclass
@@ -85,10 +104,11 @@ class DocumentScanner:
 
     >>> qcode = np.array([0, 0, 0, 1, 1]); known = np.ones(5, dtype=bool)
     >>> doc = pa.array(["a", "b", "a", "a", "c"])
-    >>> scanner = DocumentScanner(doc, qcode, known, JudgedFilter.of(pa.array(["c"])), 3)
+    >>> judged = JudgedFilter.of(string_hashes(pa.array(["c", "a"])), np.array([1, 1]))
+    >>> scanner = DocumentScanner(doc, qcode, known, judged, 3)
     >>> scanner.work(); scan = scanner.result()
-    >>> scan.suspects, scan.candidates.tolist()   # query 0 repeats 'a'; only row 4 holds 'c'
-    ([(0, 3)], [4])
+    >>> scan.suspects, scan.candidates.tolist()   # query 0 repeats 'a'; query 1 judges 'a', 'c'
+    ([(0, 3)], [3, 4])
     """
 
     def __init__(self, doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray,
@@ -116,11 +136,11 @@ class DocumentScanner:
         start, stop = self.slices[i]
         hashes = string_hashes(self.doc.slice(start, stop - start))
         keep = self.known[start:stop]
-        may = keep.copy() if self.judged is None else self.judged.may_be_judged(hashes)
+        q = self.qcode[start:stop]
+        may = keep.copy() if self.judged is None else self.judged.may_be_judged(hashes, q)
         may &= keep
         self.candidates[i] = np.flatnonzero(may).astype(np.int64) + start
         del may
-        q = self.qcode[start:stop]
         if not keep.all():
             hashes, q = hashes[keep], q[keep]
         self.suspect[i] = _any_repeat(hashes, q)
