@@ -46,7 +46,7 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
             valid = kernels.is_valid(values)
             row = int(np.flatnonzero(~np.asarray(valid.to_numpy(zero_copy_only=False)))[0])
             raise InputError(f"expected an id, got a null ({values.null_count} in all)", source=source,
-                             line=_line_of(lines, row), field=field)
+                             line=line_of(lines, row), field=field)
         if _is_text(values.type, keep_dictionary):
             return values
     if isinstance(values, pa.ChunkedArray):
@@ -58,7 +58,7 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
             if isinstance(v, str):
                 texts.append(v)
             elif _missing(v):
-                raise InputError(f"expected an id, got {v!r}", source=source, line=_line_of(lines, row),
+                raise InputError(f"expected an id, got {v!r}", source=source, line=line_of(lines, row),
                                  field=field)
             else:
                 texts.append(str(v))
@@ -70,7 +70,13 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
     return values
 
 
-def _line_of(lines: np.ndarray | None, row: int) -> int:
+def line_of(lines: np.ndarray | None, row: int) -> int:
+    """The file line of ``row`` (0-based), from the container's ``lines``; rows count from 1
+    when there are none.
+
+    >>> line_of(np.array([3, 7]), 1), line_of(None, 1)
+    (7, 2)
+    """
     return int(lines[row]) if lines is not None else row + 1
 
 
@@ -119,7 +125,7 @@ def integer_labels(values: Any, source: str, lines: np.ndarray | None = None) ->
 def _label_error(value: Any, source: str, lines: np.ndarray | None, row: int) -> InputError:
     value = value.item() if isinstance(value, np.generic) else value
     return InputError(f"expected an integer between -2^63 and 2^63 - 1, got {value!r}",
-                      source=source, line=_line_of(lines, row), field="label")
+                      source=source, line=line_of(lines, row), field="label")
 
 
 def _frame(query: Any, doc: Any, value_name: str, values: np.ndarray) -> Any:
@@ -260,7 +266,7 @@ class Run:
                     float(value)
                 except (TypeError, ValueError, OverflowError):
                     raise InputError(f"expected a number, got {value!r}", source=self.source,
-                                     line=_line_of(self.lines, row), field="score") from None
+                                     line=line_of(self.lines, row), field="score") from None
             raise
         if not (len(self.query) == len(self.doc) == len(self.score)):
             raise InputError("query, doc and score columns differ in length", source=self.source)
@@ -271,7 +277,7 @@ class Run:
             row = int(np.flatnonzero(nan)[0])
             raise InputError(
                 f"expected a number, got NaN ({int(nan.sum())} NaN score(s) in all): NaN scores have no order",
-                source=self.source, line=_line_of(self.lines, row), field="score",
+                source=self.source, line=line_of(self.lines, row), field="score",
             )
 
     def __len__(self) -> int:

@@ -16,17 +16,13 @@ import pyarrow as pa
 
 from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
-from rankwise.data.containers import Qrels, Run
+from rankwise.data.containers import Qrels, Run, line_of
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, high_half, low_half, resolve_duplicates
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from rankwise.engine.segments import distinct
 from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError, Notice
-
-
-def _line(lines: np.ndarray | None, row: int) -> int:
-    return int(lines[row]) if lines is not None else row + 1
 
 
 def join_keys(qcode: np.ndarray, dcode: np.ndarray, n_docs: int) -> np.ndarray:
@@ -85,9 +81,9 @@ class QrelsIndex:
             first, second = sort[dup[0]], sort[dup[0] + 1]
             raise InputError(
                 f"document {qrels.doc[int(second)].as_py()!r} is judged twice for query "
-                f"{qrels.query[int(second)].as_py()!r} (first at line {_line(qrels.lines, int(first))}); "
+                f"{qrels.query[int(second)].as_py()!r} (first at line {line_of(qrels.lines, int(first))}); "
                 "expected one judgment per (query, document)",
-                source=qrels.source, line=_line(qrels.lines, int(second)), field="doc",
+                source=qrels.source, line=line_of(qrels.lines, int(second)), field="doc",
             )
         judged = labels >= 0
         level_values = distinct(labels[judged])
@@ -150,7 +146,7 @@ class QrelsIndex:
 
     def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
         """Label of every row as :meth:`lookup` gives it, looking up only ``rows`` (ascending;
-        the rows whose document may be judged): every other row is NONPOOL.
+        the rows whose (query, document) pair may be judged): every other row is NONPOOL.
 
         >>> index = QrelsIndex.build(Qrels(["q1", "q1"], ["d1", "d2"], [2, 0]))
         >>> index.labels_at(np.array([0, 0, 0]), pa.array(["d2", "x", "d1"]), np.array([0, 2])).tolist()
@@ -460,9 +456,9 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     known = qcode >= 0
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone). One
     # pass hashes every document: it finds the slices where a pair may repeat and the rows whose
-    # document may be judged. On a large run a second thread starts it while this one sorts,
-    # then this one helps finish it
-    # a run with fewer rows than there are judgments looks every row up (no filter to build)
+    # (query, document) pair may be judged (a run with fewer rows than there are judgments
+    # builds no filter: every row is looked up). On a large run a second thread starts the pass
+    # while this one sorts, then this one helps finish it
     judged = index.judged_filter if len(qcode) >= len(index.keys) else None
     scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS)
     speculative = None

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
-from rankwise.data.containers import Run
+from rankwise.data.containers import Run, line_of
 from rankwise.engine.segments import distinct
 from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError
@@ -89,7 +89,7 @@ class JudgedFilter:
 @dataclass
 class DocumentScan:
     """What one pass over the document ids found: the row ranges where a (query, document)
-    pair may repeat, and the rows (ascending) whose document may be judged."""
+    pair may repeat, and the rows (ascending) whose pair may be judged."""
 
     suspects: list[tuple[int, int]]
     candidates: np.ndarray
@@ -258,10 +258,6 @@ def earliest_repeat(ordered: np.ndarray, repeats: np.ndarray) -> tuple[int, int]
     return int(ordered[i]), int(ordered[group_start[i]])
 
 
-def _line(lines: np.ndarray | None, row: int) -> int:
-    return int(lines[row]) if lines is not None else row + 1
-
-
 def resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, known: np.ndarray,
                        suspects: list[tuple[int, int]]) -> tuple[np.ndarray | None, int]:
     """A keep-mask (None if no (query, document) pair repeats) and the number of rows dropped,
@@ -285,9 +281,9 @@ def resolve_duplicates(run: Run, qcode: np.ndarray, policy: str, known: np.ndarr
         row, first = min(earliest_repeat(ordered, repeats) for ordered, repeats in found)
         raise InputError(
             f"document {run.doc[row].as_py()!r} is listed twice for query {run.query[row].as_py()!r} "
-            f"(first at line {_line(run.lines, first)}; {total} duplicate row(s) in all); "
+            f"(first at line {line_of(run.lines, first)}; {total} duplicate row(s) in all); "
             "trec_eval refuses this. Pass duplicates='first' or 'best' to keep one occurrence",
-            source=run.source, line=_line(run.lines, row), field="doc",
+            source=run.source, line=line_of(run.lines, row), field="doc",
         )
     keep = np.ones(len(qcode), dtype=bool)
     for ordered, repeats in found:
