@@ -10,8 +10,9 @@ import pytest
 
 SRC = Path(__file__).parent.parent / "src" / "rankwise"
 
-LAYERS = {
+LAYERS: dict[str, float] = {
     "errors": 0, "_version": 0,
+    "params": 0.5,  # typed parameters and the registry of every pluggable family
     "data": 1,
     "engine": 2,
     "metrics": 3,

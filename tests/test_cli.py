@@ -98,3 +98,30 @@ def test_evaluate_profile_option() -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["metrics"]["precision@10"]["signature"].startswith("es_precision_k=10|ties=input")
+
+
+def test_metrics_filter_and_pipe_width() -> None:
+    """``rankwise metrics FILTER`` searches names, spellings and definitions; in a pipe every
+    line fits 80 columns (it printed 370-450 character lines before)."""
+    res = runner.invoke(app, ["metrics", "reciprocal"])
+    assert res.exit_code == 0
+    names = [line for line in res.stdout.splitlines() if line and not line.startswith(" ")]
+    assert names[:3] == ["recip_rank  (also RR)", "RR_cut  (also RR@k)", "ARHR  (also ARHR@k)"]
+    whole = runner.invoke(app, ["metrics"])
+    assert whole.exit_code == 0 and max(len(line) for line in whole.stdout.splitlines()) <= 80
+    assert "bpref" in whole.stdout and "rbp_resid" in whole.stdout
+    none = runner.invoke(app, ["metrics", "no-such-thing"])
+    assert none.exit_code == 2 and "no metric matches 'no-such-thing'" in none.output
+
+
+def test_list_every_registered_family() -> None:
+    res = runner.invoke(app, ["list"])
+    counts = dict(line.split()[:2] for line in res.stdout.splitlines())
+    assert counts == {"metrics": "99", "click-models": "11", "estimators": "6", "slate-estimators": "3",
+                      "interleaving": "4", "fusion": "25"}
+    rrf = runner.invoke(app, ["list", "fusion", "reciprocal"])
+    assert rrf.stdout.splitlines() == ["rrf", "    Reciprocal rank fusion: sum 1/(k + R).",
+                                       "    parameter: k=60 (0..inf): the rank constant",
+                                       "    reference: Cormack et al. 2009; ranx rrf"]
+    typo = runner.invoke(app, ["list", "clik-models"])
+    assert typo.exit_code == 2 and "did you mean 'click-models'?" in typo.output

@@ -3,7 +3,9 @@ Yandex-format reader on CLARA 2, predictions into the click metrics."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -287,7 +289,7 @@ def test_a_saved_model_predicts_the_same(kind: str, tmp_path: Path) -> None:
 
 def test_bad_model_files_are_named(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
-    path.write_text('{"format": "rankwise-click-model", "model": "xyz"}')
+    path.write_text('{"format": "rankwise-click-model", "version": 1, "model": "xyz"}')
     with pytest.raises(InputError, match=r"m\.json: field 'model': unknown model 'xyz'"):
         clicks.load_model(path)
     with pytest.raises(InputError, match="ULTRA parameter file"):
@@ -295,6 +297,35 @@ def test_bad_model_files_are_named(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(InputError, match=r"m\.json:1: not JSON"):
         clicks.load_model(path)
+
+
+def _tampered(tmp_path: Path, change: Any) -> Path:
+    """A saved PBM with one part of its JSON changed by ``change(document)``."""
+    log = clicks.ClickLog.from_arrays(["q"] * 2, [["a", "b"], ["b", "a"]], [[1, 0], [0, 1]])
+    path = tmp_path / "pbm.json"
+    clicks.save_model(clicks.PBM().fit(log, iterations=2), path)
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["parameters"].update(gamma=[7.5, 0.5]), r"field 'gamma': expected probabilities in \[0, 1\], got 7.5"),
+    (lambda d: d["parameters"].update(gamma=[-1, 0.5]), r"'gamma': expected probabilities in \[0, 1\], got -1.0"),
+    (lambda d: d["parameters"].update(gamma=[float("nan"), 0.5]), r"'gamma': expected probabilities .*, got nan"),
+    (lambda d: d["parameters"].update(gamma=[[0.5]]), r"'gamma': expected N numbers, got shape \(1, 1\)"),
+    (lambda d: d["pairs"].update(attractiveness=[0.5]), "pairs need 2 values of 'attractiveness'"),
+    (lambda d: d.update(version=7), "field 'version': unknown version 7; this rankwise reads version 1"),
+    (lambda d: d["settings"].update(prior=[1, 2, 3]), "field 'settings': pbm: prior must be 2 numbers"),
+    (lambda d: d["settings"].update(floor=0.1), r"pbm: unknown parameter\(s\) floor"),
+    (lambda d: d["pairs"].update(doc=["a", "a"]), "a \\(query, document\\) pair is listed twice"),
+])
+def test_saved_models_are_validated_on_load(tmp_path: Path, change: Any, message: str) -> None:
+    """A saved model with a parameter out of range, of the wrong shape, an unknown version or
+    setting is refused with the file and field named (it loaded and simulated garbage before)."""
+    with pytest.raises(InputError, match=message):
+        clicks.load_model(_tampered(tmp_path, change))
 
 
 def test_ultra_models_simulate_their_definitions() -> None:
@@ -364,7 +395,7 @@ def test_cli_fit_evaluate_rank_simulate_convert(tmp_path: Path) -> None:
 
 def test_cli_errors_name_the_problem(tmp_path: Path) -> None:
     out = _cli("fit", DATA / "clara2_head.tsv", "--model", "xyz", "-o", tmp_path / "m.json")
-    assert out.exit_code == 2 and "unknown model 'xyz'" in out.output
+    assert out.exit_code == 2 and "unknown click model 'xyz'" in out.output
     out = _cli("simulate", DATA / "clara2_head.tsv", "--model", DATA / "ultra" / "pbm_0.1_1.0_4_1.0.json",
                "-o", tmp_path / "s.tsv")
     assert out.exit_code == 2 and "give the relevance labels with --qrels" in out.output

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise.errors import InputError
+from rankwise.errors import InputError, ParameterError
 from rankwise.online.counterfactual import estimate, estimate_all, from_action_dist, round_terms
 from rankwise.online.ranking_estimators import (
     cascade_propensities,
@@ -71,7 +71,7 @@ def test_estimate_row_and_table() -> None:
 
 
 def test_bad_input_is_refused() -> None:
-    with pytest.raises(InputError, match="unknown estimator"):
+    with pytest.raises(ParameterError, match="unknown estimator"):
         round_terms("ipw", [1], [0.5], [0.5])
     with pytest.raises(InputError, match=r"in \(0, 1\]; round 1 has 0.0"):
         round_terms("ips", [1, 1], [0.5, 0.0], [0.5, 0.5])

@@ -555,3 +555,60 @@ def test_ctr_interval_coverage_on_clustered_users() -> None:
         covered_binomial += abs(d.difference) <= 1.959964 * se
     assert abs(covered_delta / reps - 0.95) <= 0.014
     assert covered_binomial / reps < 0.90
+
+
+# -- no silent wrong number (issue #37) ------------------------------------------------------------
+
+def _per_unit(n: int = 40, seed: int = 5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"user": [f"u{i}" for i in range(n)], "variant": ["control", "treat"] * (n // 2),
+                         "clicks": rng.integers(0, 3, n), "views": rng.integers(1, 5, n)})
+
+
+def test_blank_unit_or_variant_is_refused_with_its_row(tmp_path: Path) -> None:
+    frame = _per_unit()
+    frame.loc[3, "user"] = ""          # empty unit ids merged into one unit before
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"log\.csv:5: field 'user': empty user"):
+        online.analyze(str(path), unit="user", metrics=["clicks"])
+    frame = _per_unit()
+    frame["variant"] = frame["variant"].astype(object)
+    frame.loc[6, "variant"] = "  "     # became an arm named '' before
+    with pytest.raises(InputError, match="field 'variant': empty variant"):
+        online.analyze(frame, unit="user", metrics=["clicks"])
+
+
+def test_arms_that_cannot_be_compared_are_blank_with_a_warning() -> None:
+    frame = _per_unit()
+    one = pd.concat([frame[frame.variant == "control"], frame[frame.variant == "treat"].head(1)])
+    result = online.analyze(one, unit="user", metrics=["clicks"])
+    row = result.table.iloc[0]
+    assert row["n"] == 1 and math.isnan(row["p_value"]) and not row["significant"]   # p = 1.0 before
+    assert "'treat' has 1 unit(s); a comparison needs at least 2" in result.warnings[-1]
+    zero = frame.assign(views=np.where(frame.variant == "treat", 0, frame.views))
+    result = online.analyze(zero, unit="user", metrics=["ctr=clicks/views", "clicks"])
+    ctr, clicks = result.table.iloc[0], result.table.iloc[1]
+    assert math.isnan(ctr["p_value"]) and "its value in 'treat' is inf" in result.warnings[0]
+    # the comparison that was made is corrected alone (Holm over one p-value: unchanged)
+    assert clicks["p_corrected"] == clicks["p_value"]
+    declared = online.analyze(frame, unit="user", metrics=["clicks"], variants=["control", "treat", "other"])
+    assert declared.table["n"].tolist() == [20, 0] and "'other' has 0 unit(s)" in declared.warnings[-1]
+    with pytest.raises(OptionError, match="the data has one variant"):
+        online.analyze(frame[frame.variant == "control"], unit="user", metrics=["clicks"])
+    huge = frame.astype({"clicks": float})
+    huge.loc[0, "clicks"] = 1e308
+    result = online.analyze(huge, unit="user", metrics=["clicks"])   # OverflowError before
+    assert math.isnan(result.table.iloc[0]["p_value"]) and "not a finite number" in result.warnings[-1]
+
+
+def test_the_table_marks_only_what_it_shows() -> None:
+    from rankwise.report.ab import ab_grid
+
+    frame = _per_unit()
+    plain = ab_grid(online.analyze(frame, unit="user", metrics=["clicks"]))
+    assert "significant after correction" not in plain.note   # printed although nothing was significant
+    one = pd.concat([frame[frame.variant == "control"], frame[frame.variant == "treat"].head(1)])
+    blank = ab_grid(online.analyze(one, unit="user", metrics=["clicks"]))
+    assert blank.rows[0][1] == "treat \u2020" and blank.rows[0][6:] == [""] * 6
+    assert "\u2020 not compared (blank)" in blank.note

@@ -511,3 +511,101 @@ def test_ranking_rows_without_relevant_items_and_padding_rows() -> None:
         rs.RankingMetrics(["err@10"])
     with pytest.raises(MetricInputError, match="non-negative integers"):
         rs.NDCG(k=2).update(predictions=[[0.1, 0.2]], targets=[[0.5, 1]])
+
+
+# -- bad input is refused, never turned into a number (issue #37) --------------------------------
+
+def test_unknown_constructor_arguments_are_errors() -> None:
+    from rankwise.errors import MetricParameterError
+    from rankwise.streaming import MeanAbsoluteError
+
+    with pytest.raises(MetricParameterError, match=r"MeanAbsoluteError: unknown parameter\(s\) axis; it takes none"):
+        MeanAbsoluteError(axis=0)
+
+
+def test_cosine_similarity_along_an_axis() -> None:
+    """metrax's ``CosineSimilarity(axis=0)``; it returned the axis=-1 value before."""
+    from rankwise.streaming import CosineSimilarity
+
+    pred = np.array([[1.0, 2.0, 0.0], [3.0, 1.0, 1.0]])
+    target = np.array([[2.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    # axis 0: columns (1,3).(2,1) = 5 / (sqrt 10 sqrt 5); (2,1).(1,1) = 3 / (sqrt 5 sqrt 2); (0,1).(1,0) = 0
+    expected = (5 / np.sqrt(50) + 3 / np.sqrt(10) + 0.0) / 3
+    assert CosineSimilarity(axis=0).update(predictions=pred, targets=target).compute() == pytest.approx(expected,
+                                                                                                          rel=1e-15)
+    # axis -1: rows (1,2,0).(2,1,1) = 4 / (sqrt 5 sqrt 6); (3,1,1).(1,1,0) = 4 / (sqrt 11 sqrt 2)
+    rows = (4 / np.sqrt(30) + 4 / np.sqrt(22)) / 2
+    assert CosineSimilarity().update(predictions=pred, targets=target).compute() == pytest.approx(rows, rel=1e-15)
+    with pytest.raises(MetricInputError, match="axis=2 for 2-dimensional inputs"):
+        CosineSimilarity(axis=2).update(predictions=pred, targets=target)
+
+
+def test_token_perplexity_reads_targets_from_vocabulary_log_probs() -> None:
+    """log_probs [B, T, V] with targets: the targets' entries (6.2436, the mean over the whole
+    vocabulary, was returned before)."""
+    from rankwise.streaming import TokenPerplexity
+
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(2, 4, 5))
+    logp = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    targets = rng.integers(0, 5, size=(2, 4))
+    picked = np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]
+    want = float(np.exp(-picked.mean()))
+    assert TokenPerplexity().update(log_probs=logp, targets=targets).compute() == pytest.approx(want, rel=1e-12)
+    assert TokenPerplexity().update(logits=logits, targets=targets).compute() == pytest.approx(want, rel=1e-12)
+    with pytest.raises(MetricInputError, match=r"with targets, log_probs must be \[batch, tokens, vocabulary\]"):
+        TokenPerplexity().update(log_probs=picked, targets=targets)
+    with pytest.raises(MetricInputError, match="token ids must lie in 0..4"):
+        TokenPerplexity().update(log_probs=logp, targets=targets + 5)
+
+
+def test_overlap_metrics_refuse_probabilities() -> None:
+    from rankwise.streaming import Dice, IoU
+
+    for metric in (Dice, IoU):
+        with pytest.raises(MetricInputError, match="predictions must be class ids"):
+            metric(num_classes=2).update(predictions=[[0.9, 0.2, 0.7]], targets=[[1, 0, 1]])
+
+
+def test_classification_inputs_are_checked() -> None:
+    from rankwise.streaming import ROCAUC, Accuracy, BrierScore, LogLoss
+
+    with pytest.raises(MetricInputError, match="probabilities must be finite numbers; element 1 is nan"):
+        Accuracy().update(predictions=[0.9, np.nan], targets=[1, 0])   # counted as a negative (0.5) before
+    for bad in (1.5, np.inf, -0.1):
+        with pytest.raises(MetricInputError, match="probabilities must|finite"):
+            LogLoss().update(predictions=[0.5, bad], targets=[1, 0])
+    with pytest.raises(MetricInputError, match=r"probabilities must lie in \[0, 1\]; got 1.5"):
+        BrierScore().update(predictions=[1.5], targets=[1])
+    with pytest.raises(MetricInputError, match=r"binary needs \[N\] scores and \[N\] labels, got \(1, 2\) and \(2,\)"):
+        ROCAUC().update(predictions=[[0.1, 0.9]], targets=[0, 1])
+
+
+def test_a_crafted_saved_state_is_refused() -> None:
+    from rankwise.errors import RankwiseError
+    from rankwise.streaming import MeanSquaredError
+
+    saved = MeanSquaredError().update(predictions=[1.0, 2.0], targets=[1.0, 4.0]).state_dict()
+    saved["state"]["total"] = -4.0
+    with pytest.raises(RankwiseError, match="state 'total' must not be negative, got -4.0"):
+        MeanSquaredError().load_state_dict(saved)
+    saved["state"]["total"] = float("nan")
+    with pytest.raises(RankwiseError, match="state 'total' holds NaN"):
+        MeanSquaredError().load_state_dict(saved)
+
+
+def test_multimetric_sends_a_synonym_only_to_the_metrics_that_take_it() -> None:
+    """CLAX's spelling in one update of LogLikelihood, Perplexity and ConditionalPerplexity (the
+    seed's own call raised before)."""
+    from rankwise.state import MultiMetric
+    from rankwise.streaming import ConditionalPerplexity, LogLikelihood, Perplexity
+
+    cond = np.log([[0.5, 0.25]])
+    full = np.log([[0.5, 0.2]])
+    clicks = np.array([[1, 0]])
+    both = MultiMetric(ll=LogLikelihood(positions=2), ppl=Perplexity(positions=2),
+                       cppl=ConditionalPerplexity(positions=2))
+    out = both.update(log_probs=full, cond_log_probs=cond, clicks=clicks).compute()
+    assert out["ll"] == pytest.approx((np.log(0.5) + np.log(0.75)) / 2, rel=1e-12)   # click at 1, none at 2
+    assert out["ppl"] == pytest.approx((2.0 + 1 / 0.8) / 2, rel=1e-12)              # 2^-log2(0.5), 2^-log2(0.8)
+    assert out["cppl"] == pytest.approx((2.0 + 1 / 0.75) / 2, rel=1e-12)

@@ -76,7 +76,13 @@ class BackendError(RankwiseError):
     """A search that failed in the backend; it becomes a failure entry for that request."""
 
 
-class MetricParameterError(RankwiseError, ValueError):
+class ParameterError(RankwiseError, ValueError):
+    """A declared parameter that cannot be read, or a name no registry knows: an unknown click
+    model, estimator or fusion method, a parameter it does not take, a missing one, a value of
+    the wrong type or out of range (``rankwise.params``)."""
+
+
+class MetricParameterError(ParameterError):
     """A metric parameter that cannot be read (bad cut-off, malformed pair, out of range)."""
 
 

@@ -100,8 +100,16 @@ class Metric:
 
     inputs: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ("where",)
+    nonnegative_state: ClassVar[tuple[str, ...]] = ()
+    """State entries that can never be negative (sums of squares, counts): a loaded state
+    breaking this is refused. Integer entries are counts and always checked."""
 
     def __init__(self, **params: Any) -> None:
+        if params and type(self).__init__ is Metric.__init__:   # a metric without parameters of its own
+            from rankwise.errors import MetricParameterError
+
+            raise MetricParameterError(f"{type(self).__name__}: unknown parameter(s) {', '.join(sorted(params))}; "
+                                       "it takes none")
         self.params = params
         self.state: dict[str, Any] = self._initial_state()
 
@@ -203,6 +211,7 @@ class Metric:
             if isinstance(fresh[key], np.ndarray) and np.shape(value) != fresh[key].shape:
                 raise RankwiseError(f"{type(self).__name__}: state {key!r} has shape {np.shape(value)}, "
                                     f"expected {fresh[key].shape}")
+            _check_loaded(type(self).__name__, key, value, fresh[key], key in self.nonnegative_state)
         self.state = {k: _copy_state(v) for k, v in saved["state"].items()}
         return self
 
@@ -290,12 +299,37 @@ def _plain(params: dict[str, Any]) -> dict[str, Any]:
     return {k: plain(v) for k, v in params.items()}
 
 
+def _check_loaded(metric: str, key: str, value: Any, fresh: Any, nonnegative: bool) -> None:
+    """A loaded state entry: the dtype kind of a fresh one, no NaN, and no negative count or
+    sum of squares (a crafted state cannot make MSE negative)."""
+    if not isinstance(fresh, np.ndarray):
+        return
+    array = np.asarray(value)
+    if fresh.dtype.kind in "iub" and array.dtype.kind not in "iub":
+        raise RankwiseError(f"{metric}: state {key!r} must hold integers, got {array.dtype}")
+    if array.dtype.kind in "fc" and np.isnan(array).any():
+        raise RankwiseError(f"{metric}: state {key!r} holds NaN")
+    if (nonnegative or fresh.dtype.kind in "iu") and array.dtype.kind in "iuf" and (array < 0).any():
+        raise RankwiseError(f"{metric}: state {key!r} must not be negative, got {array[array < 0].ravel()[0]}")
+
+
 def _copy_state(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, list):
         return [_copy_state(v) for v in value]
     return copy.deepcopy(value)
+
+
+def _taken(metric: Metric) -> set[str]:
+    """The keywords ``metric.update`` takes: its inputs and the synonyms of those.
+
+    >>> from rankwise.streaming import LogLikelihood, Perplexity
+    >>> sorted(_taken(LogLikelihood())), sorted(_taken(Perplexity()))
+    (['clicks', 'cond_log_probs', 'conditional_log_probs', 'where'], ['clicks', 'log_probs', 'where'])
+    """
+    own = set(metric.accepted_inputs)
+    return own | {synonym for synonym, name in SYNONYMS.items() if name in own}
 
 
 class MultiMetric:
@@ -320,15 +354,15 @@ class MultiMetric:
         self.metrics = dict(metrics)
 
     def update(self, **inputs: Any) -> MultiMetric:
-        accepted = set().union(*(m.accepted_inputs for m in self.metrics.values())) | set(SYNONYMS)
+        accepted = set().union(*(_taken(m) for m in self.metrics.values()))
         unknown = sorted(set(inputs) - accepted)
         if unknown:
             raise MetricInputError(f"MultiMetric.update: no metric takes {', '.join(unknown)}; the metrics take "
                                    f"{', '.join(sorted(accepted))}")
         shared: dict[Any, Any] = {}  # work several metrics need (a sort, a conversion), done once
         for metric in self.metrics.values():
-            accepted = set(metric.accepted_inputs) | set(SYNONYMS)
-            metric._update_shared({k: v for k, v in inputs.items() if k in accepted}, shared)
+            own = _taken(metric)   # a synonym (CLAX's cond_log_probs) goes only to the metrics that take it
+            metric._update_shared({k: v for k, v in inputs.items() if k in own}, shared)
         return self
 
     def merge(self, other: MultiMetric) -> MultiMetric:

@@ -41,15 +41,6 @@ def _read(path: str, log_format: str) -> Any:
     return log
 
 
-def _prior(text: str) -> tuple[float, float]:
-    try:
-        clicks_part, impressions = (float(v) for v in text.split(","))
-    except ValueError:
-        _fail(f"--prior: expected CLICKS,IMPRESSIONS pseudo-counts such as 1,2; got {text!r}")
-        raise
-    return clicks_part, impressions
-
-
 def _progress(entry: dict[str, float]) -> None:
     typer.echo(f"iteration {int(entry['iteration']):>3}  log-likelihood {entry['log_likelihood']:.6f}  "
                f"{entry['seconds']:.1f} s", err=True)
@@ -58,13 +49,17 @@ def _progress(entry: dict[str, float]) -> None:
 @clicks_app.command("fit")
 def fit(
     log: Annotated[str, typer.Argument(help="A click log: Yandex format, long rows, or a stored log directory.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="global-ctr | rank-ctr | document-ctr | pbm | ubm | "
-                                                             "cascade | dcm | sdbn | dbn | ccm")],
+    model: Annotated[str, typer.Option("--model", "-m", help="A click model, with hyperparameters as in "
+                                                             "'dbn(prior=1,2, iterations=20)'; 'rankwise list "
+                                                             "click-models' lists them.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="The fitted model (JSON).")],
-    iterations: Annotated[int, typer.Option(help="EM: at most this many iterations.")] = 50,
-    tolerance: Annotated[float, typer.Option(help="EM: stop when the log-likelihood per session gains less.")] = 1e-6,
-    prior: Annotated[str, typer.Option(help="Beta prior as pseudo-counts CLICKS,IMPRESSIONS.")] = "1,2",
-    floor: Annotated[float, typer.Option(help="Cascade: click probability after the first click.")] = 1e-6,
+    iterations: Annotated[int | None, typer.Option(help="EM: at most this many iterations (default 50).")] = None,
+    tolerance: Annotated[float | None, typer.Option(
+        help="EM: stop when the log-likelihood per session gains less (default 1e-6).")] = None,
+    prior: Annotated[str | None, typer.Option(
+        help="Beta prior as pseudo-counts CLICKS,IMPRESSIONS (default 1,2).")] = None,
+    floor: Annotated[float | None, typer.Option(
+        help="Cascade: click probability after the first click (default 1e-6).")] = None,
     chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
     workers: Annotated[int | None, typer.Option(help="Chunks fitted at once in threads (default: one per core, "
@@ -73,23 +68,24 @@ def fit(
 ) -> None:
     """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
     from rankwise import clicks
+    from rankwise.clicks.registry import MODELS, fittable
 
-    if model not in clicks.MODELS or model == "label-rank":
-        _fail(f"--model: unknown model {model!r}; expected one of "
-              f"{', '.join(m for m in clicks.MODELS if m != 'label-rank')}")
+    try:
+        kind, values = MODELS.parse(model, prior=prior, floor=floor, iterations=iterations, tolerance=tolerance)
+        if not kind.fittable:
+            raise RankwiseError(f"--model: {kind.name} is not fitted to a log; expected one of {', '.join(fittable())}")
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
     try:
         data = _read(log, log_format)
-        settings: dict[str, Any] = {"prior": _prior(prior)}
-        if model == "cascade":
-            settings["floor"] = floor
-        fitted = clicks.MODELS[model](**settings).fit(data, iterations=iterations, tolerance=tolerance,
-                                                      chunk_size=chunk_size, workers=workers,
-                                                      progress=None if quiet else _progress)
+        fitted = kind.build(values).fit(data, chunk_size=chunk_size, workers=workers,
+                                        progress=None if quiet else _progress, **kind.fit_options(values))
         clicks.save_model(fitted, output)
     except RankwiseError as exc:
         _fail(str(exc))
         return
-    typer.echo(f"{model}: {data.sessions} sessions, {data.n_pairs} (query, document) pairs"
+    typer.echo(f"{kind.name}: {data.sessions} sessions, {data.n_pairs} (query, document) pairs"
                + (f", {len(fitted.history)} iterations" if fitted.history else "") + f" -> {output}", err=True)
 
 

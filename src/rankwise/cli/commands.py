@@ -73,15 +73,16 @@ def evaluate(
 
 
 @app.command()
-def metrics() -> None:
-    """List every metric with its parameters and a one-line definition."""
-    from rankwise.metrics.catalogue import canonical, parameters
-    from rankwise.metrics.registry import FAMILIES
-    from rankwise.report.grid import Grid
+def metrics(
+    text: Annotated[str, typer.Argument(help="Show only metrics whose name, spelling or definition contains this "
+                                             "(e.g. ndcg, reciprocal).")] = "",
+) -> None:
+    """List every metric (or those matching TEXT) with its parameters and a one-line definition;
+    a table on a terminal, 80-column blocks in a pipe."""
+    from rankwise.cli.catalogue import metric_rows, show
 
-    rows = [[fam.name, canonical(fam).strip("`"), parameters(fam), fam.summary, fam.doc] for fam in FAMILIES]
-    _show_grids([Grid("rankwise metrics (trec_eval names; ranx/ir_measures spellings such as ndcg@10 also work)",
-                      ["name", "canonical", "parameters", "summary", "definition"], rows, [False] * 5)], None)
+    show("rankwise metrics (trec_eval names; ranx/ir_measures spellings such as ndcg@10 also work)",
+         metric_rows(text), "metric", text)
 
 
 class CompareFormat(str, Enum):

@@ -50,9 +50,8 @@ def fuse_command(
     runs: Annotated[list[str], typer.Argument(
         help="Runs to fuse (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")],
     method: Annotated[str, typer.Option(
-        "--method", help="rrf, combsum, combmnz, combmax, combmin, combmed, combanz, combgmnz, wsum, wmnz, mixed, "
-                         "isr, log_isr, logn_isr, rbc, bordafuse, weighted_bordafuse, condorcet, weighted_condorcet, "
-                         "posfuse, mapfuse, probfuse, segfuse, slidefuse, bayesfuse.")] = "rrf",
+        "--method", help="A fusion method, with its parameters if any: rrf, 'rrf(k=20)', 'wsum(weights=0.3,0.7)' "
+                         "...; 'rankwise list fusion' lists every method and its parameters.")] = "rrf",
     k: Annotated[float | None, typer.Option("--k", help="rrf: the rank constant (default 60).")] = None,
     weights: Annotated[str | None, typer.Option(
         "--weights", help="wsum, wmnz, mixed, weighted_bordafuse, weighted_condorcet: one weight per run, "

@@ -24,7 +24,8 @@ def ope(
         "--policy", help="The target policy: 'uniform', a table (action, probability[, position]) or another "
                          "log (its propensities, averaged per action and position).")],
     estimator: Annotated[list[str], typer.Option(
-        "-e", "--estimator", help="ips | snips | dm | dr | sndr | switch-dr (repeat; default all).")] = [],  # noqa: B006
+        "-e", "--estimator", help="An estimator (repeat; default all); 'rankwise list estimators' lists "
+                                  "them.")] = [],  # noqa: B006
     action: Annotated[str, typer.Option("--action", help="Column with the action (item) id.")] = "action",
     position: Annotated[str, typer.Option("--position", help="Column with the 1-based position.")] = "position",
     no_position: Annotated[bool, typer.Option("--no-position", help="The log has one position.")] = False,

@@ -15,14 +15,12 @@ from rankwise.clicks.log import ClickLog, read_yandex
 from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.persist import load_model, save_model
 from rankwise.clicks.read import read_log
+from rankwise.clicks.registry import MODELS, ModelKind
 from rankwise.clicks.simulate import sessions_from_run, simulate
 from rankwise.clicks.store import LogWriter, StoredClickLog, open_log, save_log, write_log
 from rankwise.clicks.ultra import LabelRankModel, from_ultra
 
-MODELS: dict[str, type[ClickModel]] = {m.name: m for m in (GlobalCTR, RankCTR, DocumentCTR, PBM, UBM, CascadeModel,
-                                                          DCM, SDBN, DBN, CCM, LabelRankModel)}
-
 __all__ = ["CCM", "CascadeModel", "ClickLog", "ClickModel", "DBN", "DCM", "DocumentCTR", "GlobalCTR",
-           "LabelRankModel", "LogWriter", "MODELS", "PBM", "RankCTR", "SDBN", "StoredClickLog", "UBM",
+           "LabelRankModel", "LogWriter", "MODELS", "ModelKind", "PBM", "RankCTR", "SDBN", "StoredClickLog", "UBM",
            "evaluate_model", "from_ultra", "load_model", "open_log", "read_log", "read_yandex", "save_log",
            "save_model", "sessions_from_run", "simulate", "write_log"]

@@ -22,9 +22,18 @@ from typing import Any
 import numpy as np
 
 from rankwise.clicks.models import ClickModel
-from rankwise.errors import InputError
+from rankwise.errors import InputError, ParameterError
 
 FORMAT = "rankwise-click-model"
+VERSION = 1
+FIELD_SHAPES: dict[tuple[str, str], tuple[int | None, ...]] = {
+    ("global-ctr", "ctr"): (), ("rank-ctr", "ctr"): (None,), ("pbm", "gamma"): (None,),
+    ("ubm", "gamma_matrix"): (None, None), ("dbn", "gamma"): (), ("ccm", "tau"): (3,), ("dcm", "lam"): (None,),
+    ("label-rank", "table"): (None, None),
+}
+"""The shape of each saved model's fitted parameters (None: any length)."""
+NOT_PROBABILITIES = {"label"}
+"""Saved values that are not probabilities (every other one must lie in [0, 1])."""
 
 
 def _plain(value: Any) -> Any:
@@ -42,7 +51,7 @@ def model_document(model: ClickModel) -> dict[str, Any]:
     pairs = {"query": np.asarray(model.query_ids, dtype=object)[model.pair_query].tolist(),
              "doc": np.asarray(model.doc_ids, dtype=object)[model.pair_doc].tolist()}
     pairs.update({column: _plain(getattr(model, attribute)) for column, attribute in model.pair_fields.items()})
-    return {"format": FORMAT, "version": 1, "model": model.name, "settings": settings,
+    return {"format": FORMAT, "version": VERSION, "model": model.name, "settings": settings,
             "parameters": {name: _plain(getattr(model, name)) for name in model.fields},
             "pairs": pairs, "history": model.history}
 
@@ -61,6 +70,24 @@ def load_model(path: str | os.PathLike[str]) -> ClickModel:
     return model_from_document(document, str(path))
 
 
+def _checked(value: Any, name: str, shape: tuple[int | None, ...] | None, path: str) -> np.ndarray:
+    """A saved parameter as an array of finite numbers of the declared shape, in [0, 1] unless
+    it is a label."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"expected numbers, got {str(value)[:60]}", source=path, field=name) from None
+    if shape is not None and (array.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(array.shape, shape, strict=True))):
+        want_text = "a number" if not shape else "x".join("N" if n is None else str(n) for n in shape) + " numbers"
+        raise InputError(f"expected {want_text}, got shape {array.shape}", source=path, field=name)
+    bad = ~np.isfinite(array) if name in NOT_PROBABILITIES else ~((array >= 0) & (array <= 1))
+    if bad.any():
+        what = "finite numbers" if name in NOT_PROBABILITIES else "probabilities in [0, 1]"
+        raise InputError(f"expected {what}, got {float(array[bad].ravel()[0])}", source=path, field=name)
+    return array
+
+
 def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     """A model from the parsed JSON of ``save_model`` (``path`` names it in errors)."""
     from rankwise.clicks import MODELS
@@ -69,28 +96,42 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
         hint = " (an ULTRA parameter file: use clicks.from_ultra with relevance labels)" \
             if isinstance(document, dict) and "click_prob" in document else ""
         raise InputError(f"expected a {FORMAT!r} file{hint}", source=str(path), field="format")
+    if document.get("version") != VERSION:
+        raise InputError(f"unknown version {document.get('version')!r}; this rankwise reads version {VERSION}",
+                         source=str(path), field="version")
     kind = document.get("model")
-    if kind not in MODELS:
-        raise InputError(f"unknown model {kind!r}; expected one of {', '.join(MODELS)}", source=str(path),
+    if not isinstance(kind, str) or kind not in MODELS:
+        raise InputError(f"unknown model {kind!r}; expected one of {', '.join(MODELS.names())}", source=str(path),
                          field="model")
+    declared = MODELS.get(kind)
     settings = document.get("settings", {})
-    if "prior" in settings:
-        settings["prior"] = tuple(settings["prior"])
-    model = MODELS[kind](**settings)
-    pairs = document["pairs"]
+    if not isinstance(settings, dict):
+        raise InputError("expected an object of settings", source=str(path), field="settings")
+    try:
+        values = declared.resolve(settings)
+    except ParameterError as error:
+        raise InputError(str(error), source=str(path), field="settings") from None
+    model = declared.build(values)
+    pairs = document.get("pairs")
+    if not isinstance(pairs, dict) or not all(isinstance(pairs.get(k), list) for k in ("query", "doc")) \
+            or len(pairs["query"]) != len(pairs["doc"]):
+        raise InputError("expected pairs with lists 'query' and 'doc' of one length", source=str(path), field="pairs")
     query_ids, query = np.unique(np.asarray(pairs["query"], dtype=str), return_inverse=True)
     doc_ids, doc = np.unique(np.asarray(pairs["doc"], dtype=str), return_inverse=True)
     order = np.lexsort((doc, query))     # the pair numbering of ClickLog: by query code, then document code
+    if len(order) != len(np.unique(query.astype(np.int64) * max(len(doc_ids), 1) + doc)):
+        raise InputError("a (query, document) pair is listed twice", source=str(path), field="pairs")
     model.query_ids, model.doc_ids = query_ids.tolist(), doc_ids.tolist()
     model.pair_query, model.pair_doc = query.astype(np.int64)[order], doc.astype(np.int64)[order]
     for column, attribute in model.pair_fields.items():
-        if column not in pairs or len(pairs[column]) != len(order):
+        if column not in pairs or not isinstance(pairs[column], list) or len(pairs[column]) != len(order):
             raise InputError(f"pairs need {len(order)} values of {column!r}", source=str(path), field=column)
-        setattr(model, attribute, np.asarray(pairs[column], dtype=np.float64)[order])
+        setattr(model, attribute, _checked(pairs[column], column, (len(order),), str(path))[order])
+    parameters = document.get("parameters", {})
     for name in model.fields:
-        if name not in document.get("parameters", {}):
+        if not isinstance(parameters, dict) or name not in parameters:
             raise InputError(f"missing parameter {name!r}", source=str(path), field=name)
-        value = document["parameters"][name]
-        setattr(model, name, np.asarray(value, dtype=np.float64) if isinstance(value, list) else value)
+        value = _checked(parameters[name], name, FIELD_SHAPES.get((kind, name)), str(path))
+        setattr(model, name, value if value.ndim else float(value))
     model.history = document.get("history", [])
     return model

@@ -36,19 +36,21 @@ import numpy as np
 
 from rankwise.errors import RankwiseError
 from rankwise.fusion.table import PairTable
+from rankwise.params import Declared, Param, Registry
 
 
 @dataclass(frozen=True)
-class Method:
-    """A fusion method: its function and its parameters with their defaults (``None``: required)."""
+class Method(Declared):
+    """A fusion method: ``target(S, R, table, **params)`` gives one fused score per pair."""
 
-    name: str
-    fuse: Callable[..., np.ndarray]
-    params: tuple[tuple[str, Any], ...] = ()
     ranks: bool = False
     """True if it reads ranks only (the normalisation does not change it, except ``borda``)."""
     trained: bool = False
     """True if it learns from training qrels (``fuse(..., train_qrels=...)``)."""
+
+    @property
+    def fuse(self) -> Callable[..., np.ndarray]:
+        return self.target
 
 
 def _present(s: np.ndarray) -> np.ndarray:
@@ -287,70 +289,90 @@ def _mapfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.n
     return np.where(_present(r), np.asarray(weights) / np.where(_present(r), r, 1.0), 0.0).sum(axis=1)
 
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("combsum", lambda s, r, t: _sum(s)),
-    Method("combmin", lambda s, r, t: _reduce_present(s, np.nanmin)),
-    Method("combmax", lambda s, r, t: _reduce_present(s, np.nanmax)),
-    Method("combmed", lambda s, r, t: _reduce_present(s, np.nanmedian)),
-    Method("combanz", lambda s, r, t: _sum(s) / _count(s)),
-    Method("combmnz", lambda s, r, t: _sum(s) * _count(s)),
-    Method("combgmnz", lambda s, r, t, gamma: _sum(s) * _count(s) ** gamma, (("gamma", None),)),
-    Method("wsum", lambda s, r, t, weights: np.where(_present(s), s * _weights(weights, s.shape[1]), 0.0).sum(axis=1),
-           (("weights", None),)),
-    Method("wmnz", lambda s, r, t, weights: _sum(s) * np.where(_present(s), _weights(weights, s.shape[1]), 0.0)
-           .sum(axis=1), (("weights", None),)),
-    Method("mixed", lambda s, r, t, weights: np.where(_present(s), s * _weights(weights, s.shape[1]), 0.0)
-           .sum(axis=1) * np.sqrt(_count(s)), (("weights", None),)),
-    Method("isr", lambda s, r, t: _isr(r) * _count(r), ranks=True),
-    Method("log_isr", lambda s, r, t: _isr(r) * np.log(_count(r)), ranks=True),
-    Method("logn_isr", lambda s, r, t, sigma: _isr(r) * np.log(_count(r) + sigma), (("sigma", 0.01),), ranks=True),
-    Method("rrf", lambda s, r, t, k: np.where(_present(r), 1.0 / (k + np.where(_present(r), r, 0.0)), 0.0)
-           .sum(axis=1), (("k", 60),), ranks=True),
-    Method("rbc", lambda s, r, t, phi: np.where(_present(r), (1 - phi) * phi ** (np.where(_present(r), r, 1.0) - 1),
-                                               0.0).sum(axis=1), (("phi", 0.8),), ranks=True),
-    Method("bordafuse", lambda s, r, t: _borda_points(t, r).sum(axis=1), ranks=True),
-    Method("weighted_bordafuse", lambda s, r, t, weights: (_borda_points(t, r) * _weights(weights, r.shape[1]))
-           .sum(axis=1), (("weights", None),), ranks=True),
-    Method("condorcet", lambda s, r, t: _condorcet(s, r, t), ranks=True),
-    Method("weighted_condorcet", _condorcet, (("weights", None),), ranks=True),
-    Method("posfuse", _posfuse, (("rel_level", 1),), ranks=True, trained=True),
-    Method("mapfuse", _mapfuse, (("rel_level", 1),), ranks=True, trained=True),
-    Method("probfuse", _probfuse, (("n_segments", None), ("rel_level", 1)), ranks=True, trained=True),
-    Method("segfuse", _segfuse, (("rel_level", 1),), trained=True),
-    Method("slidefuse", _slidefuse, (("w", None), ("rel_level", 1)), ranks=True, trained=True),
-    Method("bayesfuse", _bayesfuse, (("rel_level", 1),), ranks=True, trained=True),
-)}
+WEIGHTS = Param("weights", tuple, None, "one weight per run (default: 1 each)", low=None)
+REL_LEVEL = Param("rel_level", int, 1, "the lowest training label that counts as relevant")
 
-ALIASES = {"sum": "combsum", "min": "combmin", "max": "combmax", "med": "combmed", "anz": "combanz",
-           "mnz": "combmnz", "gmnz": "combgmnz", "w_bordafuse": "weighted_bordafuse", "borda": "bordafuse",
-           "weighted_sum": "wsum", "w_condorcet": "weighted_condorcet"}
+
+def _p(name: str, default: Any, description: str, kind: type = float, grid: tuple = (), **limits: Any) -> Param:
+    return Param(name, kind, default, description, required=default is None, grid=grid, **limits)
+
+
+METHODS: Registry[Method] = Registry("fusion method", (
+    Method("combsum", lambda s, r, t: _sum(s), "Sum of the normalised scores.", aliases=("sum",),
+           reference="Fox & Shaw 1994; ranx comb_sum"),
+    Method("combmin", lambda s, r, t: _reduce_present(s, np.nanmin), "Smallest normalised score.",
+           aliases=("min",), reference="Fox & Shaw 1994; ranx comb_min"),
+    Method("combmax", lambda s, r, t: _reduce_present(s, np.nanmax), "Largest normalised score.",
+           aliases=("max",), reference="Fox & Shaw 1994; ranx comb_max"),
+    Method("combmed", lambda s, r, t: _reduce_present(s, np.nanmedian), "Median normalised score.",
+           aliases=("med",), reference="Fox & Shaw 1994; ranx comb_med"),
+    Method("combanz", lambda s, r, t: _sum(s) / _count(s), "Mean score over the runs that returned it.",
+           aliases=("anz",), reference="Fox & Shaw 1994; ranx comb_anz"),
+    Method("combmnz", lambda s, r, t: _sum(s) * _count(s), "Sum of scores times the number of runs that returned it.",
+           aliases=("mnz",), reference="Fox & Shaw 1994; ranx comb_mnz"),
+    Method("combgmnz", lambda s, r, t, gamma: _sum(s) * _count(s) ** gamma,
+           "Sum of scores times the count of runs to the power gamma.",
+           (_p("gamma", None, "the exponent of the count", grid=(0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)),),
+           aliases=("gmnz",), reference="Joon Ho Lee 1997; ranx comb_gmnz"),
+    Method("wsum", lambda s, r, t, weights: np.where(_present(s), s * _weights(weights, s.shape[1]), 0.0).sum(axis=1),
+           "Weighted sum of the normalised scores.", (WEIGHTS,), aliases=("weighted_sum",), reference="ranx wsum"),
+    Method("wmnz", lambda s, r, t, weights: _sum(s) * np.where(_present(s), _weights(weights, s.shape[1]), 0.0)
+           .sum(axis=1), "Sum of scores times the summed weights of the runs that returned it.", (WEIGHTS,),
+           reference="Wu 2012; ranx wmnz"),
+    Method("mixed", lambda s, r, t, weights: np.where(_present(s), s * _weights(weights, s.shape[1]), 0.0)
+           .sum(axis=1) * np.sqrt(_count(s)), "Weighted sum times the square root of the count.", (WEIGHTS,),
+           reference="Wu 2012; ranx mixed"),
+    Method("isr", lambda s, r, t: _isr(r) * _count(r), "Inverse square rank: sum 1/R^2 times the count.",
+           ranks=True, reference="Mourao et al. 2014; ranx isr"),
+    Method("log_isr", lambda s, r, t: _isr(r) * np.log(_count(r)), "Inverse square rank times ln(count).",
+           ranks=True, reference="Mourao et al. 2014; ranx log_isr"),
+    Method("logn_isr", lambda s, r, t, sigma: _isr(r) * np.log(_count(r) + sigma),
+           "Inverse square rank times ln(count + sigma).",
+           (_p("sigma", 0.01, "added to the count", grid=(0.001, 0.01, 0.1, 0.5, 1.0)),), ranks=True,
+           reference="Mourao et al. 2014; ranx logn_isr"),
+    Method("rrf", lambda s, r, t, k: np.where(_present(r), 1.0 / (k + np.where(_present(r), r, 0.0)), 0.0)
+           .sum(axis=1), "Reciprocal rank fusion: sum 1/(k + R).",
+           (_p("k", 60, "the rank constant", low=0, grid=(1, 5, 10, 20, 40, 60, 80, 100)),), ranks=True,
+           reference="Cormack et al. 2009; ranx rrf"),
+    Method("rbc", lambda s, r, t, phi: np.where(_present(r), (1 - phi) * phi ** (np.where(_present(r), r, 1.0) - 1),
+                                               0.0).sum(axis=1), "Rank-biased centroids: sum (1 - phi) phi^(R - 1).",
+           (_p("phi", 0.8, "persistence", low=0, high=1, grid=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)),), ranks=True,
+           reference="Bailey et al. 2017; ranx rbc"),
+    Method("bordafuse", lambda s, r, t: _borda_points(t, r).sum(axis=1), "Borda count: sum C - R + 1 points.",
+           ranks=True, aliases=("borda",), reference="Aslam & Montague 2001; ranx bordafuse"),
+    Method("weighted_bordafuse", lambda s, r, t, weights: (_borda_points(t, r) * _weights(weights, r.shape[1]))
+           .sum(axis=1), "Weighted Borda count.", (WEIGHTS,), ranks=True, aliases=("w_bordafuse",),
+           reference="Aslam & Montague 2001; ranx w_bordafuse"),
+    Method("condorcet", lambda s, r, t: _condorcet(s, r, t), "Order by pairwise majority of the runs.", ranks=True,
+           reference="Montague & Aslam 2002; ranx condorcet"),
+    Method("weighted_condorcet", _condorcet, "Order by weighted pairwise majority.", (WEIGHTS,), ranks=True,
+           aliases=("w_condorcet",), reference="Montague & Aslam 2002; ranx w_condorcet"),
+    Method("posfuse", _posfuse, "Sum of P(relevant | position), learnt on training queries.", (REL_LEVEL,),
+           ranks=True, trained=True, reference="Lillis et al. 2010; ranx posfuse"),
+    Method("mapfuse", _mapfuse, "Sum of MAP(run) / R, MAP on the training queries.", (REL_LEVEL,), ranks=True,
+           trained=True, reference="Lillis et al. 2010; ranx mapfuse"),
+    Method("probfuse", _probfuse, "Sum of P(relevant | segment) / segment number, learnt on training queries.",
+           (_p("n_segments", None, "segments per list", int, grid=(2, 5, 10, 25, 50, 100), low=1), REL_LEVEL),
+           ranks=True, trained=True, reference="Lillis et al. 2006; ranx probfuse"),
+    Method("segfuse", _segfuse, "Sum of P(relevant | segment) x (S + 1), doubling segments.", (REL_LEVEL,),
+           trained=True, reference="Shokouhi 2007; ranx segfuse"),
+    Method("slidefuse", _slidefuse, "Sum of the mean P(relevant) over a window of ranks around R.",
+           (_p("w", None, "the window's half-width in ranks", int, grid=(0, 1, 2, 3, 5, 10, 20, 50)), REL_LEVEL),
+           ranks=True, trained=True, reference="Lillis et al. 2008; ranx slidefuse"),
+    Method("bayesfuse", _bayesfuse, "Sum of log-odds of relevance per rank band, learnt on training queries.",
+           (REL_LEVEL,), ranks=True, trained=True, reference="Aslam & Montague 2001; ranx bayesfuse"),
+), option="--method")
 
 
 def method_named(name: str) -> Method:
     """A method by its name or one of ranx's (``sum``, ``mnz``, ``w_bordafuse`` ...).
 
-    >>> method_named("mnz").name, method_named("rrf").params
-    ('combmnz', (('k', 60),))
+    >>> method_named("mnz").name, method_named("rrf").resolve()
+    ('combmnz', {'k': 60})
     """
-    key = ALIASES.get(str(name).lower(), str(name).lower())
-    if key not in METHODS:
-        from difflib import get_close_matches
-
-        near = get_close_matches(key, list(METHODS), n=1)
-        hint = f"; did you mean {near[0]!r}" if near else ""
-        raise RankwiseError(f"unknown fusion method {name!r}{hint}; expected one of {', '.join(METHODS)}")
-    return METHODS[key]
+    return METHODS.get(name)
 
 
 def resolved_params(method: Method, given: dict[str, Any]) -> dict[str, Any]:
     """The method's parameters: the ones given, else the defaults; unknown or missing ones refused."""
-    known = dict(method.params)
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        raise RankwiseError(f"{method.name}: unknown parameter(s) {', '.join(unknown)}"
-                            f"{'; it takes ' + ', '.join(known) if known else '; it takes none'}")
-    out = {k: given.get(k, v) for k, v in known.items()}
-    missing = [k for k, v in out.items() if v is None and k != "weights"]
-    if missing:
-        raise RankwiseError(f"{method.name}: give {missing[0]}= (it has no default)")
-    return out
+    return method.resolve(given)

@@ -19,20 +19,15 @@ import pyarrow as pa
 from rankwise.data.containers import Qrels, Run
 from rankwise.errors import RankwiseError
 from rankwise.fusion.fuse import aligned, ranked_run
-from rankwise.fusion.methods import method_named, resolved_params
+from rankwise.fusion.methods import METHODS, method_named, resolved_params
 from rankwise.fusion.normalize import norm_name, normalize
 from rankwise.fusion.table import attach_labels
 
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
-    "rrf": {"k": [1, 5, 10, 20, 40, 60, 80, 100]},
-    "rbc": {"phi": [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]},
-    "combgmnz": {"gamma": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]},
-    "logn_isr": {"sigma": [0.001, 0.01, 0.1, 0.5, 1.0]},
-    "probfuse": {"n_segments": [2, 5, 10, 25, 50, 100]},
-    "slidefuse": {"w": [0, 1, 2, 3, 5, 10, 20, 50]},
-}
-"""The grid searched when none is given (weights: the simplex in steps of 0.05 for two runs,
-0.1 for more)."""
+    m.name: {p.name: list(p.grid) for p in m.params if p.grid}
+    for m in METHODS.values() if any(p.grid for p in m.params)}
+"""The grid searched when none is given, from each method's declared parameters (weights: the
+simplex in steps of 0.05 for two runs, 0.1 for more)."""
 
 
 @dataclass
@@ -82,15 +77,16 @@ def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, tr
     [{'n_segments': 5, 'rel_level': 2}]
     """
     chosen = method_named(method)
-    names = [name for name, _ in chosen.params]
+    names = [p.name for p in chosen.params]
     given = set(grid or {})
     grid = dict(grid or {})
-    for name, default in chosen.params:
+    for p in chosen.params:
+        name, default = p.name, p.default
         if name not in grid:
             if name == "weights":
                 grid[name] = _simplex(runs)
-            elif name in DEFAULT_GRIDS.get(chosen.name, {}):
-                grid[name] = DEFAULT_GRIDS[chosen.name][name]
+            elif p.grid:
+                grid[name] = list(p.grid)
             elif name in (fixed or {}) or default is not None:
                 grid[name] = [(fixed or {}).get(name, default)]
             else:

@@ -17,20 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from rankwise.errors import MetricParameterError
+from rankwise import params
+from rankwise.errors import MetricParameterError, ParameterError
 
 ALL = 10**9
 """A cut-off that keeps every document (``Judged`` without ``@k``, ``nDCG(dcg='exp-log2')``)."""
 
 
 @dataclass(frozen=True)
-class Param:
-    """One typed parameter of a family: name, type, default, allowed range, description.
-
-    ``type`` is ``int``, ``float``, ``bool``, ``str`` (with ``choices``), ``tuple`` (a list of
-    reals) or ``dict`` (per-grade gains, ``{label: gain}``).
+class Param(params.Param):
+    """One typed parameter of a family (``rankwise.params.Param``); a bad value raises
+    ``MetricParameterError``.
 
     >>> Param("p", float, 0.9, "persistence", low=0.0, high=1.0).convert("0.8", "RBP")
     0.8
@@ -40,65 +39,7 @@ class Param:
     rankwise.errors.MetricParameterError: RBP: p must be in [0, 1], got 2.0
     """
 
-    name: str
-    type: type
-    default: Any
-    description: str
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-    in_name: bool = False
-    """Always written in the canonical name, even at its default (``RBP(p=0.9)``)."""
-    required: bool = False
-
-    def convert(self, value: Any, metric: str) -> Any:
-        """``value`` (text or number) as this parameter's type, checked against its range."""
-        try:
-            if self.type is bool:
-                text = str(value).strip().lower()
-                if text not in ("true", "false", "1", "0", "1.0", "0.0"):
-                    raise ValueError
-                out: Any = text in ("true", "1", "1.0")
-            elif self.type is int:
-                number = float(value)
-                if number != int(number):
-                    raise ValueError
-                out = int(number)
-            elif self.type is float:
-                out = float(value)
-            elif self.type is str:
-                out = str(value).strip().strip("'\"")
-            elif self.type is tuple:
-                out = tuple(float(v) for v in value)
-            else:
-                out = {int(k): float(v) for k, v in dict(value).items()}
-        except (TypeError, ValueError):
-            kind = {bool: "true or false", int: "an integer", float: "a number", str: "a word",
-                    tuple: "a list of numbers", dict: "label=gain pairs"}[self.type]
-            raise MetricParameterError(f"{metric}: {self.name} must be {kind}, got {value!r}") from None
-        if self.choices and out not in self.choices:
-            raise MetricParameterError(f"{metric}: {self.name} must be one of {', '.join(self.choices)}, got {out!r}")
-        if self.type in (int, float) and ((self.low is not None and out < self.low)
-                                          or (self.high is not None and out > self.high)):
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            raise MetricParameterError(f"{metric}: {self.name} must be in [{lo}, {hi}], got {out!r}")
-        return out
-
-    def describe(self) -> str:
-        """``name=default (range): description``, for docs and ``rankwise metrics``."""
-        if self.type is dict:
-            return f"{self.name} (label=gain pairs): {self.description}"
-        default = "none" if self.default is None else (
-            ",".join(f"{v:g}" for v in self.default) if self.type is tuple else str(self.default))
-        span = ""
-        if self.choices:
-            span = " (" + "|".join(self.choices) + ")"
-        elif self.low is not None or self.high is not None:
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            span = f" ({lo}..{hi})"
-        return f"{self.name}={default}{span}: {self.description}"
+    error: ClassVar[type[ParameterError]] = MetricParameterError
 
 
 @dataclass(frozen=True)

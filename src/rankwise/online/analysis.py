@@ -163,7 +163,6 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     >>> float(row["difference"]), round(float(row["p_value"]), 4)   # t = 1 / sqrt(2/3), 4 df
     (1.0, 0.2879)
     """
-    from rankwise.stats.corrections import correct
 
     if test not in TESTS:
         raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
@@ -206,6 +205,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         matrix, columns = _unit_matrix(units, table)
         moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
     names = list(variants) if variants is not None else moments.variants
+    if len(names) < 2:
+        raise OptionError(f"the data has one variant ({', '.join(map(repr, names))}): an A/B analysis compares at "
+                          f"least two (is --variant the right column?)")
     control = control if control is not None else names[0]
     if control not in moments.variants:
         raise OptionError(f"control {control!r} is not a variant of the data ({', '.join(moments.variants)})")
@@ -217,12 +219,19 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         for arm in names:
             if arm == control:
                 continue
-            rows.append(_row(name, metric, moments, control, arm, test, relative, alpha, alternative,
-                             units, resamples, seed, sequential, tuning, mixture_effect))
+            problem = _not_comparable(metric, moments, control, arm)
+            row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha, alternative,
+                                            units, resamples, seed, sequential, tuning, mixture_effect)
+            if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
+                problem = "its difference or standard error is not a finite number"
+            if problem:
+                warnings.append(f"{name}, {arm} against {control}: not compared: {problem}")
+                row = _untested_row(name, metric, moments, control, arm, test)
+            rows.append(row)
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
+    frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
     frame["significant"] = frame["p_corrected"] < alpha
     settings = {"unit": unit, "variant": variant, "test": test, "relative": relative, "alpha": alpha,
                 "correction": correction, "alternative": alternative, "control": control, "sequential": sequential,
@@ -244,13 +253,55 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             if sequential in ALWAYS_VALID:   # the running values of the last look
                 for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
                     frame[column] = at_last[column].to_numpy()
-                frame["p_corrected"] = correct(frame["p_value"].to_numpy(), correction, alpha)
+                frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
                 frame["significant"] = frame["p_corrected"] < alpha
             else:
                 frame["boundary"] = at_last["boundary"].to_numpy()
                 frame["significant"] = at_last["crossed"].to_numpy(dtype=bool)
                 settings["planned_units"] = planned_units
     return ABResult(frame, srm, settings, warnings, looks, moments)
+
+
+def _corrected(p_values: np.ndarray, correction: str, alpha: float) -> np.ndarray:
+    """The corrected p-values of the comparisons that were made (NaN for those that were not:
+    they are no members of the family)."""
+    from rankwise.stats.corrections import correct
+
+    out = np.full(len(p_values), np.nan)
+    made = np.isfinite(p_values)
+    out[made] = correct(p_values[made], correction, alpha)
+    return out
+
+
+def _not_comparable(metric: Metric, m: VariantMoments, control: str, arm: str) -> str:
+    """Why ``arm`` cannot be compared with ``control`` on ``metric`` ('' when it can): an arm
+    with fewer than 2 units has no variance; a ratio whose denominators are all 0 no value."""
+    for variant in (control, arm):
+        n = int(m.count(variant))
+        if n < 2:
+            return f"{variant!r} has {n} unit(s); a comparison needs at least 2 in each arm"
+    for variant in (control, arm):
+        with np.errstate(all="ignore"):
+            value = metric.value(m, variant)
+        if not math.isfinite(value):
+            return f"its value in {variant!r} is {value} (every denominator 0?)"
+    return ""
+
+
+def _untested_row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str) -> dict[str, Any]:
+    """A comparison that was not made: counts and the values that exist, the rest NaN."""
+    def value(variant: str) -> float:
+        if int(m.count(variant)) == 0:
+            return math.nan
+        with np.errstate(all="ignore"):
+            return float(metric.value(m, variant))
+
+    nan = math.nan
+    return {"metric": name, "kind": metric.kind, "definition": metric.describe(), "control": control,
+            "variant": arm, "n_control": int(m.count(control)), "n": int(m.count(arm)),
+            "control_value": value(control), "value": value(arm), "difference": nan, "ci_lower": nan,
+            "ci_upper": nan, "relative": nan, "relative_lower": nan, "relative_upper": nan, "p_value": nan,
+            "statistic": nan, "df": nan, "se": nan, "test": test}
 
 
 def state_columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[tuple[str, str]]]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from rankwise.data.tables import location, tables_of
 from rankwise.errors import InputError
-from rankwise.online.counterfactual import ESTIMATORS, NEEDS_MODEL, estimate
+from rankwise.online.counterfactual import ESTIMATORS, OPE_ESTIMATORS, estimate
 from rankwise.online.events import number_column
 
 
@@ -244,16 +244,14 @@ def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[s
         if policy != "uniform":
             raise InputError(f"unknown policy {policy!r}: give 'uniform', a table or a log", field="policy")
         policy = uniform_policy(log)
-    for name in estimators:
-        if name not in ESTIMATORS:
-            raise InputError(f"unknown estimator {name!r}; expected one of {', '.join(ESTIMATORS)}", field="estimator")
+    estimators = [OPE_ESTIMATORS.get(name).name for name in estimators]
     target = _probabilities(policy, log)
     unseen = int((target == 0).sum())
     if unseen:
         warnings.append(f"{unseen} of {len(log)} logged rounds show an action the target policy never plays at that "
                         "position: their weight is 0")
     q_logged = q_target = None
-    if any(e in NEEDS_MODEL for e in estimators):
+    if any(OPE_ESTIMATORS.get(e).needs_model for e in estimators):
         q_logged, q_target = reward_model(log, policy, prior)
     rows = [estimate(log.reward, log.pscore, target, e, q_logged, q_target, clip, alpha, resamples, seed)
             for e in estimators]

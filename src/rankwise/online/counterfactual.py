@@ -32,9 +32,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
-
-ESTIMATORS = ("ips", "snips", "dm", "dr", "sndr", "switch-dr")
-NEEDS_MODEL = ("dm", "dr", "sndr", "switch-dr")
+from rankwise.params import Declared, Param, Registry
 
 
 @dataclass(frozen=True)
@@ -50,6 +48,63 @@ class RoundTerms:
         if rows is None:
             return float(self.numerator.sum() / self.denominator.sum() + self.added.mean())
         return self.numerator[rows].sum(axis=-1) / self.denominator[rows].sum(axis=-1) + self.added[rows].mean(axis=-1)
+
+
+@dataclass(frozen=True)
+class Estimator(Declared):
+    """An off-policy estimator: ``target(w, r, q_logged, q_target, **params)`` gives its
+    ``RoundTerms`` from the weights ``w``, rewards ``r`` and (when ``needs_model``) the reward
+    model's predictions."""
+
+    needs_model: bool = False
+
+
+CLIP = Param("clip", float, np.inf, "cap on the importance weight (switch-dr: above it, the model alone)", low=0)
+
+
+def _ips(w: np.ndarray, r: np.ndarray, q_log: Any, q_tgt: Any, clip: float) -> RoundTerms:
+    return RoundTerms(np.minimum(w, clip) * r, np.ones(len(r)), np.zeros(len(r)))
+
+
+def _snips(w: np.ndarray, r: np.ndarray, q_log: Any, q_tgt: Any) -> RoundTerms:
+    return RoundTerms(w * r, w, np.zeros(len(r)))
+
+
+def _dm(w: np.ndarray, r: np.ndarray, q_log: np.ndarray, q_tgt: np.ndarray) -> RoundTerms:
+    return RoundTerms(np.zeros(len(r)), np.ones(len(r)), q_tgt)
+
+
+def _dr(w: np.ndarray, r: np.ndarray, q_log: np.ndarray, q_tgt: np.ndarray, clip: float) -> RoundTerms:
+    return RoundTerms(np.minimum(w, clip) * (r - q_log), np.ones(len(r)), q_tgt)
+
+
+def _sndr(w: np.ndarray, r: np.ndarray, q_log: np.ndarray, q_tgt: np.ndarray) -> RoundTerms:
+    return RoundTerms(w * (r - q_log), w, q_tgt)
+
+
+def _switch_dr(w: np.ndarray, r: np.ndarray, q_log: np.ndarray, q_tgt: np.ndarray, clip: float) -> RoundTerms:
+    return RoundTerms(np.where(w <= clip, w, 0.0) * (r - q_log), np.ones(len(r)), q_tgt)
+
+
+OPE_ESTIMATORS: Registry[Estimator] = Registry("estimator", (
+    Estimator("ips", _ips, "Inverse propensity scoring: mean(min(w, clip) r).", (CLIP,),
+              reference="Precup et al. 2000; OBP InverseProbabilityWeighting"),
+    Estimator("snips", _snips, "Self-normalised IPS: sum(w r) / sum(w).",
+              reference="Swaminathan & Joachims 2015; OBP SelfNormalizedInverseProbabilityWeighting"),
+    Estimator("dm", _dm, "Direct method: mean of the reward model under the target policy.", needs_model=True,
+              reference="Beygelzimer & Langford 2009; OBP DirectMethod"),
+    Estimator("dr", _dr, "Doubly robust: mean(q_target + min(w, clip) (r - q_logged)).", (CLIP,), needs_model=True,
+              reference="Dudik et al. 2014; OBP DoublyRobust"),
+    Estimator("sndr", _sndr, "Self-normalised doubly robust.", needs_model=True,
+              reference="OBP SelfNormalizedDoublyRobust"),
+    Estimator("switch-dr", _switch_dr, "Switch-DR: the reward model alone where w exceeds clip.", (CLIP,),
+              needs_model=True, reference="Wang et al. 2017; OBP SwitchDoublyRobust"),
+), option="--estimator")
+"""The off-policy estimators for one action per round (OBP's definitions)."""
+
+ESTIMATORS = tuple(OPE_ESTIMATORS.names())
+NEEDS_MODEL = tuple(e.name for e in OPE_ESTIMATORS.values() if e.needs_model)
+CLIPPED = tuple(e.name for e in OPE_ESTIMATORS.values() if any(p.name == "clip" for p in e.params))
 
 
 def _column(values: Any, name: str, size: int | None = None) -> np.ndarray:
@@ -70,9 +125,7 @@ def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logge
     >>> terms.value()   # (2 x 1 + 1 x 0 + 2 x 1) / 3
     1.3333333333333333
     """
-    if estimator not in ESTIMATORS:
-        raise InputError(f"unknown estimator {estimator!r}; expected one of {', '.join(ESTIMATORS)}",
-                         field="estimator")
+    declared = OPE_ESTIMATORS.get(estimator)
     r = _column(reward, "reward")
     n = len(r)
     if n == 0:
@@ -87,24 +140,14 @@ def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logge
     if not clip > 0:
         raise InputError(f"clip must be positive, not {clip}", field="clip")
     w = e / b
-    ones = np.ones(n)
-    zeros = np.zeros(n)
-    if estimator in NEEDS_MODEL:
+    q_log = q_tgt = None
+    if declared.needs_model:
         if q_logged is None or q_target is None:
-            raise InputError(f"{estimator} needs a reward model: q_logged and q_target", field="q_logged")
+            raise InputError(f"{declared.name} needs a reward model: q_logged and q_target", field="q_logged")
         q_log = _column(q_logged, "q_logged", n)
         q_tgt = _column(q_target, "q_target", n)
-    if estimator == "ips":
-        return RoundTerms(np.minimum(w, clip) * r, ones, zeros)
-    if estimator == "snips":
-        return RoundTerms(w * r, w, zeros)
-    if estimator == "dm":
-        return RoundTerms(zeros, ones, q_tgt)
-    if estimator == "dr":
-        return RoundTerms(np.minimum(w, clip) * (r - q_log), ones, q_tgt)
-    if estimator == "sndr":
-        return RoundTerms(w * (r - q_log), w, q_tgt)
-    return RoundTerms(np.where(w <= clip, w, 0.0) * (r - q_log), ones, q_tgt)
+    values = declared.resolve({"clip": clip} if declared.params else {})
+    return declared.target(w, r, q_log, q_tgt, **values)
 
 
 def bootstrap_interval(terms: RoundTerms, alpha: float = 0.05, resamples: int = 2000,
@@ -140,11 +183,11 @@ def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_
     low, high = bootstrap_interval(terms, alpha, resamples, seed)
     per_round = terms.numerator * len(w) / terms.denominator.sum() + terms.added
     weight_sq = float((w ** 2).sum())
-    return {"estimator": estimator, "value": float(value), "ci_low": low, "ci_high": high,
+    return {"estimator": OPE_ESTIMATORS.get(estimator).name, "value": float(value), "ci_low": low, "ci_high": high,
             "se": float(per_round.std(ddof=1) / np.sqrt(len(w))) if len(w) > 1 else float("nan"),
             "n": int(len(w)), "effective_n": float(w.sum() ** 2 / weight_sq) if weight_sq > 0 else 0.0,
             "max_weight": float(w.max()),
-            "clipped": int((w > clip).sum()) if estimator in ("ips", "dr", "switch-dr") else 0}
+            "clipped": int((w > clip).sum()) if OPE_ESTIMATORS.get(estimator).name in CLIPPED else 0}
 
 
 def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[str] = ESTIMATORS,
@@ -161,7 +204,7 @@ def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[s
 
     rows, skipped = [], []
     for name in estimators:
-        if name in NEEDS_MODEL and (q_logged is None or q_target is None):
+        if OPE_ESTIMATORS.get(name).needs_model and (q_logged is None or q_target is None):
             skipped.append(name)
             continue
         rows.append(estimate(reward, behavior, target, name, q_logged, q_target, clip, alpha, resamples, seed))
@@ -205,5 +248,6 @@ def from_action_dist(action: Any, action_dist: Any, position: Any = None,
     return out
 
 
-__all__ = ["ESTIMATORS", "RoundTerms", "bootstrap_interval", "estimate", "estimate_all", "from_action_dist",
+__all__ = ["CLIPPED", "ESTIMATORS", "NEEDS_MODEL", "OPE_ESTIMATORS", "Estimator", "RoundTerms",
+           "bootstrap_interval", "estimate", "estimate_all", "from_action_dist",
            "round_terms"]

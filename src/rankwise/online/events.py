@@ -84,7 +84,25 @@ def _labels(name: str, first: int, column: Any, field_name: str) -> Any:
         raise InputError(f"missing {field_name}", field=field_name, **location(name, first, row))
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    return column.cast(pa.string())
+    return _refuse_blank(name, first, column.cast(pa.string()), field_name)
+
+
+def _refuse_blank(name: str, first: int, column: Any, field_name: str) -> Any:
+    """``column`` (text, or a dictionary of text), refused when a row is empty or blank: empty
+    unit ids would merge into one unit, an empty variant would become an arm named ''."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.dictionary if pa.types.is_dictionary(column.type) else column
+    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0)
+    if pc.any(blank).as_py():
+        rows = np.asarray(blank.to_numpy(zero_copy_only=False))
+        if pa.types.is_dictionary(column.type):
+            rows = np.isin(np.asarray(column.indices.to_numpy(zero_copy_only=False)), np.flatnonzero(rows))
+        if rows.any():
+            raise InputError(f"empty {field_name}; every row needs one", field=field_name,
+                             **location(name, first, int(np.flatnonzero(rows)[0])))
+    return column
 
 
 def _unit_ids(name: str, first: int, column: Any, field_name: str) -> Any:
@@ -303,8 +321,9 @@ def _variant_labels(name: str, first: int, column: Any, field_name: str) -> Any:
         row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
         raise InputError(f"missing {field_name}", field=field_name, **location(name, first, row))
     if pa.types.is_dictionary(column.type):
-        return pa.DictionaryArray.from_arrays(column.indices, column.dictionary.cast(pa.string()))
-    return column.cast(pa.string())
+        column = pa.DictionaryArray.from_arrays(column.indices, column.dictionary.cast(pa.string()))
+        return _refuse_blank(name, first, column, field_name)
+    return _refuse_blank(name, first, column.cast(pa.string()), field_name)
 
 
 def _distinct(values: Any) -> list[str]:

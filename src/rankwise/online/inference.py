@@ -172,8 +172,11 @@ def relative_se(control: Arm, treatment: Arm) -> float:
     """
     if control.mean == 0:
         return math.nan
-    return math.sqrt(treatment.variance / (treatment.n * control.mean ** 2)
-                     + treatment.mean ** 2 * control.variance / (control.n * control.mean ** 4))
+    try:
+        return math.sqrt(treatment.variance / (treatment.n * control.mean ** 2)
+                         + treatment.mean ** 2 * control.variance / (control.n * control.mean ** 4))
+    except OverflowError:   # values near 1e308: reported as not compared, not as a crash
+        return math.inf
 
 
 def _p_value(dist, statistic: float, alternative: str) -> float:

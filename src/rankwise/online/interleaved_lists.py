@@ -10,8 +10,51 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
+from rankwise.params import Declared, Param, Registry
 
-METHODS = ("balanced", "team-draft", "probabilistic", "optimized")
+TAU = Param("tau", float, 3.0, "probabilistic: a ranking draws rank r with probability proportional to 1 / r^tau",
+            low=0)
+
+
+@dataclass(frozen=True)
+class InterleavingMethod(Declared):
+    """An interleaving method: ``target(lists, size, rng, **params)`` draws one list's
+    documents and teams (``None`` for ``optimized``, drawn from its list distribution);
+    ``max_rankings`` is 2 for a method that cannot multileave."""
+
+    max_rankings: int | None = None
+
+
+def _draw_balanced(lists: list[list[Any]], size: int, rng: np.random.Generator) -> tuple[list[Any], list[int]]:
+    return balanced_list(lists, size, bool(rng.integers(2) == 0))
+
+
+def _draw_team_draft(lists: list[list[Any]], size: int, rng: np.random.Generator) -> tuple[list[Any], list[int]]:
+    return _team_draft(lists, size, rng)
+
+
+def _draw_probabilistic(lists: list[list[Any]], size: int, rng: np.random.Generator,
+                        tau: float = 3.0) -> tuple[list[Any], list[int]]:
+    return _probabilistic(lists, size, rng, tau)
+
+
+INTERLEAVING_METHODS: Registry[InterleavingMethod] = Registry("interleaving method", (
+    InterleavingMethod("balanced", _draw_balanced, "Merge so every prefix holds the top k_a of A and k_b of B, "
+                       "|k_a - k_b| <= 1; credit the clicks in each ranking's top k.", max_rankings=2,
+                       reference="Joachims 2003"),
+    InterleavingMethod("team-draft", _draw_team_draft, "Rankings pick in a random order each round; credit the "
+                       "clicks on each team's documents (multileaves more than two).", aliases=("td",),
+                       reference="Radlinski et al. 2008; Schuth et al. 2014"),
+    InterleavingMethod("probabilistic", _draw_probabilistic, "Each position goes to a random ranking, which draws a "
+                       "document with probability proportional to 1 / rank^tau.", (TAU,), aliases=("pi",),
+                       reference="Hofmann et al. 2011"),
+    InterleavingMethod("optimized", None, "A list from the unbiased, most sensitive distribution a linear program "
+                       "gives; a click credits 1 / rank in each ranking.", aliases=("oi",),
+                       reference="Radlinski & Craswell 2013; Schuth et al. 2014"),
+), option="--method")
+"""The interleaving and multileaving methods."""
+
+METHODS = tuple(INTERLEAVING_METHODS.names())
 
 
 @dataclass
@@ -71,15 +114,13 @@ def balanced_credit_table(docs: Sequence[Any], rankings: Sequence[Sequence[Any]]
     return masks
 
 
-def check_rankings(rankings: Sequence[Sequence[Any]], method: str, extra: tuple[str, ...] = ()) -> list[list[Any]]:
+def check_rankings(rankings: Sequence[Sequence[Any]], method: str) -> list[list[Any]]:
     """The rankings as lists, after the checks every method needs."""
     lists = [list(r) for r in rankings]
-    if method not in METHODS + extra:
-        raise InputError(f"unknown interleaving method {method!r}; expected one of {', '.join(METHODS)}",
-                         field="method")
+    declared = INTERLEAVING_METHODS.get(method)
     if len(lists) < 2:
         raise InputError("interleaving needs at least two rankings", field="rankings")
-    if method == "balanced" and len(lists) != 2:
+    if declared.max_rankings is not None and len(lists) > declared.max_rankings:
         raise InputError("balanced interleaving takes exactly two rankings (team-draft, probabilistic and "
                          "optimized multileave more)", field="rankings")
     for i, ranking in enumerate(lists):
@@ -91,12 +132,12 @@ def check_rankings(rankings: Sequence[Sequence[Any]], method: str, extra: tuple[
 def draw_list(lists: list[list[Any]], method: str, size: int, rng: np.random.Generator,
               tau: float = 3.0) -> Interleaved:
     """One list of balanced, team-draft or probabilistic interleaving."""
-    if method == "balanced":
-        docs, teams = balanced_list(lists, size, bool(rng.integers(2) == 0))
-    elif method == "team-draft":
-        docs, teams = _team_draft(lists, size, rng)
-    else:
-        docs, teams = _probabilistic(lists, size, rng, tau)
+    declared = INTERLEAVING_METHODS.get(method)
+    if declared.target is None:
+        raise InputError(f"{declared.name} interleaving draws from its list distribution: use interleave()",
+                         field="method")
+    docs, teams = declared.target(lists, size, rng, **({"tau": tau} if declared.params else {}))
+    method = declared.name
     return Interleaved(docs, np.asarray(teams, dtype=np.int64), lists, method)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
-from rankwise.online.interleaved_lists import Interleaved, check_rankings, draw_list
+from rankwise.online.interleaved_lists import INTERLEAVING_METHODS, Interleaved, check_rankings, draw_list
 from rankwise.online.list_distribution import distribution
 
 
@@ -48,6 +48,7 @@ def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", le
     (['a', 'c'], [0, 1])
     """
     lists = check_rankings(rankings, method)
+    method = INTERLEAVING_METHODS.get(method).name
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
     if method == "optimized":

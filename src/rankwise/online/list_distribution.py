@@ -35,6 +35,7 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.online.interleaved_lists import (
+    INTERLEAVING_METHODS,
     METHODS,
     Interleaved,
     balanced_credit_table,
@@ -109,7 +110,8 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
     >>> {tuple(docs): round(float(p), 6) for docs, p in zip(table.lists, table.probabilities)}
     {(1, 2): 0.428571, (2, 1): 0.371429, (2, 3): 0.2}
     """
-    lists = check_rankings(rankings, method, extra=("optimized",))
+    lists = check_rankings(rankings, method)
+    method = INTERLEAVING_METHODS.get(method).name
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
     if method == "optimized":

@@ -31,8 +31,8 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.online.counterfactual import RoundTerms, bootstrap_interval
+from rankwise.params import Declared, Registry
 
-SLATE_ESTIMATORS = ("sips", "iips", "rips")
 GAINS = ("ctr", "dcg")
 
 
@@ -135,9 +135,7 @@ def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estim
 
     (slate 0: ``1 x 2 + 0 x 1 = 2``; slate 1: ``1 x 0.5 + 1 x 4 = 4.5``; ``(2 + 4.5) / 2``.)
     """
-    if estimator not in SLATE_ESTIMATORS:
-        raise InputError(f"unknown slate estimator {estimator!r}; expected one of {', '.join(SLATE_ESTIMATORS)}",
-                         field="estimator")
+    estimator = SLATE.get(estimator).name
     slates = np.asarray(slate_id)
     r = np.asarray(reward, dtype=np.float64)
     b = np.asarray(behavior, dtype=np.float64)
@@ -155,4 +153,17 @@ def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estim
             "n": int(len(per_slate))}
 
 
-__all__ = ["GAINS", "SLATE_ESTIMATORS", "cascade_propensities", "pbm_ips", "position_propensities", "slate_estimate"]
+SLATE: Registry[Declared] = Registry("slate estimator", (
+    Declared("sips", slate_estimate, "Standard slate IPS: the whole slate's propensities.",
+             reference="OBP SlateStandardIPS"),
+    Declared("iips", slate_estimate, "Independent IPS: the item's propensity at its position (item-position "
+             "click model).", reference="Li et al. 2018; OBP SlateIndependentIPS"),
+    Declared("rips", slate_estimate, "Reward-interaction IPS: the prefix's propensity down to the position "
+             "(cascade).", reference="McInerney et al. 2020; OBP SlateRewardInteractionIPS"),
+), option="--estimator")
+"""The slate estimators; each is ``slate_estimate`` with the propensities its name says."""
+
+SLATE_ESTIMATORS = tuple(SLATE.names())
+
+__all__ = ["GAINS", "SLATE", "SLATE_ESTIMATORS", "cascade_propensities", "pbm_ips", "position_propensities",
+           "slate_estimate"]

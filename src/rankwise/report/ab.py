@@ -21,6 +21,12 @@ def _cells(row: Any, digits: int) -> list[str]:
     def pct(v: float) -> str:
         return "nan" if math.isnan(v) else "inf" if math.isinf(v) else f"{100 * v:+.2f}%"
 
+    def value(v: float) -> str:
+        return "" if not math.isfinite(v) else _number(v, digits)
+
+    if not math.isfinite(row["p_value"]) and not math.isfinite(row["difference"]):   # not compared: blank
+        return [str(row["metric"]), str(row["variant"]) + " \u2020", str(int(row["n_control"])), str(int(row["n"])),
+                value(row["control_value"]), value(row["value"]), *[""] * (len(HEADERS) - 6)]
     return [str(row["metric"]), str(row["variant"]), str(int(row["n_control"])), str(int(row["n"])),
             _number(row["control_value"], digits), _number(row["value"], digits),
             _number(row["difference"], digits),
@@ -38,10 +44,17 @@ def ab_title(result: Any) -> str:
 
 
 def ab_notes(result: Any) -> list[str]:
-    """Lines under every output: the SRM check and the warnings."""
+    """Lines under every output: the marks used in the table (only those that appear), the SRM
+    check and the warnings."""
     srm = result.srm
-    lines = [f"sample ratio: units {list(srm.observed)}, chi-square p = {_p(srm.p_value)}"
-             + (" (MISMATCH)" if srm.mismatch else "")]
+    table = result.table
+    lines = []
+    if len(table) and bool(table["significant"].any()):
+        lines.append("* significant after correction")
+    if len(table) and bool((~table["p_value"].apply(math.isfinite) & ~table["difference"].apply(math.isfinite)).any()):
+        lines.append("\u2020 not compared (blank): the warning below says why")
+    lines.append(f"sample ratio: units {list(srm.observed)}, chi-square p = {_p(srm.p_value)}"
+                 + (" (MISMATCH)" if srm.mismatch else ""))
     lines += [f"warning: {w}" for w in result.warnings]
     return lines
 
@@ -51,7 +64,7 @@ def ab_grid(result: Any, digits: int = 4) -> Grid:
     rows = [_cells(r, digits) for r in result.table.to_dict("records")]
     numeric = [False, False] + [True] * (len(HEADERS) - 2)
     return Grid(ab_title(result), list(HEADERS), rows, numeric,
-                note="* significant after correction\n" + "\n".join(ab_notes(result)))
+                note="\n".join(ab_notes(result)))
 
 
 def ab_markdown(result: Any, digits: int = 4) -> str:
@@ -60,7 +73,8 @@ def ab_markdown(result: Any, digits: int = 4) -> str:
     lines = [f"**{grid.title}**", "", "| " + " | ".join(grid.columns) + " |",
              "|" + "|".join("---:" if n else "---" for n in grid.numeric) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in grid.rows]
-    lines += [""] + [f"{line}  " for line in ["\\* significant after correction", *ab_notes(result)]]
+    lines += [""] + [f"{line.replace('*', chr(92) + '*', 1) if line.startswith('*') else line}  "
+                     for line in ab_notes(result)]
     return "\n".join(lines)
 
 
@@ -144,4 +158,4 @@ def ab_html(result: Any, digits: int = 4) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(grid.title)}</title>"
             f"<style>{style}</style></head><body><h1>{html.escape(grid.title)}</h1>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p class='note'>* significant after correction</p>{notes}{image}</body></html>")
+            f"{notes}{image}</body></html>")

@@ -29,6 +29,11 @@ def _labels_and_predictions(metric: Metric, inputs: dict[str, Any], need_scores:
     preds = inputs.get("predictions")
     if (probs is None) == (preds is None):
         raise MetricInputError(f"{name}.update: give exactly one of probabilities and predictions")
+    for what, values in (("probabilities", probs), ("predictions", preds), ("labels", labels)):
+        if values is not None and values.dtype.kind in "fc" and not np.isfinite(values).all():
+            bad = np.flatnonzero(~np.isfinite(values.ravel()))[0]
+            raise MetricInputError(f"{name}.update: {what} must be finite numbers; element {int(bad)} is "
+                                   f"{values.ravel()[bad]}")
     if need_scores and probs is None:
         raise MetricInputError(f"{name}.update: needs probabilities")
     if task == "multiclass" and probs is not None:
@@ -319,12 +324,29 @@ class Accuracy(Metric):
         return float(self.state["correct"]) / total if total else float("nan")
 
 
+def _unit_interval(metric: Metric, probs: np.ndarray) -> np.ndarray:
+    """``probs`` as float64, refused unless every value lies in [0, 1] (a probability of 1.5 or
+    a logit is not clipped into a number).
+
+    >>> _unit_interval(LogLoss(), np.array([1.5]))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.MetricInputError: LogLoss.update: probabilities must lie in [0, 1]; got 1.5 (pass logits ...
+    """
+    probs = probs.astype(np.float64)
+    bad = (probs < 0) | (probs > 1)
+    if bad.any():
+        raise MetricInputError(f"{type(metric).__name__}.update: probabilities must lie in [0, 1]; got "
+                               f"{probs[bad].ravel()[0]} (pass logits through a sigmoid or softmax first)")
+    return probs
+
+
 def _probability_of_truth(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(labels, P(true class), full probability matrix) with rows masked; probabilities are
     clipped to [eps, 1 - eps] and multiclass rows renormalised, as scikit-learn's log_loss."""
     labels, _, probs = _labels_and_predictions(metric, {**inputs, "predictions": None}, need_scores=True)
     eps = np.finfo(np.float64).eps
-    probs = probs.astype(np.float64)
+    probs = _unit_interval(metric, probs)
     if metric.params["task"] == "multiclass":
         full = np.clip(probs, eps, 1 - eps)
         full = full / full.sum(axis=1, keepdims=True)
@@ -382,7 +404,7 @@ class BrierScore(Metric):
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
         labels, _, probs = _labels_and_predictions(self, {**inputs, "predictions": None}, need_scores=True)
-        probs = probs.astype(np.float64)
+        probs = _unit_interval(self, probs)
         if self.params["task"] == "multiclass":
             onehot = np.zeros_like(probs)
             onehot[np.arange(len(labels)), labels] = 1.0

@@ -158,6 +158,9 @@ class _Curve(Metric):
         labels = inputs["labels"]
         task, c = self.params["task"], self.n_columns
         if task == "binary":
+            if scores.shape != labels.shape or scores.ndim > 1:
+                raise MetricInputError(f"{name}.update: binary needs [N] scores and [N] labels, got {scores.shape} "
+                                       f"and {labels.shape}")
             scores, labels = scores.reshape(-1, 1), labels.reshape(-1, 1)
         elif task == "multiclass":
             if scores.ndim != 2 or scores.shape[1] != c or labels.shape != scores.shape[:1]:
@@ -177,7 +180,7 @@ class _Curve(Metric):
         if not np.isin(labels, (0, 1)).all():
             raise MetricInputError(f"{name}.update: labels must be 0 or 1")
         if np.isnan(scores).any():
-            raise MetricInputError(f"{name}.update: NaN scores")
+            raise MetricInputError(f"{name}.update: NaN scores (row {int(np.flatnonzero(np.isnan(scores))[0])})")
         return scores, labels.astype(bool)
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:

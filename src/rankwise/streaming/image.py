@@ -116,6 +116,11 @@ class _Overlap(Metric):
         keep = np.ones(pred.shape, dtype=bool) if keep is None else keep.copy()
         if self.params["ignore_index"] is not None:
             keep &= target != self.params["ignore_index"]
+        for what, values in (("predictions", pred), ("targets", target)):
+            if values.dtype.kind in "fc" and not (np.isfinite(values) & (values == np.round(values))).all():
+                raise MetricInputError(f"{type(self).__name__}.update: {what} must be class ids (whole numbers); "
+                                       f"got {values[values != np.round(values)].ravel()[:1].tolist() or 'NaN'} "
+                                       "(probabilities: take the argmax over classes or threshold them first)")
         p, t = pred[keep].astype(np.int64), target[keep].astype(np.int64)
         c = self.params["num_classes"]
         if len(p) and (min(p.min(), t.min()) < 0 or max(p.max(), t.max()) >= c):

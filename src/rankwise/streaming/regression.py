@@ -33,6 +33,7 @@ class _Mean(Metric):
     """Mean over cells of an error term; subclasses give the term."""
 
     inputs = ("predictions", "targets")
+    nonnegative_state = ("total",)
 
     def _initial_state(self) -> dict[str, Any]:
         return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
@@ -123,6 +124,8 @@ class _Moments(Metric):
     """
 
     inputs = ("predictions", "targets")
+
+    nonnegative_state = ("n", "m2_x", "m2_y", "sse")
 
     def _initial_state(self) -> dict[str, Any]:
         z = np.zeros(())
@@ -231,14 +234,22 @@ class SpearmanCorrCoef(Metric):
 
 
 class CosineSimilarity(Metric):
-    """Mean over rows of cos(prediction row, target row) for [N, D] inputs (``where`` masks
-    rows); a zero row has similarity 0.
+    """Mean of the cosine similarity between predictions and targets along ``axis`` (metrax's
+    ``CosineSimilarity(axis=...)``; default the last axis: one similarity per row of [N, D]
+    inputs), averaged over every other position; a zero vector has similarity 0. ``where``
+    masks rows when ``axis`` is the last axis.
 
     >>> CosineSimilarity().update(predictions=[[1.0, 0.0], [1.0, 1.0]], targets=[[1.0, 0.0], [1.0, 0.0]]).compute()
     0.8535533905932737
+    >>> m = CosineSimilarity(axis=0).update(predictions=[[1.0, 0.0], [1.0, 1.0]], targets=[[1.0, 0.0], [1.0, 0.0]])
+    >>> round(m.compute(), 12)   # columns: (1, 1) vs (1, 1) gives 1; (0, 1) vs the zero vector gives 0
+    0.5
     """
 
     inputs = ("predictions", "targets")
+
+    def __init__(self, axis: int = -1) -> None:
+        super().__init__(axis=int(axis))
 
     def _initial_state(self) -> dict[str, Any]:
         return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
@@ -249,6 +260,14 @@ class CosineSimilarity(Metric):
         if pred.shape != target.shape:
             raise MetricInputError(f"CosineSimilarity.update: predictions {pred.shape} and targets {target.shape} "
                                    "differ")
+        axis = self.params["axis"]
+        if not -pred.ndim <= axis < pred.ndim:
+            raise MetricInputError(f"CosineSimilarity.update: axis={axis} for {pred.ndim}-dimensional inputs")
+        if axis % pred.ndim != pred.ndim - 1:
+            if inputs.get("where") is not None:
+                raise MetricInputError("CosineSimilarity.update: where masks rows of the last axis only")
+            pred, target = np.moveaxis(pred, axis, -1), np.moveaxis(target, axis, -1)
+        pred, target = pred.reshape(-1, pred.shape[-1]), target.reshape(-1, target.shape[-1])
         mask = mask_of(inputs.get("where"), pred.shape[:1])
         if mask is not None:
             pred, target = pred[mask], target[mask]

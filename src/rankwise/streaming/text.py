@@ -231,12 +231,26 @@ class CharErrorRate(WordErrorRate):
     _characters = True
 
 
+def _token_ids(targets: np.ndarray, vocabulary: int) -> np.ndarray:
+    """Token ids as integers, each in 0..vocabulary - 1."""
+    if targets.dtype.kind == "f" and not (targets == np.round(targets)).all():
+        raise MetricInputError("TokenPerplexity.update: targets must be token ids (whole numbers)")
+    ids = targets.astype(np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocabulary):
+        raise MetricInputError(f"TokenPerplexity.update: token ids must lie in 0..{vocabulary - 1}")
+    return ids
+
+
 class TokenPerplexity(Metric):
     """exp(mean negative log-likelihood per token), from ``log_probs`` of the target tokens
-    ([batch, tokens], natural log), or from ``logits`` ([batch, tokens, vocabulary]) and
-    ``targets`` (token ids); ``where`` masks padding.
+    ([batch, tokens], natural log), from ``log_probs`` over the vocabulary ([batch, tokens,
+    vocabulary]) with ``targets`` (token ids), or from ``logits`` ([batch, tokens, vocabulary])
+    and ``targets``; ``where`` masks padding.
 
     >>> round(TokenPerplexity().update(log_probs=[[np.log(0.5), np.log(0.25)]]).compute(), 9)   # exp((ln 2 + ln 4) / 2)
+    2.828427125
+    >>> full = np.log([[[0.5, 0.5], [0.25, 0.75]]])              # [1, 2 tokens, 2 words]; targets 0 and 0
+    >>> round(TokenPerplexity().update(log_probs=full, targets=[[0, 0]]).compute(), 9)   # the same two tokens
     2.828427125
     """
 
@@ -255,12 +269,25 @@ class TokenPerplexity(Metric):
             if "targets" not in inputs:
                 raise MetricInputError("TokenPerplexity.update: logits need targets (token ids)")
             logits = inputs["logits"].astype(np.float64)
-            targets = inputs["targets"].astype(np.int64)
-            if logits.shape[:-1] != targets.shape:
-                raise MetricInputError(f"TokenPerplexity.update: logits {logits.shape} and targets {targets.shape}")
+            if logits.shape[:-1] != inputs["targets"].shape:
+                raise MetricInputError(f"TokenPerplexity.update: logits {logits.shape} and targets "
+                                       f"{inputs['targets'].shape}")
+            targets = _token_ids(inputs["targets"], logits.shape[-1])
             logp = np.take_along_axis(log_softmax(logits, axis=-1), targets[..., None], axis=-1)[..., 0]
         else:
             logp = inputs["log_probs"].astype(np.float64)
+            if "targets" in inputs:
+                targets = inputs["targets"]
+                if logp.shape[:-1] != targets.shape or logp.ndim < 2:
+                    raise MetricInputError(f"TokenPerplexity.update: with targets, log_probs must be [batch, tokens, "
+                                           f"vocabulary] over targets [batch, tokens]; got {logp.shape} and "
+                                           f"{targets.shape} (give log_probs of the target tokens alone without "
+                                           "targets)")
+                ids = _token_ids(targets, logp.shape[-1])
+                logp = np.take_along_axis(logp, ids[..., None], axis=-1)[..., 0]
+            if np.isnan(logp).any() or (logp > 0).any():
+                raise MetricInputError("TokenPerplexity.update: log_probs must be natural-log probabilities "
+                                       "(<= 0, not NaN)")
         mask = mask_of(inputs.get("where"), logp.shape)
         values = logp if mask is None else logp[mask]
         self.state["nll"] = self.state["nll"] - values.sum()

@@ -1,0 +1,138 @@
+"""``rankwise list [KIND] [FILTER]``: every registered family's members, searchable; readable
+at 80 columns in a pipe, a table on a terminal. ``rankwise metrics [FILTER]`` is the metric
+families' own listing."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from rankwise.cli.app import app
+from rankwise.cli.output import echo as _echo
+from rankwise.cli.output import fail as _fail
+
+REGISTRIES = {
+    "click-models": ("rankwise.clicks.registry", "MODELS"),
+    "estimators": ("rankwise.online.counterfactual", "OPE_ESTIMATORS"),
+    "slate-estimators": ("rankwise.online.ranking_estimators", "SLATE"),
+    "interleaving": ("rankwise.online.interleaved_lists", "INTERLEAVING_METHODS"),
+    "fusion": ("rankwise.fusion.methods", "METHODS"),
+}
+"""Each listable kind (besides ``metrics``) and where its registry is declared; only the one
+asked for is imported."""
+
+
+def registry(kind: str) -> Any:
+    """The registry listed as ``kind``."""
+    import importlib
+
+    module, attribute = REGISTRIES[kind]
+    return getattr(importlib.import_module(module), attribute)
+
+
+def metric_rows(text: str = "") -> list[dict[str, Any]]:
+    """The metric families as catalogue rows, those mentioning ``text`` (any case) only.
+
+    >>> [r["name"] for r in metric_rows("reciprocal")][:3]
+    ['recip_rank', 'RR_cut', 'ARHR']
+    """
+    from rankwise.metrics.catalogue import canonical
+    from rankwise.metrics.registry import FAMILIES
+
+    needle = text.strip().lower()
+    rows = []
+    for fam in FAMILIES:
+        spelled = canonical(fam).strip("`")
+        words = (fam.name, spelled, *fam.aliases, fam.doc)
+        if needle and not any(needle in str(w).lower() for w in words):
+            continue
+        rows.append({"name": fam.name, "aliases": spelled if spelled != fam.name else "",
+                     "description": fam.doc, "parameters": _parameters(fam), "reference": fam.matches or "",
+                     "summary": fam.summary})
+    return rows
+
+
+def _parameters(family: Any) -> list[str]:
+    out = []
+    if family.cutoff is not None:
+        out.append(f"{family.cutoff.description} (default " + ",".join(f"{v:g}" for v in family.cutoff.default) + ")")
+    return out + [p.describe() for p in family.params]
+
+
+def show(title: str, rows: list[dict[str, Any]], what: str, text: str) -> None:
+    """A table on a terminal; 80-column blocks in a pipe or a file."""
+    from rankwise.report.catalogue import blocks
+
+    if not rows:
+        _fail(f"no {what} matches {text!r}")
+    if sys.stdout.isatty():
+        from rich.console import Console
+
+        from rankwise.report.grid import Grid
+
+        columns = ["name", "spelled", "parameters", "definition"]
+        grid = Grid(title, columns, [[r["name"], r["aliases"], "; ".join(r["parameters"]) or "-", r["description"]]
+                                     for r in rows], [False] * 4)
+        Console().print(grid.rich())
+        return
+    _echo(blocks(rows))
+
+
+@app.command("list")
+def list_command(
+    kind: Annotated[str | None, typer.Argument(
+        help="metrics, click-models, estimators, slate-estimators, interleaving or fusion; none: the kinds and "
+             "their counts.")] = None,
+    text: Annotated[str, typer.Argument(help="Show only members whose name or description contains this.")] = "",
+) -> None:
+    """List the members of a pluggable family (metrics, click models, estimators ...) with their
+    parameters, definitions and references; FILTER searches them."""
+    kinds = ["metrics", *REGISTRIES]
+    if kind is None:
+        from rankwise.metrics.registry import FAMILIES
+
+        counts = {"metrics": len(FAMILIES), **{k: len(registry(k)) for k in REGISTRIES}}
+        _echo("\n".join(f"{k:<14}{counts[k]:>4}  rankwise list {k} [FILTER]" for k in kinds))
+        return
+    if kind not in kinds:
+        from rankwise.params import closest
+
+        near = closest(kind, kinds)
+        _fail(f"unknown kind {kind!r}" + (f"; did you mean {near[0]!r}?" if near else ";")
+              + f" expected one of: {', '.join(kinds)}")
+    if kind == "metrics":
+        show("rankwise metrics", metric_rows(text), "metric", text)
+        return
+    chosen = registry(kind)
+    show(f"rankwise {chosen.kind}s", chosen.rows(text), chosen.kind, text)
+
+
+TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
+          "slate-estimators": "Slate off-policy estimators",
+          "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods"}
+USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
+                       "`rankwise.clicks.MODELS.parse('dbn(iterations=20)')`",
+       "estimators": "`rankwise ope LOG -e ips -e 'dr'`; `rankwise.online.counterfactual.estimate(..., 'snips')`",
+       "slate-estimators": "`rankwise.online.ranking_estimators.slate_estimate(..., estimator='rips')`",
+       "interleaving": "`rankwise.online.interleave(rankings, 'probabilistic')`",
+       "fusion": "`rankwise fuse A B --method 'rrf(k=20)'`; `rankwise.fusion.fuse([a, b], 'rrf(k=20)')`"}
+
+
+def plugins_page() -> str:
+    """docs/plugins.md: every registered family but the metrics (docs/metrics.md), generated
+    from the registries (``python -m rankwise.cli.catalogue > docs/plugins.md``)."""
+    parts = ["# Click models, estimators, interleaving and fusion methods\n",
+             "Generated from the registries (`python -m rankwise.cli.catalogue > docs/plugins.md`; a test "
+             "fails until it is regenerated). Each member is spelled the same way in Python and on the "
+             "command line: `name` or `name(key=value, ...)`, case, `-` and `_` not mattering. "
+             "`rankwise list KIND [FILTER]` prints the same from the command line; the metrics are in "
+             "[metrics.md](metrics.md). How to add a member: [architecture.md](architecture.md).\n"]
+    for kind in REGISTRIES:
+        parts.append(f"## {TITLES[kind]}\n\nUse: {USE[kind]}\n\n{registry(kind).markdown()}")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(plugins_page())

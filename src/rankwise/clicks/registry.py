@@ -1,0 +1,94 @@
+"""The click models, declared once: name, class, typed hyperparameters, description, reference.
+
+``MODELS`` is the only list of click models. ``rankwise clicks fit --model 'dbn(prior=1,2)'``,
+``rankwise list click-models``, the saved-model reader and the conformance test read it; adding a
+model is one class plus one ``ModelKind`` line here.
+
+>>> member, values = MODELS.parse("cascade(floor=1e-8)")
+>>> member.name, values["floor"], values["prior"]
+('cascade', 1e-08, (1.0, 2.0))
+>>> type(member.build(values)).__name__
+'CascadeModel'
+>>> MODELS.get("dbm")   # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+rankwise.errors.ParameterError: --model: unknown click model 'dbm'; did you mean 'pbm', 'ubm', 'dcm' or 'dbn'? ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
+from rankwise.clicks.models import FLOOR, PBM, PRIOR, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
+from rankwise.clicks.ultra import LabelRankModel
+from rankwise.params import Declared, Param, Registry
+
+PRIOR_PARAM = Param("prior", tuple, PRIOR, "Beta prior as pseudo-counts (clicks, impressions) added to every "
+                    "parameter's numerator and denominator", low=0, length=2)
+FLOOR_PARAM = Param("floor", float, FLOOR, "click probability the cascade gives every rank after the first click",
+                    low=0, high=1)
+ITERATIONS = Param("iterations", int, 50, "EM: at most this many passes over the log", low=1)
+TOLERANCE = Param("tolerance", float, 1e-6, "EM: stop when the log-likelihood per session gains less", low=0)
+FIT_PARAMS = ("iterations", "tolerance")
+"""Parameters that go to ``fit``, not to the model's constructor."""
+
+
+@dataclass(frozen=True)
+class ModelKind(Declared):
+    """A click model: ``target`` is its class; ``fittable`` is False for models made from
+    labels (``label-rank``) rather than fitted to a log."""
+
+    fittable: bool = True
+
+    def build(self, values: Mapping[str, Any] | None = None) -> ClickModel:
+        """A new model with these hyperparameters (those of ``fit`` left out)."""
+        settings = {k: v for k, v in (values or {}).items() if k not in FIT_PARAMS}
+        return self.target(**settings)
+
+    def fit_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The values that go to ``fit`` (``iterations``, ``tolerance``)."""
+        return {k: v for k, v in values.items() if k in FIT_PARAMS}
+
+    def __call__(self, **settings: Any) -> ClickModel:
+        """``MODELS["pbm"](prior=(1, 2))``: the model, as calling its class would."""
+        return self.target(**settings)
+
+
+COUNTED = (PRIOR_PARAM,)
+EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE)
+
+MODELS: Registry[ModelKind] = Registry("click model", (
+    ModelKind("global-ctr", GlobalCTR, "P(click) is one rate for every cell.", COUNTED,
+              reference="Chuklin et al. 2015, GCTR"),
+    ModelKind("rank-ctr", RankCTR, "P(click) is the click rate at the cell's rank.", COUNTED,
+              reference="Chuklin et al. 2015, RCTR"),
+    ModelKind("document-ctr", DocumentCTR, "P(click) is the (query, document) pair's click rate.", COUNTED,
+              reference="Chuklin et al. 2015, DCTR"),
+    ModelKind("pbm", PBM, "Position-based: P(C_r) = alpha_qd gamma_r, clicks independent.", EM,
+              reference="Richardson et al. 2007; CLAX PositionBasedModel"),
+    ModelKind("ubm", UBM, "User browsing: P(C_r | C_<r) = alpha_qd gamma_{r, rank of the previous click}.", EM,
+              reference="Dupret & Piwowarski 2008; CLAX UserBrowsingModel"),
+    ModelKind("cascade", CascadeModel, "Cascade: examine top-down, stop at the first click.", (*COUNTED, FLOOR_PARAM),
+              aliases=("cm",), reference="Craswell et al. 2008; CLAX CascadeModel"),
+    ModelKind("dcm", DCM, "Dependent click model: after a click at rank r, continue with lambda_r.", COUNTED,
+              reference="Guo et al. 2009; CLAX DependentClickModel"),
+    ModelKind("sdbn", SDBN, "Simplified DBN: attractiveness and satisfaction per pair, gamma = 1.", COUNTED,
+              reference="Chapelle & Zhang 2009; CLAX SimplifiedDynamicBayesianNetwork"),
+    ModelKind("dbn", DBN, "Dynamic Bayesian network: attractiveness, satisfaction per pair, continuation gamma.", EM,
+              reference="Chapelle & Zhang 2009; CLAX DynamicBayesianNetwork"),
+    ModelKind("ccm", CCM, "Click chain model: continuation tau_1..tau_3 after no click, a click, a satisfying one.",
+              EM, reference="Guo et al. 2009; CLAX ClickChainModel"),
+    ModelKind("label-rank", LabelRankModel, "Click probabilities from relevance labels and examination per rank "
+              "(ULTRA parameter files; not fitted).", COUNTED, fittable=False, reference="ULTRA ClickModel"),
+), option="--model")
+
+
+def fittable() -> list[str]:
+    """The models ``rankwise clicks fit`` can fit."""
+    return [m.name for m in MODELS.values() if m.fittable]
+
+
+__all__ = ["FIT_PARAMS", "MODELS", "ModelKind", "fittable"]
