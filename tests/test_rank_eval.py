@@ -305,3 +305,30 @@ def test_integral_ratings_from_pandas_and_callable_from_the_working_directory(tm
                                    "--quiet", "-f", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["metric_score"] == 1.0  # a is rated 3
+
+
+def test_template_partials_are_refused(tmp_path: Path) -> None:
+    """``{{> /path}}`` read any *.mustache file on disk into the search request before."""
+    from rankwise.errors import TemplateError
+    from rankwise.rankeval.templates import render
+
+    secret = tmp_path / "secret.mustache"
+    secret.write_text('{"stolen": true}')
+    with pytest.raises(TemplateError, match="partials .* are not supported"):
+        render("t", '{"query": {{> ' + str(secret.with_suffix("")) + '}} }', {})
+
+
+def test_overwrite_replaces_only_a_rankwise_index(tmp_path: Path) -> None:
+    from rankwise.errors import RankwiseError
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"id": "1", "title": "heat flow"}\n')
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    with pytest.raises(RankwiseError, match="is not a rankwise index .* remove the directory yourself"):
+        build_index(corpus, precious, "id", ["title"], overwrite=True)
+    assert (precious / "thesis.tex").read_text() == "years of work"
+    index = tmp_path / "index"
+    build_index(corpus, index, "id", ["title"])
+    assert build_index(corpus, index, "id", ["title"], overwrite=True)["documents"] == 1

@@ -90,6 +90,11 @@ class MetricInputError(RankwiseError, ValueError):
     """An input a metric cannot use: unknown name, missing, wrong shape or values."""
 
 
+class OutputError(RankwiseError, OSError):
+    """A file rankwise could not write (full disk, no permission, a directory in the way); the
+    destination is left as it was (``rankwise.data.atomic``)."""
+
+
 class OptionError(RankwiseError, ValueError):
     """An argument outside its allowed values (an unknown test, correction, plot kind ...)."""
 

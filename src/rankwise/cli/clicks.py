@@ -189,14 +189,17 @@ def simulate(
 
 def _write_log(log: Any, output: Path) -> None:
     from rankwise import clicks
+    from rankwise.data.atomic import atomic_path
 
     suffix = output.suffix.lower()
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        pq.write_table(log.to_long(), output)
+        with atomic_path(output) as temporary:
+            pq.write_table(log.to_long(), temporary)
     elif suffix in (".csv", ".tsv"):
-        log.to_long().to_pandas().to_csv(output, sep="\t" if suffix == ".tsv" else ",", index=False)
+        with atomic_path(output) as temporary:
+            log.to_long().to_pandas().to_csv(temporary, sep="\t" if suffix == ".tsv" else ",", index=False)
     else:
         clicks.save_log(log, output)
 

@@ -109,6 +109,12 @@ def fuse_command(
         except ValueError:
             _fail(f"--weights {weights!r}: expected numbers separated by commas, one per run")
             return
+    from rankwise.data.atomic import refuse_inputs
+
+    try:
+        refuse_inputs(output, [*runs, train_qrels, qrels])
+    except RankwiseError as exc:
+        _fail(str(exc))
     if tune is None and (qrels is not None or grid):
         _fail("--qrels and --grid go with --tune METRIC")
         return
@@ -124,14 +130,17 @@ def fuse_command(
         _fail(fuse_flags(str(exc)))
         return
     sys.stdout.flush()
-    out = sys.stdout.buffer if output is None else open(output, "wb")
-    try:
-        write_trec_text(fused, out)
-    finally:
-        if output is not None:
-            out.close()
-        else:
-            out.flush()
+    if output is None:
+        write_trec_text(fused, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    else:
+        from rankwise.data.atomic import atomic_open
+
+        try:
+            with atomic_open(output, "wb") as out:   # whole or not at all: Ctrl-C leaves no truncated run
+                write_trec_text(fused, out)
+        except RankwiseError as exc:
+            _fail(str(exc))
     typer.echo(fused.source, err=True)
 
 

@@ -99,7 +99,9 @@ def simulate(
         _fail(str(exc))
         return
     if plot is not None:
-        render.error_figure(result).savefig(plot, dpi=120)
+        from rankwise.report.plots import save_figure
+
+        save_figure(render.error_figure(result), plot, dpi=120)
     if output_format in (ReportFormat.table, ReportFormat.text):
         _show_grids(render.simulation_grids(result), output, plain=output_format == ReportFormat.text)
     elif output_format == ReportFormat.json:

@@ -27,9 +27,21 @@ def echo(text: str, *, err: bool = False, newline: bool = True) -> None:
 def emit(text: str, output: Path | None) -> None:
     """Write ``text`` to ``output`` (ending with a newline) or to standard output."""
     if output:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        from rankwise.data.atomic import write_text
+
+        _written(write_text, output, text if text.endswith("\n") else text + "\n")
     else:
         echo(text, newline=not text.endswith("\n"))
+
+
+def _written(write: Any, output: Path, content: Any) -> None:
+    """``write(output, content)``, a failure to write ending the command with its message."""
+    from rankwise.errors import OutputError
+
+    try:
+        write(output, content)
+    except OutputError as error:
+        fail(str(error))
 
 
 def warn(warnings: list[Any]) -> None:
@@ -113,7 +125,9 @@ def show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> No
     """Print tables: rich on a terminal; plain text (every digit and name) to a file, a pipe or
     when ``plain``."""
     if output is not None:
-        output.write_text("\n\n".join(g.text() for g in grids) + "\n", encoding="utf-8")
+        from rankwise.data.atomic import write_text
+
+        _written(write_text, output, "\n\n".join(g.text() for g in grids) + "\n")
         return
     if plain or not sys.stdout.isatty():
         echo("\n\n".join(g.text() for g in grids))

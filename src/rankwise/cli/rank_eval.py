@@ -182,8 +182,13 @@ def rank_eval(
         typer.echo(f"wrote {count} unrated document(s) to judge to {unrated_out}", err=True)
     extra_keys = {"cross_check": checks} if checks is not None else None
     if output is not None:
-        with open(output, "w", encoding="utf-8") as f:
-            result.write_json(f, details, progress=_writing_progress(not quiet, output), extra=extra_keys)
+        from rankwise.data.atomic import atomic_open
+
+        try:
+            with atomic_open(output, "w", encoding="utf-8") as f:
+                result.write_json(f, details, progress=_writing_progress(not quiet, output), extra=extra_keys)
+        except RankwiseError as exc:
+            _fail(str(exc))
     if fmt is RankEvalFormat.json:
         result.write_json(sys.stdout, details, extra=extra_keys)
     elif fmt is RankEvalFormat.markdown:

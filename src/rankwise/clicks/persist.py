@@ -58,7 +58,9 @@ def model_document(model: ClickModel) -> dict[str, Any]:
 
 def save_model(model: ClickModel, path: str | os.PathLike[str]) -> None:
     """Write a fitted model as JSON."""
-    Path(path).write_text(json.dumps(model_document(model)))
+    from rankwise.data.atomic import write_text
+
+    write_text(path, json.dumps(model_document(model)))
 
 
 def load_model(path: str | os.PathLike[str]) -> ClickModel:

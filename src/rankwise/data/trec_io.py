@@ -152,9 +152,10 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
 
 def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:
     """Write a run in TREC format, ranks numbered by descending score."""
+    from rankwise.data.atomic import atomic_open
     from rankwise.data.trec_write import write_trec_text
 
-    with open(path, "wb") as out:
+    with atomic_open(path, "wb") as out:
         write_trec_text(run, out)
 
 

@@ -16,7 +16,9 @@ TODO_COLUMNS = ("request_id", "_index", "_id", "rating", "systems", "best_rank",
 def write_unrated(rows: list[dict[str, Any]], path: str | Path) -> int:
     """Write the to-do rows (``RankEvalResult.unrated()``) as CSV with an empty ``rating``
     column to fill in; returns the number of rows."""
-    with Path(path).open("w", encoding="utf-8", newline="") as f:
+    from rankwise.data.atomic import atomic_open
+
+    with atomic_open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=TODO_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)

@@ -57,9 +57,14 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     if id_field in fields:
         raise RankwiseError(f"the id field {id_field!r} cannot also be a text field")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise RankwiseError(f"{out} exists and is not a directory")
     if out.exists() and any(out.iterdir()):
         if not overwrite:
             raise RankwiseError(f"{out} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+        if not (out / META).is_file():   # only a rankwise index is deleted, never any other directory
+            raise RankwiseError(f"{out} is not a rankwise index (it has no {META}); --overwrite replaces "
+                                "only an index rankwise built: remove the directory yourself or choose another")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     builder = tantivy.SchemaBuilder()

@@ -4,6 +4,12 @@ A template's source is a search body (an object, serialised to JSON first) or a 
 with mustache tags. Values are escaped for JSON strings (Elasticsearch's JSON escaping), so a
 parameter holding quotes or backslashes cannot break the body. A tag without a parameter is an
 error naming the template and the parameter; nothing renders as an empty string by accident.
+
+Partials (``{{> name}}``) are refused: Elasticsearch's templates have none, and a renderer that
+loads them would read any ``*.mustache`` file on disk into the search request. Triple braces
+(``{{{param}}}``) insert a parameter unescaped, as in Elasticsearch: the parameter's text
+becomes part of the JSON body (it can add clauses or fields), so only use them with
+parameters you wrote yourself.
 """
 
 from __future__ import annotations
@@ -29,16 +35,25 @@ def render(template_id: str, source: dict[str, Any] | str, params: dict[str, Any
     Traceback (most recent call last):
     ...
     rankwise.errors.TemplateError: template 't': missing parameter 'q'
+    >>> render("t", '{"query": {{> /etc/secrets}} }', {})   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.TemplateError: template 't': partials ({{> name}}) are not supported: ...
     """
     import pystache
     from pystache.context import KeyNotFoundError
 
     text = source if isinstance(source, str) else json.dumps(source)
-    renderer = pystache.Renderer(escape=_json_escape, missing_tags="strict")
+    from pystache.common import TemplateNotFoundError
+
+    renderer = pystache.Renderer(escape=_json_escape, missing_tags="strict", partials={})   # no file is read
     try:
         rendered = renderer.render(text, params)
     except KeyNotFoundError as err:
         raise TemplateError(f"template {template_id!r}: missing parameter {err.key!r}") from None
+    except TemplateNotFoundError:
+        raise TemplateError(f"template {template_id!r}: partials ({{{{> name}}}}) are not supported: Elasticsearch's "
+                            "search templates have none") from None
     try:
         body = json.loads(rendered)
     except json.JSONDecodeError as err:

@@ -9,7 +9,7 @@ import json
 import math
 from typing import Any
 
-from rankwise.report.grid import Grid
+from rankwise.report.grid import Grid, markdown_cell
 from rankwise.report.grid import number_cell as _number
 from rankwise.report.grid import p_cell as _p
 
@@ -72,7 +72,7 @@ def ab_markdown(result: Any, digits: int = 4) -> str:
     grid = ab_grid(result, digits)
     lines = [f"**{grid.title}**", "", "| " + " | ".join(grid.columns) + " |",
              "|" + "|".join("---:" if n else "---" for n in grid.numeric) + "|"]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in grid.rows]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in grid.rows]
     lines += [""] + [f"{line.replace('*', chr(92) + '*', 1) if line.startswith('*') else line}  "
                      for line in ab_notes(result)]
     return "\n".join(lines)
@@ -148,7 +148,9 @@ def ab_html(result: Any, digits: int = 4) -> str:
     image = ""
     if figure is not None:
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=110)
+        from rankwise.report.plots import literal_text
+
+        literal_text(figure).savefig(buffer, format="png", dpi=110)
         image = (f"<h2>Cumulative lift</h2><img alt='cumulative lift' src='data:image/png;base64,"
                  f"{base64.b64encode(buffer.getvalue()).decode()}'>")
     style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:75em}table{border-collapse:collapse}"

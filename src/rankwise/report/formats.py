@@ -9,7 +9,7 @@ from typing import Any
 
 from rankwise.comparison import Comparison
 from rankwise.evaluation import Result
-from rankwise.report.grid import Grid
+from rankwise.report.grid import Grid, markdown_cell
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -45,10 +45,10 @@ def summary_markdown(result: Result, comparison: Comparison | None = None, digit
     | b | y | 0.0000 |
     """
     cols = list(result.summary.columns)
-    lines = ["| | run | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+    lines = ["| | run | " + " | ".join(markdown_cell(c) for c in cols) + " |", "|---|---|" + "---|" * len(cols)]
     for letter, name, cells in marked_cells(result, comparison, digits, lambda t: f"**{t}**",
                                             lambda t, m: f"{t}<sup>{m}</sup>"):
-        lines.append(f"| {letter} | {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {letter} | {markdown_cell(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -77,11 +77,20 @@ def marked_cells(result: Result, comparison: Comparison | None, digits: int, bol
     return rows
 
 
+TEX_SPECIALS = {"\\": "\\textbackslash{}", "_": "\\_", "%": "\\%", "&": "\\&", "#": "\\#", "$": "\\$",
+                "{": "\\{", "}": "\\}", "^": "\\textasciicircum{}", "~": "\\textasciitilde{}"}
+
+
 def _tex(s: str) -> str:
-    for a, b in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"), ("#", "\\#"),
-                 ("$", "\\$"), ("{", "\\{"), ("}", "\\}")):
-        s = s.replace(a, b)
-    return s
+    """Text safe in LaTeX: every special character replaced in one pass (so the braces of
+    ``\\textbackslash{}`` are not escaped again).
+
+    >>> print(_tex("a_b^2~c\\d{e}"))
+    a\\_b\\textasciicircum{}2\\textasciitilde{}c\\textbackslash{}d\\{e\\}
+    """
+    import re
+
+    return re.sub(r"[\\_%&#$\{\}^~]", lambda m: TEX_SPECIALS[m.group(0)], str(s))
 
 
 def summary_latex(result: Result, comparison: Comparison | None = None, digits: int = 4,
@@ -137,8 +146,9 @@ def comparison_rows(comparison: Comparison, digits: int = 4) -> list[list[str]]:
 def comparison_markdown(comparison: Comparison, digits: int = 4) -> str:
     """One row per compared pair: difference, intervals, effect size, wins/ties/losses, p-values."""
     head = comparison_columns(comparison)
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in comparison_rows(comparison, digits)]
+    lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in cells) + " |"
+              for cells in comparison_rows(comparison, digits)]
     return "\n".join(lines)
 
 

@@ -9,6 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def markdown_cell(text: str) -> str:
+    """Text safe in a Markdown table cell: ``|`` escaped, ``<``, ``>`` and ``&`` as HTML
+    entities (a run named ``<script>`` stays text), line breaks as spaces.
+
+    >>> print(markdown_cell("a|b <img src=x> & c" + chr(10) + "d"))
+    a\\|b &lt;img src=x&gt; &amp; c d
+    """
+    import html
+
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
 @dataclass
 class Grid:
     """A titled table of strings; ``numeric[i]`` right-aligns column ``i`` and keeps it unbroken.
@@ -58,7 +70,7 @@ class Grid:
         lines = [f"**{self.title}**", ""] if self.title else []
         lines += ["| " + " | ".join(self.columns) + " |",
                   "|" + "|".join("---:" if n else "---" for n in self.numeric) + "|"]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.rows]
+        lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in self.rows]
         if self.note:
             lines += [""] + [f"{line}  " for line in self.note.splitlines()]
         return "\n".join(lines)

@@ -26,7 +26,9 @@ img{max-width:100%;border:1px solid #eee;margin:.5rem 0}.warn{color:#9a6700}
 
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    from rankwise.report.plots import literal_text
+
+    literal_text(fig).savefig(buf, format="png")
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -81,5 +83,7 @@ def write_report(qrels: Any, runs: Any, metrics: list[str], path: str | Path, *,
 <h2>Warnings</h2><ul>{warnings or "<li>none</li>"}</ul>
 </body></html>
 """
-    Path(path).write_text(page, encoding="utf-8")
+    from rankwise.data.atomic import write_text
+
+    write_text(path, page)
     return comparison

@@ -70,5 +70,7 @@ def error_figure(result: Any) -> Any:
     axis.set_title(f"users: {result.settings.get('click_model')}, {result.settings.get('comparisons')} comparisons")
     axis.grid(True, alpha=0.3)
     axis.legend()
-    figure.tight_layout()
+    from rankwise.report.plots import literal_text
+
+    literal_text(figure).tight_layout()
     return figure

@@ -42,6 +42,26 @@ def wrap_signature(signature: str, width: int = 95) -> str:
     return "\n".join(lines + [current])
 
 
+def literal_text(fig: Any) -> Any:
+    """Every text of ``fig`` drawn as written: a run named ``a$^$b`` is a name, not a
+    mathtext formula that fails to parse (matplotlib reads text between two ``$`` as math)."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
+def save_figure(fig: Any, path: str | Path, **options: Any) -> None:
+    """``fig.savefig(path)``, whole or not at all (the format from the path's suffix)."""
+    from rankwise.data.atomic import atomic_open
+
+    literal_text(fig)
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format=suffix, **options)
+
+
 def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None) -> Any:
     # the title names the metric; the lines under it are the metric's signature, wrapped
     ax.set_title(title, fontsize=10)
@@ -49,9 +69,10 @@ def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | No
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     ax.grid(alpha=0.3)
     lines = wrap_signature(signature).count("\n") + 1
+    literal_text(fig)
     fig.tight_layout(rect=(0, 0.03 + 0.035 * lines, 1, 1))
     if path is not None:
-        fig.savefig(path, metadata={"Software": None} if str(path).endswith(".png") else None)
+        save_figure(fig, path, metadata={"Software": None} if str(path).endswith(".png") else None)
         import matplotlib.pyplot as plt
 
         plt.close(fig)

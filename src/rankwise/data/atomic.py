@@ -1,0 +1,116 @@
+"""Files that appear whole or not at all.
+
+Everything rankwise writes goes to a temporary file in the destination's directory and is
+renamed onto the destination only when it is complete (``os.replace``, atomic on POSIX and
+Windows within one file system). A full disk, an error or Ctrl-C on the way leaves the old
+file, or none, and removes the temporary file; a failure to write is a ``OutputError`` naming
+the file, never a raw ``OSError``.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "out.txt")
+>>> write_text(path, "complete\\n")
+>>> try:
+...     with atomic_open(path, "w") as f:
+...         _ = f.write("half a fi")
+...         raise KeyboardInterrupt
+... except KeyboardInterrupt:
+...     pass
+>>> open(path).read(), sorted(os.listdir(os.path.dirname(path)))   # the old file, no leftovers
+('complete\\n', ['out.txt'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from rankwise.errors import OutputError
+
+
+def _mode_for_new_file() -> int:
+    """The permission bits an ordinary ``open(path, "w")`` would give (0o666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; renamed onto ``path`` when the block ends
+    without an error, removed otherwise (the old ``path`` is untouched)."""
+    import tempfile
+
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target}: is a directory; expected a file to write")
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write ({error.strerror or error})") from None
+    os.close(handle)
+    done = False
+    try:
+        yield Path(temporary)
+        mode = os.stat(target).st_mode & 0o777 if target.exists() else _mode_for_new_file()
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+        done = True
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write ({error.strerror or error}); the file was left as it was") \
+            from None
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = None,
+                newline: str | None = None) -> Iterator[IO[Any]]:
+    """``open(path, mode)`` for writing, through ``atomic_path``."""
+    if "b" not in mode and encoding is None:
+        encoding = "utf-8"
+    with atomic_path(path) as temporary, open(temporary, mode, encoding=encoding, newline=newline) as f:
+        yield f
+
+
+def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    """``Path(path).write_text(text)``, whole or not at all."""
+    with atomic_open(path, "w", encoding=encoding) as f:
+        f.write(text)
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """``Path(path).write_bytes(data)``, whole or not at all."""
+    with atomic_open(path, "wb") as f:
+        f.write(data)
+
+
+def refuse_inputs(output: str | os.PathLike[str] | None, inputs: Iterable[Any], option: str = "-o") -> None:
+    """Refuse an output that is one of the inputs (it would be replaced before it is read).
+
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "run.trec"); open(f, "w").close()
+    >>> refuse_inputs(f, ["other.trec", f])
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.OutputError: -o names an input file (run.trec): write to another file
+    """
+    if output is None or not Path(output).exists():
+        return
+    for source in inputs:
+        if isinstance(source, (str, os.PathLike)):
+            candidate = str(source).split("=", 1)[-1] if "=" in str(source) and not Path(source).exists() else source
+            try:
+                same = Path(candidate).exists() and os.path.samefile(candidate, output)
+            except OSError:
+                same = False
+            if same:
+                raise OutputError(f"{option} names an input file ({Path(output).name}): write to another file")
+
+
+__all__ = ["atomic_open", "atomic_path", "refuse_inputs", "write_bytes", "write_text"]

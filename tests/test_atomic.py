@@ -1,0 +1,71 @@
+"""Every file rankwise writes appears whole or not at all (``rankwise.data.atomic``): an error,
+a full disk or Ctrl-C half-way leaves the old file (or none) and no temporary file; ``-o``
+naming an input is refused."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DATA
+from typer.testing import CliRunner
+
+from rankwise.cli.main import app
+from rankwise.data import atomic
+from rankwise.errors import OutputError
+
+RUNS = [str(DATA / "golden" / "BM25.dl19.trec"), str(DATA / "golden" / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec")]
+
+
+def _half_then(error: BaseException) -> Any:
+    """A ``write_trec_text`` that writes a few complete lines, then fails with ``error``."""
+    def write(run: Any, out: Any) -> None:
+        out.write(b"1037798 Q0 d1 1 2.0 fused\n")
+        raise error
+    return write
+
+
+@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
+def test_fuse_output_is_whole_or_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           error: BaseException) -> None:
+    out = tmp_path / "fused.trec"
+    out.write_text("the previous run\n")
+    import rankwise.data.trec_write as trec_write
+
+    monkeypatch.setattr(trec_write, "write_trec_text", _half_then(error))
+    result = CliRunner().invoke(app, ["fuse", *RUNS, "-o", str(out)])
+    if isinstance(error, KeyboardInterrupt):   # the shell's status for SIGINT
+        assert result.exit_code == 130
+    else:
+        assert result.exit_code == 2 and "fused.trec: cannot write (No space left on device)" in result.output
+    assert out.read_text() == "the previous run\n"       # a truncated run that looks valid before
+    assert os.listdir(tmp_path) == ["fused.trec"]          # no temporary file left behind
+
+
+def test_output_naming_an_input_is_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "bm25.trec"
+    copy.write_bytes(Path(RUNS[0]).read_bytes())
+    result = CliRunner().invoke(app, ["fuse", str(copy), RUNS[1], "-o", str(copy)])
+    assert result.exit_code == 2 and "-o names an input file (bm25.trec)" in result.output
+    assert copy.read_bytes() == Path(RUNS[0]).read_bytes()
+
+
+def test_written_files_keep_ordinary_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "new.txt"
+    atomic.write_text(path, "x\n")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask   # not mkstemp's 0600
+    path.chmod(0o640)
+    atomic.write_bytes(path, b"y\n")
+    assert path.stat().st_mode & 0o777 == 0o640 and path.read_bytes() == b"y\n"
+
+
+def test_a_directory_in_the_way_is_an_output_error(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="is a directory"):
+        atomic.write_text(tmp_path, "x")
+    with pytest.raises(OutputError, match="cannot write"):
+        atomic.write_text(tmp_path / "missing-folder" / "x.txt", "x")

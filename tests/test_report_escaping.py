@@ -1,0 +1,41 @@
+"""Run and metric names are text in every output: Markdown cells escape ``|`` and HTML, LaTeX
+escapes every special character, and plots draw ``$`` literally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import DATA
+
+import rankwise
+from rankwise.report.formats import _tex, summary_latex, summary_markdown
+from rankwise.report.grid import markdown_cell
+
+Q, R = str(DATA / "qrels.test"), str(DATA / "results.test")
+
+
+def test_markdown_cells_cannot_break_the_table_or_carry_html() -> None:
+    assert markdown_cell("a|b") == "a\\|b"
+    assert markdown_cell("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    result = rankwise.evaluate(Q, {"<b>x</b>|y": R}, ["P@5"])
+    table = summary_markdown(result).splitlines()
+    assert table[2].startswith("| a | &lt;b&gt;x&lt;/b&gt;\\|y | ")
+    assert all(line.count(" | ") == 2 for line in table[2:])   # three cells: no extra column from the |
+
+
+def test_latex_escapes_every_special_character_once() -> None:
+    assert _tex("x^2~y") == "x\\textasciicircum{}2\\textasciitilde{}y"
+    assert _tex("a\\b") == "a\\textbackslash{}b"      # its braces are not escaped again
+    result = rankwise.evaluate(Q, {"run_1^~": R}, ["P@5"])
+    assert "run\\_1\\textasciicircum{}\\textasciitilde{}" in summary_latex(result)
+
+
+def test_dollar_signs_in_run_names_do_not_break_plots(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    out = tmp_path / "p.png"
+    result = CliRunner().invoke(app, ["plot", "difference", Q, f"a$^$b={R}", f"c$={R}", "-o", str(out)])
+    assert result.exit_code == 0, result.output      # a mathtext parse error before
+    assert out.read_bytes()[:4] == b"\x89PNG"
