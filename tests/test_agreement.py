@@ -254,3 +254,22 @@ def test_tau_ap_matches_the_published_example_of_ircor() -> None:
     assert tau_ap(x, y) == pytest.approx(0.3928571, abs=5e-8)
     assert tau_ap(x, y) == pytest.approx(11 / 28, abs=1e-15)  # 0.3928571... = 11/28
     assert tau_ap(y, x) != pytest.approx(tau_ap(x, y), abs=1e-3)
+
+
+def test_conflicting_judgments_are_refused_and_reader_notes_kept(tmp_path: Path) -> None:
+    """A document judged twice with two labels gave kappa 0.99895 without a word before."""
+    from rankwise.errors import InputError
+
+    twice = tmp_path / "twice.txt"
+    twice.write_text("1 0 d1 1\n1 0 d1 2\n1 0 d2 0\n")
+    other = tmp_path / "other.txt"
+    other.write_text("1 0 d1 1\n1 0 d2 0\n")
+    with pytest.raises(InputError, match=r"twice\.txt:2: field 'doc': document 'd1' is judged twice"):
+        label_agreement(str(twice), str(other), resamples=0)
+    noted = tmp_path / "noted.txt"
+    noted.write_text("1 0 d1 1.5\n1 0 d2 0\n")
+    try:
+        out = label_agreement(str(noted), str(other), resamples=0)
+    except InputError:
+        return   # a non-integer label is an error: nothing to note
+    assert all(note.startswith(str(noted)) for note in out.notes)

@@ -423,3 +423,47 @@ def test_relevance_of_a_logs_pairs_and_long_logs_read_back(tmp_path: Path) -> No
     assert again.clicks.tolist() == other_clicks.clicks.tolist()
     assert [[again.doc_ids[d] for d in row] for row in again.docs] == \
         [[other_clicks.doc_ids[d] for d in row] for row in other_clicks.docs]
+
+
+def test_click_log_readers_keep_every_session_rank_and_url(tmp_path: Path) -> None:
+    """Session ids beyond int64 stayed apart; ranks beyond ``ranks`` are counted, not "never
+    shown"; an empty URL is an error, not a shift; invalid UTF-8 names its line (issue #37)."""
+    long = tmp_path / "long.csv"
+    big = [18446744073709551616, 18446744073709551617]   # 2^64 and 2^64 + 1: one float64
+    long.write_text("session,query,rank,doc,click\n" + "".join(f"{s},q,1,a,1\n{s},q,2,b,0\n" for s in big))
+    assert clicks.read_log(long).sessions == 2
+    deep = tmp_path / "deep.tsv"
+    urls = "\t".join(f"u{i}" for i in range(1, 13))    # 12 results, ranks=10
+    deep.write_text(f"1\t0\tQ\t7\t0\t{urls}\n1\t5\tC\tu11\n1\t6\tC\tu2\n1\t7\tC\tnowhere\n")
+    log = clicks.read_yandex(deep)
+    assert log.clicks.tolist() == [[0, 1, 0, 0, 0, 0, 0, 0, 0, 0]]
+    assert "1 result page(s) showed more than 10 documents: ranks 11+ were left out with their 1 click(s)" \
+        in log.notes[1] and "1 click(s) on documents their session never showed" in log.notes[0]
+    assert clicks.read_yandex(deep, ranks=12).clicks.tolist() == [[0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]]
+    gap = tmp_path / "gap.tsv"
+    gap.write_text("1\t0\tQ\t7\t0\tu1\t\tu3\n")
+    with pytest.raises(InputError, match=r"gap\.tsv:1: field 'URL': URL_2 is empty"):
+        clicks.read_yandex(gap)
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(b"1\t0\tQ\t7\t0\tu1\n1\t1\tC\tu\xff1\n")
+    with pytest.raises(InputError, match=r"bad\.tsv:2: invalid UTF-8 \(byte 0xff\)"):
+        clicks.read_yandex(bad)
+
+
+def test_an_empty_log_or_a_model_file_of_bad_bytes_is_an_error(tmp_path: Path) -> None:
+    empty = clicks.ClickLog.from_arrays([], [], [])
+    with pytest.raises(InputError, match="the click log has no sessions: nothing to fit"):
+        clicks.PBM().fit(empty)                                    # a 0-pair model with exit 0 before
+    path = tmp_path / "m.json"
+    path.write_bytes(b'{"format": "rankwise-click-model",\n "model": "pb\xffm"}')
+    with pytest.raises(InputError, match=r"m\.json:2: invalid UTF-8 \(byte 0xff\)"):
+        clicks.load_model(path)
+
+
+def test_simulated_sessions_refuse_a_document_twice_and_keep_reader_notes(tmp_path: Path) -> None:
+    run = tmp_path / "run.trec"
+    run.write_text("q Q0 a 1 2.0 r\nq Q0 a 2 1.0 r\n")
+    with pytest.raises(InputError, match="document 'a' is listed twice for query 'q'"):
+        clicks.sessions_from_run(str(run))
+    run.write_text("qid Q0 docno rank score tag\nq Q0 a 1 2.0 r\n")
+    assert any("not plain numbers" in note for note in clicks.sessions_from_run(str(run)).notes)

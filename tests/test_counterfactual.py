@@ -235,3 +235,12 @@ def test_ope_command(tmp_path) -> None:
     assert run.exit_code == 2 and "bare.csv" in run.output and "no column 'propensity_score'" in run.output
     run = CliRunner().invoke(app, ["ope", str(paths["bts"]), "--policy", "uniform", "-e", "ipw", *flags])
     assert run.exit_code == 2 and "unknown estimator 'ipw'" in run.output
+
+
+def test_a_header_only_log_is_named(tmp_path) -> None:
+    from rankwise.online.bandit_log import read_bandit_log
+
+    path = tmp_path / "log.csv"
+    path.write_text("action,position,reward,pscore\n")
+    with pytest.raises(InputError, match=r"log\.csv: no logged rounds"):   # ArrowInvalid before
+        read_bandit_log([str(path)], action="action", position="position", reward="reward", pscore="pscore")

@@ -221,3 +221,12 @@ def test_a_family_is_known_by_its_own_name() -> None:
     assert got == pytest.approx(1 / math.log2(2) + 3 / math.log2(3))  # b (gain 2^1-1) first, a (2^2-1) second
     with pytest.raises(MetricParameterError, match="needs maximum_relevance"):
         rankwise.evaluate(qrels, run, ["es_expected_reciprocal_rank"])
+
+
+@pytest.mark.parametrize(("typo", "suggested"), [("recal@100", "recall@100"), ("precison@5", "precision@5"),
+                                                 ("ndgc@100", "ndcg@100")])
+def test_typo_suggestions_keep_the_cut_off(typo: str, suggested: str) -> None:
+    """'recal@100' suggested 'recall@10' before: the suggestion changed the cut-off."""
+    with pytest.raises(UnknownMetricError) as caught:
+        rankwise.evaluate(str(DATA / "qrels.test"), str(DATA / "results.test"), [typo])
+    assert caught.value.suggestions[0] == suggested

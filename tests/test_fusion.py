@@ -415,3 +415,28 @@ def test_condorcet_shortcut_equals_the_merge_sort(seed: int) -> None:
     majority = _majority(ranks, rng.choice([1.0, 2.0], size=runs))
     merge_sorted = sorted(range(candidates), key=cmp_to_key(lambda x, y: int(majority[x, y])))
     assert _majority_order(majority).tolist() == merge_sorted
+
+
+def test_reader_notes_reach_the_fused_run_and_the_command(tmp_path: Path) -> None:
+    """A header line read as a query named 'qid' was silent in fuse before."""
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    run = tmp_path / "hdr.trec"
+    run.write_text("qid Q0 docno rank score tag\n1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    other = tmp_path / "other.trec"
+    other.write_text("1 Q0 b 1 3.0 s\n")
+    fused = fuse([str(run), str(other)], "rrf")
+    assert any("score(s) were not plain numbers" in note for note in fused.notes)
+    result = CliRunner().invoke(app, ["fuse", str(run), str(other)])
+    assert result.exit_code == 0 and "warning: " in result.output and "not plain numbers" in result.output
+
+
+def test_fuse_takes_the_method_with_its_parameters_in_one_spelling() -> None:
+    a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    b = {"q1": {"d3": 9.0, "d1": 8.0}}
+    assert fuse([a, b], "RRF(k=10)").source == fuse([a, b], "rrf", k=10).source == \
+        "fusion=rrf|k=10|norm=none|ties=trec|depth=all"
+    with pytest.raises(RankwiseError, match=r"rrf: k given twice"):
+        fuse([a, b], "rrf(k=10)", k=20)

@@ -171,3 +171,22 @@ def test_distribution_is_exact_and_credits_vectorised() -> None:
             fast = table.credits(index, clicks)
             one_by_one = [table.shown(index).credit(np.flatnonzero(row)) for row in clicks]
             assert np.allclose(fast, np.array(one_by_one, dtype=float)), method
+
+
+def test_credits_of_a_semicolon_file_name_the_file_and_the_delimiter(tmp_path) -> None:
+    from rankwise.online.interleaving import read_credits
+
+    path = tmp_path / "credits.csv"
+    path.write_text("a;b\n1;0\n0;1\n")
+    with pytest.raises(InputError, match=r"credits\.csv: field 'rankers': .* the header holds ';'"):
+        read_credits(str(path))                                    # named '<input>' before
+
+
+def test_interleaving_methods_are_one_registry() -> None:
+    from rankwise.errors import ParameterError
+    from rankwise.online.interleaved_lists import INTERLEAVING_METHODS
+
+    assert INTERLEAVING_METHODS.names() == ["balanced", "team-draft", "probabilistic", "optimized"]
+    assert interleave([["a", "b"], ["c", "d"]], "TD", rng=0).method == "team-draft"   # an alias
+    with pytest.raises(ParameterError, match="unknown interleaving method 'team_drat'; did you mean 'team-draft'"):
+        interleave([["a"], ["b"]], "team_drat")

@@ -198,3 +198,47 @@ def test_a_bare_carriage_return_does_not_end_a_line(tmp_path: Path, gz: bool) ->
     crlf = _write(tmp_path, "crlf", pack(b"q1 0 d1 1\r\nq1 0 d2 0\r\n"))
     assert load_qrels(str(crlf)).to_dict() == {"q1": {"d1": 1, "d2": 0}}
 
+
+
+# -- input limits (issue #37): no input makes a reader grow without bound -------------------------
+
+def test_an_endless_device_stops_at_the_line_limit() -> None:
+    with pytest.raises(InputError, match=r"/dev/zero: a line longer than 1048576 bytes without a line end"):
+        load_run("/dev/zero")   # grew memory without bound before
+
+
+def test_a_gzip_bomb_stops_at_the_ratio_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rankwise.data.limits as limits
+
+    monkeypatch.setattr(limits, "RATIO_CHECKED_AFTER", 2**20)   # the check starts after 1 MiB here
+    bomb = tmp_path / "run.trec.gz"
+    with gzip.open(bomb, "wb") as f:            # 8 MiB of one repeated line: about 1000 times smaller
+        f.write(b"301 Q0 D 1 1.0 t\n" * (2**23 // 17))
+    with pytest.raises(InputError, match=r"run\.trec\.gz: the gzip data expands more than 200 times"):
+        load_run(str(bomb))
+    monkeypatch.setenv("RANKWISE_MAX_GZIP_RATIO", "0")          # 0 turns the limit off
+    assert len(load_run(str(bomb))) > 0
+
+
+def test_limits_are_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = tmp_path / "run.trec"
+    run.write_text("301 Q0 " + "D" * 200 + " 1 1.0 t\n")
+    monkeypatch.setenv("RANKWISE_MAX_LINE_BYTES", "100")
+    with pytest.raises(InputError, match="a line longer than 100 bytes"):
+        rankwise.data.trec_io.read_bytes(run)
+    monkeypatch.setenv("RANKWISE_MAX_LINE_BYTES", "1000")
+    monkeypatch.setenv("RANKWISE_MAX_INPUT_BYTES", "50")
+    with pytest.raises(InputError, match="more than 50 bytes of input"):
+        rankwise.data.trec_io.read_bytes(run)
+    monkeypatch.setenv("RANKWISE_MAX_INPUT_BYTES", "lots")
+    with pytest.raises(InputError, match="RANKWISE_MAX_INPUT_BYTES='lots': expected a number"):
+        rankwise.data.trec_io.read_bytes(run)
+
+
+def test_rank_eval_size_is_bounded() -> None:
+    from rankwise.errors import OptionError
+    from rankwise.rankeval.evaluation import search_size
+    from rankwise.rankeval.spec import RankEvalSpec
+
+    with pytest.raises(OptionError, match="at most 10000 hits per search"):   # aborted inside tantivy before
+        search_size(RankEvalSpec([], ["P@5"], []), 2_000_000_000)

@@ -146,10 +146,14 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
     import pandas as pd
 
     from rankwise.data.load import load_qrels
+    from rankwise.engine.align import QrelsIndex
 
     frames = []
+    notes: list[str] = []
     for qrels in (qrels_a, qrels_b):
         q = load_qrels(qrels)
+        QrelsIndex.build(q)   # a document judged twice (two labels for one pair) is an error, as in evaluate
+        notes += [f"{q.source}: {note}" for note in q.notes]
         frames.append(pd.DataFrame({"query": q.query.to_pylist(), "doc": q.doc.to_pylist(),
                                     "label": np.asarray(q.label, dtype=np.int64)}))
     both = frames[0].merge(frames[1], on=["query", "doc"], how="outer", suffixes=("_a", "_b"), indicator=True)
@@ -178,4 +182,4 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
                      for k, v in draws.items()}
     return LabelAgreement(categories, confusion(a, b, categories), stats, intervals, len(shared),
                           int((both["_merge"] == "left_only").sum()), int((both["_merge"] == "right_only").sum()),
-                          int(shared["query"].nunique()))
+                          int(shared["query"].nunique()), notes)

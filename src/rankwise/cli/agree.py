@@ -13,6 +13,7 @@ from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import inputs as _inputs
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import warn as _warn
 from rankwise.errors import RankwiseError
 
 
@@ -49,6 +50,7 @@ def agree_command(
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    _warn(labels.notes)
     if plot is not None and systems is None:
         _fail("--plot draws the runs' scores: give runs after the two qrels")
         return

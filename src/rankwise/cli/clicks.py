@@ -169,13 +169,16 @@ def simulate(
     from rankwise.clicks.persist import model_from_document
 
     try:
+        from rankwise.clicks.persist import read_json
+
         if not model.exists():
             _fail(f"{model}: no such file")
-        spec = json.loads(model.read_text())   # read once: a fitted model or an ULTRA file
+        spec = read_json(model)   # read once: a fitted model or an ULTRA file
         ultra = isinstance(spec, dict) and "click_prob" in spec
         if ultra and qrels is None:
             _fail(f"{model} is an ULTRA parameter file: give the relevance labels with --qrels")
         shown = clicks.sessions_from_run(run, depth=depth, repeat=sessions)
+        _warn(shown.notes)
         if ultra:
             clicked = clicks.simulate(clicks.from_ultra(model, qrels, shown), shown, seed=seed)
         else:

@@ -170,22 +170,23 @@ def plot(
     with _inputs(qrels, runs) as (qrels_in, runs_in):
         try:
             if kind is PlotKind.curve:
-                plots.metric_at_k(qrels_in, runs_in, metric.split("@")[0], k, path=output, **conv)
+                figure = plots.metric_at_k(qrels_in, runs_in, metric.split("@")[0], k, path=output, **conv)
             elif kind is PlotKind.pr:
-                plots.precision_recall(qrels_in, runs_in, path=output, **conv)
+                figure = plots.precision_recall(qrels_in, runs_in, path=output, **conv)
             elif kind is PlotKind.roc:
-                plots.roc(qrels_in, runs_in, path=output, **conv)
+                figure = plots.roc(qrels_in, runs_in, path=output, **conv)
             else:
                 res = run_evaluate(qrels_in, runs_in, [metric], **conv)
                 if kind is PlotKind.difference:
                     names = [rs.name for rs in res.runs]
                     if len(names) != 2:
                         _fail("a difference plot needs exactly two runs")
-                    plots.per_query_difference(res, metric, names[0], names[1], path=output)
+                    figure = plots.per_query_difference(res, metric, names[0], names[1], path=output)
                 else:
-                    plots.distribution(res, metric, kind.value, path=output)
+                    figure = plots.distribution(res, metric, kind.value, path=output)
         except RankwiseError as exc:
             _fail(str(exc))
+    _warn(figure.rankwise_warnings)
     typer.echo(f"wrote {output}")
 
 

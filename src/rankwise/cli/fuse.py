@@ -142,6 +142,9 @@ def fuse_command(
         except RankwiseError as exc:
             _fail(str(exc))
     typer.echo(fused.source, err=True)
+    from rankwise.cli.output import warn
+
+    warn(fused.notes)
 
 
 def parse_grid(entries: list[str]) -> dict[str, list]:

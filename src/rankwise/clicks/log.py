@@ -139,7 +139,7 @@ class ClickLog:
 
         from rankwise.data.tables import location, tables_of
 
-        pieces = tables_of(data, [session, query, rank, doc, click])
+        pieces = tables_of(data, [session, query, rank, doc, click], ids=[session, query, doc])
         for name, first, table in pieces:   # checked per piece, so errors name the file's own line
             ranks = np.asarray(table.column(rank).to_numpy(zero_copy_only=False))
             bad = np.flatnonzero((ranks < 1) | (ranks != np.floor(ranks)))
@@ -235,7 +235,8 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
     clicked: list[set[int]] = []
     session_pages: dict[str, list[int]] = {}
     early: dict[str, list[str]] = {}   # clicks logged before their session's first page
-    unshown = repeated = placed_early = 0
+    beyond: dict[int, list[str]] = {}  # the URLs a page showed below rank ``ranks``
+    unshown = repeated = placed_early = deep_clicks = 0
 
     def place(page: int, rank: int) -> None:
         nonlocal repeated
@@ -243,9 +244,12 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
             repeated += 1
         clicked[page].add(rank)
 
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.rstrip("\n").rstrip("\t").split("\t")
+    number = 0
+    handle = opener(path, "rb")
+    try:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.decode("utf-8")   # line by line: an error names its own line
+            fields = line.rstrip("\n").rstrip("\r").rstrip("\t").split("\t")
             if fields == [""]:
                 continue
             if len(fields) < 3:
@@ -256,7 +260,12 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
                 if len(fields) < 6:
                     raise InputError("a Q line needs SessionID, TimePassed, Q, QueryID, RegionID and URLs",
                                      source=str(path), line=number)
-                urls = [u for u in fields[5:5 + ranks] if u != ""]
+                if "" in fields[5:]:
+                    raise InputError(f"URL_{fields[5:].index('') + 1} is empty (the results after it would move up "
+                                     "a rank)", source=str(path), line=number, field="URL")
+                urls = fields[5:5 + ranks]
+                if len(fields) > 5 + ranks:
+                    beyond[len(pages)] = fields[5 + ranks:]
                 queries.append(fields[3])
                 pages.append(urls)
                 clicked.append(set())
@@ -277,17 +286,30 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
                     continue
                 found = _latest_page_showing(pages, earlier, fields[3])
                 if found is None:
-                    unshown += 1
+                    if any(fields[3] in beyond.get(page, ()) for page in earlier):
+                        deep_clicks += 1
+                    else:
+                        unshown += 1
                     continue
                 place(*found)
             else:
                 raise InputError(f"expected Q or C in the third field, got {kind!r}", source=str(path), line=number,
                                  field="type")
+    except UnicodeDecodeError as error:
+        raise InputError(f"invalid UTF-8 (byte {error.object[error.start]:#04x}); click logs are UTF-8 text",
+                         source=str(path), line=number) from None
+    except (OSError, EOFError) as error:
+        raise InputError(f"cannot read ({error})", source=str(path), line=number + 1) from None
+    finally:
+        handle.close()
     orphans = sum(len(urls) for urls in early.values())
     clicks = [[1 if r in hits else 0 for r in range(len(page))] for page, hits in zip(pages, clicked, strict=True)]
     log = ClickLog.from_arrays(queries, pages, clicks)
     if unshown:
         log.notes.append(f"{unshown} click(s) on documents their session never showed were left out")
+    if beyond:
+        log.notes.append(f"{len(beyond)} result page(s) showed more than {ranks} documents: ranks {ranks + 1}+ were "
+                         f"left out with their {deep_clicks} click(s) (read with ranks= a larger number to keep them)")
     if repeated:
         log.notes.append(f"{repeated} repeated click(s) on an already clicked result were counted once")
     if placed_early:

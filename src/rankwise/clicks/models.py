@@ -168,6 +168,11 @@ class ClickModel:
         statistics over the whole log at the current parameters, and the log-likelihood sum.
         ``fit`` adds them up chunk by chunk here; ``rankwise.scale.states.fit_click_model``
         on a Dask cluster."""
+        if not log.sessions:
+            from rankwise.errors import InputError
+
+            raise InputError("the click log has no sessions: nothing to fit", source=str(getattr(log, "source", "")
+                                                                                         or "<log>"))
         self._remember_pairs(log)
         self._start(log)
         started = time.perf_counter()

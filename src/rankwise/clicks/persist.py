@@ -65,10 +65,7 @@ def save_model(model: ClickModel, path: str | os.PathLike[str]) -> None:
 
 def load_model(path: str | os.PathLike[str]) -> ClickModel:
     """A model written by ``save_model`` (or ``rankwise clicks fit -o``)."""
-    try:
-        document = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as error:
-        raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
+    document = read_json(path)
     return model_from_document(document, str(path))
 
 
@@ -88,6 +85,21 @@ def _checked(value: Any, name: str, shape: tuple[int | None, ...] | None, path: 
         what = "finite numbers" if name in NOT_PROBABILITIES else "probabilities in [0, 1]"
         raise InputError(f"expected {what}, got {float(array[bad].ravel()[0])}", source=path, field=name)
     return array
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A JSON file (a saved model, an ULTRA parameter file), its errors naming file and line."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"invalid UTF-8 (byte {raw[error.start]:#04x})", source=str(path),
+                         line=raw[:error.start].count(b"\n") + 1) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
 
 
 def model_from_document(document: Any, path: str = "<model>") -> ClickModel:

@@ -47,12 +47,20 @@ def sessions_from_run(run: Any, depth: int = 10, repeat: int = 1) -> ClickLog:
     import pandas as pd
 
     from rankwise.data.load import load_run
+    from rankwise.errors import InputError
 
     ranked = load_run(run)
     frame = pd.DataFrame({"query": ranked.query.to_pylist(), "doc": ranked.doc.to_pylist(), "score": ranked.score})
+    twice = frame.duplicated(["query", "doc"])
+    if twice.any():   # a page cannot show one document at two ranks
+        row = frame[twice].iloc[0]
+        raise InputError(f"document {row['doc']!r} is listed twice for query {row['query']!r}; a result page shows "
+                         "each document once", source=ranked.source, field="doc")
     frame = frame.sort_values(["query", "score", "doc"], ascending=[True, False, False], kind="stable")
     top = frame.groupby("query", sort=True).head(depth)
     lists = top.groupby("query", sort=True)["doc"].apply(list)
     queries = [q for q in lists.index for _ in range(repeat)]
     docs = [row for row in lists.tolist() for _ in range(repeat)]
-    return ClickLog.from_arrays(queries, docs, [[0] * len(row) for row in docs])
+    log = ClickLog.from_arrays(queries, docs, [[0] * len(row) for row in docs])
+    log.notes = list(ranked.notes)
+    return log

@@ -14,9 +14,7 @@ epsilon_1_neg / (r + 1)`` (ranks from 0).
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,10 +75,9 @@ def from_ultra(path: str | os.PathLike[str] | dict[str, Any], qrels: Any, log: C
     if isinstance(path, dict):
         spec, path = path, "<parameters>"
     else:
-        try:
-            spec = json.loads(Path(path).read_text())
-        except json.JSONDecodeError as error:
-            raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
+        from rankwise.clicks.persist import read_json
+
+        spec = read_json(path)
     for key in ("model_name", "click_prob", "exam_prob"):
         if key not in spec:
             raise InputError(f"an ULTRA click model file needs {key!r}", source=str(path), field=key)

@@ -9,6 +9,7 @@ from rankwise.data.containers import Qrels, Run
 from rankwise.errors import InputError
 
 _TABULAR_SUFFIXES = (".parquet", ".json", ".jsonl", ".ndjson", ".json.gz", ".jsonl.gz")
+_DELIMITED_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz")
 
 
 def _is_pandas(obj: Any) -> bool:
@@ -16,7 +17,8 @@ def _is_pandas(obj: Any) -> bool:
 
 
 def load_qrels(obj: Any) -> Qrels:
-    """Accept a Qrels, a path (TREC, Parquet, JSON, JSONL, optionally .gz), a DataFrame or a dict.
+    """Accept a Qrels, a path (TREC, CSV, TSV, Parquet, JSON, JSONL, optionally .gz), a DataFrame
+    or a dict.
 
     >>> load_qrels({"q1": {"d1": 1}}).label.tolist()
     [1]
@@ -29,6 +31,10 @@ def load_qrels(obj: Any) -> Qrels:
             from rankwise.data.tabular_io import read_tabular_qrels
 
             return read_tabular_qrels(path)
+        if path.lower().endswith(_DELIMITED_SUFFIXES):
+            from rankwise.data.delimited import read_delimited_qrels
+
+            return read_delimited_qrels(path)
         from rankwise.data.trec_io import read_trec_qrels
 
         return read_trec_qrels(path)
@@ -40,7 +46,8 @@ def load_qrels(obj: Any) -> Qrels:
 
 
 def load_run(obj: Any, name: str | None = None) -> Run:
-    """Accept a Run, a path (TREC, Parquet, JSON, JSONL, optionally .gz), a DataFrame or a dict.
+    """Accept a Run, a path (TREC, CSV, TSV, Parquet, JSON, JSONL, optionally .gz), a DataFrame
+    or a dict.
 
     >>> load_run({"q1": {"d1": 0.5}}, name="mine").name
     'mine'
@@ -55,6 +62,10 @@ def load_run(obj: Any, name: str | None = None) -> Run:
             from rankwise.data.tabular_io import read_tabular_run
 
             return read_tabular_run(path, name=name)
+        if path.lower().endswith(_DELIMITED_SUFFIXES):
+            from rankwise.data.delimited import read_delimited_run
+
+            return read_delimited_run(path, name=name)
         from rankwise.data.trec_io import read_trec_run
 
         return read_trec_run(path, name=name)

@@ -39,9 +39,21 @@ def _first_line(path: Path) -> int:
     return 2 if _suffix(path) in (".csv", ".tsv", ".txt") else 1
 
 
-def read_table(path: Path, columns: Sequence[str] | None) -> Any:
+def read_table(path: Path, columns: Sequence[str] | None, ids: Sequence[str] = ()) -> Any:
     """One event file as an Arrow table with ``columns`` (missing ones named in the error;
-    None: every column)."""
+    None: every column). ``ids`` are identifier columns: a text file whose reader took one for
+    floating-point numbers (ids beyond int64, or with a decimal point) is read again with it as
+    text, so that distinct ids never round to one number."""
+    import pyarrow as pa
+
+    table = _read_table(path, columns)
+    if _suffix(path) in (".parquet", ".pq") or not ids:
+        return table
+    floats = [c for c in ids if c in table.column_names and pa.types.is_floating(table.schema.field(c).type)]
+    return _read_table(path, columns, floats) if floats else table
+
+
+def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] = ()) -> Any:
     import pyarrow as pa
 
     suffix = _suffix(path)
@@ -55,14 +67,17 @@ def read_table(path: Path, columns: Sequence[str] | None) -> Any:
         if suffix in (".jsonl", ".ndjson", ".json"):
             import pyarrow.json as pajson
 
-            table = pajson.read_json(path)
+            schema = pa.schema([(c, pa.string()) for c in text]) if text else None
+            table = pajson.read_json(path, parse_options=pajson.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="infer"))
         else:
             import pyarrow.csv as pacsv
 
             delimiter = "\t" if suffix in (".tsv", ".txt") else ","
             table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                    read_options=pacsv.ReadOptions(use_threads=True),
-                                   convert_options=pacsv.ConvertOptions(null_values=[""]))
+                                   convert_options=pacsv.ConvertOptions(
+                                       null_values=[""], column_types={c: pa.string() for c in text}))
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
         raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
     _require(table.column_names, columns, path)
@@ -78,9 +93,9 @@ def _require(names: Sequence[str], columns: Sequence[str] | None, path: Path | s
                          source=str(path))
 
 
-def tables_of(data: Any, columns: Sequence[str] | None) -> list[tuple[str, int, Any]]:
+def tables_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ()) -> list[tuple[str, int, Any]]:
     """``(name, first line, Arrow table)`` for every piece of ``data`` (with ``columns``, or
-    every column when None)."""
+    every column when None; ``ids``: identifier columns, see ``read_table``)."""
     import pyarrow as pa
 
     if isinstance(data, (str, os.PathLike)):
@@ -99,9 +114,9 @@ def tables_of(data: Any, columns: Sequence[str] | None) -> list[tuple[str, int, 
         out = []
         for item in data:
             if isinstance(item, (str, os.PathLike)):
-                out.extend((str(p), _first_line(p), read_table(p, columns)) for p in _files(item))
+                out.extend((str(p), _first_line(p), read_table(p, columns, ids)) for p in _files(item))
             else:
-                out.extend(tables_of(item, columns))
+                out.extend(tables_of(item, columns, ids))
         return out
     raise InputError(f"cannot read experiment data from a {type(data).__name__}; give files, a directory, "
                      "a DataFrame, an Arrow table or a dict of columns")

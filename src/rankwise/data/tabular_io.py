@@ -68,7 +68,7 @@ def _read_json_any(path: str | os.PathLike[str]) -> Any:
     import pandas as pd
 
     source = str(path)
-    raw = read_bytes(path)
+    raw = read_bytes(path, lines=source.endswith((".jsonl", ".jsonl.gz", ".ndjson")))   # JSON may be one line
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

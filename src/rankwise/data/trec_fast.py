@@ -105,8 +105,15 @@ def _pieces(path: str | os.PathLike[str], size: int) -> Iterator[Piece]:
             return
     import gzip
 
-    with gzip.open(path, "rb") as g:
-        yield from _read_pieces(g, size)
+    from rankwise.data.limits import check_size, current
+
+    limits = current()
+    with open(path, "rb") as raw, gzip.open(raw, "rb") as g:
+        decompressed = 0
+        for piece in _read_pieces(g, size, str(path), limits.max_line_bytes):
+            decompressed += piece.end - piece.start
+            check_size(str(path), decompressed, raw.tell(), limits)
+            yield piece
 
 
 def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
@@ -132,12 +139,17 @@ def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
             pass  # a buffer still views the mapping: it closes when the last one goes
 
 
-def _read_pieces(f: BinaryIO, size: int) -> Iterator[Piece]:
-    """Pieces read from a stream into one reused buffer (no fresh pages for each piece)."""
+def _read_pieces(f: BinaryIO, size: int, source: str = "<input>", max_line: int | None = None) -> Iterator[Piece]:
+    """Pieces read from a stream into one reused buffer (no fresh pages for each piece); a line
+    longer than ``max_line`` bytes stops the reader (an endless stream without line ends)."""
     buffer = bytearray(size)
     view = memoryview(buffer)
     carry = 0
     while True:
+        if max_line is not None and carry > max_line:
+            from rankwise.data.limits import line_too_long
+
+            raise line_too_long(source, max_line)
         if carry == len(buffer):  # one line longer than the buffer: a larger one (earlier
             # pieces may still view the old one, so it is replaced, not resized)
             buffer = buffer + bytes(len(buffer))

@@ -29,20 +29,22 @@ def check_file(path: str | os.PathLike[str]) -> None:
         raise InputError("expected a file, got a directory", source=str(path))
 
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
+def read_bytes(path: str | os.PathLike[str], lines: bool = True) -> bytes:
     """Read a whole file, decompressing ``.gz`` transparently; missing, unreadable, truncated or
-    corrupt files raise InputError."""
+    corrupt files raise InputError, and so does input past the limits of ``data.limits``
+    (``lines``: a text of lines, each at most ``max_line_bytes``)."""
+    from rankwise.data.limits import current, gunzip_bounded, read_bounded
+
     check_file(path)
+    limits = current()
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = read_bounded(f, str(path), limits, lines)   # a device or a pipe may never end
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", source=str(path)) from None
     if data[:2] == b"\x1f\x8b":
-        import gzip
-
         try:
-            data = gzip.decompress(data)
+            data = gunzip_bounded(data, str(path), limits, lines)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(f"the gzip data is truncated or corrupt ({exc})", source=str(path)) from None
     if not data.strip():
@@ -63,7 +65,7 @@ def _first_line(path: str | os.PathLike[str]) -> bytes:
         opener = gzip.open
     try:
         with opener(path, "rb") as f:
-            return f.readline().rstrip(b"\r\n")
+            return f.readline(2**20 + 1).rstrip(b"\r\n")   # a device may have no line end
     except (EOFError, OSError, zlib.error):
         return b""  # the careful reader says what is wrong
 

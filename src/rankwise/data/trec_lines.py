@@ -36,6 +36,21 @@ _FLOAT = re.compile(
 _INT = re.compile(rb"[+-]?[0-9]+")
 
 
+
+def delimited_hint(raw: bytes, source: str) -> str:
+    """A hint when a line of a TREC file looks comma- or semicolon-separated: the delimiter, not
+    the content, is the problem.
+
+    >>> delimited_hint(b"qid,Q0,docno,rank,score,tag", "run.txt")[:44]
+    '; the line looks comma-separated: name the f'
+    """
+    for name, byte in (("comma", b","), ("semicolon", b";")):
+        if raw.count(byte) >= 2:
+            return (f"; the line looks {name}-separated: name the file .csv (or .tsv) and rankwise reads it as a "
+                    "table (with or without a header)")
+    return ""
+
+
 def c_atof(token: bytes) -> tuple[float, bool]:
     """C ``atof`` (``strtod`` in the C locale): the value of the longest numeric prefix, 0.0 if
     there is none; and whether the whole token was that number.
@@ -174,8 +189,8 @@ def parse_run_lines(data: bytes, source: str, first_line: int = 1,
             raise InputError(
                 f"malformed line: expected 6 fields separated by spaces or tabs ({' '.join(RUN_FIELDS)}), "
                 f"found {len(parts)}: missing '{RUN_FIELDS[len(parts)]}' (trec_eval: 'Malformed line')"
-                + (SWAPPED_HINT.format(found="qrels", layout=" ".join(QRELS_FIELDS)) if len(parts) == 4 else ""),
-                source=source, line=lineno)
+                + (SWAPPED_HINT.format(found="qrels", layout=" ".join(QRELS_FIELDS)) if len(parts) == 4 else "")
+                + delimited_hint(raw, source), source=source, line=lineno)
         if len(parts) > 6:
             out.note("extra", lineno)
         value, exact = c_atof(parts[4])
@@ -212,8 +227,8 @@ def parse_qrels_lines(data: bytes, source: str) -> Lines:
             raise InputError(
                 f"malformed line: expected exactly 4 fields separated by spaces or tabs "
                 f"({' '.join(QRELS_FIELDS)}), found {what} (trec_eval: 'Malformed line')"
-                + (SWAPPED_HINT.format(found="run", layout=" ".join(RUN_FIELDS)) if len(parts) == 6 else ""),
-                source=source, line=lineno)
+                + (SWAPPED_HINT.format(found="run", layout=" ".join(RUN_FIELDS)) if len(parts) == 6 else "")
+                + delimited_hint(raw, source), source=source, line=lineno)
         value, exact = c_atol(parts[3])
         if not -(2**63) <= value < 2**63:
             raise InputError(f"expected an integer between -2^63 and 2^63 - 1, got {value}",

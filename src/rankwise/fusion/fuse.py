@@ -83,7 +83,9 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
     extra += [f"constant={_text(float(constant))}"] if constant is not None and norm == "min-max" else []
     signature = "|".join([f"fusion={chosen.name}", *(f"{k}={_text(v)}" for k, v in values.items()),
                           f"norm={norm or 'none'}", *extra, f"ties={ties}", f"depth={depth or 'all'}"])
-    return ranked_run(table, fused, ties, depth, name or chosen.name, signature)
+    out = ranked_run(table, fused, ties, depth, name or chosen.name, signature)
+    out.notes = [note for run in table.runs for note in run.notes]   # what reading the inputs skipped or changed
+    return out
 
 
 def aligned(runs: Any, ties: str = "trec", ranks: str = "score", input_depth: int | None = None) -> PairTable:

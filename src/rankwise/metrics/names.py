@@ -106,11 +106,29 @@ def known_names() -> list[str]:
 
 
 def _unknown(name: str) -> UnknownMetricError:
+    """The error for an unknown spelling, with suggestions that keep the user's cut-off and
+    parameters: only the name before ``@``, ``(`` or ``.`` is corrected.
+
+    >>> _unknown("recal@100").suggestions, _unknown("precison@5").suggestions
+    (['recall@100'], ['precision@5'])
+    >>> _unknown("ndgc@100").suggestions, _unknown("Rbpp(p=0.8)").suggestions
+    (['ndcg@100'], ['rbp(p=0.8)'])
+    """
     import difflib
 
-    lowered = {n.lower(): n for n in known_names()}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
-    return UnknownMetricError(name, [lowered[c] for c in close])
+    match = re.match(r"^([A-Za-z][\w\-]*?)((?:\(.*\))?(?:@.*)?)$", name.strip())
+    if match is None or not match.group(2):
+        lowered = {n.lower(): n for n in known_names()}
+        close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
+        return UnknownMetricError(name, [lowered[c] for c in close])
+    base, rest = match.group(1), match.group(2)
+    takes_cutoff = {str(n).lower(): str(n) for n in _AT}
+    bases = takes_cutoff if "@" in rest else {**{str(n).lower(): str(n) for n in _PLAIN}, **takes_cutoff}
+    from rankwise.params import closest
+
+    close = closest(base.lower(), list(bases))[:3] or difflib.get_close_matches(base.lower(), list(bases), n=3,
+                                                                               cutoff=0.5)
+    return UnknownMetricError(name, [bases[c] + rest for c in close])
 
 
 def parse_elasticsearch(metric: dict | str) -> MetricSpec:

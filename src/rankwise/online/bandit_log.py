@@ -63,7 +63,7 @@ def read_bandit_log(data: Any, action: str = "action", position: str | None = "p
     (['a', 'b'], [1, 1], [1.0, 0.0])
     """
     columns = [action, reward, pscore] + ([position] if position else [])
-    return _log_from_pieces(tables_of(data, columns), action, position, reward, pscore)
+    return _log_from_pieces(tables_of(data, columns, ids=[action]), action, position, reward, pscore)
 
 
 def _log_from_pieces(pieces: list[tuple[str, int, Any]], action: str, position: str | None, reward: str,

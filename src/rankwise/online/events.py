@@ -49,6 +49,8 @@ def number_column(name: str, first: int, column: Any, field_name: str, counts: b
     if column.null_count:
         row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
         raise InputError("missing value; expected a number", field=field_name, **location(name, first, row))
+    if pa.types.is_null(column.type):   # an empty piece (a header only): no values of any type
+        return np.zeros(len(column) - column.null_count, dtype=np.float64)
     if pa.types.is_boolean(column.type):
         column = column.cast(pa.int8())
     if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
@@ -145,7 +147,7 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
     value_columns = list(dict.fromkeys([*sums, *counts, *constants]))
     columns = list(dict.fromkeys([unit, variant, *value_columns]))
     pieces = [(name, first + start, table.slice(start, SLICE_ROWS))
-              for name, first, table in tables_of(data, columns)
+              for name, first, table in tables_of(data, columns, ids=[unit, variant])
               for start in range(0, max(len(table), 1), SLICE_ROWS)]   # zero-copy slices bound the temporaries
     events = sum(len(t) for _, _, t in pieces)
     if events == 0:

@@ -136,8 +136,14 @@ def read_credits(data: Any, rankers: Sequence[str] = ()) -> tuple[np.ndarray, li
     names = list(rankers) or [f.name for f in pieces[0][2].schema
                               if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
     if len(names) < 2:
-        raise InputError(f"credits for at least two rankers are needed; found the numeric columns {names}",
-                         field="rankers")
+        header = pieces[0][2].column_names
+        hint = ""
+        if any(";" in c for c in header):
+            hint = "; the header holds ';': rankwise reads comma-separated CSV or tab-separated TSV"
+        elif not list(rankers):
+            hint = f"; name the rankers' columns with --ranker (it has {', '.join(map(repr, header))})"
+        raise InputError(f"credits for at least two rankers are needed; found the numeric columns {names}{hint}",
+                         source=pieces[0][0], field="rankers")
     columns = [np.concatenate([np.asarray(number_column(name, first, table.column(c).combine_chunks(), c),
                                           dtype=np.float64) for name, first, table in pieces]) for c in names]
     return np.column_stack(columns), names

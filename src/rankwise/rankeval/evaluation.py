@@ -69,9 +69,23 @@ def check_details(details: str) -> None:
         raise OptionError(f"details={details!r}: expected one of {', '.join(DETAILS)}")
 
 
+MAX_SIZE = 10_000
+"""The most hits one search may ask for: Elasticsearch's default ``index.max_result_window``
+(a larger ``size`` made the embedded search engine abort the process)."""
+
+
 def search_size(spec: RankEvalSpec, size: int | None = None) -> int:
-    """The number of hits to ask for: the caller's, the spec's, else the deepest metric's."""
+    """The number of hits to ask for: the caller's, the spec's, else the deepest metric's.
+
+    >>> search_size(RankEvalSpec([], ["P@5"], []), 2_000_000_000)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.OptionError: size 2000000000: at most 10000 hits per search (Elasticsearch's max_result_window)
+    """
     if size is not None:
+        if not 1 <= size <= MAX_SIZE:
+            raise OptionError(f"size {size}: at most {MAX_SIZE} hits per search (Elasticsearch's max_result_window)"
+                              if size > MAX_SIZE else f"size {size}: expected a positive number of hits")
         return size
     if spec.size is not None:
         return spec.size

@@ -91,6 +91,10 @@ def load_spec(path: str | Path) -> RankEvalSpec:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise SpecError(f"cannot read the spec ({err.strerror})", source=source) from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[:err.start].count(b"\n") + 1
+        raise SpecError(f"line {line}: invalid UTF-8 (byte {err.object[err.start]:#04x}); the spec must be UTF-8 text",
+                        source=source) from None
     if path.suffix.lower() in (".yaml", ".yml"):
         import yaml
 
@@ -162,6 +166,8 @@ def parse_spec(body: Any, source: str = "<spec>") -> RankEvalSpec:
     size = body.get("size")
     if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
         raise fail(f"expected a positive integer, got {size!r}", "size")
+    if size is not None and size > 10_000:
+        raise fail(f"at most 10000 hits per search (Elasticsearch's max_result_window), got {size}", "size")
     return RankEvalSpec(requests, metrics, systems, concurrency, size, source, notes)
 
 

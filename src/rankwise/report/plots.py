@@ -62,8 +62,10 @@ def save_figure(fig: Any, path: str | Path, **options: Any) -> None:
         fig.savefig(f, format=suffix, **options)
 
 
-def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None) -> Any:
+def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None,
+            warnings: list[Any] | None = None) -> Any:
     # the title names the metric; the lines under it are the metric's signature, wrapped
+    fig.rankwise_warnings = list(warnings or [])   # what reading and evaluating skipped: the caller shows it
     ax.set_title(title, fontsize=10)
     fig.text(0.01, 0.01, wrap_signature(signature), fontsize=7, color="0.35", family="monospace", va="bottom")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
@@ -108,7 +110,7 @@ def metric_at_k(qrels: Any, runs: Any, metric: str = "ndcg", k: int = 100, path:
     first = res.signatures[columns[0]]
     name, _, rest = first.partition("|")
     sig = name.rsplit("@", 1)[0] + "@k|" + rest if "@" in name else first
-    return _finish(fig, ax, f"{metric}@k for k = 1..{k}", sig, path)
+    return _finish(fig, ax, f"{metric}@k for k = 1..{k}", sig, path, res.warnings)
 
 
 def per_query_difference(result: Result, metric: str, a: str, b: str, path: str | Path | None = None) -> Any:
@@ -123,7 +125,7 @@ def per_query_difference(result: Result, metric: str, a: str, b: str, path: str 
     ax.axhline(d.mean() if len(d) else 0, color="tab:blue", lw=1, ls="--", label=f"mean {d.mean():+.4f}")
     ax.set_xlabel(f"queries sorted by difference ({len(d)}; {int((d == 0).sum())} ties)")
     ax.set_ylabel(f"{metric}: {b} - {a}")
-    return _finish(fig, ax, f"Per-query {metric}: {b} vs {a}", result.signatures[metric], path)
+    return _finish(fig, ax, f"Per-query {metric}: {b} vs {a}", result.signatures[metric], path, result.warnings)
 
 
 def distribution(result: Result, metric: str, kind: str = "box", path: str | Path | None = None) -> Any:
@@ -143,7 +145,8 @@ def distribution(result: Result, metric: str, kind: str = "box", path: str | Pat
         ax.plot([], [], " ", label=f"{runs[i - 1]}: mean {values.mean():.4f}, n={len(values)}")
     ax.set_xlabel("run")
     ax.set_ylabel(f"per-query {metric}")
-    return _finish(fig, ax, f"Distribution of per-query {metric}", result.signatures[metric], path)
+    return _finish(fig, ax, f"Distribution of per-query {metric}", result.signatures[metric], path,
+                   result.warnings)
 
 
 def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
@@ -157,7 +160,8 @@ def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None, **co
     ax.set_ylabel("interpolated precision")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
-    return _finish(fig, ax, "Interpolated precision-recall", res.signatures["iprec_at_recall_0.00"], path)
+    return _finish(fig, ax, "Interpolated precision-recall", res.signatures["iprec_at_recall_0.00"], path,
+                   res.warnings)
 
 
 def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
@@ -169,9 +173,11 @@ def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: An
     from rankwise.metrics.ranking.roc import roc_curves
 
     conv = Conventions(**conventions)
-    index = QrelsIndex.build(load_qrels(qrels))
+    judged = load_qrels(qrels)
+    index = QrelsIndex.build(judged)
     fig, ax = _figure()
     loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
+    notes = [*judged.notes, *(note for run in loaded for note in run.notes)]
     _unique_names(loaded, [])
     for run in loaded:
         rl, _ = align(run, index, conv)
@@ -181,7 +187,7 @@ def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: An
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     return _finish(fig, ax, "ROC of the rankings (vertical average over queries)",
-                   f"roc|{conv.signature_part()}", path)
+                   f"roc|{conv.signature_part()}", path, notes)
 
 
 def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> Any:
