@@ -12,9 +12,20 @@ import numpy as np
 from rankwise._version import __version__
 from rankwise.errors import Notice, OptionError, RankwiseError, notice_dicts
 from rankwise.evaluation import Result, evaluate
+from rankwise.params import Declared, Registry
 from rankwise.stats import corrections, intervals, many, paired
 
-TESTS = paired.TESTS + ("tukey", "nemenyi")
+FAMILY_TESTS = ("tukey", "nemenyi")
+"""Tests over all systems at once: they control the family-wise error themselves."""
+COMPARISON_TESTS: Registry[Declared] = Registry("test", (
+    *paired.PAIRED_TESTS.values(),
+    Declared("tukey", many.tukey_hsd, "Tukey's HSD over all systems (family-wise error controlled).",
+             reference="Carterette 2012; statsmodels pairwise_tukeyhsd"),
+    Declared("nemenyi", many.nemenyi, "Nemenyi's post-hoc test after Friedman over all systems.",
+             reference="Demsar 2006; scikit-posthocs posthoc_nemenyi_friedman"),
+), option="--test")
+"""The tests ``compare`` runs: the paired ones per pair of runs, and the two over all systems."""
+TESTS = tuple(COMPARISON_TESTS.names())
 
 
 @dataclass
@@ -114,11 +125,8 @@ def compare(
     """
     import pandas as pd
 
-    if test not in TESTS:
-        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
-    if correction not in corrections.CORRECTIONS:
-        raise OptionError(f"unknown correction {correction!r}; expected one of "
-                            f"{', '.join(corrections.CORRECTIONS)}")
+    test = COMPARISON_TESTS.get(test).name
+    correction = corrections.CORRECTION_METHODS.get(correction).name
     if bootstrap_ci not in (None, "percentile", "BCa", "bca"):
         raise OptionError(f"bootstrap_ci={bootstrap_ci!r}: expected percentile, BCa or None")
     result = evaluate(qrels, runs, metrics, **conventions)

@@ -76,7 +76,11 @@ class BackendError(RankwiseError):
     """A search that failed in the backend; it becomes a failure entry for that request."""
 
 
-class ParameterError(RankwiseError, ValueError):
+class OptionError(RankwiseError, ValueError):
+    """An argument outside its allowed values (an unknown test, correction, plot kind ...)."""
+
+
+class ParameterError(OptionError):
     """A declared parameter that cannot be read, or a name no registry knows: an unknown click
     model, estimator or fusion method, a parameter it does not take, a missing one, a value of
     the wrong type or out of range (``rankwise.params``)."""
@@ -93,10 +97,6 @@ class MetricInputError(RankwiseError, ValueError):
 class OutputError(RankwiseError, OSError):
     """A file rankwise could not write (full disk, no permission, a directory in the way); the
     destination is left as it was (``rankwise.data.atomic``)."""
-
-
-class OptionError(RankwiseError, ValueError):
-    """An argument outside its allowed values (an unknown test, correction, plot kind ...)."""
 
 
 class RankwiseDeprecationWarning(FutureWarning):

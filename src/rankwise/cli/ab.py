@@ -64,14 +64,15 @@ def ab(
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
     test: Annotated[str, typer.Option(
-        "--test", help="welch | student | z | z-pooled | mann-whitney | bootstrap")] = "welch",
+        "--test", help="The test of each arm against the control; 'rankwise list ab-tests' lists them.")] = "welch",
     relative: Annotated[str, typer.Option("--relative", help="Relative interval: delta | log")] = "delta",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level (intervals at 1 - alpha).")] = 0.05,
     correction: Annotated[str, typer.Option(
-        "-c", "--correction", help="Across arms x metrics: holm | bonferroni | bh | none")] = "holm",
+        "-c", "--correction", help="Across arms x metrics; 'rankwise list corrections' lists them.")] = "holm",
     alternative: Annotated[str, typer.Option("--alternative", help="two-sided | greater | less")] = "two-sided",
     sequential: Annotated[str | None, typer.Option(
-        "--sequential", help="always-valid | msprt | obrien-fleming | pocock (the last two over daily looks).")] = None,
+        "--sequential", help="A sequential design ('rankwise list sequential'); alpha spending needs "
+                             "--timestamp for its daily looks.")] = None,
     tuning: Annotated[float, typer.Option(
         "--tuning", help="always-valid: the sample size the confidence sequence is tightest at.")] = 5000,
     mixture_effect: Annotated[float, typer.Option(

@@ -19,6 +19,10 @@ REGISTRIES = {
     "slate-estimators": ("rankwise.online.ranking_estimators", "SLATE"),
     "interleaving": ("rankwise.online.interleaved_lists", "INTERLEAVING_METHODS"),
     "fusion": ("rankwise.fusion.methods", "METHODS"),
+    "ab-tests": ("rankwise.online.analysis", "AB_TESTS"),
+    "sequential": ("rankwise.online.sequential", "SEQUENTIAL_DESIGNS"),
+    "comparison-tests": ("rankwise.comparison", "COMPARISON_TESTS"),
+    "corrections": ("rankwise.stats.corrections", "CORRECTION_METHODS"),
 }
 """Each listable kind (besides ``metrics``) and where its registry is declared; only the one
 asked for is imported."""
@@ -83,8 +87,8 @@ def show(title: str, rows: list[dict[str, Any]], what: str, text: str) -> None:
 @app.command("list")
 def list_command(
     kind: Annotated[str | None, typer.Argument(
-        help="metrics, click-models, estimators, slate-estimators, interleaving or fusion; none: the kinds and "
-             "their counts.")] = None,
+        help="metrics, click-models, estimators, slate-estimators, interleaving, fusion, ab-tests, sequential, "
+             "comparison-tests or corrections; none: the kinds and their counts.")] = None,
     text: Annotated[str, typer.Argument(help="Show only members whose name or description contains this.")] = "",
 ) -> None:
     """List the members of a pluggable family (metrics, click models, estimators ...) with their
@@ -111,19 +115,25 @@ def list_command(
 
 TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
           "slate-estimators": "Slate off-policy estimators",
-          "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods"}
+          "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods",
+          "ab-tests": "A/B tests", "sequential": "Sequential designs",
+          "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections"}
 USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
                        "`rankwise.clicks.MODELS.parse('dbn(iterations=20)')`",
        "estimators": "`rankwise ope LOG -e ips -e 'dr'`; `rankwise.online.counterfactual.estimate(..., 'snips')`",
        "slate-estimators": "`rankwise.online.ranking_estimators.slate_estimate(..., estimator='rips')`",
        "interleaving": "`rankwise.online.interleave(rankings, 'probabilistic')`",
-       "fusion": "`rankwise fuse A B --method 'rrf(k=20)'`; `rankwise.fusion.fuse([a, b], 'rrf(k=20)')`"}
+       "fusion": "`rankwise fuse A B --method 'rrf(k=20)'`; `rankwise.fusion.fuse([a, b], 'rrf(k=20)')`",
+       "ab-tests": "`rankwise ab LOG --test welch`; `rankwise.online.analyze(..., test='welch')`",
+       "sequential": "`rankwise ab LOG --sequential always-valid --tuning 5000`; `analyze(..., sequential='msprt')`",
+       "comparison-tests": "`rankwise compare QRELS A B --test randomization`; `rankwise.compare(..., test='t')`",
+       "corrections": "`rankwise ab LOG -c holm`, `rankwise compare ... --correction bh`; `correction='bonferroni'`"}
 
 
 def plugins_page() -> str:
     """docs/plugins.md: every registered family but the metrics (docs/metrics.md), generated
     from the registries (``python -m rankwise.cli.catalogue > docs/plugins.md``)."""
-    parts = ["# Click models, estimators, interleaving and fusion methods\n",
+    parts = ["# Click models, estimators, interleaving, fusion methods, tests and corrections\n",
              "Generated from the registries (`python -m rankwise.cli.catalogue > docs/plugins.md`; a test "
              "fails until it is regenerated). Each member is spelled the same way in Python and on the "
              "command line: `name` or `name(key=value, ...)`, case, `-` and `_` not mattering. "

@@ -95,8 +95,9 @@ def _statistics_option(name: str, default: Any, annotation: Any, *flags: str, he
 
 _STATISTICS_OPTIONS: list[inspect.Parameter] = [
     _statistics_option("baseline", None, str | None, help="Compare every run with this one only."),
-    _statistics_option("test", "t", str, help="t | wilcoxon | sign | randomization | bootstrap | tukey | nemenyi"),
-    _statistics_option("correction", "holm", str, help="holm | bonferroni | bh | none"),
+    _statistics_option("test", "t", str, help="The significance test; 'rankwise list comparison-tests' lists them."),
+    _statistics_option("correction", "holm", str, help="Across the pairs of runs; 'rankwise list corrections' "
+                                                      "lists them."),
     _statistics_option("alpha", 0.05, float, help="Significance level."),
     _statistics_option("permutations", 10_000, int, help="Randomisation / bootstrap resamples."),
     _statistics_option("seed", 0, int, help="Seed of the resampling tests and intervals."),

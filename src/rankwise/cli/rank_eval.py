@@ -127,7 +127,7 @@ def rank_eval(
     unrated_out: Annotated[Path | None, typer.Option(help="Write the unrated documents of the top k to this CSV.")]
     = None,
     test: Annotated[str, typer.Option(help="Significance test between systems.")] = "t",
-    correction: Annotated[str, typer.Option(help="holm | bonferroni | bh | none")] = "holm",
+    correction: Annotated[str, typer.Option(help="'rankwise list corrections' lists them.")] = "holm",
     cross_check: Annotated[bool, typer.Option(help="Also ask the server's _rank_eval and compare.")] = False,
     fmt: Annotated[RankEvalFormat, typer.Option("--format", "-f", help="Output on the terminal.")]
     = RankEvalFormat.table,

@@ -15,10 +15,19 @@ from rankwise.online.events import Units, aggregate_units
 from rankwise.online.inference import RELATIVE, Arm, compare_arms
 from rankwise.online.metrics import Mean, Metric, Proportion, Ratio, indicator, ratio_covariance, ratio_of_means
 from rankwise.online.moments import VariantMoments
-from rankwise.online.sequential import ALWAYS_VALID, MIXTURE_EFFECT, SPENDING, always_valid, boundaries, msprt
+from rankwise.online.sequential import (
+    ALWAYS_VALID,
+    MIXTURE_EFFECT,
+    SEQUENTIAL_DESIGNS,
+    SPENDING,
+    always_valid,
+    boundaries,
+    msprt,
+)
 from rankwise.online.srm import SRM, srm_test
+from rankwise.params import Declared, Registry
+from rankwise.stats.corrections import CORRECTION_METHODS
 
-TESTS = ("welch", "student", "z", "z-pooled", "mann-whitney", "bootstrap")
 SEQUENTIAL = (*ALWAYS_VALID, *SPENDING)
 
 
@@ -164,12 +173,12 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (1.0, 0.2879)
     """
 
-    if test not in TESTS:
-        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    test = AB_TESTS.get(test).name
     if relative not in RELATIVE:
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
-    if sequential is not None and sequential not in SEQUENTIAL:
-        raise OptionError(f"unknown sequential method {sequential!r}; expected one of {', '.join(SEQUENTIAL)}")
+    if sequential is not None:
+        sequential = SEQUENTIAL_DESIGNS.get(sequential).name
+    correction = CORRECTION_METHODS.get(correction).name
     if not 0 < alpha < 1:
         raise OptionError(f"alpha must be between 0 and 1, got {alpha}")
     table = _metric_table(metrics)
@@ -499,4 +508,22 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
             out.append(group)
         frame = pd.concat(out)
     return frame
+
+AB_TESTS: Registry[Declared] = Registry("test", (
+    Declared("welch", compare_arms, "Welch's t-test: unequal variances, Welch-Satterthwaite degrees of freedom.",
+             reference="scipy.stats.ttest_ind(equal_var=False); gbstats; tea-tasting"),
+    Declared("student", compare_arms, "Student's t-test with a pooled variance.",
+             reference="scipy.stats.ttest_ind"),
+    Declared("z", compare_arms, "Two-sample z-test on the means (normal approximation).",
+             reference="statsmodels ztest; GrowthBook frequentist engine"),
+    Declared("z-pooled", compare_arms, "Two-proportion z-test with the pooled proportion (proportions only).",
+             reference="statsmodels proportions_ztest"),
+    Declared("mann-whitney", _mann_whitney, "Mann-Whitney U test on the unit values (p-value only).",
+             aliases=("mannwhitney", "wilcoxon-rank-sum"), reference="scipy.stats.mannwhitneyu"),
+    Declared("bootstrap", _bootstrap, "Percentile bootstrap of units: interval and p-value.",
+             reference="Efron & Tibshirani 1993"),
+), option="--test")
+"""The tests an A/B analysis compares each arm with the control by."""
+
+TESTS = tuple(AB_TESTS.names())
 

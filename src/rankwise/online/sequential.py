@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from rankwise.errors import OptionError
+from rankwise.params import Declared, Param, Registry
 
 SPENDING = ("obrien-fleming", "pocock")
 ALWAYS_VALID = ("always-valid", "msprt")
@@ -181,3 +183,26 @@ def _simpson_weights(points: int, h: float) -> np.ndarray:
     w[1:-1:2] = 4
     w[2:-1:2] = 2
     return w * h / 3
+
+
+@dataclass(frozen=True)
+class Design(Declared):
+    """A sequential design: ``always_valid`` for the designs whose interval is valid at every
+    look (the others spend alpha over planned looks and need timestamps)."""
+
+    always_valid: bool = False
+
+
+SEQUENTIAL_DESIGNS: Registry[Design] = Registry("sequential design", (
+    Design("always-valid", always_valid, "Confidence sequence: an interval valid at every look, however often.",
+           (Param("tuning", float, float(TUNING_SAMPLE_SIZE), "the sample size the sequence is tightest at",
+                  low=1),), always_valid=True, reference="Howard et al. 2021; gbstats sequential testing"),
+    Design("msprt", msprt, "Normal-mixture sequential probability ratio test (always valid).",
+           (Param("mixture_effect", float, MIXTURE_EFFECT, "mixture sd of the effect, in per-unit standard "
+                  "deviations", low=0),), always_valid=True, reference="Johari et al. 2017 (Optimizely)"),
+    Design("obrien-fleming", boundaries, "Alpha spending with O'Brien-Fleming-type boundaries over daily looks.",
+           aliases=("obf",), reference="Lan & DeMets 1983; spotify-confidence"),
+    Design("pocock", boundaries, "Alpha spending with Pocock-type boundaries over daily looks.",
+           reference="Lan & DeMets 1983; spotify-confidence"),
+), option="--sequential")
+"""The sequential designs of an A/B analysis."""

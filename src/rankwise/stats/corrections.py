@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from rankwise.errors import OptionError
+from rankwise.params import Declared, Registry
 
-CORRECTIONS = {"none": None, "bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh",
-               "benjamini-hochberg": "fdr_bh", "fdr_bh": "fdr_bh"}
+
+def _statsmodels(method: str) -> Callable[[np.ndarray, float], np.ndarray]:
+    def adjust(p: np.ndarray, alpha: float) -> np.ndarray:
+        from statsmodels.stats.multitest import multipletests
+
+        return multipletests(p, alpha=alpha, method=method)[1]
+    return adjust
+
+
+CORRECTION_METHODS: Registry[Declared] = Registry("correction", (
+    Declared("holm", lambda p, alpha: holm(p), "Holm's step-down: family-wise error at alpha.",
+             reference="Holm 1979; statsmodels multipletests('holm')"),
+    Declared("bonferroni", _statsmodels("bonferroni"), "Bonferroni: every p-value times the family size.",
+             reference="statsmodels multipletests('bonferroni')"),
+    Declared("bh", _statsmodels("fdr_bh"), "Benjamini-Hochberg: false discovery rate at alpha.",
+             aliases=("benjamini-hochberg", "fdr_bh"), reference="Benjamini & Hochberg 1995; statsmodels 'fdr_bh'"),
+    Declared("none", lambda p, alpha: p.copy(), "No correction: the p-values as they are.", reference="-"),
+), option="--correction")
+"""The multiple-comparison corrections."""
+
+CORRECTIONS = {**{name: name for name in CORRECTION_METHODS.names()}, "benjamini-hochberg": "bh", "fdr_bh": "bh"}
+"""Every accepted spelling -> the correction's name."""
 
 
 def correct(p_values: np.ndarray, method: str = "holm", alpha: float = 0.05) -> np.ndarray:
@@ -16,16 +38,11 @@ def correct(p_values: np.ndarray, method: str = "holm", alpha: float = 0.05) -> 
     >>> correct(np.array([0.01, 0.04, 0.03]), "bonferroni").round(2).tolist()
     [0.03, 0.12, 0.09]
     """
-    if method not in CORRECTIONS:
-        raise OptionError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
+    declared = CORRECTION_METHODS.get(method)
     p = np.asarray(p_values, dtype=np.float64)
-    if CORRECTIONS[method] is None or len(p) == 0:
+    if len(p) == 0:
         return p.copy()
-    if method == "holm":
-        return holm(p)
-    from statsmodels.stats.multitest import multipletests
-
-    return multipletests(p, alpha=alpha, method=CORRECTIONS[method])[1]
+    return declared.target(p, alpha)
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import numpy as np
 
 from rankwise.errors import OptionError
+from rankwise.params import Declared, Registry
 
-TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
 EXACT_LIMIT = 2**16
 """Randomisation tests enumerate every sign flip when there are at most this many."""
 
@@ -144,15 +144,29 @@ def bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: 
 
 def p_value(test: str, a: np.ndarray, b: np.ndarray, permutations: int = 10_000, seed: int = 0,
             progress: Callable[[int], None] | None = None) -> float:
-    """Dispatch to one of ``TESTS`` by name."""
-    if test == "t":
-        return t_test(a, b)
-    if test == "wilcoxon":
-        return wilcoxon_test(a, b)
-    if test == "sign":
-        return sign_test(a, b)
-    if test == "randomization":
-        return randomization_test(a, b, permutations, seed, progress)
-    if test == "bootstrap":
-        return bootstrap_test(a, b, permutations, seed, progress)
-    raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    """Dispatch to one of ``PAIRED_TESTS`` by name.
+
+    >>> p_value("sign", np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.3, 0.4]))   # 3 of 3 one way: 2 x 1/8
+    0.25
+    """
+    declared = PAIRED_TESTS.get(test)
+    if declared.name in RESAMPLED:
+        return declared.target(a, b, permutations, seed, progress)
+    return declared.target(a, b)
+
+
+PAIRED_TESTS: Registry[Declared] = Registry("test", (
+    Declared("t", t_test, "Paired t-test on the per-query differences.", aliases=("t-test", "ttest"),
+             reference="scipy.stats.ttest_rel; trec_eval users' default"),
+    Declared("wilcoxon", wilcoxon_test, "Wilcoxon signed-rank test on the per-query differences.",
+             reference="scipy.stats.wilcoxon"),
+    Declared("sign", sign_test, "Sign test: the binomial test of wins against losses (ties left out).",
+             reference="scipy.stats.binomtest"),
+    Declared("randomization", randomization_test, "Fisher/Pitman randomization test of the mean difference "
+             "(exact below 2^16 sign patterns).", aliases=("permutation",), reference="Smucker et al. 2007"),
+    Declared("bootstrap", bootstrap_test, "Paired bootstrap test (shift method).", reference="Sakai 2006"),
+), option="--test")
+"""The paired significance tests of ``compare`` (per-query values of two runs)."""
+
+RESAMPLED = ("randomization", "bootstrap")
+TESTS = tuple(PAIRED_TESTS.names())
