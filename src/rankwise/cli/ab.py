@@ -68,7 +68,8 @@ def ab(
     relative: Annotated[str, typer.Option("--relative", help="Relative interval: delta | log")] = "delta",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level (intervals at 1 - alpha).")] = 0.05,
     correction: Annotated[str, typer.Option(
-        "-c", "--correction", help="Across arms x metrics; 'rankwise list corrections' lists them.")] = "holm",
+        "--correction", help="Across arms x metrics; 'rankwise list corrections' lists them.")] = "holm",
+    correction_short: Annotated[str | None, typer.Option("-c", hidden=True)] = None,
     alternative: Annotated[str, typer.Option("--alternative", help="two-sided | greater | less")] = "two-sided",
     sequential: Annotated[str | None, typer.Option(
         "--sequential", help="A sequential design ('rankwise list sequential'); alpha spending needs "
@@ -95,8 +96,10 @@ def ab(
     """Analyse an A/B experiment: every metric in every arm against the control, with intervals,
     corrected p-values, CUPED, the sample-ratio check and peeking-safe tests."""
     from rankwise import online
+    from rankwise.cli.output import deprecated_flag
     from rankwise.report import ab as render
 
+    correction = deprecated_flag(correction, correction_short, "--correction", "-c", "--complete")
     try:
         result = online.analyze(logs, unit=unit, variant=variant, metrics=metric, control=control,
                                 covariates=_covariates(covariate), test=test, relative=relative, alpha=alpha,

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from rankwise.cli.app import app
+from rankwise.cli.output import deprecated_flag
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
@@ -41,6 +42,14 @@ def _read(path: str, log_format: str) -> Any:
     return log
 
 
+def _model_option(model: Any, model_short: Any) -> Any:
+    """``--model`` (required), or its deprecated short spelling ``-m``."""
+    model = deprecated_flag(model, model_short, "--model", "-m", "--metric")
+    if model is None:
+        _fail("missing option --model")
+    return model
+
+
 def _progress(entry: dict[str, float]) -> None:
     typer.echo(f"iteration {int(entry['iteration']):>3}  log-likelihood {entry['log_likelihood']:.6f}  "
                f"{entry['seconds']:.1f} s", err=True)
@@ -49,10 +58,11 @@ def _progress(entry: dict[str, float]) -> None:
 @clicks_app.command("fit")
 def fit(
     log: Annotated[str, typer.Argument(help="A click log: Yandex format, long rows, or a stored log directory.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="A click model, with hyperparameters as in "
-                                                             "'dbn(prior=1,2, iterations=20)'; 'rankwise list "
-                                                             "click-models' lists them.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="The fitted model (JSON).")],
+    model: Annotated[str | None, typer.Option("--model", help="A click model, with hyperparameters as in "
+                                                              "'dbn(prior=1,2, iterations=20)'; 'rankwise list "
+                                                              "click-models' lists them. Required.")] = None,
+    model_short: Annotated[str | None, typer.Option("-m", hidden=True)] = None,
     iterations: Annotated[int | None, typer.Option(help="EM: at most this many iterations (default 50).")] = None,
     tolerance: Annotated[float | None, typer.Option(
         help="EM: stop when the log-likelihood per session gains less (default 1e-6).")] = None,
@@ -64,12 +74,15 @@ def fit(
     log_format: LogFormat = "auto",
     workers: Annotated[int | None, typer.Option(help="Chunks fitted at once in threads (default: one per core, "
                                                      "at most 4).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    quiet_short: Annotated[bool, typer.Option("-q", hidden=True)] = False,
 ) -> None:
     """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
     from rankwise import clicks
     from rankwise.clicks.registry import MODELS, fittable
 
+    model = _model_option(model, model_short)
+    quiet = deprecated_flag(quiet, quiet_short, "--quiet", "-q", "--per-query")
     try:
         kind, values = MODELS.parse(model, prior=prior, floor=floor, iterations=iterations, tolerance=tolerance)
         if not kind.fittable:
@@ -98,7 +111,9 @@ def _model(path: Path) -> Any:
 @clicks_app.command("evaluate")
 def evaluate(
     log: Annotated[str, typer.Argument(help="A click log to score the model's predictions on (held-out).")],
-    model: Annotated[Path, typer.Option("--model", "-m", help="A fitted model (JSON from rankwise clicks fit).")],
+    model: Annotated[Path | None, typer.Option(
+        "--model", help="A fitted model (JSON from rankwise clicks fit). Required.")] = None,
+    model_short: Annotated[Path | None, typer.Option("-m", hidden=True)] = None,
     fmt: Annotated[ClicksFormat, typer.Option("--format", "-f", help="Output format.")] = ClicksFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
@@ -106,6 +121,7 @@ def evaluate(
     log_format: LogFormat = "auto",
 ) -> None:
     """Log-likelihood, perplexity and conditional perplexity per rank and overall."""
+    model = _model_option(model, model_short)
     from rankwise import clicks
     from rankwise.report.grid import Grid
 
@@ -131,8 +147,9 @@ def evaluate(
 
 @clicks_app.command("rank")
 def rank(
-    model: Annotated[Path, typer.Option("--model", "-m", help="A fitted model (JSON).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="The run (TREC format).")],
+    model: Annotated[Path | None, typer.Option("--model", help="A fitted model (JSON). Required.")] = None,
+    model_short: Annotated[Path | None, typer.Option("-m", hidden=True)] = None,
     log: Annotated[str | None, typer.Argument(
         help="Rank the (query, document) pairs of this log (default: the model's own pairs).")] = None,
     name: Annotated[str | None, typer.Option(help="The run's name (default: the model's).")] = None,
@@ -140,6 +157,7 @@ def rank(
 ) -> None:
     """Rank documents per query by fitted relevance (attractiveness; x satisfaction for DBN
     and SDBN) as a TREC run, for rankwise evaluate against editorial labels."""
+    model = _model_option(model, model_short)
     from rankwise.data.trec_io import write_trec_run
 
     try:
@@ -155,16 +173,18 @@ def rank(
 @clicks_app.command("simulate")
 def simulate(
     run: Annotated[str, typer.Argument(help="Rankings: a run file (TREC, CSV, Parquet ...).")],
-    model: Annotated[Path, typer.Option("--model", "-m", help="A fitted model (JSON), or an ULTRA parameter file "
-                                                              "with --qrels.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Long rows (.parquet, .csv, .tsv) or, without "
                                                                 "one of those suffixes, a stored log directory.")],
+    model: Annotated[Path | None, typer.Option("--model", help="A fitted model (JSON), or an ULTRA parameter file "
+                                                              "with --qrels. Required.")] = None,
+    model_short: Annotated[Path | None, typer.Option("-m", hidden=True)] = None,
     qrels: Annotated[str | None, typer.Option(help="Relevance labels for an ULTRA parameter file.")] = None,
     sessions: Annotated[int, typer.Option("--sessions", help="Sessions per query.")] = 100,
     depth: Annotated[int, typer.Option(help="Documents shown per session (the run's top).")] = 10,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
     """Simulate clicks on a run's rankings from a fitted model or an ULTRA parameter file."""
+    model = _model_option(model, model_short)
     from rankwise import clicks
     from rankwise.clicks.persist import model_from_document
 

@@ -44,6 +44,19 @@ def _written(write: Any, output: Path, content: Any) -> None:
         fail(str(error))
 
 
+def deprecated_flag(value: Any, old_value: Any, new: str, old: str, elsewhere: str) -> Any:
+    """The value of option ``new``, or of its old short spelling ``old`` with a deprecation
+    warning (``old`` means ``elsewhere`` in other commands: one flag, one meaning).
+
+    >>> deprecated_flag("holm", None, "--correction", "-c", "--complete")
+    'holm'
+    """
+    if old_value is None or old_value is False:
+        return value
+    warn([f"{old} is deprecated here: write {new} ({old} is {elsewhere} in the other commands)"])
+    return old_value
+
+
 def warn(warnings: list[Any]) -> None:
     """Print each warning on standard error (yellow on a terminal), as the command line words it."""
     color = sys.stderr.isatty()
