@@ -76,7 +76,7 @@ def test_hand_computed_ranking_values() -> None:
     # labels 0, 2, 1, 1 (d3 padding): relevant (>= 1) d1, d2; R = 2
     state = rj.RankingAtK.from_model_output(jnp.array([[0.9, 0.5, 0.5, 0.1]]), jnp.array([[0, 2, 1, 1]]),
                                             jnp.array([[True, True, True, False]]),
-                                            families=("ndcg", "mrr", "map", "P", "recall"), ks=(2,))
+                                            families=("ndcg", "mrr", "map", "P", "recall"), k=(2,))
     got = {k: float(v) for k, v in state.compute().items()}
     ideal = 2 + 1 / np.log2(3)  # labels 2, 1 in the first two places
     assert got["ndcg@2"] == pytest.approx((2 / np.log2(3)) / ideal, rel=1e-6)
@@ -87,7 +87,7 @@ def test_hand_computed_ranking_values() -> None:
 def test_vmap_over_batches_then_merge_equals_one_pass() -> None:
     batches = padded_batches(9)
     scores, labels, where = (np.stack(parts) for parts in zip(*batches, strict=True))
-    empty = rj.NDCG.empty(ks=(3, 10))
+    empty = rj.NDCG.empty(k=(3, 10))
     states = jax.vmap(lambda x, y, m: empty.update(x, y, where=m))(scores, labels, where)
     merged = jax.tree_util.tree_map(lambda a: a.sum(axis=0), states)  # sum states merge by adding
     one = empty
@@ -179,7 +179,7 @@ def test_padding_to_buckets_bounds_the_compilations() -> None:
         return state.update(scores, labels, where=where)
 
     rng = np.random.default_rng(4)
-    state = rj.NDCG.empty(ks=(10,))
+    state = rj.NDCG.empty(k=10)
     reference = rs.NDCG(k=10, ties="input")
     for width in range(3, 41):  # 38 list sizes
         scores, labels = rng.random((8, width)), rng.integers(0, 3, (8, width))
@@ -195,7 +195,7 @@ def test_equal_to_metrax_where_it_has_the_metric() -> None:
     scores = rng.permutation(200).reshape(20, 10) / 200.0  # distinct: no tie rule involved
     labels = rng.integers(0, 2, (20, 10))  # binary: metrax's exp2 gains equal linear ones
     ks = (1, 3, 5)
-    ours = rj.RankingAtK.from_model_output(scores, labels, families=("ndcg", "mrr", "P", "recall", "map"), ks=ks)
+    ours = rj.RankingAtK.from_model_output(scores, labels, families=("ndcg", "mrr", "P", "recall", "map"), k=ks)
     got = ours.compute()
     for cls, family in (("NDCGAtK", "ndcg"), ("MRR", "mrr"), ("PrecisionAtK", "P"), ("RecallAtK", "recall"),
                         ("AveragePrecisionAtK", "map")):
@@ -284,3 +284,13 @@ def test_click_likelihood_equals_the_numpy_click_metrics() -> None:
     assert float(got["perplexity"]) == pytest.approx(cppl.compute(), rel=1e-12)
     with pytest.raises(Exception, match="positions=4"):
         rj.ClickLikelihood.empty(positions=4).update(batches[0][0], batches[0][1])
+
+
+def test_cut_offs_are_named_k_as_in_the_numpy_states() -> None:
+    import pytest
+
+    from rankwise.errors import RankwiseDeprecationWarning
+
+    assert rj.NDCG.empty(k=5).ks == (5,) and rj.RankingAtK.empty(("P",), k=[1, 3]).ks == (1, 3)
+    with pytest.warns(RankwiseDeprecationWarning, match="'ks' is deprecated; write 'k'"):
+        assert rj.NDCG.empty(ks=(3,)).ks == (3,)

@@ -6,7 +6,7 @@ runs inside a ``jit``-compiled step with no copy to the host; ``merge`` adds two
 >>> import jax, jax.numpy as jnp
 >>> from rankwise.jax import NDCG
 >>> step = jax.jit(lambda state, scores, labels: state.update(scores, labels))
->>> state = step(NDCG.empty(ks=(2,)), jnp.array([[0.9, 0.5, 0.1]]), jnp.array([[0, 1, 1]]))
+>>> state = step(NDCG.empty(k=2), jnp.array([[0.9, 0.5, 0.1]]), jnp.array([[0, 1, 1]]))
 >>> round(float(state.compute()["ndcg@2"]), 6)
 0.386853
 """

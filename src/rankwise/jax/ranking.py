@@ -19,7 +19,7 @@ reduces across devices with one ``psum``. The tests hold every value equal to
 ``rankwise.streaming.RankingMetrics`` (1e-6 in float32, 1e-12 with ``jax_enable_x64``).
 
 >>> import jax.numpy as jnp
->>> state = NDCG.from_model_output(jnp.array([[0.9, 0.5, 0.1]]), jnp.array([[0, 1, 1]]), ks=(2,))
+>>> state = NDCG.from_model_output(jnp.array([[0.9, 0.5, 0.1]]), jnp.array([[0, 1, 1]]), k=2)
 >>> round(float(state.compute()["ndcg@2"]), 6)   # (1/log2 3) / (1 + 1/log2 3)
 0.386853
 """
@@ -31,7 +31,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, renamed
 from rankwise.jax.state import SumState, float_dtype, pytree_state, static
 
 FAMILIES = ("ndcg", "dcg", "mrr", "map", "P", "recall", "success")
@@ -100,7 +100,7 @@ class RankingAtK(SumState):
     column. ``compute()`` gives ``{"ndcg@10": mean, ...}`` (JAX scalars; NaN before any query).
 
     >>> import jax, jax.numpy as jnp
-    >>> state = RankingAtK.empty(families=("mrr", "P"), ks=(1, 3))
+    >>> state = RankingAtK.empty(families=("mrr", "P"), k=(1, 3))
     >>> step = jax.jit(lambda s, x, y, m: s.update(x, y, where=m))
     >>> state = step(state, jnp.array([[0.2, 0.9, 0.5], [0.1, 0.3, 0.0]]), jnp.array([[1, 0, 2], [0, 1, 0]]),
     ...              jnp.array([[True, True, True], [True, True, False]]))
@@ -116,15 +116,23 @@ class RankingAtK(SumState):
     missing: str = static("zero")
 
     @classmethod
-    def empty(cls, families: tuple[str, ...] | list[str] = ("ndcg",), ks: tuple[int, ...] | list[int] = (10,),
-              rel_level: int = 1, missing: str = "zero") -> RankingAtK:
-        """A state before any batch."""
-        families, ks = tuple(families), tuple(int(k) for k in ks)
+    def empty(cls, families: tuple[str, ...] | list[str] = ("ndcg",), k: int | tuple[int, ...] | list[int] = (10,),
+              rel_level: int = 1, missing: str = "zero", **deprecated: Any) -> RankingAtK:
+        """A state before any batch; ``k`` a cut-off or several (the NumPy states' name; ``ks``
+        is its deprecated spelling)."""
+        if "ks" in deprecated:
+            options = {"ks": deprecated.pop("ks")}
+            renamed(options, "ks", "k", cls.__name__)
+            k = options["k"]
+        if deprecated:
+            raise RankwiseError(f"{cls.__name__}: unknown parameter(s) {', '.join(sorted(deprecated))}")
+        families = tuple(families)
+        ks = (int(k),) if isinstance(k, int) or getattr(k, "ndim", 1) == 0 else tuple(int(v) for v in k)
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise RankwiseError(f"unknown ranking family {unknown[0]!r}: expected one of {', '.join(FAMILIES)}")
         if not ks or any(k < 1 for k in ks):
-            raise RankwiseError(f"ks expects positive cut-offs, got {ks!r}")
+            raise RankwiseError(f"k expects positive cut-offs, got {ks!r}")
         if missing not in ("zero", "skip"):
             raise RankwiseError(f"missing={missing!r}: expected zero or skip")
         n = len(families) * len(ks)
@@ -150,11 +158,11 @@ class RankingAtK(SumState):
 
 
 def _family(name: str, doc: str) -> type:
-    """A one-family view of :class:`RankingAtK` (``NDCG.empty(ks=(5, 10))``)."""
+    """A one-family view of :class:`RankingAtK` (``NDCG.empty(k=(5, 10))``)."""
 
-    def empty(cls: type, ks: tuple[int, ...] | list[int] = (10,), rel_level: int = 1, missing: str = "zero"
-              ) -> RankingAtK:
-        return RankingAtK.empty((name,), ks, rel_level, missing)
+    def empty(cls: type, k: int | tuple[int, ...] | list[int] = (10,), rel_level: int = 1, missing: str = "zero",
+              **deprecated: Any) -> RankingAtK:
+        return RankingAtK.empty((name,), k, rel_level, missing, **deprecated)
 
     def from_model_output(cls: type, scores: Any, labels: Any, where: Any = None, **config: Any) -> RankingAtK:
         return RankingAtK.empty((name,), **config).update(scores, labels, where)
