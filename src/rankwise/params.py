@@ -26,6 +26,7 @@ rankwise.errors.ParameterError: unknown shape 'sqare'; did you mean 'square'? ex
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -81,7 +82,7 @@ class Param:
     length: int | None = None
     """A ``tuple`` parameter's exact number of items (``prior``: 2)."""
 
-    error: ClassVar[type[ParameterError]] = ParameterError
+    error: ClassVar[builtins.type[ParameterError]] = ParameterError
     """The error raised for a bad value (metric families raise ``MetricParameterError``)."""
 
     def convert(self, value: Any, owner: str) -> Any:

@@ -119,7 +119,8 @@ def read_bounded(f: BinaryIO, source: str, limits: Limits | None = None, lines: 
     rankwise.errors.InputError: /dev/zero: a line longer than 1048576 bytes without a line end: ...
     """
     limits = limits or current()
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     watch = LineWatch(source, limits.max_line_bytes if lines else 2**62)
     while True:
         chunk = f.read(min(4 * 2**20, limits.max_input_bytes + 1 - total))
