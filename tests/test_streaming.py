@@ -609,3 +609,30 @@ def test_multimetric_sends_a_synonym_only_to_the_metrics_that_take_it() -> None:
     assert out["ll"] == pytest.approx((np.log(0.5) + np.log(0.75)) / 2, rel=1e-12)   # click at 1, none at 2
     assert out["ppl"] == pytest.approx((2.0 + 1 / 0.8) / 2, rel=1e-12)              # 2^-log2(0.5), 2^-log2(0.8)
     assert out["cppl"] == pytest.approx((2.0 + 1 / 0.75) / 2, rel=1e-12)
+
+
+def test_binary_metrics_take_batch_by_list_tensors() -> None:
+    """docs/streaming.md's torch loop feeds [batch, list] scores to LogLoss: a NumPy IndexError
+    before; every cell is one binary prediction, ``where`` masks cells."""
+    from rankwise.streaming import Accuracy, LogLoss
+
+    p = np.array([[0.9, 0.2], [0.6, 0.1]])
+    t = np.array([[1, 0], [1, 0]])
+    # -(ln 0.9 + ln 0.8 + ln 0.6 + ln 0.9) / 4
+    want = -(np.log(0.9) + np.log(0.8) + np.log(0.6) + np.log(0.9)) / 4
+    assert LogLoss().update(predictions=p, targets=t).compute() == pytest.approx(want, rel=1e-12)
+    masked = Accuracy().update(predictions=[[0.9, 0.7], [0.4, 0.1]], targets=t,
+                               where=[[True, False], [True, True]]).compute()
+    assert masked == pytest.approx(2 / 3)   # cells (0,0) right, (1,0) wrong, (1,1) right
+
+
+def test_word_information_of_an_empty_prediction_is_jiwers() -> None:
+    """jiwer: WIP 0 and WIL 1 for an empty hypothesis (NaN before)."""
+    import jiwer
+
+    from rankwise.streaming import WordInformationLost, WordInformationPreserved
+
+    assert WordInformationPreserved().update(predictions=[""], targets=["the cat"]).compute() == \
+        jiwer.wip("the cat", "") == 0
+    assert WordInformationLost().update(predictions=[""], targets=["the cat"]).compute() == \
+        jiwer.wil("the cat", "") == 1

@@ -48,6 +48,14 @@ def _labels_and_predictions(metric: Metric, inputs: dict[str, Any], need_scores:
         raise MetricInputError(f"{name}.update: labels have shape {labels.shape}, predictions {hard.shape}")
     if task == "multilabel" and labels.shape != hard.shape:
         raise MetricInputError(f"{name}.update: multilabel labels {labels.shape} and predictions {hard.shape} differ")
+    if task == "binary" and labels.ndim > 1:   # [batch, list] of binary cells (clicks): every cell one row
+        mask = mask_of(inputs.get("where"), labels.shape)
+        keep = np.ones(labels.size, dtype=bool) if mask is None else np.asarray(mask).ravel()
+        labels, hard = labels.ravel()[keep], hard.ravel()[keep]
+        scores_flat = None if probs is None else probs.ravel()[keep]
+        if not np.isin(labels, (0, 1)).all():
+            raise MetricInputError(f"{name}.update: binary labels must be 0 or 1")
+        return labels.astype(np.int64), hard, scores_flat
     mask = mask_of(inputs.get("where"), labels.shape if task == "multilabel" else labels.shape[:1])
     scores = probs
     if mask is not None and task != "multilabel":

@@ -205,13 +205,19 @@ class WordInformationPreserved(WordErrorRate):
     >>> WordInformationPreserved().update(predictions=["the cat sat"], targets=["the cat is here"]).compute()
     0.3333333333333333
 
-    H = 2 hits of 4 reference and 3 predicted words: (2/4) (2/3).
+    H = 2 hits of 4 reference and 3 predicted words: (2/4) (2/3). An empty prediction keeps no
+    information: WIP 0 and WIL 1, as jiwer (NaN only before any word at all).
+
+    >>> WordInformationPreserved().update(predictions=[""], targets=["the cat"]).compute()
+    0.0
     """
 
     def compute(self) -> float:
         s, d, i, h = (int(x) for x in self.state["edits"])
         ref, hyp = h + s + d, h + s + i
-        return (h / ref) * (h / hyp) if ref and hyp else float("nan")
+        if not ref and not hyp:
+            return float("nan")
+        return (h / ref) * (h / hyp) if ref and hyp else 0.0
 
 
 class WordInformationLost(WordInformationPreserved):
