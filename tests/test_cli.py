@@ -126,3 +126,15 @@ def test_list_every_registered_family() -> None:
                                        "    reference: Cormack et al. 2009; ranx rrf"]
     typo = runner.invoke(app, ["list", "clik-models"])
     assert typo.exit_code == 2 and "did you mean 'click-models'?" in typo.output
+
+
+def test_missing_columns_name_the_options_to_type(tmp_path) -> None:
+    """'missing column(s) 'unit'' did not say --unit before (issue #41)."""
+    log = tmp_path / "ab.csv"
+    log.write_text("user,arm,clicks\n1,a,1\n2,b,0\n")
+    res = runner.invoke(app, ["ab", str(log), "-m", "clicks"])
+    assert res.exit_code == 2 and "(name the columns with --unit NAME, --variant NAME)" in res.output
+    bandit = tmp_path / "log.csv"
+    bandit.write_text("item,click,p\na,1,0.5\n")
+    res = runner.invoke(app, ["ope", str(bandit), "--policy", "uniform", "--no-position"])
+    assert res.exit_code == 2 and "with --action NAME, --reward NAME, --pscore NAME)" in res.output

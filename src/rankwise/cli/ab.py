@@ -108,7 +108,10 @@ def ab(
                                 planned_units=planned_units, timestamp=timestamp, mixed=mixed, resamples=resamples,
                                 seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect)
     except RankwiseError as exc:
-        _fail(str(exc))
+        from rankwise.cli.output import column_hint
+
+        _fail(column_hint(str(exc), {unit: "--unit", variant: "--variant", **({timestamp: "--timestamp"}
+                                                                               if timestamp else {})}))
         return
     if output_format in (ABFormat.table, ABFormat.text):
         _show_grids([render.ab_grid(result, digits)], output, plain=output_format == ABFormat.text)

@@ -56,7 +56,10 @@ def ope(
                                             resamples=resamples, seed=seed, policy_name=policy)
         result.warnings[:0] = warnings
     except RankwiseError as exc:
-        _fail(str(exc))
+        from rankwise.cli.output import column_hint
+
+        _fail(column_hint(str(exc), {action: "--action", reward: "--reward", pscore: "--pscore",
+                                     position: "--position NAME (or --no-position)"}))
         return
     if output_format in (ReportFormat.table, ReportFormat.text):
         _show_grids([render.ope_grid(result, digits)], output, plain=output_format == ReportFormat.text)

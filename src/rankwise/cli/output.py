@@ -44,6 +44,25 @@ def _written(write: Any, output: Path, content: Any) -> None:
         fail(str(error))
 
 
+def column_hint(message: str, options: dict[str, str]) -> str:
+    """A "missing column(s)" error with the options that name those columns: the user sees what
+    to type.
+
+    >>> column_hint("log.csv: missing column(s) 'unit'; it has 'user', 'arm'", {"unit": "--unit", "arm": "x"})
+    "log.csv: missing column(s) 'unit'; it has 'user', 'arm' (name the column with --unit NAME)"
+    """
+    import re
+
+    match = re.search(r"missing column\(s\) ((?:'[^']*'(?:, )?)+)", message)
+    if match is None:
+        return message
+    missing = re.findall(r"'([^']*)'", match.group(1))
+    flags = [options[m] if "NAME" in options[m] else f"{options[m]} NAME" for m in missing if m in options]
+    if not flags:
+        return message
+    return f"{message} (name the column{'s' if len(flags) > 1 else ''} with {', '.join(flags)})"
+
+
 def deprecated_flag(value: Any, old_value: Any, new: str, old: str, elsewhere: str) -> Any:
     """The value of option ``new``, or of its old short spelling ``old`` with a deprecation
     warning (``old`` means ``elsewhere`` in other commands: one flag, one meaning).
