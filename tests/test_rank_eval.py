@@ -332,3 +332,17 @@ def test_overwrite_replaces_only_a_rankwise_index(tmp_path: Path) -> None:
     index = tmp_path / "index"
     build_index(corpus, index, "id", ["title"])
     assert build_index(corpus, index, "id", ["title"], overwrite=True)["documents"] == 1
+
+
+def test_a_system_whose_requests_all_failed_is_shown_failed(index: TantivyBackend) -> None:
+    """It showed as scoring 0.0000, the reason only in -o response.json (issue #41)."""
+    from rankwise.cli.rank_eval import _grids
+
+    d1 = [{"_id": "d1", "rating": 1}]
+    spec = parse_spec({"requests": [{"id": "fuzzy", "request": {"query": {"fuzzy": {"title": "haet"}}},
+                                     "ratings": d1}], "metric": {"mean_reciprocal_rank": {"k": 5}}})
+    result = rank_eval(spec, index)
+    assert math.isnan(result.summary.iloc[0, 0]) and result.summary.iloc[0]["failed"] == 1
+    grid = _grids(result)[0]
+    assert grid.rows[0][1] == "-"
+    assert "all 1 request(s) failed; the first: unsupported_query: query.fuzzy: not supported" in grid.note

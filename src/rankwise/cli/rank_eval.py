@@ -231,8 +231,10 @@ def _grids(result: Any) -> list[Any]:
     summary = result.summary
     cols = [str(c) for c in summary.columns]
     rows = [[str(name), *[_cell(row[c], c) for c in summary.columns]] for name, row in summary.iterrows()]
+    failed = result.failure_notes()
     out = [Grid(f"rank evaluation ({len(result.spec.requests)} requests, {result.size} hits each)",
-                ["system", *cols], rows, [False] + [True] * len(cols))]
+                ["system", *cols], rows, [False] + [True] * len(cols),
+                note="\n".join(["- not scored (see below)"] + failed) if failed else "")]
     if result.comparison is not None:
         short = {metric_label(m): display_label(m) for m in result.spec.metrics}
         rows = [[short.get(rec["metric"], rec["metric"]), rec["a"], rec["b"], f"{rec['diff']:+.4f}",

@@ -112,18 +112,31 @@ class RankEvalResult:
 
     @property
     def summary(self) -> Any:
-        """One row per system, one column per metric, plus failures and searches per second."""
+        """One row per system, one column per metric, plus failures and searches per second; a
+        system none of whose requests could be evaluated has NaN scores (not 0: it was not
+        measured; the JSON response keeps Elasticsearch's ``metric_score``)."""
         import pandas as pd
 
         rows = {}
         for name, hits in self.systems.items():
-            row: dict[str, Any] = {display_label(m): self.score(name, metric_label(m)) for m in self.spec.metrics}
+            row: dict[str, Any] = {display_label(m): self.score(name, metric_label(m))
+                                   if self.evaluations[name] is not None else float("nan") for m in self.spec.metrics}
             row["failed"] = len(hits.failures)
             row["q/s"] = round(len(hits.hits) / hits.seconds, 1) if hits.seconds > 0 else float("nan")
             rows[name] = row
         frame = pd.DataFrame.from_dict(rows, orient="index")
         frame.index.name = "system"
         return frame
+
+    def failure_notes(self) -> list[str]:
+        """One line per system that could not be scored at all: why its first request failed."""
+        notes = []
+        for name, hits in self.systems.items():
+            if self.evaluations[name] is None and hits.failures:
+                first = next(iter(hits.failures.values()))["error"]
+                notes.append(f"{name}: not scored: all {len(hits.failures)} request(s) failed; the first: "
+                             f"{first['type']}: {first['reason']}")
+        return notes
 
     def _entries(self, system: str, metric: Any, details: str = "all") -> Iterator[tuple[str, dict[str, Any]]]:
         """(request id, Elasticsearch's per-request entry) for one system and metric, one at a
