@@ -48,7 +48,7 @@ def test_equal_to_scikit_learn(seed: int, zero_division: object) -> None:
 
 
 def test_bad_value() -> None:
-    with pytest.raises(RankwiseError, match="zero_division=0.5: expected 'nan', 0 or 1"):
+    with pytest.raises(RankwiseError, match="zero_division=0.5: expected 'nan', 0, 1 or 'torchmetrics'"):
         Precision(zero_division=0.5)
 
 
@@ -95,3 +95,23 @@ def test_evaluate_zero_division_convention() -> None:
     assert alone == [1.0, 0.5]
     with pytest.raises(RankwiseError, match="zero_division='2'"):
         rankwise.evaluate(qrels, run, ["map"], zero_division=2)
+
+
+def test_torchmetrics_macro_rule_is_a_named_option() -> None:
+    """torchmetrics leaves a class never seen out of macro/weighted averages and scores other 0/0
+    classes 0: no zero_division value reproduced it before (issue #37)."""
+    import numpy as np
+    import torch
+    from torchmetrics.classification import MulticlassF1Score, MulticlassPrecision, MulticlassRecall
+
+    from rankwise.streaming import FBeta, Precision, Recall
+
+    preds, target = np.array([0, 0, 1, 1, 0]), np.array([0, 1, 1, 2, 0])   # class 3 never seen, 2 never predicted
+    cases = [(MulticlassPrecision, Precision, {}), (MulticlassRecall, Recall, {}),
+             (MulticlassF1Score, FBeta, {"beta": 1.0})]
+    for theirs, ours, extra in cases:
+        for average in ("macro", "weighted"):
+            want = float(theirs(num_classes=4, average=average)(torch.tensor(preds), torch.tensor(target)))
+            got = ours(task="multiclass", num_classes=4, average=average, zero_division="torchmetrics",
+                       **extra).update(predictions=preds, targets=target).compute()
+            assert got == pytest.approx(want, rel=1e-6), (theirs.__name__, average)

@@ -136,16 +136,20 @@ def _ratio(num: np.ndarray, den: np.ndarray, zero_division: float = 0.0) -> np.n
 
 def zero_division_value(value: Any) -> float:
     """``zero_division`` as a number: ``"nan"`` (rankwise's default: undefined stays undefined and
-    is left out of averages), 0 (scikit-learn's and torchmetrics' default) or 1.
+    is left out of averages), 0 (scikit-learn's default) or 1; ``"torchmetrics"`` is 0 for a
+    class seen somewhere (in the targets or the predictions) and leaves a class never seen out of
+    macro and weighted averages, as torchmetrics does.
 
-    >>> zero_division_value("nan"), zero_division_value(0), zero_division_value(1.0)
-    (nan, 0.0, 1.0)
+    >>> [zero_division_value(v) for v in ("nan", 0, 1.0, "torchmetrics")]
+    [nan, 0.0, 1.0, 0.0]
     """
     if isinstance(value, str) and value.lower() == "nan":
         return float("nan")
+    if isinstance(value, str) and value.lower() == "torchmetrics":
+        return 0.0
     if isinstance(value, (int, float)) and (value in (0, 1) or value != value):
         return float(value)
-    raise MetricInputError(f"zero_division={value!r}: expected 'nan', 0 or 1")
+    raise MetricInputError(f"zero_division={value!r}: expected 'nan', 0, 1 or 'torchmetrics'")
 
 
 class _Averaged(ConfusionMatrix):
@@ -176,6 +180,8 @@ class _Averaged(ConfusionMatrix):
         if average is None:
             return scores
         defined = ~np.isnan(scores)  # zero_division="nan": undefined classes are left out
+        if str(self.params["zero_division"]).lower() == "torchmetrics":
+            defined = (tp + fp + fn) > 0   # a class never seen is left out; other 0/0 count 0
         if not defined.any():
             return float("nan")
         if average == "weighted":
