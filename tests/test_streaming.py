@@ -636,3 +636,17 @@ def test_word_information_of_an_empty_prediction_is_jiwers() -> None:
         jiwer.wip("the cat", "") == 0
     assert WordInformationLost().update(predictions=[""], targets=["the cat"]).compute() == \
         jiwer.wil("the cat", "") == 1
+
+
+def test_multilabel_mcc_is_one_coefficient_over_every_cell() -> None:
+    """What the docstring now says, held against torchmetrics and scikit-learn (issue #37)."""
+    import torch
+    from sklearn.metrics import matthews_corrcoef
+    from torchmetrics.functional.classification import multilabel_matthews_corrcoef
+
+    rng = np.random.default_rng(1)
+    p, t = rng.integers(0, 2, (20, 3)), rng.integers(0, 2, (20, 3))
+    ours = rs.MatthewsCorrCoef(task="multilabel", num_classes=3).update(predictions=p, targets=t).compute()
+    assert ours == pytest.approx(matthews_corrcoef(t.ravel(), p.ravel()), rel=1e-12)
+    assert ours == pytest.approx(float(multilabel_matthews_corrcoef(torch.tensor(p), torch.tensor(t), num_labels=3)),
+                                 rel=1e-6)

@@ -232,7 +232,10 @@ class FBeta(_Averaged):
 
 class MatthewsCorrCoef(ConfusionMatrix):
     """Matthews correlation from the confusion matrix (multiclass: Gorodkin's R_K), as
-    ``sklearn.metrics.matthews_corrcoef``; 0 when undefined.
+    ``sklearn.metrics.matthews_corrcoef``; 0 when undefined. Multilabel: one coefficient over
+    every (row, label) cell taken as one binary problem (the cells' 2 x 2 matrices summed), as
+    torchmetrics' ``multilabel_matthews_corrcoef`` and as ``matthews_corrcoef`` of the flattened
+    cells; not a mean of per-label coefficients.
 
     >>> round(MatthewsCorrCoef().update(predictions=[1, 0, 1, 0], targets=[1, 1, 1, 0]).compute(), 4)
     0.5774
