@@ -19,6 +19,7 @@ REGISTRIES = {
     "slate-estimators": ("rankwise.online.ranking_estimators", "SLATE"),
     "interleaving": ("rankwise.online.interleaved_lists", "INTERLEAVING_METHODS"),
     "fusion": ("rankwise.fusion.methods", "METHODS"),
+    "normalisations": ("rankwise.fusion.normalize", "NORMALISATIONS"),
     "ab-tests": ("rankwise.online.analysis", "AB_TESTS"),
     "sequential": ("rankwise.online.sequential", "SEQUENTIAL_DESIGNS"),
     "comparison-tests": ("rankwise.comparison", "COMPARISON_TESTS"),
@@ -87,8 +88,8 @@ def show(title: str, rows: list[dict[str, Any]], what: str, text: str) -> None:
 @app.command("list")
 def list_command(
     kind: Annotated[str | None, typer.Argument(
-        help="metrics, click-models, estimators, slate-estimators, interleaving, fusion, ab-tests, sequential, "
-             "comparison-tests or corrections; none: the kinds and their counts.")] = None,
+        help="metrics, click-models, estimators, slate-estimators, interleaving, fusion, normalisations, "
+             "ab-tests, sequential, comparison-tests or corrections; none: the kinds and their counts.")] = None,
     text: Annotated[str, typer.Argument(help="Show only members whose name or description contains this.")] = "",
 ) -> None:
     """List the members of a pluggable family (metrics, click models, estimators ...) with their
@@ -116,6 +117,7 @@ def list_command(
 TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
           "slate-estimators": "Slate off-policy estimators",
           "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods",
+          "normalisations": "Score normalisations (fusion)",
           "ab-tests": "A/B tests", "sequential": "Sequential designs",
           "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections"}
 USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
@@ -124,6 +126,7 @@ USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterati
        "slate-estimators": "`rankwise.online.ranking_estimators.slate_estimate(..., estimator='rips')`",
        "interleaving": "`rankwise.online.interleave(rankings, 'probabilistic')`",
        "fusion": "`rankwise fuse A B --method 'rrf(k=20)'`; `rankwise.fusion.fuse([a, b], 'rrf(k=20)')`",
+       "normalisations": "`rankwise fuse A B --method combsum --norm zmuv`; `fuse(runs, 'combsum', norm='zmuv')`",
        "ab-tests": "`rankwise ab LOG --test welch`; `rankwise.online.analyze(..., test='welch')`",
        "sequential": "`rankwise ab LOG --sequential always-valid --tuning 5000`; `analyze(..., sequential='msprt')`",
        "comparison-tests": "`rankwise compare QRELS A B --test randomization`; `rankwise.compare(..., test='t')`",

@@ -64,8 +64,8 @@ def fuse_command(
     rel_level: Annotated[int | None, typer.Option(
         "-l", "--rel-level", help="Trained methods: the lowest label that counts as relevant (default 1).")] = None,
     norm: Annotated[str, typer.Option(
-        "--norm", help="min-max, max, sum, zmuv, rank, borda, none; auto: min-max for score methods, none for "
-                       "rank methods.")] = "auto",
+        "--norm", help="A normalisation ('rankwise list normalisations'); auto: min-max for score methods, none "
+                       "for rank methods.")] = "auto",
     ties: Annotated[str | None, typer.Option(
         "--ties", help="How each run's tied scores rank, and how fused ties are written: trec (document id "
                        "descending; the default), docid_asc, input.")] = None,

@@ -17,27 +17,90 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
 from rankwise.fusion.table import PairTable
+from rankwise.params import Declared, Registry
 
-NORMS = ("min-max", "max", "sum", "zmuv", "rank", "borda")
-ALIASES = {"minmax": "min-max", "min_max": "min-max", "z-score": "zmuv", "zscore": "zmuv", "z_score": "zmuv"}
 FLOOR = 1e-9
-
-
-def norm_name(norm: str | None) -> str | None:
-    """The canonical name of a normalisation (``None``/``"none"``: no normalisation)."""
-    if norm is None or str(norm).lower() == "none":
-        return None
-    name = ALIASES.get(str(norm).lower(), str(norm).lower())
-    if name not in NORMS:
-        raise RankwiseError(f"unknown normalisation {norm!r}: expected one of {', '.join(NORMS)} or none")
-    return name
 
 
 def _per_query(table: PairTable, values: np.ndarray, op: np.ufunc) -> np.ndarray:
     """``op`` reduced over each query's pairs (NaN where a run has none), one row per query."""
     return op.reduceat(values, table.starts, axis=0)
+
+
+def _lengths(table: PairTable) -> np.ndarray:
+    """Each pair's run list length, [pairs, runs]."""
+    return table.lengths.astype(np.float64)[table.query]
+
+
+def _rank(table: PairTable, constant: float | None) -> np.ndarray:
+    n = _lengths(table)
+    return np.where(~np.isnan(table.score), 1.0 - (table.rank - 1.0) / np.where(n > 0, n, 1.0), np.nan)
+
+
+def _borda(table: PairTable, constant: float | None) -> np.ndarray:
+    n = _lengths(table)
+    c = table.candidates().astype(np.float64)[table.query][:, None]
+    return np.where(~np.isnan(table.score), 1.0 - (table.rank - 1.0) / c, 0.5 - (n - 1.0) / (2.0 * c))
+
+
+def _max(table: PairTable, constant: float | None) -> np.ndarray:
+    high = _per_query(table, table.score, np.fmax)   # fmax skips NaN (not returned); [queries, runs]
+    return table.score / np.maximum(high, FLOOR)[table.query]
+
+
+def _min_max(table: PairTable, constant: float | None) -> np.ndarray:
+    s, q = table.score, table.query
+    high = _per_query(table, s, np.fmax)
+    low = _per_query(table, s, np.fmin)
+    out = s - low[q]  # NaN stays NaN
+    out /= np.maximum(high - low, FLOOR)[q]
+    if constant is not None:
+        out[(high == low)[q] & ~np.isnan(s)] = constant
+    return out
+
+
+def _sum(table: PairTable, constant: float | None) -> np.ndarray:
+    s, q, n = table.score, table.query, _lengths(table)
+    present = ~np.isnan(s)
+    total = _per_query(table, np.where(present, s, 0.0), np.add)[q]
+    low = _per_query(table, s, np.fmin)[q]
+    return np.where(present, (s - low) / np.maximum(total - low * n, FLOOR), np.nan)
+
+
+def _zmuv(table: PairTable, constant: float | None) -> np.ndarray:
+    s, q, n = table.score, table.query, _lengths(table)
+    present = ~np.isnan(s)
+    total = _per_query(table, np.where(present, s, 0.0), np.add)[q]
+    mean = total / np.where(n > 0, n, 1.0)
+    spread = _per_query(table, np.where(present, (s - mean) ** 2, 0.0), np.add)[q]
+    std = np.sqrt(spread / np.where(n > 0, n, 1.0))
+    return np.where(present, (s - mean) / np.maximum(std, FLOOR), np.nan)
+
+
+NORMALISATIONS: Registry[Declared] = Registry("normalisation", (
+    Declared("min-max", _min_max, "(s - min) / (max - min) per query and run.", aliases=("minmax",),
+             reference="ranx min-max"),
+    Declared("max", _max, "s / max per query and run.", reference="ranx max"),
+    Declared("sum", _sum, "(s - min) / (sum - n min) per query and run.", reference="ranx sum"),
+    Declared("zmuv", _zmuv, "(s - mean) / std per query and run (std over n).", aliases=("z-score", "zscore"),
+             reference="ranx zmuv"),
+    Declared("rank", _rank, "1 - (rank - 1) / n.", reference="ranx rank"),
+    Declared("borda", _borda, "1 - (rank - 1) / C; a candidate the run did not return 0.5 - (n - 1) / (2 C).",
+             reference="ranx borda"),
+    Declared("none", lambda table, constant: table.score.copy(), "The scores as they are.", reference="-"),
+), option="--norm")
+"""The score normalisations of fusion."""
+
+NORMS = tuple(name for name in NORMALISATIONS.names() if name != "none")
+
+
+def norm_name(norm: str | None) -> str | None:
+    """The canonical name of a normalisation (``None``/``"none"``: no normalisation)."""
+    if norm is None:
+        return None
+    name = NORMALISATIONS.get(str(norm)).name
+    return None if name == "none" else name
 
 
 def normalize(table: PairTable, norm: str | None, constant: float | None = None) -> np.ndarray:
@@ -50,32 +113,4 @@ def normalize(table: PairTable, norm: str | None, constant: float | None = None)
     [[1.0, nan], [0.0, 0.0], [nan, 0.0]]
     """
     name = norm_name(norm)
-    s = table.score
-    present = ~np.isnan(s)
-    if name is None:
-        return s.copy()
-    q = table.query
-    n = table.lengths.astype(np.float64)[q]  # each pair's run list length, [pairs, runs]
-    if name in ("rank", "borda"):
-        if name == "rank":
-            return np.where(present, 1.0 - (table.rank - 1.0) / np.where(n > 0, n, 1.0), np.nan)
-        c = table.candidates().astype(np.float64)[q][:, None]
-        return np.where(present, 1.0 - (table.rank - 1.0) / c, 0.5 - (n - 1.0) / (2.0 * c))
-    if name in ("max", "min-max"):  # fmin / fmax skip NaN (not returned); [queries, runs]
-        high = _per_query(table, s, np.fmax)
-        if name == "max":
-            return s / np.maximum(high, FLOOR)[q]
-        low = _per_query(table, s, np.fmin)
-        out = s - low[q]  # NaN stays NaN
-        out /= np.maximum(high - low, FLOOR)[q]
-        if constant is not None:
-            out[(high == low)[q] & present] = constant
-        return out
-    total = _per_query(table, np.where(present, s, 0.0), np.add)[q]
-    if name == "sum":
-        low = _per_query(table, s, np.fmin)[q]
-        return np.where(present, (s - low) / np.maximum(total - low * n, FLOOR), np.nan)
-    mean = total / np.where(n > 0, n, 1.0)
-    spread = _per_query(table, np.where(present, (s - mean) ** 2, 0.0), np.add)[q]
-    std = np.sqrt(spread / np.where(n > 0, n, 1.0))
-    return np.where(present, (s - mean) / np.maximum(std, FLOOR), np.nan)
+    return NORMALISATIONS.get(name or "none").target(table, constant)
