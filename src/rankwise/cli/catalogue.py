@@ -99,7 +99,8 @@ def list_command(
         from rankwise.metrics.registry import FAMILIES
 
         counts = {"metrics": len(FAMILIES), **{k: len(registry(k)) for k in REGISTRIES}}
-        _echo("\n".join(f"{k:<14}{counts[k]:>4}  rankwise list {k} [FILTER]" for k in kinds))
+        width = max(len(k) for k in kinds)
+        _echo("\n".join(f"{k:<{width}}{counts[k]:>5}  rankwise list {k} [FILTER]" for k in kinds))
         return
     if kind not in kinds:
         from rankwise.params import closest
