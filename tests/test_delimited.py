@@ -7,8 +7,11 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import rankwise
@@ -76,3 +79,24 @@ def test_a_trec_file_that_looks_comma_separated_gets_a_hint(tmp_path: Path) -> N
     assert result.exit_code == 2
     assert "run.txt:1: malformed line" in result.output and "looks comma-separated: name the file .csv" \
         in result.output
+
+
+def test_load_routes_exactly_the_suffixes_the_reader_takes() -> None:
+    from rankwise.data import delimited, load
+
+    assert load._DELIMITED_SUFFIXES == delimited.DELIMITED_SUFFIXES
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["qid", "docno", "score", "q1", "d1", "2.5", "nan", "x", "", ",", ";", "\t", "\n",
+                                 "\r\n", '"', "\x00", "é", "1e999", "-0"]), max_size=40))
+def test_any_text_gives_a_run_or_rankwise_error(tmp_path_factory: pytest.TempPathFactory, pieces: list[str]) -> None:
+    """Fuzz: whatever the file holds, the only exception is rankwise's own, and an accepted file
+    keeps every row with a finite score."""
+    path = tmp_path_factory.mktemp("fuzz") / "run.csv"
+    path.write_text("".join(pieces), encoding="utf-8")
+    try:
+        run = load_run(str(path))
+    except InputError:
+        return
+    assert np.isfinite(run.score).all() and len(run.query) == len(run.doc) == len(run.score)

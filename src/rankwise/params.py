@@ -27,7 +27,7 @@ rankwise.errors.ParameterError: unknown shape 'sqare'; did you mean 'square'? ex
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -436,7 +436,5 @@ def _either(names: list[str]) -> str:
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
-
-Target = Callable[..., Any]
 
 __all__ = ["Declared", "Param", "ParameterError", "Registry", "format_value", "key_of", "split_call"]

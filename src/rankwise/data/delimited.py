@@ -33,11 +33,6 @@ RUN_POSITIONS = {6: ("query", None, "doc", None, "score", "tag"), 3: ("query", "
 QRELS_POSITIONS = {4: ("query", None, "doc", "label"), 3: ("query", "doc", "label")}
 
 
-def is_delimited(path: str) -> bool:
-    """A path the CSV/TSV reader takes (by its suffix)."""
-    return path.lower().endswith(DELIMITED_SUFFIXES)
-
-
 def _delimiter(first: str, path: str) -> str:
     for candidate in ("\t", ",", ";"):
         if candidate in first:
@@ -152,4 +147,4 @@ def read_delimited_qrels(path: str | os.PathLike[str]) -> Qrels:
     return Qrels(cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object), labels, path, lines)
 
 
-__all__ = ["DELIMITED_SUFFIXES", "is_delimited", "read_delimited_qrels", "read_delimited_run"]
+__all__ = ["DELIMITED_SUFFIXES", "read_delimited_qrels", "read_delimited_run"]

@@ -10,6 +10,7 @@ from rankwise.errors import InputError
 
 _TABULAR_SUFFIXES = (".parquet", ".json", ".jsonl", ".ndjson", ".json.gz", ".jsonl.gz")
 _DELIMITED_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz")
+"""The suffixes ``rankwise.data.delimited`` reads (that module is imported only when one is read)."""
 
 
 def _is_pandas(obj: Any) -> bool:
