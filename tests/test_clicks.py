@@ -158,9 +158,13 @@ def test_forward_backward_is_a_distribution_and_matches_the_chain_rule() -> None
 @pytest.mark.parametrize("kind", ["pbm", "ubm", "dbn", "ccm", "sdbn", "dcm", "cascade", "rank-ctr"])
 def test_a_fit_over_chunks_equals_one_over_the_whole_log(kind: str) -> None:
     log = clicks.simulate(_dbn(_sessions(3_000, seed=41), gamma=0.8), _sessions(3_000, seed=41), seed=42)
-    whole = clicks.MODELS[kind]().fit(log, iterations=5)
-    pieces = clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=7)
+    # chunks change the order of the sums' terms: the same to the last bits under a fixed prior
+    whole = clicks.MODELS[kind](prior=(1, 2)).fit(log, iterations=5)
+    pieces = clicks.MODELS[kind](prior=(1, 2)).fit(log, iterations=5, chunk_size=7)
     assert np.allclose(whole.alpha, pieces.alpha, rtol=1e-12, atol=0)
+    # the empirical prior's fitted Beta (an optimiser's answer) carries those bits further
+    empirical = clicks.MODELS[kind]().fit(log, iterations=5), clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=7)
+    assert np.allclose(empirical[0].alpha, empirical[1].alpha, rtol=1e-6, atol=0)
     # chunks in threads are added in chunk order: bit for bit the same as one thread
     one = clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=100, workers=1)
     three = clicks.MODELS[kind]().fit(log, iterations=5, chunk_size=100, workers=3)
@@ -264,8 +268,8 @@ def test_a_stored_log_streams_to_the_same_fit(tmp_path: Path) -> None:
     loaded = stored.load()
     assert loaded.clicks[:, :RANKS].tolist() == log.clicks.tolist() and not loaded.mask[:, RANKS].any()
     for kind in ("dbn", "pbm"):
-        in_memory = clicks.MODELS[kind]().fit(log, iterations=20)
-        streamed = clicks.MODELS[kind]().fit(stored, iterations=20, chunk_size=300)
+        in_memory = clicks.MODELS[kind](prior=(1, 2)).fit(log, iterations=20)
+        streamed = clicks.MODELS[kind](prior=(1, 2)).fit(stored, iterations=20, chunk_size=300)
         assert np.allclose(in_memory.alpha, streamed.alpha, rtol=1e-12, atol=0)
         assert in_memory.history[-1]["log_likelihood"] == pytest.approx(streamed.history[-1]["log_likelihood"],
                                                                         rel=1e-12)
@@ -407,7 +411,8 @@ def test_cli_errors_name_the_problem(tmp_path: Path) -> None:
 
 def test_relevance_of_a_logs_pairs_and_long_logs_read_back(tmp_path: Path) -> None:
     base = _sessions(3_000, seed=81)
-    model = clicks.SDBN().fit(clicks.simulate(_dbn(base, gamma=0.8), base, seed=82))
+    simulated = clicks.simulate(_dbn(base, gamma=0.8), base, seed=82)
+    model = clicks.SDBN(prior=(1, 2)).fit(simulated)
     # a log with one seen pair (q, d3) and one unseen (q, new): the unseen scores the prior
     # mean squared (attractiveness 0.5 x satisfaction 0.5)
     other = clicks.ClickLog.from_arrays(["q"], [["d3", "new"]], [[0, 0]])
@@ -415,6 +420,12 @@ def test_relevance_of_a_logs_pairs_and_long_logs_read_back(tmp_path: Path) -> No
     scores = dict(zip(run.doc.to_pylist(), run.score.tolist(), strict=True))
     seen = model.parameters()["pairs"].set_index("doc").loc["d3"]
     assert scores == {"d3": seen["attractiveness"] * seen["satisfaction"], "new": 0.25}
+    # under the empirical prior the unseen pair scores the fitted Betas' means multiplied
+    fitted = clicks.SDBN().fit(simulated)
+    (a1, b1), (a2, b2) = fitted.hyper["alpha"], fitted.hyper["sigma"]
+    fitted_run = fitted.relevance("sdbn", other)
+    unseen = dict(zip(fitted_run.doc.to_pylist(), fitted_run.score.tolist(), strict=True))["new"]
+    assert unseen == pytest.approx(a1 / (a1 + b1) * a2 / (a2 + b2), rel=1e-12) and unseen != 0.25
     # long rows written by to_long are detected and read back as the same log
     path = tmp_path / "log.csv"
     other_clicks = clicks.simulate(model, base.subset(np.arange(10)), seed=83)

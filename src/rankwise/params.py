@@ -54,12 +54,15 @@ class Param:
     where it can be tuned, the grid searched by default.
 
     ``type`` is ``int``, ``float``, ``bool``, ``str`` (with ``choices``), ``tuple`` (a list of
-    reals, given as ``1,2`` or ``[1, 2]``) or ``dict`` (per-grade gains, ``{label: gain}``).
+    reals, given as ``1,2`` or ``[1, 2]``, or one of its ``choices`` words) or ``dict``
+    (per-grade gains, ``{label: gain}``).
 
     >>> Param("p", float, 0.9, "persistence", low=0.0, high=1.0).convert("0.8", "RBP")
     0.8
     >>> Param("prior", tuple, (1.0, 2.0), "Beta pseudo-counts").convert("[0.5, 3]", "dbn")
     (0.5, 3.0)
+    >>> Param("prior", tuple, "empirical", "Beta prior", choices=("empirical",)).convert("empirical", "dbn")
+    'empirical'
     >>> Param("p", float, 0.9, "persistence", low=0.0, high=1.0).convert("2", "RBP")
     Traceback (most recent call last):
     ...
@@ -88,6 +91,9 @@ class Param:
     def convert(self, value: Any, owner: str) -> Any:
         """``value`` (text or number) as this parameter's type, checked against its range;
         ``owner`` names the member in the error."""
+        if self.type is tuple and self.choices and isinstance(value, str) \
+                and value.strip().strip("'\"") in self.choices:
+            return value.strip().strip("'\"")
         try:
             if self.type is bool:
                 text = str(value).strip().lower()
@@ -111,7 +117,7 @@ class Param:
             kind = {bool: "true or false", int: "an integer", float: "a number", str: "a word",
                     tuple: "a list of numbers", dict: "label=gain pairs"}[self.type]
             raise self.error(f"{owner}: {self.name} must be {kind}, got {value!r}") from None
-        if self.choices and out not in self.choices:
+        if self.choices and self.type is not tuple and out not in self.choices:
             raise self.error(f"{owner}: {self.name} must be one of {', '.join(self.choices)}, got {out!r}")
         numbers = out if self.type is tuple else (out,) if self.type in (int, float) else ()
         if self.type is tuple and self.length is not None and len(out) != self.length:
@@ -131,11 +137,14 @@ class Param:
         if self.type is dict:
             return f"{self.name} (label=gain pairs): {self.description}"
         default = "none" if self.default is None else (
-            ",".join(f"{v:g}" for v in self.default) if self.type is tuple else str(self.default))
+            ",".join(f"{v:g}" for v in self.default) if self.type is tuple and not isinstance(self.default, str)
+            else str(self.default))
         if self.required:
             default = "REQUIRED"
         span = ""
-        if self.choices:
+        if self.choices and self.type is tuple:
+            span = " (" + "|".join(self.choices) + f" or {self.length or 'N'} numbers)"
+        elif self.choices:
             span = " (" + "|".join(self.choices) + ")"
         elif self.low is not None or self.high is not None:
             lo = "-inf" if self.low is None else f"{self.low:g}"

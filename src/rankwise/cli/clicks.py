@@ -67,7 +67,8 @@ def fit(
     tolerance: Annotated[float | None, typer.Option(
         help="EM: stop when the log-likelihood per session gains less (default 1e-6).")] = None,
     prior: Annotated[str | None, typer.Option(
-        help="Beta prior as pseudo-counts CLICKS,IMPRESSIONS (default 1,2).")] = None,
+        help="Beta prior of the per-pair parameters: 'empirical' (default; fitted to the log) or fixed "
+             "pseudo-counts CLICKS,IMPRESSIONS such as 1,2.")] = None,
     floor: Annotated[float | None, typer.Option(
         help="Cascade: click probability after the first click (default 1e-6).")] = None,
     chunk_size: ChunkSize = 250_000,

@@ -29,11 +29,13 @@ from rankwise.clicks.models import (
     TINY,
     ClickModel,
     _at_cells,
+    _evidence,
     _pair_sum,
     _per_cell,
     _ratio,
     last_click,
 )
+from rankwise.clicks.shrinkage import EMPIRICAL
 
 
 class ChainModel(ClickModel):
@@ -152,7 +154,7 @@ class DBN(_EMChain):
         self.gamma = 0.5
 
     def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
-        return self.gamma * (1 - _per_cell(self, log, self.sigma)), self.gamma
+        return self.gamma * (1 - _per_cell(self, log, self.sigma, "sigma")), self.gamma
 
     def _chunk_parameters(self, chunk: ClickLog) -> dict[str, np.ndarray]:
         return {"sigma": _at_cells(self.sigma, chunk)}
@@ -172,12 +174,31 @@ class DBN(_EMChain):
                       "decisions": np.array([(p["examined"] - satisfied)[decides].sum()])}
         if self._first_pass:
             statistics.update(shown=_pair_sum(chunk, chunk.mask), clicks=_pair_sum(chunk, clicked))
+        if self.prior == EMPIRICAL:
+            statistics.update(self._evidence_statistics(chunk, p, satisfied))
         return statistics, p["ll"]
 
+    def _evidence_statistics(self, chunk: ClickLog, p: dict[str, Any], satisfied: np.ndarray) -> dict[str, Any]:
+        """For the empirical prior: examinations behind each pair's clicks (attractiveness), and
+        the clicks followed by another click over the expected clicks whose user went on and
+        would click again (satisfaction's complement; ``w = gamma P(a click below | E_r+1)``)."""
+        clicked = p["clicked"]
+        later = clicked & (p["next_z"] == 0)
+        # P(a click below | E_{r+1} = 1) is 1 - b_{r+1} where no click follows (b is then P(none below))
+        would_click = self.gamma * np.where(p["decides"], 1 - p["next_b"], 0.0)
+        # P(went on | no later click) = w sigma / (1 - (1 - sigma) w) = w x P(satisfied | C)
+        unsatisfied = np.where(later, 1.0, np.where(clicked, would_click * satisfied, 0.0))
+        out = {"examined": _pair_sum(chunk, p["examined"]), "went_on": _pair_sum(chunk, unsatisfied)}
+        if self._first_pass:
+            out["clicked_again"] = _pair_sum(chunk, later)
+        return out
+
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
-        self.sigma = _ratio(totals["sigma"], totals["clicks"], self.prior)
-        self.gamma = float(_ratio(totals["gamma"], totals["decisions"], self.prior)[0])
+        self.alpha = self._pair_estimate("alpha", totals["alpha"], totals["shown"], _evidence(totals))
+        self.sigma = self._pair_estimate("sigma", totals["sigma"], totals["clicks"],
+                                         (totals["clicked_again"], totals["went_on"]) if "went_on" in totals else None,
+                                         flipped=True)
+        self.gamma = float(_ratio(totals["gamma"], totals["decisions"], self.fixed_prior)[0])
 
     def relevance_scores(self) -> np.ndarray:
         return self.alpha * self.sigma
@@ -230,11 +251,14 @@ class CCM(_EMChain):
                                              relevance[judged].sum()])}
         if self._first_pass:   # impressions, plus one relevance draw per click with a decision after it
             statistics["shown"] = _pair_sum(chunk, chunk.mask.astype(float) + judged)
+            statistics["clicks"] = _pair_sum(chunk, clicked)
+        if self.prior == EMPIRICAL:
+            statistics["examined"] = _pair_sum(chunk, p["examined"])
         return statistics, p["ll"]
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
-        self.tau = _ratio(totals["tau"], totals["decisions"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["alpha"], totals["shown"], _evidence(totals))
+        self.tau = _ratio(totals["tau"], totals["decisions"], self.fixed_prior)
 
     def _rank_parameters(self) -> dict[str, Any]:
         return {"continuation": {"after_skip": float(self.tau[0]), "after_irrelevant_click": float(self.tau[1]),
@@ -264,8 +288,8 @@ class DCM(ChainModel):
                 "followed": not_last.sum(axis=0), "rank_clicks": clicked.sum(axis=0)}, 0.0
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["clicks"], totals["examined"], self.prior)
-        self.lam = _ratio(totals["followed"], totals["rank_clicks"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
+        self.lam = _ratio(totals["followed"], totals["rank_clicks"], self.fixed_prior)
 
     def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
         lam = np.ones(log.ranks)
@@ -294,11 +318,11 @@ class SDBN(ChainModel):
                 "final": _pair_sum(chunk, final), "all_clicks": _pair_sum(chunk, clicked)}, 0.0
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["clicks"], totals["examined"], self.prior)
-        self.sigma = _ratio(totals["final"], totals["all_clicks"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
+        self.sigma = self._pair_estimate("sigma", totals["final"], totals["all_clicks"])
 
     def satisfaction(self, log: ClickLog) -> np.ndarray:
-        return _per_cell(self, log, self.sigma)
+        return _per_cell(self, log, self.sigma, "sigma")
 
     def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
         return 1 - self.satisfaction(log), 1.0

@@ -15,9 +15,13 @@ rank (or rank and previous click).
   perplexities after the first click depend entirely on it).
 - The chain models (DCM, SDBN, DBN, CCM) are in ``rankwise.clicks.chain``.
 
-EM and counting use a Beta prior stated as pseudo-counts ``prior = (clicks, impressions)``
-added to every parameter's numerator and denominator (default ``(1, 2)``, PyClick's
-initialisation). ``fit`` stops when the log-likelihood gains less than ``tolerance`` per
+Every per-pair parameter has a Beta prior (``rankwise.clicks.shrinkage``): ``prior =
+"empirical"`` (the default) fits its hyperparameters to the data by marginal likelihood at
+every M-step, one Beta per parameter family (attractiveness, satisfaction), so rare and unseen
+pairs get the baseline the log shows; ``prior = (clicks, impressions)`` adds fixed
+pseudo-counts to every parameter's numerator and denominator (``(1, 2)`` is PyClick's
+initialisation). Per-rank and global parameters, observed in every session, take the fixed
+prior (``(1, 2)`` under ``"empirical"``). ``fit`` stops when the log-likelihood gains less than ``tolerance`` per
 session or after ``iterations``, and adds up its statistics chunk by chunk.
 """
 
@@ -31,8 +35,10 @@ from typing import Any
 import numpy as np
 
 from rankwise.clicks.log import ClickLog
+from rankwise.clicks.shrinkage import EMPIRICAL, beta_hyperparameters, posterior_mean
 
 PRIOR = (1.0, 2.0)
+"""The fixed prior: pseudo-counts (clicks, impressions)."""
 FLOOR = 1e-6
 TINY = 1e-12
 
@@ -137,12 +143,45 @@ class ClickModel:
     iterative = False
     pair_fields: dict[str, str] = {"attractiveness": "alpha"}   # column -> attribute, per pair
     fields: tuple[str, ...] = ()                                 # other fitted attributes
-    constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks")
+    constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks", "clicked_again")
     _first_pass = True
 
-    def __init__(self, prior: tuple[float, float] = PRIOR) -> None:
-        self.prior = prior
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL) -> None:
+        if isinstance(prior, str):
+            if prior != EMPIRICAL:
+                raise ValueError(f"prior must be {EMPIRICAL!r} or (clicks, impressions), got {prior!r}")
+        else:
+            prior = (float(prior[0]), float(prior[1]))
+        self.prior: tuple[float, float] | str = prior
+        self.hyper: dict[str, tuple[float, float]] = {}
+        """The fitted Beta (a, b) of each per-pair parameter (``alpha``, ``sigma``) under the
+        empirical prior."""
         self.history: list[dict[str, float]] = []
+
+    @property
+    def fixed_prior(self) -> tuple[float, float]:
+        """The pseudo-counts for per-rank and global parameters (and per-pair ones when the
+        prior is fixed)."""
+        return PRIOR if isinstance(self.prior, str) else self.prior
+
+    def _pair_estimate(self, field: str, successes: np.ndarray, trials: np.ndarray,
+                       evidence: tuple[np.ndarray, np.ndarray] | None = None, flipped: bool = False) -> np.ndarray:
+        """A per-pair parameter from its (expected) successes and trials: the posterior mean
+        under the fixed prior, or under the Beta fitted by marginal likelihood (kept in
+        ``hyper[field]``).
+
+        The Beta is fitted to ``evidence``: observed successes (clicks) over expected
+        exposures (examinations), not to EM's imputed successes, which carry the current
+        estimate back in and would make every pair look alike (the fit would shrink them all
+        to one value). ``flipped``: the evidence counts the complement (a satisfaction's
+        evidence is the clicks followed by another click, the unsatisfied ones)."""
+        if self.prior != EMPIRICAL:
+            return _ratio(successes, trials, self.fixed_prior)
+        observed, exposed = evidence if evidence is not None else (successes, trials)
+        start = self.hyper.get(field)
+        a, b = beta_hyperparameters(observed, exposed, start=start[::-1] if flipped and start else start)
+        self.hyper[field] = (b, a) if flipped else (a, b)
+        return posterior_mean(successes, trials, self.hyper[field])
 
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
@@ -174,6 +213,7 @@ class ClickModel:
             raise InputError("the click log has no sessions: nothing to fit", source=str(getattr(log, "source", "")
                                                                                          or "<log>"))
         self._remember_pairs(log)
+        self.hyper = {}
         self._start(log)
         started = time.perf_counter()
         previous = -math.inf
@@ -193,7 +233,10 @@ class ClickModel:
             self.history.append(entry)
             if progress is not None:
                 progress(entry)
-            if ll - previous < tolerance:
+            # a fitted prior moves with the parameters, so the log-likelihood need not rise at
+            # every pass: those fits stop when it changes by less than the tolerance
+            gain = abs(ll - previous) if self.prior == EMPIRICAL else ll - previous
+            if gain < tolerance:
                 break
             previous = ll
         return self
@@ -229,16 +272,16 @@ class ClickModel:
 
     def attractiveness(self, log: ClickLog) -> np.ndarray:
         """alpha per cell (sessions x ranks); unseen pairs get the prior mean."""
-        return _per_cell(self, log, self.alpha)
+        return _per_cell(self, log, self.alpha, "alpha")
 
     def relevance_scores(self) -> np.ndarray:
         """A relevance score per fitted (query, document) pair: attractiveness by default."""
         return self.alpha
 
     def unseen_relevance(self) -> float:
-        """The relevance score of a pair the model never saw: every pair parameter at the
-        prior mean (so attractiveness x satisfaction is its square)."""
-        return _fallback(self) ** len(self.pair_fields)
+        """The relevance score of a pair the model never saw: every pair parameter at its
+        prior mean (attractiveness x satisfaction for DBN and SDBN)."""
+        return float(np.prod([_fallback(self, attribute) for attribute in self.pair_fields.values()]))
 
     def relevance(self, name: str | None = None, log: Any = None) -> Any:
         """Relevance scores as a rankwise ``Run`` (one ranking per query): of the fitted
@@ -279,6 +322,11 @@ class ClickModel:
         self.pair_query, self.pair_doc = log.pair_query, log.pair_doc
 
 
+def _evidence(totals: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Attractiveness's evidence for the empirical prior: clicks over expected examinations."""
+    return (totals["clicks"], totals["examined"]) if "examined" in totals else None
+
+
 def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
     """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding).
     Kept on the log for the model's vocabulary: a log's pairs and mask do not change (the
@@ -314,14 +362,18 @@ def _match_pairs(model: ClickModel, log: Any) -> np.ndarray:
     return np.where((key >= 0) & (keys[at] == key), at, fitted)
 
 
-def _fallback(model: ClickModel) -> float:
-    """The prior mean: the value of a parameter for a pair the model never saw."""
-    return model.prior[0] / model.prior[1] if model.prior[1] else 0.5
+def _fallback(model: ClickModel, field: str = "alpha") -> float:
+    """The prior mean of a per-pair parameter: its value for a pair the model never saw."""
+    hyper = getattr(model, "hyper", {}).get(field)
+    if hyper is not None:
+        return hyper[0] / (hyper[0] + hyper[1])
+    prior = model.fixed_prior
+    return prior[0] / prior[1] if prior[1] else 0.5
 
 
-def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray) -> np.ndarray:
-    """A per-pair parameter at each cell; unseen pairs and padding get the prior mean."""
-    return np.append(values, _fallback(model))[_pair_index(model, log)]
+def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray, field: str = "alpha") -> np.ndarray:
+    """A per-pair parameter at each cell; unseen pairs and padding get its prior mean."""
+    return np.append(values, _fallback(model, field))[_pair_index(model, log)]
 
 
 def _at_cells(values: np.ndarray, chunk: ClickLog, fill: float = 0.0) -> np.ndarray:
@@ -338,7 +390,7 @@ class DocumentCTR(ClickModel):
         return {"clicks": _pair_sum(chunk, chunk.clicks), "shown": _pair_sum(chunk, chunk.mask)}, 0.0
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["clicks"], totals["shown"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["shown"])
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log)
@@ -421,6 +473,9 @@ class PBM(ClickModel):
         statistics = {"alpha": _pair_sum(chunk, post_a)}
         if self._first_pass:
             statistics["shown"] = _pair_sum(chunk, chunk.mask)
+            statistics["clicks"] = _pair_sum(chunk, clicked)
+        if self.prior == EMPIRICAL:   # P(E = 1 | C): 1 on a click, gamma x skip otherwise
+            statistics["examined"] = _pair_sum(chunk, np.where(clicked, 1.0, g * skip))
         statistics.update(self._examination_statistics(chunk, clicked, g, skip))
         return statistics, ll
 
@@ -434,8 +489,10 @@ class PBM(ClickModel):
         return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
-        self.gamma = _ratio(totals["gamma"], totals["rank_shown"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["alpha"], totals["shown"], _evidence(totals))
+        self.gamma = _ratio(totals["gamma"], totals["rank_shown"], self.fixed_prior)
+        if self.prior == EMPIRICAL:   # the top rank is always examined: fixes alpha's scale for the prior
+            self.gamma[0] = 1.0
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log) * np.broadcast_to(self.gamma[:log.ranks], log.clicks.shape)
@@ -489,9 +546,11 @@ class UBM(PBM):
         return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["alpha"], totals["shown"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["alpha"], totals["shown"], _evidence(totals))
         ranks = self.gamma_matrix.shape[0]
-        self.gamma_matrix = _ratio(totals["gamma"], totals["cell_shown"], self.prior).reshape(ranks, ranks)
+        self.gamma_matrix = _ratio(totals["gamma"], totals["cell_shown"], self.fixed_prior).reshape(ranks, ranks)
+        if self.prior == EMPIRICAL:
+            self.gamma_matrix[0, 0] = 1.0
 
     def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
         return self.attractiveness(log) * self._examination(log)
@@ -530,7 +589,7 @@ class CascadeModel(ClickModel):
 
     name = "cascade"
 
-    def __init__(self, prior: tuple[float, float] = PRIOR, floor: float = FLOOR) -> None:
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, floor: float = FLOOR) -> None:
         super().__init__(prior)
         self.floor = floor
 
@@ -542,7 +601,7 @@ class CascadeModel(ClickModel):
         return {"clicks": _pair_sum(chunk, clicked), "examined": _pair_sum(chunk, examined)}, 0.0
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = _ratio(totals["clicks"], totals["examined"], self.prior)
+        self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
 
     def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
         before = previous_click(log.clicks) == 0

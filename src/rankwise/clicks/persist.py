@@ -51,9 +51,12 @@ def model_document(model: ClickModel) -> dict[str, Any]:
     pairs = {"query": np.asarray(model.query_ids, dtype=object)[model.pair_query].tolist(),
              "doc": np.asarray(model.doc_ids, dtype=object)[model.pair_doc].tolist()}
     pairs.update({column: _plain(getattr(model, attribute)) for column, attribute in model.pair_fields.items()})
-    return {"format": FORMAT, "version": VERSION, "model": model.name, "settings": settings,
-            "parameters": {name: _plain(getattr(model, name)) for name in model.fields},
-            "pairs": pairs, "history": model.history}
+    document = {"format": FORMAT, "version": VERSION, "model": model.name, "settings": settings,
+                "parameters": {name: _plain(getattr(model, name)) for name in model.fields},
+                "pairs": pairs, "history": model.history}
+    if getattr(model, "hyper", None):
+        document["prior"] = {field: list(hyper) for field, hyper in model.hyper.items()}
+    return document
 
 
 def save_model(model: ClickModel, path: str | os.PathLike[str]) -> None:
@@ -148,4 +151,26 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
         value = _checked(parameters[name], name, FIELD_SHAPES.get((kind, name)), str(path))
         setattr(model, name, value if value.ndim else float(value))
     model.history = document.get("history", [])
+    model.hyper = _fitted_prior(document.get("prior", {}), set(model.pair_fields.values()), str(path))
     return model
+
+
+def _fitted_prior(saved: Any, fields: set[str], path: str) -> dict[str, tuple[float, float]]:
+    """The fitted Beta (a, b) per pair parameter: positive finite numbers, known fields."""
+    if not isinstance(saved, dict):
+        raise InputError("expected an object of Beta (a, b) per pair parameter", source=path, field="prior")
+    out = {}
+    for field, hyper in saved.items():
+        if field not in fields:
+            raise InputError(f"unknown pair parameter {field!r}; expected one of {', '.join(sorted(fields))}",
+                             source=path, field="prior")
+        try:
+            a, b = (float(v) for v in hyper)
+        except (TypeError, ValueError):
+            raise InputError(f"expected two numbers (a, b) for {field!r}, got {hyper!r}", source=path,
+                             field="prior") from None
+        if not (0 < a < np.inf and 0 < b < np.inf):
+            raise InputError(f"expected positive finite (a, b) for {field!r}, got {hyper!r}", source=path,
+                             field="prior")
+        out[field] = (a, b)
+    return out

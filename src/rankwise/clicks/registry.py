@@ -6,7 +6,7 @@ model is one class plus one ``ModelKind`` line here.
 
 >>> member, values = MODELS.parse("cascade(floor=1e-8)")
 >>> member.name, values["floor"], values["prior"]
-('cascade', 1e-08, (1.0, 2.0))
+('cascade', 1e-08, 'empirical')
 >>> type(member.build(values)).__name__
 'CascadeModel'
 >>> MODELS.get("dbm")   # doctest: +ELLIPSIS
@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
-from rankwise.clicks.models import FLOOR, PBM, PRIOR, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
+from rankwise.clicks.models import FLOOR, PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
+from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.ultra import LabelRankModel
 from rankwise.params import Declared, Param, Registry
 
-PRIOR_PARAM = Param("prior", tuple, PRIOR, "Beta prior as pseudo-counts (clicks, impressions) added to every "
-                    "parameter's numerator and denominator", low=0, length=2)
+PRIOR_PARAM = Param("prior", tuple, EMPIRICAL, "Beta prior of every per-pair parameter: 'empirical' fits it "
+                    "to the log (empirical Bayes), or fixed pseudo-counts CLICKS,IMPRESSIONS added to each "
+                    "estimate's numerator and denominator", low=0, length=2, choices=(EMPIRICAL,))
 FLOOR_PARAM = Param("floor", float, FLOOR, "click probability the cascade gives every rank after the first click",
                     low=0, high=1)
 ITERATIONS = Param("iterations", int, 50, "EM: at most this many passes over the log", low=1)
