@@ -25,6 +25,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from clax_models import BUILD  # noqa: E402
+
 HERE = Path(__file__).parent
 DOCS_PER_QUERY = 20
 RANKS = 10
@@ -53,6 +56,7 @@ from flax.training.early_stopping import EarlyStopping
 import clax
 from rankwise import clicks
 from rankwise.streaming.clicks import ConditionalPerplexity, Perplexity
+""" + BUILD + """
 train, test, kind = clicks.open_log(sys.argv[1]), clicks.open_log(sys.argv[2]), sys.argv[3]
 pairs, ranks = train.n_pairs, train.ranks
 
@@ -62,15 +66,7 @@ def batches(log, size=int(sys.argv[5])):
                "clicks": jnp.asarray(chunk.clicks, dtype=jnp.float32), "mask": jnp.asarray(chunk.mask),
                "positions": jnp.asarray(np.broadcast_to(np.arange(1, ranks + 1), chunk.pairs.shape))}
 
-rngs = nnx.Rngs(0)
-make = {"pbm": lambda: clax.PositionBasedModel(query_doc_pairs=pairs, positions=ranks + 1, rngs=rngs),
-        "ubm": lambda: clax.UserBrowsingModel(query_doc_pairs=pairs, positions=ranks + 1, rngs=rngs),
-        "dbn": lambda: clax.DynamicBayesianNetwork(query_doc_pairs=pairs, rngs=rngs),
-        "sdbn": lambda: clax.DynamicBayesianNetwork(query_doc_pairs=pairs, fix_continuation=True, rngs=rngs),
-        "ccm": lambda: clax.ClickChainModel(query_doc_pairs=pairs, rngs=rngs),
-        "dcm": lambda: clax.DependentClickModel(query_doc_pairs=pairs, positions=ranks + 1, rngs=rngs),
-        "cascade": lambda: clax.CascadeModel(query_doc_pairs=pairs, rngs=rngs)}
-model = make[kind]()
+model = clax_model(kind, pairs, ranks)
 validation = list(itertools.islice(batches(test), 2))
 trainer = clax.Trainer(optimizer=optax.adamw(float(sys.argv[6])), epochs=int(sys.argv[4]),
                        early_stopping=EarlyStopping(patience=2, min_delta=1e-5))

@@ -101,10 +101,32 @@ class ClickLog:
         return ClickLog(self.query[rows], self.docs[rows], self.clicks[rows], self.mask[rows],
                         self.query_ids, self.doc_ids, notes=list(self.notes))
 
-    def split(self, test_share: float = 0.25, seed: int = 0) -> tuple[ClickLog, ClickLog]:
-        """A seeded random split of the sessions into (train, test)."""
+    def split(self, test_share: float = 0.25, seed: int = 0, by: str = "session") -> tuple[ClickLog, ClickLog]:
+        """The sessions split into (train, test), ``test_share`` of them held out:
+
+        - ``by="session"``: each session held out with probability ``test_share`` (seeded);
+        - ``by="query"``: each query's sessions all held out, or all kept (seeded), so the
+          held-out pairs are ones the fit never saw;
+        - ``by="time"``: the last ``test_share`` of the sessions in log order.
+
+        >>> log = ClickLog.from_arrays(["a", "a", "b", "c"], [["x"], ["y"], ["x"], ["z"]], [[1], [0], [0], [1]])
+        >>> [part.sessions for part in log.split(0.5, by="time")]
+        [2, 2]
+        >>> train, test = log.split(0.5, seed=1, by="query")
+        >>> sorted({log.query_ids[q] for q in test.query}) in (["a"], ["b"], ["c"], ["a", "b"], ["a", "c"], ["b", "c"])
+        True
+        """
+        if not 0 <= test_share <= 1:
+            raise ValueError(f"test_share must be in [0, 1], got {test_share}")
         rng = np.random.default_rng(seed)
-        test = rng.random(self.sessions) < test_share
+        if by == "session":
+            test = rng.random(self.sessions) < test_share
+        elif by == "query":
+            test = (rng.random(len(self.query_ids)) < test_share)[self.query]
+        elif by == "time":
+            test = np.arange(self.sessions) >= round(self.sessions * (1 - test_share))
+        else:
+            raise ValueError(f"by must be session, query or time, got {by!r}")
         return self.subset(~test), self.subset(test)
 
     @classmethod
