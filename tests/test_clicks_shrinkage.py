@@ -139,3 +139,19 @@ def test_the_prior_is_named_in_the_model_spelling() -> None:
         clicks.MODELS.parse("pbm(prior=emprical)")
     with pytest.raises(ValueError, match="empirical"):
         clicks.PBM(prior="flat")
+
+
+def test_held_out_queries_split_and_get_the_baseline() -> None:
+    # by query: no held-out query is in the training part, so every held-out pair is unseen;
+    # global-ctr ties every pair, seen or not, at its one rate
+    train, test, _ = _pbm_logs(seed=8)
+    fit_part, held_out = train.split(0.25, seed=3, by="query")
+    assert not set(fit_part.query.tolist()) & set(held_out.query.tolist())
+    assert held_out.sessions + fit_part.sessions == train.sessions
+    ctr = clicks.GlobalCTR().fit(fit_part)
+    assert set(ctr.relevance("g", train).score.tolist()) == {ctr.ctr}
+    pbm = clicks.PBM().fit(fit_part, iterations=10)
+    a, b = pbm.hyper["alpha"]
+    unseen = clicks.models._pair_index(pbm, held_out) == len(pbm.alpha)
+    assert unseen[held_out.mask].all()
+    assert np.allclose(pbm.attractiveness(held_out)[held_out.mask], a / (a + b))

@@ -409,6 +409,10 @@ class GlobalCTR(DocumentCTR):
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return np.where(log.mask, self.ctr, 0.0)
 
+    def unseen_relevance(self) -> float:
+        """Every pair, seen or not, scores the one click rate (all tied)."""
+        return float(self.ctr)
+
     def _rank_parameters(self) -> dict[str, Any]:
         return {"ctr": self.ctr}
 
