@@ -181,12 +181,12 @@ def test_hand_computed_models() -> None:
     no_prior = (0.0, 0.0)
     # cascade, down to the first click: a seen once (no click), b twice (2 first clicks)
     assert clicks.CascadeModel(prior=no_prior).fit(log).alpha.tolist() == [0.0, 1.0]
-    # SDBN, down to the last click: a 1 click in 2, b 2 in 2; satisfaction: a's one click was
+    # SDBN by counting, down to the last click: a 1 click in 2, b 2 in 2; satisfaction: a's one click was
     # a session's last, b's clicks were last in session 1, not in session 2: 1 of 2
-    sdbn = clicks.SDBN(prior=no_prior).fit(log)
+    sdbn = clicks.SDBN(prior=no_prior, method="counting").fit(log)
     assert sdbn.alpha.tolist() == [0.5, 1.0] and sdbn.sigma.tolist() == [1.0, 0.5]
-    # DCM: lambda_1 = 1 of 1 clicks at rank 1 followed by another; lambda_2 = 0 of 2
-    assert clicks.DCM(prior=no_prior).fit(log).lam.tolist() == [1.0, 0.0]
+    # DCM by counting: lambda_1 = 1 of 1 clicks at rank 1 followed by another; lambda_2 = 0 of 2
+    assert clicks.DCM(prior=no_prior, method="counting").fit(log).lam.tolist() == [1.0, 0.0]
     # cascade conditional probabilities: before the first click alpha, after it the floor
     cm = clicks.CascadeModel(prior=no_prior, floor=1e-6).fit(log)
     assert cm.conditional_click_probs(log).tolist() == [[0.0, 1.0], [1.0, 1e-6]]
@@ -478,3 +478,19 @@ def test_simulated_sessions_refuse_a_document_twice_and_keep_reader_notes(tmp_pa
         clicks.sessions_from_run(str(run))
     run.write_text("qid Q0 docno rank score tag\nq Q0 a 1 2.0 r\n")
     assert any("not plain numbers" in note for note in clicks.sessions_from_run(str(run)).notes)
+
+
+def test_cli_split_holds_out_whole_queries_reproducibly(tmp_path: Path) -> None:
+    log = DATA / "clara2_head.tsv"
+    out = _cli("split", log, "--train", tmp_path / "train.parquet", "--held-out", tmp_path / "test.parquet",
+               "--by", "query", "--seed", "3")
+    assert out.exit_code == 0, out.output
+    train, test = clicks.read_log(tmp_path / "train.parquet"), clicks.read_log(tmp_path / "test.parquet")
+    whole = clicks.read_yandex(log)
+    expected_train, expected_test = whole.split(0.25, seed=3, by="query")
+    assert (train.sessions, test.sessions) == (expected_train.sessions, expected_test.sessions) == (252, 53)
+    assert not {train.query_ids[q] for q in train.query} & {test.query_ids[q] for q in test.query}
+    assert "305 sessions by query: 252 ->" in out.output
+    same = _cli("split", log, "--train", tmp_path / "a", "--held-out", tmp_path / "a")
+    assert same.exit_code == 2 and "--train and --held-out are the same path" in same.output
+    assert not (tmp_path / "a").exists()

@@ -73,9 +73,10 @@ def test_pairs_without_trials_carry_no_information() -> None:
     assert beta_hyperparameters(np.zeros(3), np.zeros(3)) == (1.0, 1.0)
 
 
-def _pbm_logs(seed: int) -> tuple[clicks.ClickLog, clicks.ClickLog, np.ndarray]:
+def _pbm_logs(seed: int, per_query: int = 2) -> tuple[clicks.ClickLog, clicks.ClickLog, np.ndarray]:
     """A sparse log from PBM's definition: 3,000 queries x 10 documents, alpha ~ Beta(0.3, 4),
-    gamma_r = 1 / r; 2 sessions per query to fit, 20 held out (fresh draws, same pairs)."""
+    gamma_r = 1 / r; ``per_query`` sessions per query to fit, 20 held out (fresh draws, same
+    pairs)."""
     rng = np.random.default_rng(seed)
     queries, per_query, ranks = 3_000, 10, 6
     alpha = rng.beta(0.3, 4.0, (queries, per_query))
@@ -89,7 +90,7 @@ def _pbm_logs(seed: int) -> tuple[clicks.ClickLog, clicks.ClickLog, np.ndarray]:
                                            [[f"q{q}d{d}" for d in row] for q, row in zip(query, shown, strict=True)],
                                            click.astype(int).tolist())
 
-    return draw(2), draw(20), alpha
+    return draw(per_query), draw(20), alpha
 
 
 def test_the_empirical_prior_predicts_sparse_logs_better_than_a_fixed_one() -> None:
@@ -155,3 +156,90 @@ def test_held_out_queries_split_and_get_the_baseline() -> None:
     unseen = clicks.models._pair_index(pbm, held_out) == len(pbm.alpha)
     assert unseen[held_out.mask].all()
     assert np.allclose(pbm.attractiveness(held_out)[held_out.mask], a / (a + b))
+
+
+def _chain_sessions(n: int, seed: int, after_click) -> tuple[clicks.ClickLog, np.ndarray]:
+    """Sessions of one query from a chain model's definition: 8 documents, 5 shown in a
+    random order; the user examines rank 1, clicks an examined document with its
+    attractiveness, goes on after a click with ``after_click(rank, doc)`` and after a skip
+    always."""
+    rng = np.random.default_rng(seed)
+    alpha = np.array([0.9, 0.75, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1])
+    order = np.argsort(rng.random((n, 8)), axis=1)[:, :5]
+    examining = np.ones(n, bool)
+    click = np.zeros((n, 5), int)
+    for r in range(5):
+        doc = order[:, r]
+        click[:, r] = examining & (rng.random(n) < alpha[doc])
+        go_on = rng.random(n) < after_click(r, doc)
+        examining = examining & np.where(click[:, r] == 1, go_on, True)
+    log = clicks.ClickLog.from_arrays(["q"] * n, [[f"d{d}" for d in row] for row in order], click.tolist())
+    return log, alpha
+
+
+def _by_doc(model: clicks.ClickModel, values: np.ndarray) -> np.ndarray:
+    return np.asarray(values)[np.argsort([int(model.doc_ids[d][1:]) for d in model.pair_doc])]
+
+
+def test_dcm_by_exact_em_recovers_lambda_where_counting_does_not() -> None:
+    lam = np.array([0.6, 0.5, 0.4, 0.3, 0.2])
+    log, alpha = _chain_sessions(100_000, seed=11, after_click=lambda r, doc: lam[r])
+    exact = clicks.DCM().fit(log, iterations=300, tolerance=1e-9)
+    counted = clicks.DCM(method="counting").fit(log)
+    # lambda_1..4 (lambda_5 has no rank below: unobservable)
+    assert np.abs(exact.lam[:4] - lam[:4]).max() < 0.02
+    assert np.abs(_by_doc(exact, exact.alpha) - alpha).max() < 0.02
+    # counting reads "went on, clicked nothing more" as "stopped": every lambda too low, by
+    # more the lower the rank (fewer attractive results left below): 0.043 .. 0.156 here
+    bias = lam[:4] - counted.lam[:4]
+    assert bias.min() > 0.03 and bias.max() > 0.12
+
+
+def test_sdbn_by_exact_em_recovers_satisfaction_where_counting_does_not() -> None:
+    sigma = np.array([0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.6, 0.3])
+    log, alpha = _chain_sessions(100_000, seed=12, after_click=lambda r, doc: 1 - sigma[doc])
+    exact = clicks.SDBN().fit(log, iterations=300, tolerance=1e-9)
+    counted = clicks.SDBN(method="counting").fit(log)
+    assert np.abs(_by_doc(exact, exact.sigma) - sigma).mean() < 0.03
+    assert np.abs(_by_doc(exact, exact.alpha) - alpha).max() < 0.03
+    # counting reads "went on, clicked nothing more" as "satisfied": sigma too high
+    assert np.abs(_by_doc(counted, counted.sigma) - sigma).mean() > 0.1
+    assert exact.log_likelihood(log) > counted.log_likelihood(log)
+
+
+def test_credible_intervals_cover_the_truth_and_feed_a_lower_bound_ranking(tmp_path: Path) -> None:
+    # 12 pages per query: enough impressions per pair for the prior's spread to show (with 2,
+    # the fitted Beta is far too narrow and so are the intervals)
+    train, _, alpha = _pbm_logs(seed=9, per_query=12)
+    model = clicks.PBM().fit(train, iterations=60)
+    table = model.intervals(0.9)
+    truth = {f"q{q}d{d}": alpha[q, d] for q in range(alpha.shape[0]) for d in range(alpha.shape[1])}
+    true = table["doc"].map(truth).to_numpy()
+    inside = (table["attractiveness_low"] <= true) & (true <= table["attractiveness_high"])
+    # 90% intervals from observed clicks over expected examinations, with the fitted prior
+    # plugged in (its own uncertainty ignored): 83.4% of 30,000 pairs' true values inside
+    assert 0.8 < inside.mean() < 0.95
+    assert (table["attractiveness_low"] < table["attractiveness"]).all()
+    assert (table["attractiveness"] < table["attractiveness_high"]).all()
+    # the lower-bound ranking scores each pair by its interval's low end; unseen pairs by the
+    # prior's 5% quantile
+    from scipy.stats import beta
+
+    lower = model.relevance("pbm", bound="lower", level=0.9)
+    assert np.allclose(lower.score, table["attractiveness_low"].to_numpy())
+    assert model.unseen_relevance("lower", 0.9) == pytest.approx(beta.ppf(0.05, *model.hyper["alpha"]))
+    # saved and loaded, the intervals are the same
+    clicks.save_model(model, tmp_path / "pbm.json")
+    again = clicks.load_model(tmp_path / "pbm.json").intervals(0.9)
+    assert np.array_equal(again["attractiveness_low"].to_numpy(), table["attractiveness_low"].to_numpy())
+    with pytest.raises(ValueError, match="bound must be mean or lower"):
+        model.relevance(bound="upper")
+
+
+def test_dbn_intervals_cover_both_pair_parameters() -> None:
+    train, _, _ = _pbm_logs(seed=10)
+    table = clicks.DBN(prior=(1, 2)).fit(train, iterations=3).intervals()
+    assert {"attractiveness_low", "attractiveness_high", "satisfaction_low", "satisfaction_high"} <= set(table)
+    # a pair never clicked has satisfaction's prior Beta(1, 1): the 95% interval is [0.025, 0.975]
+    never = table[table["satisfaction"] == 0.5].iloc[0]
+    assert (never["satisfaction_low"], never["satisfaction_high"]) == pytest.approx((0.025, 0.975))

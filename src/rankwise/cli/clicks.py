@@ -18,7 +18,7 @@ from rankwise.cli.output import show_grids as _show_grids
 from rankwise.cli.output import warn as _warn
 from rankwise.errors import RankwiseError
 
-clicks_app = typer.Typer(help="Click models: fit, evaluate, rank, simulate, convert.", no_args_is_help=True)
+clicks_app = typer.Typer(help="Click models: fit, evaluate, rank, simulate, convert, split.", no_args_is_help=True)
 app.add_typer(clicks_app, name="clicks")
 
 LogFormat = Annotated[str, typer.Option(
@@ -243,3 +243,39 @@ def convert(
         _fail(str(exc))
         return
     typer.echo(f"{data.sessions} sessions -> {output}", err=True)
+
+
+class SplitBy(str, Enum):
+    session = "session"
+    query = "query"
+    time = "time"
+
+
+@clicks_app.command("split")
+def split(
+    log: Annotated[str, typer.Argument(help="A click log: Yandex format, long rows, or a stored log directory.")],
+    train: Annotated[Path, typer.Option("--train", help="Where the training part goes: long rows (.parquet, .csv, "
+                                                        ".tsv) or a stored log directory.")],
+    held_out: Annotated[Path, typer.Option("--held-out", help="Where the held-out part goes (same formats).")],
+    by: Annotated[SplitBy, typer.Option("--by", help="session: pages held out at random; query: whole queries held "
+                                                     "out (their pairs unseen); time: the last pages in log order.")]
+    = SplitBy.session,
+    test_share: Annotated[float, typer.Option("--test-share", min=0.0, max=1.0,
+                                              help="Share of sessions (or queries) held out.")] = 0.25,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random split.")] = 0,
+    log_format: LogFormat = "auto",
+) -> None:
+    """Split a click log into a training and a held-out part, seeded and reproducible."""
+    try:
+        data = _read(log, log_format)
+        whole = data.load() if hasattr(data, "directory") else data
+        if train.resolve() == held_out.resolve():
+            raise RankwiseError(f"--train and --held-out are the same path: {train}")
+        fit_part, kept_out = whole.split(test_share=test_share, seed=seed, by=by.value)
+        _write_log(fit_part, train)
+        _write_log(kept_out, held_out)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    typer.echo(f"{whole.sessions} sessions by {by.value}: {fit_part.sessions} -> {train}, {kept_out.sessions} -> "
+               f"{held_out}", err=True)

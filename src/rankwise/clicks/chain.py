@@ -174,8 +174,7 @@ class DBN(_EMChain):
                       "decisions": np.array([(p["examined"] - satisfied)[decides].sum()])}
         if self._first_pass:
             statistics.update(shown=_pair_sum(chunk, chunk.mask), clicks=_pair_sum(chunk, clicked))
-        if self.prior == EMPIRICAL:
-            statistics.update(self._evidence_statistics(chunk, p, satisfied))
+        statistics.update(self._evidence_statistics(chunk, p, satisfied))
         return statistics, p["ll"]
 
     def _evidence_statistics(self, chunk: ClickLog, p: dict[str, Any], satisfied: np.ndarray) -> dict[str, Any]:
@@ -200,8 +199,9 @@ class DBN(_EMChain):
                                          flipped=True)
         self.gamma = float(_ratio(totals["gamma"], totals["decisions"], self.fixed_prior)[0])
 
-    def relevance_scores(self) -> np.ndarray:
-        return self.alpha * self.sigma
+    def relevance_scores(self, values: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        values = values or {"alpha": self.alpha, "sigma": self.sigma}
+        return values["alpha"] * values["sigma"]
 
     def _rank_parameters(self) -> dict[str, Any]:
         return {"continuation": self.gamma}
@@ -252,8 +252,7 @@ class CCM(_EMChain):
         if self._first_pass:   # impressions, plus one relevance draw per click with a decision after it
             statistics["shown"] = _pair_sum(chunk, chunk.mask.astype(float) + judged)
             statistics["clicks"] = _pair_sum(chunk, clicked)
-        if self.prior == EMPIRICAL:
-            statistics["examined"] = _pair_sum(chunk, p["examined"])
+        statistics["examined"] = _pair_sum(chunk, p["examined"])
         return statistics, p["ll"]
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
@@ -272,29 +271,83 @@ def _up_to_last_click(log: ClickLog) -> tuple[np.ndarray, np.ndarray]:
     return examined, last
 
 
-class DCM(ChainModel):
-    """Dependent click model: alpha by counting the ranks down to the last click, ``lambda_r``
-    the share of clicks at rank ``r`` that were followed by another click."""
+METHODS = ("em", "counting")
+"""How DCM and SDBN are fitted: ``em`` maximises the exact likelihood (forward-backward over
+ranks); ``counting`` is the fast one-pass approximation (PyClick's), which reads "no later
+click" as "the user stopped"."""
+
+
+def _method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be em or counting, got {method!r}")
+    return method
+
+
+class DCM(_EMChain):
+    """Dependent click model: after a click at rank ``r`` the user goes on with ``lambda_r``,
+    after a skip always.
+
+    ``method="em"`` (default) fits the exact likelihood: forward-backward gives each cell's
+    examination posterior, an unclicked cell was attractive with ``alpha (1 - P(E_r | C))``,
+    and a click with ranks below was followed by going on with ``lambda_r b_{r+1} /
+    (lambda_r b_{r+1} + (1 - lambda_r) z_{r+1})`` (1 when a later click shows it).
+    ``method="counting"``: alpha by counting the ranks down to the last click, ``lambda_r``
+    the share of clicks at ``r`` followed by another click (biased low: a user who went on
+    and clicked nothing looks like one who stopped).
+    """
 
     name = "dcm"
+    pair_fields = {"attractiveness": "alpha"}
     fields = ("lam",)
 
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em") -> None:
+        super().__init__(prior)
+        self.method = _method(method)
+        self.iterative = method == "em"
+
+    def _start(self, log: Any) -> None:
+        self.alpha = np.full(log.n_pairs, 0.5)
+        self.lam = np.full(log.ranks, 0.5)
+
+    def _chunk_continuation(self, alpha: np.ndarray, extra: dict[str, np.ndarray]) -> tuple[Any, Any]:
+        return np.broadcast_to(self._lambda(alpha.shape[1]), alpha.shape), 1.0
+
+    def _lambda(self, ranks: int) -> np.ndarray:
+        lam = np.ones(ranks)
+        lam[:min(ranks, len(self.lam))] = self.lam[:ranks]
+        return lam
+
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
-        examined, last = _up_to_last_click(chunk)
-        clicked = (chunk.clicks == 1) & chunk.mask
-        ranks = np.arange(1, chunk.ranks + 1)
-        not_last = clicked & (ranks[None, :] < last[:, None])
-        return {"clicks": _pair_sum(chunk, examined & clicked), "examined": _pair_sum(chunk, examined),
-                "followed": not_last.sum(axis=0), "rank_clicks": clicked.sum(axis=0)}, 0.0
+        if self.method == "counting":
+            examined, last = _up_to_last_click(chunk)
+            clicked = (chunk.clicks == 1) & chunk.mask
+            ranks = np.arange(1, chunk.ranks + 1)
+            not_last = clicked & (ranks[None, :] < last[:, None])
+            return {"clicks": _pair_sum(chunk, examined & clicked), "examined": _pair_sum(chunk, examined),
+                    "followed": not_last.sum(axis=0), "rank_clicks": clicked.sum(axis=0)}, 0.0
+        p = self._posteriors(chunk)
+        clicked, decides = p["clicked"], p["decides"]
+        lam = p["after_click"]
+        went_on = lam * p["next_b"]
+        judged = clicked & decides
+        on = np.where(judged, went_on / np.maximum(went_on + (1 - lam) * p["next_z"], TINY), 0.0)
+        statistics = {"alpha": _pair_sum(chunk, np.where(clicked, 1.0, p["alpha"] * (1 - p["examined"]))),
+                      "followed": on.sum(axis=0)}
+        if self._first_pass:
+            statistics.update(shown=_pair_sum(chunk, chunk.mask), clicks=_pair_sum(chunk, clicked),
+                              rank_clicks=judged.sum(axis=0))
+        statistics["examined"] = _pair_sum(chunk, p["examined"])
+        return statistics, p["ll"]
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
-        self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
+        if self.method == "counting":
+            self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
+        else:
+            self.alpha = self._pair_estimate("alpha", totals["alpha"], totals["shown"], _evidence(totals))
         self.lam = _ratio(totals["followed"], totals["rank_clicks"], self.fixed_prior)
 
     def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
-        lam = np.ones(log.ranks)
-        lam[:min(log.ranks, len(self.lam))] = self.lam[:log.ranks]
-        return np.broadcast_to(lam, log.clicks.shape), 1.0
+        return np.broadcast_to(self._lambda(log.ranks), log.clicks.shape), 1.0
 
     def _rank_parameters(self) -> dict[str, Any]:
         import pandas as pd
@@ -302,14 +355,32 @@ class DCM(ChainModel):
         return {"ranks": pd.DataFrame({"rank": np.arange(1, len(self.lam) + 1), "continuation": self.lam})}
 
 
-class SDBN(ChainModel):
-    """Simplified DBN (gamma = 1): alpha by counting the ranks down to the last click;
-    satisfaction ``sigma_qd`` the share of clicks on the pair that were the session's last."""
+class SDBN(DBN):
+    """Simplified DBN: DBN with ``gamma = 1`` (after a click the user goes on unless
+    satisfied, after a skip always).
+
+    ``method="em"`` (default) fits the exact likelihood with DBN's forward-backward E-step and
+    gamma held at 1. ``method="counting"``: alpha by counting the ranks down to the last
+    click, satisfaction the share of the pair's clicks that were the session's last (biased
+    high: a user who went on and clicked nothing looks satisfied).
+    """
 
     name = "sdbn"
-    pair_fields = {"attractiveness": "alpha", "satisfaction": "sigma"}
+    fields = ()
+
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em") -> None:
+        super().__init__(prior)
+        self.method = _method(method)
+        self.iterative = method == "em"
+        self.gamma = 1.0
+
+    def _start(self, log: Any) -> None:
+        super()._start(log)
+        self.gamma = 1.0
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        if self.method == "em":
+            return super()._statistics(chunk)
         examined, last = _up_to_last_click(chunk)
         clicked = (chunk.clicks == 1) & chunk.mask
         ranks = np.arange(1, chunk.ranks + 1)
@@ -318,14 +389,16 @@ class SDBN(ChainModel):
                 "final": _pair_sum(chunk, final), "all_clicks": _pair_sum(chunk, clicked)}, 0.0
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        if self.method == "em":
+            super()._maximise(totals)
+            self.gamma = 1.0
+            return
         self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
         self.sigma = self._pair_estimate("sigma", totals["final"], totals["all_clicks"])
 
     def satisfaction(self, log: ClickLog) -> np.ndarray:
         return _per_cell(self, log, self.sigma, "sigma")
 
-    def continuation(self, log: ClickLog) -> tuple[np.ndarray, Any]:
-        return 1 - self.satisfaction(log), 1.0
+    def _rank_parameters(self) -> dict[str, Any]:
+        return {}
 
-    def relevance_scores(self) -> np.ndarray:
-        return self.alpha * self.sigma

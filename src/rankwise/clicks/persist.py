@@ -56,6 +56,8 @@ def model_document(model: ClickModel) -> dict[str, Any]:
                 "pairs": pairs, "history": model.history}
     if getattr(model, "hyper", None):
         document["prior"] = {field: list(hyper) for field, hyper in model.hyper.items()}
+    if getattr(model, "posterior", None):
+        document["posterior"] = {field: {"a": _plain(a), "b": _plain(b)} for field, (a, b) in model.posterior.items()}
     return document
 
 
@@ -152,7 +154,31 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
         setattr(model, name, value if value.ndim else float(value))
     model.history = document.get("history", [])
     model.hyper = _fitted_prior(document.get("prior", {}), set(model.pair_fields.values()), str(path))
+    model.posterior = _posterior(document.get("posterior", {}), set(model.pair_fields.values()), order, str(path))
     return model
+
+
+def _posterior(saved: Any, fields: set[str], order: np.ndarray, path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each pair parameter's posterior Beta (a, b) per pair: positive finite, one per pair."""
+    if not isinstance(saved, dict):
+        raise InputError("expected an object of posterior Betas per pair parameter", source=path, field="posterior")
+    out = {}
+    for field, beta in saved.items():
+        if field not in fields or not isinstance(beta, dict) or set(beta) != {"a", "b"}:
+            raise InputError(f"expected {{'a': [...], 'b': [...]}} for one of {', '.join(sorted(fields))}, got "
+                             f"{field!r}", source=path, field="posterior")
+        arrays = []
+        for key in ("a", "b"):
+            try:
+                array = np.asarray(beta[key], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InputError(f"expected numbers for {field}.{key}", source=path, field="posterior") from None
+            if array.shape != (len(order),) or not (np.isfinite(array) & (array > 0)).all():
+                raise InputError(f"expected {len(order)} positive finite numbers for {field}.{key}", source=path,
+                                 field="posterior")
+            arrays.append(array[order])
+        out[field] = (arrays[0], arrays[1])
+    return out
 
 
 def _fitted_prior(saved: Any, fields: set[str], path: str) -> dict[str, tuple[float, float]]:

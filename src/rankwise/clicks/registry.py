@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
+from rankwise.clicks.chain import CCM, DBN, DCM, METHODS, SDBN
 from rankwise.clicks.models import FLOOR, PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.ultra import LabelRankModel
@@ -59,6 +59,8 @@ class ModelKind(Declared):
         return self.target(**settings)
 
 
+METHOD = Param("method", str, "em", "em: the exact likelihood by EM; counting: PyClick's one-pass approximation "
+               "(reads 'no later click' as 'stopped')", choices=METHODS)
 COUNTED = (PRIOR_PARAM,)
 EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE)
 
@@ -75,9 +77,9 @@ MODELS: Registry[ModelKind] = Registry("click model", (
               reference="Dupret & Piwowarski 2008; CLAX UserBrowsingModel"),
     ModelKind("cascade", CascadeModel, "Cascade: examine top-down, stop at the first click.", (*COUNTED, FLOOR_PARAM),
               aliases=("cm",), reference="Craswell et al. 2008; CLAX CascadeModel"),
-    ModelKind("dcm", DCM, "Dependent click model: after a click at rank r, continue with lambda_r.", COUNTED,
+    ModelKind("dcm", DCM, "Dependent click model: after a click at rank r, continue with lambda_r.", (*EM, METHOD),
               reference="Guo et al. 2009; CLAX DependentClickModel"),
-    ModelKind("sdbn", SDBN, "Simplified DBN: attractiveness and satisfaction per pair, gamma = 1.", COUNTED,
+    ModelKind("sdbn", SDBN, "Simplified DBN: attractiveness and satisfaction per pair, gamma = 1.", (*EM, METHOD),
               reference="Chapelle & Zhang 2009; CLAX SimplifiedDynamicBayesianNetwork"),
     ModelKind("dbn", DBN, "Dynamic Bayesian network: attractiveness, satisfaction per pair, continuation gamma.", EM,
               reference="Chapelle & Zhang 2009; CLAX DynamicBayesianNetwork"),

@@ -14,12 +14,15 @@ prior mean ``a / (a + b)``.
   shrink to the baseline the data show (a 3% click rate, not 0.5), well-observed pairs keep
   their own rate.
 
->>> s, n = np.array([0.0, 1.0, 0.0, 30.0]), np.array([3.0, 40.0, 2.0, 1000.0])
+>>> rng = np.random.default_rng(0)     # 2,000 pairs, click rates from Beta(0.5, 15)
+>>> n = rng.integers(1, 50, 2000).astype(float)
+>>> s = rng.binomial(n.astype(int), rng.beta(0.5, 15.0, 2000)).astype(float)
 >>> a, b = beta_hyperparameters(s, n)
->>> round(a / (a + b), 3)    # the baseline sits near the pooled rate 31 / 1045 = 0.030
-0.03
->>> posterior_mean(s, n, (a, b)).round(3).tolist()
-[0.027, 0.027, 0.028, 0.03]
+>>> round(a / (a + b), 3), round(a + b, 1)     # the truth: mean 0.032, concentration 15.5
+(0.032, 13.9)
+>>> # 0 in 2 and 2 in 3 shrink to the baseline; 30 in 1,000 keeps its own rate
+>>> posterior_mean(np.array([0.0, 2.0, 30.0]), np.array([2.0, 3.0, 1000.0]), (a, b)).round(3).tolist()
+[0.028, 0.145, 0.03]
 """
 
 from __future__ import annotations

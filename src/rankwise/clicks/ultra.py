@@ -37,10 +37,10 @@ class LabelRankModel(ClickModel):
         rank = np.minimum(np.arange(log.ranks), self.table.shape[1] - 1)
         return np.where(log.mask, self.table[label, rank[None, :]], 0.0)
 
-    def relevance_scores(self) -> np.ndarray:
+    def relevance_scores(self, values: dict[str, np.ndarray] | None = None) -> np.ndarray:
         return self.label.astype(np.float64)
 
-    def unseen_relevance(self) -> float:
+    def unseen_relevance(self, bound: str = "mean", level: float = 0.95) -> float:
         return 0.0
 
 
