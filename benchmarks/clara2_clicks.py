@@ -7,9 +7,13 @@ Two split schemes, both seeded (seed 0), a quarter held out:
 - ``session``: each result page held out with probability 1/4;
 - ``query``: each query's pages all held out or all kept, so held-out pairs are unseen.
 
-rankwise fits each model with its defaults (the empirical-Bayes prior) and, for reference,
-the fixed prior (1, 2) of earlier versions; EM runs to 200 iterations or a 1e-7 change per
-session. CLAX (``clax-models``, JAX on CPU) runs in a child process with the Python given by
+rankwise fits each model with its defaults (the empirical-Bayes prior; EM to 200 iterations
+or a 1e-7 change per session), with CLAX's protocol (EM on 90% of the training pages,
+stopped when the other 10% have not scored better for 3 iterations, the best iteration
+kept), and with the fixed prior (1, 2) of earlier versions. The nDCG of the lower-bound
+ranking (each pair's lower 95% credible bound) is shown for the default fit.
+
+CLAX (``clax-models``, JAX on CPU) runs in a child process with the Python given by
 ``--clax-python`` (CLAX pins older JAX than rankwise's test extra, so it usually lives in its
 own environment with rankwise installed beside it: ``python -m venv clax-env &&
 clax-env/bin/pip install 'clax-models>=0.1.1' 'jax<0.8' 'flax<0.12' -e .``); it trains with
@@ -158,16 +162,28 @@ def main() -> None:
         train, test = log.split(test_share=0.25, seed=0, by=split)
         print(f"## split by {split}: {train.sessions:,} pages to fit, {test.sessions:,} held out\n")
         rows, runs = [], {"all ties (no information)": pair_run(log, np.zeros(log.n_pairs), "ties")}
+        fit_part, validation = train.split(test_share=0.1, seed=1)
         for kind in MODELS:
-            for label, prior in (("rankwise", "empirical"), ("rankwise, prior (1, 2)", (1.0, 2.0))):
+            for label, prior, stop in (("rankwise", "empirical", False), ("rankwise, validation stop", "empirical",
+                                                                          True),
+                                       ("rankwise, prior (1, 2)", (1.0, 2.0), False)):
+                model = clicks.MODELS[kind](prior=prior)
+                if stop and not model.iterative:
+                    continue
                 started = time.perf_counter()
-                model = clicks.MODELS[kind](prior=prior).fit(train, iterations=200, tolerance=1e-7)
+                if stop:   # CLAX's protocol: fit on 90% of the training pages, stop on the other 10%
+                    model.fit(fit_part, iterations=300, tolerance=0, validation=validation, patience=3)
+                else:
+                    model.fit(train, iterations=200, tolerance=1e-7)
                 seconds = time.perf_counter() - started
                 table = clicks.evaluate_model(model, test).set_index("rank")
                 name = f"{kind} / {label}"
                 runs[name] = model.relevance(name, log)
+                if prior == "empirical" and not stop:
+                    runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
                 rows.append((kind, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
-                             table.loc["all", "conditional_perplexity"], seconds, len(model.history) or 1, name))
+                             table.loc["all", "conditional_perplexity"], seconds,
+                             model.best_iteration or len(model.history) or 1, name))
         clax_results = run_clax(args.clax_python, args.data, split, args)
         if clax_results is not None:
             results, folder = clax_results
@@ -180,13 +196,15 @@ def main() -> None:
         ndcg = rankwise.evaluate(qrels, list(runs.values()), ["ndcg_cut_10"], duplicates="first").summary["ndcg_cut_10"]
         mrr = rankwise.evaluate(qrels, list(runs.values()), ["recip_rank"], duplicates="first",
                                 rel_level=3).summary["recip_rank"]
-        print("| model | tool | held-out LL per cell | PPL | cond-PPL | nDCG@10 | MRR | fit s | iterations / epochs |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| model | tool | held-out LL per cell | PPL | cond-PPL | nDCG@10 | nDCG@10, lower bound | MRR | fit s "
+              "| iterations / epochs |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         name = "all ties (no information)"
-        print(f"| {name} | | | | | {ndcg[runs[name].name]:.4f} | {mrr[runs[name].name]:.4f} | | |")
+        print(f"| {name} | | | | | {ndcg[runs[name].name]:.4f} | | {mrr[runs[name].name]:.4f} | | |")
         order = {kind: i for i, kind in enumerate(MODELS)}
         for kind, label, ll, ppl, cond, seconds, steps, run_name in sorted(rows, key=lambda r: order[r[0]]):
-            print(f"| {kind} | {label} | {ll:.5f} | {ppl:.4f} | {cond:.4f} | {ndcg[run_name]:.4f} | "
+            lower = f"{ndcg[run_name + ' (lower)']:.4f}" if run_name + " (lower)" in ndcg else ""
+            print(f"| {kind} | {label} | {ll:.5f} | {ppl:.4f} | {cond:.4f} | {ndcg[run_name]:.4f} | {lower} | "
                   f"{mrr[run_name]:.4f} | {seconds:.1f} | {steps} |")
         print()
 

@@ -51,8 +51,9 @@ def _model_option(model: Any, model_short: Any) -> Any:
 
 
 def _progress(entry: dict[str, float]) -> None:
+    held = entry.get("validation_log_likelihood")
     typer.echo(f"iteration {int(entry['iteration']):>3}  log-likelihood {entry['log_likelihood']:.6f}  "
-               f"{entry['seconds']:.1f} s", err=True)
+               + (f"validation {held:.6f}  " if held is not None else "") + f"{entry['seconds']:.1f} s", err=True)
 
 
 @clicks_app.command("fit")
@@ -77,6 +78,11 @@ def fit(
                                                      "at most 4).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     quiet_short: Annotated[bool, typer.Option("-q", hidden=True)] = False,
+    validation: Annotated[str | None, typer.Option(
+        "--validation", help="A held-out log (e.g. from 'rankwise clicks split'): EM stops when its log-likelihood "
+                             "has not improved for --patience iterations and keeps the best iteration.")] = None,
+    patience: Annotated[int, typer.Option("--patience", min=1, help="EM iterations without a better validation "
+                                                                    "log-likelihood before stopping.")] = 3,
 ) -> None:
     """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
     from rankwise import clicks
@@ -93,14 +99,17 @@ def fit(
         return
     try:
         data = _read(log, log_format)
+        held_out = None if validation is None else _read(validation, log_format)
         fitted = kind.build(values).fit(data, chunk_size=chunk_size, workers=workers,
-                                        progress=None if quiet else _progress, **kind.fit_options(values))
+                                        progress=None if quiet else _progress, validation=held_out,
+                                        patience=patience, **kind.fit_options(values))
         clicks.save_model(fitted, output)
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    best = f" (best on the validation log: {fitted.best_iteration})" if fitted.best_iteration else ""
     typer.echo(f"{kind.name}: {data.sessions} sessions, {data.n_pairs} (query, document) pairs"
-               + (f", {len(fitted.history)} iterations" if fitted.history else "") + f" -> {output}", err=True)
+               + (f", {len(fitted.history)} iterations{best}" if fitted.history else "") + f" -> {output}", err=True)
 
 
 def _model(path: Path) -> Any:
@@ -111,39 +120,77 @@ def _model(path: Path) -> Any:
 
 @clicks_app.command("evaluate")
 def evaluate(
-    log: Annotated[str, typer.Argument(help="A click log to score the model's predictions on (held-out).")],
-    model: Annotated[Path | None, typer.Option(
-        "--model", help="A fitted model (JSON from rankwise clicks fit). Required.")] = None,
-    model_short: Annotated[Path | None, typer.Option("-m", hidden=True)] = None,
+    log: Annotated[str, typer.Argument(help="A click log to score the models' predictions on (held-out).")],
+    model: Annotated[list[Path] | None, typer.Option(
+        "--model", help="A fitted model (JSON from rankwise clicks fit); repeat to compare several. Required.")] = None,
+    model_short: Annotated[list[Path] | None, typer.Option("-m", hidden=True)] = None,
     fmt: Annotated[ClicksFormat, typer.Option("--format", "-f", help="Output format.")] = ClicksFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Also draw conditional perplexity per rank, one line "
+                                                              "per model (.png, .svg or .pdf).")] = None,
     chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
 ) -> None:
-    """Log-likelihood, perplexity and conditional perplexity per rank and overall."""
-    model = _model_option(model, model_short)
+    """Log-likelihood, perplexity and conditional perplexity per rank and overall, of one
+    model or of several side by side."""
+    paths = _model_option(model or None, model_short or None)
     from rankwise import clicks
     from rankwise.report.grid import Grid
 
     try:
-        fitted = _model(model)
-        table = clicks.evaluate_model(fitted, _read(log, log_format), chunk_size=chunk_size)
+        data = _read(log, log_format)
+        fitted = [_model(path) for path in paths]
+        names = _model_names(paths, fitted)
+        tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size) for name, m in zip(names, fitted,
+                                                                                              strict=True)}
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    if plot is not None:
+        from rankwise.report.plots import click_perplexity_per_rank
+
+        click_perplexity_per_rank(tables, Path(log).name, plot)
     if fmt is ClicksFormat.json:
-        _emit(json.dumps({"model": fitted.name, "ranks": table.to_dict(orient="records")}, indent=2), output)
-    elif fmt is ClicksFormat.csv:
-        _emit(table.to_csv(index=False), output)
-    else:
-        rows = [[str(r["rank"]), str(r["impressions"]), str(r["clicks"])]
-                + [f"{r[c]:.{digits}f}" for c in ("log_likelihood", "perplexity", "conditional_perplexity")]
+        body: Any = ({"model": fitted[0].name, "ranks": tables[names[0]].to_dict(orient="records")} if len(paths) == 1
+                     else {"models": [{"model": name, "ranks": table.to_dict(orient="records")}
+                                      for name, table in tables.items()]})
+        _emit(json.dumps(body, indent=2), output)
+        return
+    if fmt is ClicksFormat.csv:
+        import pandas as pd
+
+        frame = tables[names[0]] if len(paths) == 1 else pd.concat(
+            [table.assign(model=name)[["model", *table.columns]] for name, table in tables.items()], ignore_index=True)
+        _emit(frame.to_csv(index=False), output)
+        return
+    measures = ("log_likelihood", "perplexity", "conditional_perplexity")
+    if len(paths) == 1:
+        table = tables[names[0]]
+        rows = [[str(r["rank"]), str(r["impressions"]), str(r["clicks"])] + [f"{r[c]:.{digits}f}" for c in measures]
                 for r in table.to_dict(orient="records")]
-        grid = Grid(f"{fitted.name} on {log}", ["rank", "impressions", "clicks", "log-likelihood", "perplexity",
-                                               "cond. perplexity"], rows, [False] + [True] * 5,
-                    strong_rows={len(rows) - 1})
-        _show_grids([grid], output, plain=fmt is ClicksFormat.text)
+        grids = [Grid(f"{fitted[0].name} on {log}", ["rank", "impressions", "clicks", "log-likelihood", "perplexity",
+                                                     "cond. perplexity"], rows, [False] + [True] * 5,
+                      strong_rows={len(rows) - 1})]
+    else:
+        first = tables[names[0]]
+        per_rank = [[str(rank)] + [f"{tables[n].loc[i, 'conditional_perplexity']:.{digits}f}" for n in names]
+                    for i, rank in enumerate(first["rank"])]
+        overall = [[name] + [f"{tables[name].iloc[-1][c]:.{digits}f}" for c in measures] for name in names]
+        grids = [Grid(f"models on {log}", ["model", "log-likelihood", "perplexity", "cond. perplexity"], overall,
+                      [False, True, True, True]),
+                 Grid("conditional perplexity per rank (1 is perfect)", ["rank", *names], per_rank,
+                      [False] + [True] * len(names), strong_rows={len(per_rank) - 1})]
+    _show_grids(grids, output, plain=fmt is ClicksFormat.text)
+
+
+def _model_names(paths: list[Path], fitted: list[Any]) -> list[str]:
+    """Each model's name in tables: its kind, or its file's stem when two share a kind."""
+    kinds = [m.name for m in fitted]
+    names = [kind if kinds.count(kind) == 1 else path.stem for kind, path in zip(kinds, paths, strict=True)]
+    if len(set(names)) != len(names):
+        names = [str(path) for path in paths]
+    return names
 
 
 @clicks_app.command("rank")
@@ -155,20 +202,71 @@ def rank(
         help="Rank the (query, document) pairs of this log (default: the model's own pairs).")] = None,
     name: Annotated[str | None, typer.Option(help="The run's name (default: the model's).")] = None,
     log_format: LogFormat = "auto",
+    bound: Annotated[str, typer.Option("--bound", help="mean: each pair's estimate; lower: its parameters' lower "
+                                                       "credible bounds (rare pairs rank below well-observed "
+                                                       "ones).")] = "mean",
+    level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Credible level of --bound lower.")]
+    = 0.95,
+    labels: Annotated[Path | None, typer.Option(
+        "--labels", help="Editorial labels to score the ranking against (CLARA 2 'query url relevance' table, "
+                         "Yandex 'query region url label' lines, or TREC qrels); queries numbered differently "
+                         "from the log are matched by the documents they label.")] = None,
+    labels_format: Annotated[str, typer.Option("--labels-format", help="auto | table | yandex | qrels")] = "auto",
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", help="Metrics against --labels (default ndcg_cut_5 and ndcg_cut_10).")] = None,
 ) -> None:
     """Rank documents per query by fitted relevance (attractiveness; x satisfaction for DBN
-    and SDBN) as a TREC run, for rankwise evaluate against editorial labels."""
+    and SDBN) as a TREC run; with --labels, also score it against editorial labels next to
+    an all-tied ranking (and, given LOG, the order the log showed)."""
     model = _model_option(model, model_short)
     from rankwise.data.trec_io import write_trec_run
 
     try:
         fitted = _model(model)
-        run = fitted.relevance(name, None if log is None else _read(log, log_format))
+        data = None if log is None else _read(log, log_format)
+        if bound not in ("mean", "lower"):
+            raise RankwiseError(f"--bound must be mean or lower, got {bound!r}")
+        run = fitted.relevance(name, data, bound=bound, level=level)
+        scored = None if labels is None else _score_against_labels(run, fitted, data, labels, labels_format,
+                                                                    metric or ["ndcg_cut_5", "ndcg_cut_10"])
         write_trec_run(run, output)
     except RankwiseError as exc:
         _fail(str(exc))
         return
     typer.echo(f"{len(run)} (query, document) scores -> {output}", err=True)
+    if scored is not None:
+        _show_grids([scored], None, plain=False)
+
+
+def _score_against_labels(run: Any, fitted: Any, data: Any, labels: Path, labels_format: str,
+                          metrics: list[str]) -> Any:
+    """A grid of ``metrics`` for the relevance run, an all-tied ranking and (with a log) the
+    log's shown order, against the labels matched to the log's query numbering."""
+    import numpy as np
+    import pyarrow as pa
+
+    import rankwise
+    from rankwise.clicks.labels import match_queries, read_labels
+    from rankwise.report.grid import Grid
+
+    source = data if data is not None else fitted
+    judged, note = match_queries(read_labels(labels, labels_format), source)
+    _warn([note])
+    runs = [run, rankwise.Run(run.query, run.doc, np.zeros(len(run)), name="all tied", source="<ties>")]
+    if data is not None and hasattr(data, "query"):
+        first = np.zeros(data.sessions, dtype=bool)      # each query's first page in the log
+        first[np.unique(data.query, return_index=True)[1]] = True
+        docs = np.where(data.mask[first], data.docs[first], -1)
+        keep = docs >= 0
+        queries = np.repeat(np.asarray(data.query_ids, dtype=object)[data.query[first]], data.ranks)[keep.ravel()]
+        shown_docs = np.asarray(data.doc_ids, dtype=object)[docs[keep]]
+        ranks = np.tile(np.arange(1.0, data.ranks + 1), int(first.sum()))[keep.ravel()]
+        runs.append(rankwise.Run(pa.array(queries.astype(str), pa.string()), pa.array(shown_docs.astype(str),
+                                 pa.string()), -ranks, name="shown order", source="<log>"))
+    result = rankwise.evaluate(judged, runs, metrics, duplicates="first")
+    rows = [[r.name] + [f"{result.summary[m][r.name]:.4f}" for m in result.summary.columns] for r in runs]
+    return Grid(f"relevance ranking against {labels.name} ({len(judged):,} labels)", ["ranking",
+                *result.summary.columns], rows, [False] + [True] * len(result.summary.columns))
 
 
 @clicks_app.command("simulate")

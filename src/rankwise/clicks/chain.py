@@ -146,7 +146,7 @@ class DBN(_EMChain):
 
     name = "dbn"
     pair_fields = {"attractiveness": "alpha", "satisfaction": "sigma"}
-    fields = ("gamma",)
+    fields: tuple[str, ...] = ("gamma",)
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)

@@ -228,7 +228,8 @@ class ClickModel:
 
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
-            progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None) -> Any:
+            progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
+            validation: Any = None, patience: int = 3) -> Any:
         """Fit to ``log`` (a ``ClickLog`` or a stored log from ``clicks.open_log``).
 
         ``workers`` chunks are processed at once in threads (default: one per CPU core, at
@@ -237,19 +238,39 @@ class ClickModel:
 
         ``history`` gets one entry per pass: iteration, the mean log-likelihood per session
         of the parameters that pass started from, and the seconds so far.
+
+        ``validation`` (a log held out from ``log``): after every EM iteration the model
+        scores it (``validation_log_likelihood`` in ``history``); the fit stops when that has
+        not improved for ``patience`` iterations and keeps the parameters of the best one
+        (``best_iteration``).
         """
         def local_totals() -> tuple[dict[str, np.ndarray], float]:
             return add_statistics(*_over_chunks(self._statistics, log.chunks(chunk_size), workers))
 
-        return self.fit_passes(log, local_totals, iterations, tolerance, progress)
+        return self.fit_passes(log, local_totals, iterations, tolerance, progress, validation, patience, chunk_size)
+
+    def held_out_log_likelihood(self, log: Any, chunk_size: int = CHUNK) -> float:
+        """Mean log-likelihood per session of ``log`` (a ``ClickLog`` or a stored log), chunk
+        by chunk; pairs the model never saw take its prior means."""
+        total = sum(_log_likelihood_sum(self.conditional_click_probs(chunk), chunk) for chunk in log.chunks(chunk_size))
+        return total / max(log.sessions, 1)
+
+    def _snapshot(self) -> dict[str, Any]:
+        import copy
+
+        names = [*self.pair_fields.values(), *self.fields, "hyper", "posterior"]
+        return {name: copy.deepcopy(getattr(self, name)) for name in names if hasattr(self, name)}
 
     def fit_passes(self, log: Any, pass_totals: Callable[[], tuple[dict[str, np.ndarray], float]],
                    iterations: int = 50, tolerance: float = 1e-6,
-                   progress: Callable[[dict[str, float]], None] | None = None) -> Any:
+                   progress: Callable[[dict[str, float]], None] | None = None, validation: Any = None,
+                   patience: int = 3, chunk_size: int = CHUNK) -> Any:
         """The fit's loop, with each pass's totals from ``pass_totals()``: the model's
         statistics over the whole log at the current parameters, and the log-likelihood sum.
         ``fit`` adds them up chunk by chunk here; ``rankwise.scale.states.fit_click_model``
         on a Dask cluster."""
+        if patience < 1:
+            raise ValueError(f"patience must be at least 1, got {patience}")
         if not log.sessions:
             from rankwise.errors import InputError
 
@@ -262,6 +283,8 @@ class ClickModel:
         previous = -math.inf
         self.history = []
         constants: dict[str, np.ndarray] = {}
+        best: tuple[float, int, dict[str, Any]] | None = None
+        self.best_iteration: int | None = None
         for iteration in range(1, (iterations if self.iterative else 1) + 1):
             self._first_pass = iteration == 1   # statistics that do not change are added up once
             totals, ll = pass_totals()
@@ -273,15 +296,26 @@ class ClickModel:
                 break
             ll /= max(log.sessions, 1)
             entry = {"iteration": iteration, "log_likelihood": ll, "seconds": time.perf_counter() - started}
+            stale = False
+            if validation is not None:
+                held = self.held_out_log_likelihood(validation, chunk_size)
+                entry["validation_log_likelihood"] = held
+                if best is None or held > best[0]:
+                    best = (held, iteration, self._snapshot())
+                stale = iteration - best[1] >= patience
             self.history.append(entry)
             if progress is not None:
                 progress(entry)
             # a fitted prior moves with the parameters, so the log-likelihood need not rise at
             # every pass: those fits stop when it changes by less than the tolerance
             gain = abs(ll - previous) if self.prior == EMPIRICAL else ll - previous
-            if gain < tolerance:
+            if gain < tolerance or stale:
                 break
             previous = ll
+        if best is not None:
+            for name, value in best[2].items():
+                setattr(self, name, value)
+            self.best_iteration = best[1]
         return self
 
     def _start(self, log: Any) -> None:

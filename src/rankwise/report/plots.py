@@ -207,3 +207,34 @@ def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> 
     title = (f"{agreement.metric} of each run under two qrels: Kendall tau {stats['kendall_tau']:.3f}, "
              f"tau_AP {stats['tau_ap']:.3f}")
     return _finish(fig, ax, title, f"{agreement.metric}|system agreement", path)
+
+
+def click_perplexity_per_rank(tables: dict[str, Any], log_name: str, path: str | Path | None = None,
+                              column: str = "conditional_perplexity") -> Any:
+    """Conditional perplexity (or ``column``) per rank of several click models on one
+    held-out log, one line per model; ``tables`` maps a model's name to its
+    ``rankwise.clicks.evaluate_model`` table (rows per rank and ``all``). 1 is perfect; lower
+    is better.
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"rank": ["1", "2", "all"], "conditional_perplexity": [1.4, 1.2, 1.3]})
+    >>> fig = click_perplexity_per_rank({"pbm": table}, "test.log")
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['pbm (all 1.3000)']
+    """
+    import rankwise
+
+    fig, ax = _figure()
+    ranks: list[str] = []
+    for name, table in tables.items():
+        per_rank = table[table["rank"].astype(str) != "all"]
+        overall = table.loc[table["rank"].astype(str) == "all", column]
+        ranks = per_rank["rank"].astype(str).tolist()
+        label = f"{name} (all {float(overall.iloc[0]):.4f})" if len(overall) else name
+        ax.plot(range(1, len(per_rank) + 1), per_rank[column].to_numpy(float), marker="o", ms=3, label=label)
+    ax.set_xticks(range(1, len(ranks) + 1), ranks)
+    ax.set_xlabel("rank")
+    what = column.replace("_", " ")
+    ax.set_ylabel(f"{what} (1 is perfect)")
+    title = f"{what.capitalize()} per rank on {log_name}: {', '.join(tables)}"
+    return _finish(fig, ax, title, f"rankwise {rankwise.__version__}|{what}|CLAX definitions|log={log_name}", path)
