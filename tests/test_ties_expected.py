@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,10 +32,15 @@ def _orders(scores: dict[str, float]):
        st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from([0, 1, 2]), min_size=1, max_size=6))
 def test_expected_equals_brute_force(scores: dict[str, float], labels: dict[str, int]) -> None:
     qrels = Qrels.from_dict({"q": labels})
-    expected = rankwise.evaluate(qrels, {"q": scores}, METRICS, ties="expected").summary.iloc[0]
-    values = [rankwise.evaluate(qrels, Run.from_ranked_lists({"q": order}), METRICS).summary.iloc[0]
-              for order in _orders(scores)]
-    brute = np.mean([v.to_numpy() for v in values], axis=0)
+    expected = rankwise.evaluate(qrels, {"q": scores}, METRICS, ties="expected").per_query.iloc[0]
+    # every order as a query of its own with the same labels, scored in one evaluation
+    orders = list(_orders(scores))
+    many = rankwise.evaluate(Qrels.from_dict({f"o{i}": labels for i in range(len(orders))}),
+                             Run.from_ranked_lists({f"o{i}": order for i, order in enumerate(orders)}), METRICS)
+    values = many.per_query.reindex(pd.MultiIndex.from_product([many.per_query.index.levels[0],
+                                                                [f"o{i}" for i in range(len(orders))]]))
+    assert len(values) == len(orders) and not values.isna().any().any()
+    brute = values.to_numpy().mean(axis=0)
     assert expected.to_numpy() == pytest.approx(brute, abs=1e-12)
 
 
