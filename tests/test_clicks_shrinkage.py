@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize
 from scipy.stats import betabinom
@@ -243,3 +244,84 @@ def test_dbn_intervals_cover_both_pair_parameters() -> None:
     # a pair never clicked has satisfaction's prior Beta(1, 1): the 95% interval is [0.025, 0.975]
     never = table[table["satisfaction"] == 0.5].iloc[0]
     assert (never["satisfaction_low"], never["satisfaction_high"]) == pytest.approx((0.025, 0.975))
+
+
+def _feature_logs(seed: int) -> tuple[clicks.ClickLog, pd.DataFrame, np.ndarray]:
+    """PBM sessions from its definition where attractiveness follows a feature:
+    ``alpha = sigmoid(1.5 x - 2.5)``, ``x ~ N(0, 1)`` per pair; 2,000 queries x 8 documents, 4
+    pages per query, 5 ranks, ``gamma_r = 1 / r``."""
+    rng = np.random.default_rng(seed)
+    queries, per_query, ranks = 2_000, 8, 5
+    x = rng.normal(size=(queries, per_query))
+    alpha = 1 / (1 + np.exp(-(1.5 * x - 2.5)))
+    query = np.repeat(np.arange(queries), 4)
+    shown = np.argsort(rng.random((len(query), per_query)), axis=1)[:, :ranks]
+    click = rng.random(shown.shape) < alpha[query[:, None], shown] / np.arange(1, ranks + 1)
+    log = clicks.ClickLog.from_arrays([f"q{q}" for q in query],
+                                      [[f"q{q}d{d}" for d in row] for q, row in zip(query, shown, strict=True)],
+                                      click.astype(int).tolist())
+    table = pd.DataFrame({"query": np.repeat([f"q{q}" for q in range(queries)], per_query),
+                          "doc": [f"q{q}d{d}" for q in range(queries) for d in range(per_query)],
+                          "x": x.ravel()})
+    return log, table, alpha
+
+
+def test_features_score_pairs_never_seen(tmp_path: Path) -> None:
+    log, table, alpha = _feature_logs(seed=13)
+    train, test = log.split(0.3, seed=0, by="query")          # held-out queries: every pair unseen
+    plain = clicks.PBM().fit(train, iterations=25)
+    featured = clicks.PBM().use_features(table).fit(train, iterations=25)
+    # the logistic weight on the standardised feature comes back near the truth's 1.5
+    weights = featured.feature_fit["weights"]
+    assert weights[0] == pytest.approx(1.5, abs=0.25)
+    # on unseen pairs the plain model can only give its baseline; features do much better
+    assert featured.log_likelihood(test) > plain.log_likelihood(test) + 0.02
+    pairs = featured.relevance("f", test)
+    truth = dict(zip(table["doc"], alpha.ravel(), strict=True))
+    true = np.array([truth[d] for d in pairs.doc.to_pylist()])
+    assert np.corrcoef(pairs.score, true)[0, 1] > 0.95
+    # saved and loaded, unseen pairs need the feature table again: refused without it
+    clicks.save_model(featured, tmp_path / "f.json")
+    loaded = clicks.load_model(tmp_path / "f.json")
+    with pytest.raises(InputError, match="feature table"):
+        loaded.log_likelihood(test)
+    assert loaded.use_features(table).log_likelihood(test) == pytest.approx(featured.log_likelihood(test), rel=1e-12)
+    with pytest.raises(InputError, match="fitted with features x"):
+        clicks.load_model(tmp_path / "f.json").use_features(table.rename(columns={"x": "y"}))
+
+
+def test_bad_feature_tables_are_refused() -> None:
+    frame = pd.DataFrame({"query": ["q", "q"], "doc": ["a", "a"], "x": [1.0, 2.0]})
+    with pytest.raises(InputError, match="two feature rows"):
+        clicks.PBM().use_features(frame)
+    with pytest.raises(InputError, match=":3: field 'x': expected a finite number, got nan"):
+        clicks.PBM().use_features(pd.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "x": [1.0, np.nan]}))
+    with pytest.raises(InputError, match="missing doc"):
+        clicks.PBM().use_features(pd.DataFrame({"query": ["q"], "x": [1.0]}))
+
+
+def test_cli_fits_and_scores_with_features(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    log, table, _ = _feature_logs(seed=14)
+    train, test = log.split(0.3, seed=0, by="query")
+    train.to_long().to_pandas().to_csv(tmp_path / "train.csv", index=False)
+    test.to_long().to_pandas().to_csv(tmp_path / "test.csv", index=False)
+    table.to_csv(tmp_path / "features.csv", index=False)
+    run = CliRunner().invoke(app, ["clicks", "fit", str(tmp_path / "train.csv"), "--model", "pbm", "--iterations", "10",
+                                   "--features", str(tmp_path / "features.csv"), "-o", str(tmp_path / "m.json"),
+                                   "--quiet"])
+    assert run.exit_code == 0, run.output
+    scored = CliRunner().invoke(app, ["clicks", "evaluate", str(tmp_path / "test.csv"), "--model",
+                                      str(tmp_path / "m.json"), "--features", str(tmp_path / "features.csv"),
+                                      "-f", "csv"])
+    assert scored.exit_code == 0, scored.output
+    expected = clicks.PBM().use_features(table).fit(clicks.read_log(tmp_path / "train.csv"), iterations=10)
+    overall = pd.read_csv(__import__("io").StringIO(scored.stdout)).set_index("rank").loc["all", "log_likelihood"]
+    table_expected = clicks.evaluate_model(expected, clicks.read_log(tmp_path / "test.csv")).set_index("rank")
+    assert overall == pytest.approx(table_expected.loc["all", "log_likelihood"], rel=1e-9)
+    without = CliRunner().invoke(app, ["clicks", "evaluate", str(tmp_path / "test.csv"), "--model",
+                                       str(tmp_path / "m.json")])
+    assert without.exit_code == 2 and "feature table" in without.output

@@ -21,6 +21,9 @@ from rankwise.errors import RankwiseError
 clicks_app = typer.Typer(help="Click models: fit, evaluate, rank, simulate, convert, split.", no_args_is_help=True)
 app.add_typer(clicks_app, name="clicks")
 
+Features = Annotated[Path | None, typer.Option(
+    "--features", help="A (query, doc, numeric features...) table: attractiveness becomes a logistic function of "
+                       "the features, so pairs the log never showed are scored from them.")]
 LogFormat = Annotated[str, typer.Option(
     "--log-format", help="auto | stored | yandex | long (session, query, rank, doc, click columns)")]
 ChunkSize = Annotated[int, typer.Option(
@@ -83,6 +86,9 @@ def fit(
                              "has not improved for --patience iterations and keeps the best iteration.")] = None,
     patience: Annotated[int, typer.Option("--patience", min=1, help="EM iterations without a better validation "
                                                                     "log-likelihood before stopping.")] = 3,
+    features: Features = None,
+    l2: Annotated[float, typer.Option("--l2", min=0.0, help="With --features: L2 penalty on the feature "
+                                                            "weights.")] = 1.0,
 ) -> None:
     """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
     from rankwise import clicks
@@ -100,7 +106,10 @@ def fit(
     try:
         data = _read(log, log_format)
         held_out = None if validation is None else _read(validation, log_format)
-        fitted = kind.build(values).fit(data, chunk_size=chunk_size, workers=workers,
+        built = kind.build(values)
+        if features is not None:
+            built.use_features(features, l2)
+        fitted = built.fit(data, chunk_size=chunk_size, workers=workers,
                                         progress=None if quiet else _progress, validation=held_out,
                                         patience=patience, **kind.fit_options(values))
         clicks.save_model(fitted, output)
@@ -112,10 +121,11 @@ def fit(
                + (f", {len(fitted.history)} iterations{best}" if fitted.history else "") + f" -> {output}", err=True)
 
 
-def _model(path: Path) -> Any:
+def _model(path: Path, features: Path | None = None) -> Any:
     from rankwise import clicks
 
-    return clicks.load_model(path)
+    model = clicks.load_model(path)
+    return model if features is None else model.use_features(features)
 
 
 @clicks_app.command("evaluate")
@@ -131,6 +141,7 @@ def evaluate(
                                                               "per model (.png, .svg or .pdf).")] = None,
     chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
+    features: Features = None,
 ) -> None:
     """Log-likelihood, perplexity and conditional perplexity per rank and overall, of one
     model or of several side by side."""
@@ -140,7 +151,7 @@ def evaluate(
 
     try:
         data = _read(log, log_format)
-        fitted = [_model(path) for path in paths]
+        fitted = [_model(path, features) for path in paths]
         names = _model_names(paths, fitted)
         tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size) for name, m in zip(names, fitted,
                                                                                               strict=True)}
@@ -214,6 +225,7 @@ def rank(
     labels_format: Annotated[str, typer.Option("--labels-format", help="auto | table | yandex | qrels")] = "auto",
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", help="Metrics against --labels (default ndcg_cut_5 and ndcg_cut_10).")] = None,
+    features: Features = None,
 ) -> None:
     """Rank documents per query by fitted relevance (attractiveness; x satisfaction for DBN
     and SDBN) as a TREC run; with --labels, also score it against editorial labels next to
@@ -222,7 +234,7 @@ def rank(
     from rankwise.data.trec_io import write_trec_run
 
     try:
-        fitted = _model(model)
+        fitted = _model(model, features)
         data = None if log is None else _read(log, log_format)
         if bound not in ("mean", "lower"):
             raise RankwiseError(f"--bound must be mean or lower, got {bound!r}")

@@ -36,6 +36,7 @@ import numpy as np
 
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.shrinkage import EMPIRICAL, beta_hyperparameters, posterior_mean, pseudo_counts
+from rankwise.errors import InputError
 
 PRIOR = (1.0, 2.0)
 """The fixed prior: pseudo-counts (clicks, impressions)."""
@@ -159,6 +160,10 @@ class ClickModel:
         empirical prior."""
         self.posterior: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         """Each per-pair parameter's posterior Beta (a, b) per pair, from the last M-step."""
+        self.features: Any = None
+        self.feature_fit: dict[str, Any] | None = None
+        """With features: their names, standardisation, the logistic weights and the
+        concentration ``kappa`` around the pairs' feature-based means."""
         self.history: list[dict[str, float]] = []
 
     @property
@@ -188,9 +193,96 @@ class ClickModel:
         # impression at a rank rarely examined is worth a fraction of a trial
         others = np.maximum(exposed - observed, 0.0)
         self.posterior[field] = (others + a, observed + b) if flipped else (observed + a, others + b)
-        if self.prior != EMPIRICAL:
-            return _ratio(successes, trials, self.fixed_prior)
-        return posterior_mean(successes, trials, self.hyper[field])
+        estimate = _ratio(successes, trials, self.fixed_prior) if self.prior != EMPIRICAL else posterior_mean(
+            successes, trials, self.hyper[field])
+        if field == "alpha" and self.features is not None:
+            return self._feature_estimate(estimate, successes, trials, observed, exposed)
+        return estimate
+
+    def use_features(self, features: Any, l2: float = 1.0) -> ClickModel:
+        """Attractiveness from (query, document) features (``rankwise.clicks.features``): each
+        pair's prior mean is ``sigmoid(w . x_qd + b)``, fitted at every M-step as a weighted
+        logistic regression of the pairs' clicks on their expected examinations, with the
+        pairs spread around it by a fitted concentration ``kappa``. Rare pairs shrink to their
+        features' prediction, not to one baseline, and pairs the log never showed (a held-out
+        query) are scored from their features. Pairs without a feature row take the usual
+        prior. Call before ``fit`` (or after ``load_model``, to score unseen pairs).
+
+        >>> import pandas as pd
+        >>> log = ClickLog.from_arrays(["q"] * 4, [["a", "b"]] * 4, [[1, 0], [1, 0], [0, 1], [1, 0]])
+        >>> table = pd.DataFrame({"query": ["q", "q", "q"], "doc": ["a", "b", "new"], "rank": [1.0, 2.0, 1.0]})
+        >>> model = PBM().use_features(table).fit(log, iterations=5)
+        >>> sorted(model.feature_fit)
+        ['kappa', 'mean', 'names', 'scale', 'weights']
+        """
+        from rankwise.clicks.features import PairFeatures
+
+        self.features = features if isinstance(features, PairFeatures) else PairFeatures.from_table(features)
+        if not l2 >= 0:
+            raise ValueError(f"l2 must be non-negative, got {l2}")
+        self.l2 = float(l2)
+        if self.feature_fit is not None and tuple(self.feature_fit["names"]) != self.features.names:
+            raise InputError(f"the model was fitted with features {', '.join(self.feature_fit['names'])}; these are "
+                             f"{', '.join(self.features.names)}")
+        return self
+
+    def _feature_matrix(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        x, known = self.features.matrix(query_ids, doc_ids, pair_query, pair_doc)
+        fit = self.feature_fit
+        assert fit is not None
+        return (x - fit["mean"]) / fit["scale"], known
+
+    def _feature_means(self, x: np.ndarray) -> np.ndarray:
+        from scipy.special import expit
+
+        assert self.feature_fit is not None
+        weights = self.feature_fit["weights"]
+        return np.asarray(expit(x @ weights[:-1] + weights[-1]))
+
+    def _feature_estimate(self, estimate: np.ndarray, successes: np.ndarray, trials: np.ndarray,
+                          observed: np.ndarray, exposed: np.ndarray) -> np.ndarray:
+        """Attractiveness of the pairs with features: their logistic prior mean ``m`` refitted,
+        the concentration ``kappa`` by marginal likelihood, then ``(s + kappa m) / (n + kappa)``."""
+        from rankwise.clicks.features import fit_logistic
+        from rankwise.clicks.shrinkage import concentration
+
+        if self.feature_fit is None:
+            raw, known = self.features.matrix(self.query_ids, self.doc_ids, self.pair_query, self.pair_doc)
+            mean = raw[known].mean(axis=0) if known.any() else np.zeros(raw.shape[1])
+            scale = raw[known].std(axis=0) if known.any() else np.ones(raw.shape[1])
+            self.feature_fit = {"names": list(self.features.names), "mean": mean,
+                                "scale": np.where(scale > 0, scale, 1.0), "weights": None, "kappa": None}
+        fit = self.feature_fit
+        x, known = self._feature_matrix(self.query_ids, self.doc_ids, self.pair_query, self.pair_doc)
+        if not known.any():
+            return estimate
+        fit["weights"] = fit_logistic(x[known], observed[known], exposed[known], self.l2, start=fit["weights"])
+        m = self._feature_means(x[known])
+        fit["kappa"] = concentration(observed[known], exposed[known], m) if self.prior == EMPIRICAL \
+            else float(self.fixed_prior[1])
+        kappa = fit["kappa"]
+        out = estimate.copy()
+        out[known] = (successes[known] + kappa * m) / (trials[known] + kappa)
+        a, b = self.posterior["alpha"]
+        a, b = a.copy(), b.copy()
+        a[known] = observed[known] + kappa * m
+        b[known] = np.maximum(exposed[known] - observed[known], 0.0) + kappa * (1 - m)
+        self.posterior["alpha"] = (a, b)
+        return out
+
+    def _unseen_alpha(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray
+                      ) -> np.ndarray:
+        """Attractiveness of pairs the model never saw: their features' prediction, or the
+        prior mean for pairs without a feature row."""
+        fallback = _fallback(self, "alpha")
+        if self.feature_fit is None or self.feature_fit.get("weights") is None:
+            return np.full(len(pair_query), fallback)
+        if self.features is None:
+            raise InputError(f"{self.name}: the model scores pairs it never saw from their features; give it the "
+                             f"feature table (model.use_features(table), or --features)")
+        x, known = self._feature_matrix(query_ids, doc_ids, pair_query, pair_doc)
+        return np.where(known, self._feature_means(x), fallback)
 
     def _prior_beta(self, field: str) -> tuple[float, float]:
         """The Beta (a, b) of a per-pair parameter's prior: fitted, or the fixed pseudo-counts."""
@@ -258,7 +350,7 @@ class ClickModel:
     def _snapshot(self) -> dict[str, Any]:
         import copy
 
-        names = [*self.pair_fields.values(), *self.fields, "hyper", "posterior"]
+        names = [*self.pair_fields.values(), *self.fields, "hyper", "posterior", "feature_fit"]
         return {name: copy.deepcopy(getattr(self, name)) for name in names if hasattr(self, name)}
 
     def fit_passes(self, log: Any, pass_totals: Callable[[], tuple[dict[str, np.ndarray], float]],
@@ -278,6 +370,7 @@ class ClickModel:
                                                                                          or "<log>"))
         self._remember_pairs(log)
         self.hyper, self.posterior = {}, {}
+        self.feature_fit = None
         self._start(log)
         started = time.perf_counter()
         previous = -math.inf
@@ -391,7 +484,13 @@ class ClickModel:
             scores = np.asarray(self.relevance_scores(), dtype=np.float64)
         source = log if log is not None else self
         if log is not None:
-            scores = np.append(scores, self.unseen_relevance(bound, level))[_match_pairs(self, log)]
+            matched = _match_pairs(self, log)
+            scores = np.append(scores, self.unseen_relevance(bound, level))[matched]
+            unseen = matched == len(self.pair_query)
+            if unseen.any() and self.feature_fit is not None and bound == "mean":
+                alpha = self._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query[unseen], log.pair_doc[unseen])
+                values = {f: np.full(len(alpha), _fallback(self, f)) for f in self.pair_fields.values()}
+                scores[unseen] = self.relevance_scores({**values, "alpha": alpha})
         queries = np.asarray(source.query_ids, dtype=object)[source.pair_query]
         docs = np.asarray(source.doc_ids, dtype=object)[source.pair_doc]
         return Run(pa.array(queries, pa.string()), pa.array(docs, pa.string()), scores, name=name or self.name,
@@ -469,8 +568,26 @@ def _fallback(model: ClickModel, field: str = "alpha") -> float:
 
 
 def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray, field: str = "alpha") -> np.ndarray:
-    """A per-pair parameter at each cell; unseen pairs and padding get its prior mean."""
-    return np.append(values, _fallback(model, field))[_pair_index(model, log)]
+    """A per-pair parameter at each cell; unseen pairs and padding get its prior mean (a
+    feature model's attractiveness: its features' prediction)."""
+    index = _pair_index(model, log)
+    out = np.append(values, _fallback(model, field))[index]
+    if field == "alpha" and getattr(model, "feature_fit", None) is not None:
+        unseen = (index == len(values)) & log.mask
+        if unseen.any():
+            out[unseen] = _unseen_alpha_by_log_pair(model, log)[log.pairs[unseen]]
+    return out
+
+
+def _unseen_alpha_by_log_pair(model: ClickModel, log: ClickLog) -> np.ndarray:
+    """A feature model's attractiveness for every pair of ``log`` as if unseen (kept on the log
+    for the model's feature fit: the simulator asks at every rank)."""
+    cached = getattr(log, "_feature_alpha", None)
+    if cached is not None and cached[0] is model.feature_fit:
+        return cached[1]
+    values = model._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query, log.pair_doc)
+    log._feature_alpha = (model.feature_fit, values)
+    return values
 
 
 def _at_cells(values: np.ndarray, chunk: ClickLog, fill: float = 0.0) -> np.ndarray:

@@ -56,6 +56,10 @@ def model_document(model: ClickModel) -> dict[str, Any]:
                 "pairs": pairs, "history": model.history}
     if getattr(model, "hyper", None):
         document["prior"] = {field: list(hyper) for field, hyper in model.hyper.items()}
+    if getattr(model, "feature_fit", None):
+        fit = model.feature_fit
+        document["features"] = {"names": list(fit["names"]), "mean": _plain(fit["mean"]), "scale": _plain(fit["scale"]),
+                                "weights": _plain(fit["weights"]), "kappa": fit["kappa"], "l2": model.l2}
     if getattr(model, "posterior", None):
         document["posterior"] = {field: {"a": _plain(a), "b": _plain(b)} for field, (a, b) in model.posterior.items()}
     return document
@@ -155,7 +159,35 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     model.history = document.get("history", [])
     model.hyper = _fitted_prior(document.get("prior", {}), set(model.pair_fields.values()), str(path))
     model.posterior = _posterior(document.get("posterior", {}), set(model.pair_fields.values()), order, str(path))
+    if "features" in document:
+        model.feature_fit, model.l2 = _feature_fit(document["features"], str(path))
     return model
+
+
+def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
+    """A feature model's fit: names, standardisation, weights (one per name and an intercept),
+    a positive concentration and a non-negative L2 penalty."""
+    def numbers(key: str, length: int) -> np.ndarray:
+        try:
+            array = np.asarray(saved[key], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"expected numbers for features.{key}", source=path, field="features") from None
+        if array.shape != (length,) or not np.isfinite(array).all():
+            raise InputError(f"expected {length} finite numbers for features.{key}", source=path, field="features")
+        return array
+
+    if not isinstance(saved, dict) or not isinstance(saved.get("names"), list) or not saved["names"]:
+        raise InputError("expected an object with the feature names", source=path, field="features")
+    width = len(saved["names"])
+    fit = {"names": [str(n) for n in saved["names"]], "mean": numbers("mean", width), "scale": numbers("scale", width),
+           "weights": numbers("weights", width + 1)}
+    kappa, l2 = saved.get("kappa"), saved.get("l2")
+    if not isinstance(kappa, (int, float)) or not 0 < kappa < np.inf or (fit["scale"] <= 0).any():
+        raise InputError("expected a positive concentration and positive scales", source=path, field="features")
+    if not isinstance(l2, (int, float)) or not 0 <= l2 < np.inf:
+        raise InputError("expected a non-negative l2", source=path, field="features")
+    fit["kappa"] = float(kappa)
+    return fit, float(l2)
 
 
 def _posterior(saved: Any, fields: set[str], order: np.ndarray, path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:

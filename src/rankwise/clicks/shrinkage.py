@@ -119,4 +119,36 @@ def beta_hyperparameters(successes: np.ndarray, trials: np.ndarray,
     return float(a), float(b)
 
 
-__all__ = ["EMPIRICAL", "beta_hyperparameters", "marginal_log_likelihood", "posterior_mean", "pseudo_counts"]
+def concentration(successes: np.ndarray, trials: np.ndarray, means: np.ndarray) -> float:
+    """The ``kappa`` maximising ``sum_i ln B(s_i + kappa m_i, n_i - s_i + kappa (1 - m_i)) -
+    ln B(kappa m_i, kappa (1 - m_i))`` with the hyperprior ``kappa^(-5/2)``: how far pairs
+    spread around their own prior means ``m_i`` (a feature model's predictions).
+
+    >>> rng = np.random.default_rng(1)
+    >>> m = rng.uniform(0.05, 0.5, 3000)
+    >>> n = rng.integers(5, 60, 3000).astype(float)
+    >>> s = rng.binomial(n.astype(int), rng.beta(20 * m, 20 * (1 - m))).astype(float)
+    >>> round(concentration(s, n, m))     # the truth: 20
+    19
+    """
+    from scipy.optimize import minimize_scalar
+    from scipy.special import betaln
+
+    seen = trials > 0
+    s = np.minimum(successes[seen], trials[seen])
+    n, m = trials[seen], np.clip(means[seen], 1e-9, 1 - 1e-9)
+    if not len(n):
+        return 2.0
+
+    def objective(log_kappa: float) -> float:
+        kappa = np.exp(log_kappa)
+        a, b = kappa * m, kappa * (1 - m)
+        return -float((betaln(s + a, n - s + b) - betaln(a, b)).sum() - HYPERPRIOR * log_kappa) / len(n)
+
+    bounds = (np.log(LIMITS[0]), np.log(LIMITS[1]))
+    result = minimize_scalar(objective, bounds=bounds, method="bounded", options={"xatol": 1e-9})
+    return float(np.exp(result.x))
+
+
+__all__ = ["EMPIRICAL", "beta_hyperparameters", "concentration", "marginal_log_likelihood", "posterior_mean",
+           "pseudo_counts"]
