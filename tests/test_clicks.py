@@ -494,3 +494,24 @@ def test_cli_split_holds_out_whole_queries_reproducibly(tmp_path: Path) -> None:
     same = _cli("split", log, "--train", tmp_path / "a", "--held-out", tmp_path / "a")
     assert same.exit_code == 2 and "--train and --held-out are the same path" in same.output
     assert not (tmp_path / "a").exists()
+
+
+def test_a_stored_log_that_fits_in_memory_is_read_from_disk_once(tmp_path: Path, monkeypatch) -> None:
+    from rankwise.clicks import store
+
+    base = _sessions(1_200, seed=53)
+    log = clicks.simulate(_dbn(base, gamma=0.8), base, seed=54)
+    clicks.save_log(log, tmp_path / "log")
+    reads = []
+    original = store._read_rows
+    monkeypatch.setattr(store, "_read_rows", lambda path, *a: reads.append(path.name) or original(path, *a))
+    kept = clicks.open_log(tmp_path / "log")           # 1,200 sessions: kept by size
+    streamed = clicks.open_log(tmp_path / "log")
+    streamed.keep_in_memory = False
+    a = clicks.PBM().fit(kept, iterations=6, tolerance=0, chunk_size=500, workers=1)
+    assert reads.count("clicks.i8") == 1                # one pass from disk, five from memory
+    reads.clear()
+    b = clicks.PBM().fit(streamed, iterations=6, tolerance=0, chunk_size=500, workers=1)
+    assert reads.count("clicks.i8") == 6
+    assert np.array_equal(a.alpha, b.alpha) and a.history[-1]["log_likelihood"] == b.history[-1]["log_likelihood"]
+    assert kept.nbytes == 1_200 * (4 + 5 * RANKS)

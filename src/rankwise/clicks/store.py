@@ -163,12 +163,39 @@ class StoredClickLog:
     def n_pairs(self) -> int:
         return int(len(self.pair_query))
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the stored columns (query, pairs and clicks of every session)."""
+        return self.sessions * (4 + 5 * self.ranks)
+
+    keep_in_memory: bool | None = None
+    """Whether ``chunks`` keeps what it read for the next pass over the whole log (EM reads the
+    log once per iteration): None decides by size, keeping a log whose columns take at most an
+    eighth of the machine's memory; False always reads from disk (memory bounded by the chunk)."""
+
+    def _keeps(self) -> bool:
+        if self.keep_in_memory is not None:
+            return self.keep_in_memory
+        from rankwise.data.limits import physical_memory
+
+        return self.nbytes <= physical_memory() // 8
+
     def chunks(self, size: int, start: int = 0, stop: int | None = None) -> Iterator[ClickLog]:
-        """Sessions ``start:stop`` as logs of at most ``size`` sessions (no ``docs`` array)."""
-        reads = zip(_read_rows(self.directory / "query.i32", "<i4", 1, self.sessions, size, start, stop),
-                    _read_rows(self.directory / "pairs.i32", "<i4", self.ranks, self.sessions, size, start, stop),
-                    _read_rows(self.directory / "clicks.i8", "<i1", self.ranks, self.sessions, size, start, stop),
-                    strict=True)
+        """Sessions ``start:stop`` as logs of at most ``size`` sessions (no ``docs`` array).
+        A pass over the whole log is read from disk once and then from memory when the log
+        is kept (``keep_in_memory``)."""
+        whole = start == 0 and stop is None and self._keeps()
+        cache = getattr(self, "_kept", None)
+        if whole and cache is not None and cache[0] == size:
+            reads: Any = iter(cache[1])
+        else:
+            reads = zip(_read_rows(self.directory / "query.i32", "<i4", 1, self.sessions, size, start, stop),
+                        _read_rows(self.directory / "pairs.i32", "<i4", self.ranks, self.sessions, size, start, stop),
+                        _read_rows(self.directory / "clicks.i8", "<i1", self.ranks, self.sessions, size, start, stop),
+                        strict=True)
+            if whole:
+                kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+                reads = _keeping(reads, kept, lambda: setattr(self, "_kept", (size, kept)))
         for query, pairs, clicks in reads:
             yield piece_of(self, query.astype(np.int64), None, pairs, clicks, pairs >= 0)
 
@@ -181,6 +208,15 @@ class StoredClickLog:
         log = piece_of(self, query, docs, pairs, clicks, pairs >= 0)   # the stored pair numbering, kept
         log.notes = list(self.notes)
         return log
+
+
+def _keeping(reads: Iterator[Any], kept: list[Any], done: Any) -> Iterator[Any]:
+    """``reads`` passed on and kept; ``done()`` once the pass is complete (a pass stopped
+    halfway keeps nothing)."""
+    for item in reads:
+        kept.append(item)
+        yield item
+    done()
 
 
 def open_log(directory: str | os.PathLike[str]) -> StoredClickLog:

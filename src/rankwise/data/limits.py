@@ -27,11 +27,16 @@ from rankwise.errors import InputError
 RATIO_CHECKED_AFTER = 64 * 2**20
 
 
-def _half_the_memory() -> int:
+def physical_memory() -> int:
+    """The machine's memory in bytes (32 GiB when the system does not say)."""
     try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2)
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
-        return 16 * 2**30
+        return 32 * 2**30
+
+
+def _half_the_memory() -> int:
+    return physical_memory() // 2
 
 
 @dataclass(frozen=True)
