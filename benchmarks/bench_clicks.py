@@ -7,7 +7,8 @@ documents in a random order (so the parameters are identifiable), with clicks fr
 fitted on the training log and scored on a held-out log of 200,000 sessions: perplexity and
 conditional perplexity (CLAX's definitions, rankwise.streaming.clicks for both tools).
 
-CLAX runs when ``clax-models`` is installed (``pip install -e '.[clax]'``), on the sizes in
+CLAX runs when ``clax-models`` is installed (``pip install -e '.[clax]'``, or in its own
+environment named by ``--clax-python``), on the sizes in
 ``--clax-sessions`` (default the first size only: an epoch over 10M sessions on 2 CPU cores
 takes longer than the whole rankwise run), with Adam (``--clax-learning-rate``, batches of
 ``--clax-batch`` sessions) and early stopping on held-out loss (patience 2).
@@ -119,10 +120,9 @@ def make_logs(folder: Path, sessions: int, queries: int, seed: int = 0) -> None:
     clicks.write_log(pieces(TEST_SESSIONS), folder / "test", ranks=RANKS)
 
 
-def run_child(code: str, *args: str) -> tuple[dict | None, float]:
+def run_child(code: str, *args: str, python: str = sys.executable) -> tuple[dict | None, float]:
     """Run in a child and read its peak resident memory."""
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([python, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.perf_counter()
     out = proc.stdout.read()
     err = proc.stderr.read()
@@ -146,6 +146,8 @@ def main() -> None:
     parser.add_argument("--clax-epochs", type=int, default=20)
     parser.add_argument("--clax-batch", type=int, default=4096)
     parser.add_argument("--clax-learning-rate", type=float, default=0.01)
+    parser.add_argument("--clax-python", default=sys.executable,
+                        help="The Python of an environment with clax-models and rankwise (CLAX pins older JAX).")
     args = parser.parse_args()
     clax_sizes = set(args.sessions[:1] if args.clax_sessions is None else args.clax_sessions)
     print("| sessions | model | tool | fit s | iterations / epochs | peak MB | held-out PPL | held-out cond-PPL |")
@@ -157,12 +159,12 @@ def main() -> None:
             make_logs(folder, sessions, args.queries)
             print(f"simulated {sessions:,} sessions in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         for kind in args.models:
-            tools = [("rankwise", RANKWISE, ())]
+            tools = [("rankwise", RANKWISE, (), sys.executable)]
             if sessions in clax_sizes and kind in args.clax_models:
                 tools.append(("CLAX (CPU)", CLAX, (str(args.clax_epochs), str(args.clax_batch),
-                                                    str(args.clax_learning_rate))))
-            for tool, code, extra in tools:
-                result, peak = run_child(code, str(folder / "train"), str(folder / "test"), kind, *extra)
+                                                    str(args.clax_learning_rate)), args.clax_python))
+            for tool, code, extra, python in tools:
+                result, peak = run_child(code, str(folder / "train"), str(folder / "test"), kind, *extra, python=python)
                 if result is None:
                     print(f"{tool}: not installed", file=sys.stderr)
                     continue

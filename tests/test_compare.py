@@ -118,3 +118,38 @@ def test_nemenyi_reports_friedman() -> None:
     expected = stats.friedmanchisquare(*[pq[n].to_numpy() for n in ["bm25", "splade", "again"]]).pvalue
     assert c.omnibus["ndcg@10"] == pytest.approx(expected)
     assert c.to_dict()["friedman_p"]["ndcg@10"] == pytest.approx(expected)
+
+
+def _signature(fig) -> str:
+    return "".join(t.get_text() for t in fig.texts).replace("\n", "")
+
+
+def test_curve_plots_sign_the_whole_curve_with_the_version() -> None:
+    # the PR curve's signature named its first point (IPrec@0.00); ROC and agreement had no version
+    pr = _signature(plots.precision_recall(QRELS, RUNS))
+    assert pr.startswith("IPrec@recall 0.0..1.0 (11 points)|ties=trec|") and "IPrec@0.00" not in pr
+    assert pr.endswith(f"rankwise-{rankwise.__version__}")
+    fig = plots.roc(QRELS, RUNS)
+    assert _signature(fig).startswith("ROC|vertical average|ties=trec")
+    assert _signature(fig).endswith(f"rankwise-{rankwise.__version__}")
+    # the ROC plot says why its curves start above the origin
+    assert any("vertical average over queries" in t.get_text() for t in fig.axes[0].texts)
+
+
+def test_agreement_point_names_stay_clear_of_the_legend() -> None:
+    from rankwise.agreement.systems import SystemAgreement
+
+    agreement = SystemAgreement(metric="map", runs=["left-run", "right-most-run-with-a-long-name"],
+                                scores_a=np.array([0.1, 0.9]), scores_b=np.array([0.2, 0.8]),
+                                statistics={"kendall_tau": 1.0, "tau_ap": 1.0})
+    fig = plots.system_agreement_scatter(agreement)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    names = {t.get_text(): t for t in ax.texts}
+    assert names["right-most-run-with-a-long-name"].get_ha() == "right"
+    assert names["left-run"].get_ha() == "left"
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    for text in names.values():
+        assert not text.get_window_extent(renderer).overlaps(legend)
+    assert _signature(fig).endswith(f"rankwise-{rankwise.__version__}")

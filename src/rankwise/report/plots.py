@@ -62,6 +62,13 @@ def save_figure(fig: Any, path: str | Path, **options: Any) -> None:
         fig.savefig(f, format=suffix, **options)
 
 
+def _version() -> str:
+    """The signature's last part, as the metric signatures end: ``rankwise-VERSION``."""
+    import rankwise
+
+    return f"rankwise-{rankwise.__version__}"
+
+
 def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None,
             warnings: list[Any] | None = None) -> Any:
     # the title names the metric; the lines under it are the metric's signature, wrapped
@@ -160,8 +167,10 @@ def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None, **co
     ax.set_ylabel("interpolated precision")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
-    return _finish(fig, ax, "Interpolated precision-recall", res.signatures["iprec_at_recall_0.00"], path,
-                   res.warnings)
+    # the signature of the curve, not of its first point (IPrec@0.00): the conventions are shared
+    conventions_part = res.signatures["iprec_at_recall_0.00"].split("|", 1)[1]
+    return _finish(fig, ax, "Interpolated precision-recall", f"IPrec@recall 0.0..1.0 (11 points)|{conventions_part}",
+                   path, res.warnings)
 
 
 def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
@@ -186,8 +195,15 @@ def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: An
     ax.plot([0, 1], [0, 1], color="0.6", ls=":", label="chance")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    # vertical averaging: each query's curve is a step function of the false positive rate,
+    # averaged at every rate; at rate 0 a query ranking a relevant document first already has
+    # true positives, so the average starts above the origin
+    ax.annotate("vertical average over queries: at false positive rate 0 the curve starts at the mean true "
+                "positive rate before the first non-relevant document", (0.02, 0.02), fontsize=6.5, color="0.35")
     return _finish(fig, ax, "ROC of the rankings (vertical average over queries)",
-                   f"roc|{conv.signature_part()}", path, notes)
+                   f"ROC|vertical average|{conv.signature_part()}|{_version()}", path, notes)
 
 
 def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> Any:
@@ -196,9 +212,12 @@ def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> 
     fig, ax = _figure(6.4, 5.2)
     a, b = agreement.scores_a, agreement.scores_b
     ax.scatter(a, b, color="tab:blue", zorder=3, label=f"runs ({len(a)})")
-    for name, x, y in zip(agreement.runs, a, b, strict=True):
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     low, high = float(min(a.min(), b.min())), float(max(a.max(), b.max()))
+    for name, x, y in zip(agreement.runs, a, b, strict=True):
+        # names of points in the right third go to their left, so none runs into the legend
+        right = x > low + 0.66 * (high - low)
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(-4, 4) if right else (4, 4), fontsize=7,
+                    ha="right" if right else "left", annotation_clip=True, clip_on=True)
     pad = 0.05 * (high - low or 1.0)
     ax.plot([low - pad, high + pad], [low - pad, high + pad], color="0.5", lw=0.8, ls="--", label="same score")
     ax.set_xlabel(f"{agreement.metric} under qrels A")
@@ -206,7 +225,7 @@ def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> 
     stats = agreement.statistics
     title = (f"{agreement.metric} of each run under two qrels: Kendall tau {stats['kendall_tau']:.3f}, "
              f"tau_AP {stats['tau_ap']:.3f}")
-    return _finish(fig, ax, title, f"{agreement.metric}|system agreement", path)
+    return _finish(fig, ax, title, f"{agreement.metric}|system agreement|{_version()}", path)
 
 
 def click_perplexity_per_rank(tables: dict[str, Any], log_name: str, path: str | Path | None = None,
@@ -222,8 +241,6 @@ def click_perplexity_per_rank(tables: dict[str, Any], log_name: str, path: str |
     >>> [line.get_label() for line in fig.axes[0].get_lines()]
     ['pbm (all 1.3000)']
     """
-    import rankwise
-
     fig, ax = _figure()
     ranks: list[str] = []
     for name, table in tables.items():
@@ -237,4 +254,4 @@ def click_perplexity_per_rank(tables: dict[str, Any], log_name: str, path: str |
     what = column.replace("_", " ")
     ax.set_ylabel(f"{what} (1 is perfect)")
     title = f"{what.capitalize()} per rank on {log_name}: {', '.join(tables)}"
-    return _finish(fig, ax, title, f"rankwise {rankwise.__version__}|{what}|CLAX definitions|log={log_name}", path)
+    return _finish(fig, ax, title, f"{what}|CLAX definitions|log={log_name}|{_version()}", path)
