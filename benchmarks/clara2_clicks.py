@@ -179,7 +179,7 @@ def main() -> None:
                 table = clicks.evaluate_model(model, test).set_index("rank")
                 name = f"{kind} / {label}"
                 runs[name] = model.relevance(name, log)
-                if prior == "empirical" and not stop:
+                if prior == "empirical" and not stop and model.posterior:
                     runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
                 rows.append((kind, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
                              table.loc["all", "conditional_perplexity"], seconds,
