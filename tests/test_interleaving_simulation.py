@@ -82,3 +82,12 @@ def test_interleave_commands(tmp_path) -> None:
                                    "--repetitions", "20", "--depth", "4", "--plot", str(figure), "-f", "text"])
     assert run.exit_code == 0, run.output
     assert "probability of the wrong winner (2 comparisons" in run.output and figure.stat().st_size > 1000
+    # methods without an A/A check or an interval show a footnoted blank, never nan
+    checks = run.output[run.output.index("checks at"):]
+    assert "nan" not in checks and "†" in checks and "not simulated for this method" in checks
+    # the figure's title names the runs and the qrels
+    from rankwise.online.simulation import simulate_comparison
+    from rankwise.report.interleave import error_figure
+
+    result = simulate_comparison(str(qrels), str(a), str(b), "pbm", 4, [10, 1000], 20)
+    assert error_figure(result).axes[0].get_title().startswith(f"{a.name} vs {b.name} on {qrels.name}: users pbm")

@@ -431,9 +431,19 @@ def simulate_comparison(qrels: Any, run_a: Any, run_b: Any, click_model: str = "
     comparisons = build_comparisons(qrels, run_a, run_b, click_model, depth, min_difference, samples, seed)
     comparisons = mix(comparisons, queries_per_comparison, comparisons_count, seed)
     settings = {"click_model": str(click_model), "depth": depth, "min_difference": min_difference,
-                "queries_per_comparison": queries_per_comparison}
+                "queries_per_comparison": queries_per_comparison, "qrels": _label(qrels, "qrels"),
+                "run_a": _label(run_a, "A"), "run_b": _label(run_b, "B")}
     return run_simulation(comparisons, impressions, repetitions, check_impressions, alpha, target_error, seed,
                           settings=settings)
+
+
+def _label(source: Any, default: str) -> str:
+    """A file's name, a loaded run's or qrels' name, or ``default`` (for titles)."""
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        return os.path.basename(str(source))
+    return str(getattr(source, "name", None) or default)
 
 
 __all__ = ["CLICK_MODELS", "METHODS", "Comparison", "SimulationResult", "build_comparisons", "click_patterns", "mix",

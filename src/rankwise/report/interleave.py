@@ -36,11 +36,18 @@ def simulation_grids(result: Any, digits: int = 3) -> list[Grid]:
              f"repetitions, users: {s.get('click_model')})")
     grids = [Grid(title, ["impressions", *methods], rows, [True] * (len(methods) + 1))]
     checks = result.checks.merge(result.agreement, on="method")
+
+    def checked(value: float) -> str:
+        return "†" if math.isnan(value) else _n(value, digits)
+
+    unchecked = checks[["false_positive_rate", "coverage"]].isna().to_numpy().any()
     grids.append(Grid(f"checks at {int(checks['impressions'].iloc[0]):,} impressions (alpha {s.get('alpha')})",
                       ["method", "A/A false positives", "coverage", "right in the limit"],
-                      [[r["method"], _n(r["false_positive_rate"], digits), _n(r["coverage"], digits),
+                      [[r["method"], checked(r["false_positive_rate"]), checked(r["coverage"]),
                         _n(r["right_in_the_limit"], digits)] for r in checks.to_dict("records")],
-                      [False, True, True, True]))
+                      [False, True, True, True],
+                      note="† not simulated for this method: the A/A check needs a significance test of its own "
+                           "(A/B's Welch test, team-draft's sign test), coverage an interval" if unchecked else ""))
     grids.append(Grid(f"impressions for a wrong-winner rate of {s.get('target_error')}",
                       ["method", "impressions", "A/B / method"],
                       [[r["method"], "never" if math.isinf(r["impressions"]) else f"{r['impressions']:,.0f}",
@@ -67,7 +74,9 @@ def error_figure(result: Any) -> Any:
     axis.set_xscale("log")
     axis.set_xlabel("impressions")
     axis.set_ylabel("probability of the wrong winner")
-    axis.set_title(f"users: {result.settings.get('click_model')}, {result.settings.get('comparisons')} comparisons")
+    s = result.settings
+    runs = f"{s['run_a']} vs {s['run_b']} on {s['qrels']}: " if "run_a" in s else ""
+    axis.set_title(f"{runs}users {s.get('click_model')}, {s.get('comparisons')} comparisons", fontsize=9)
     axis.grid(True, alpha=0.3)
     axis.legend()
     from rankwise.report.plots import literal_text
