@@ -190,3 +190,12 @@ def test_interleaving_methods_are_one_registry() -> None:
     assert interleave([["a", "b"], ["c", "d"]], "TD", rng=0).method == "team-draft"   # an alias
     with pytest.raises(ParameterError, match="unknown interleaving method 'team_drat'; did you mean 'team-draft'"):
         interleave([["a"], ["b"]], "team_drat")
+
+
+def test_unclicked_impressions_are_counted_whether_kept_or_left_out() -> None:
+    # 8 wins for A, 2 for B, 2 impressions without a click: counted as ties by default, left out
+    # with clicked_only; n_unclicked is 2 either way (it was 0 by default)
+    credits = np.array([[1, 0]] * 8 + [[0, 1]] * 2 + [[0, 0]] * 2)
+    kept, left_out = preferences(credits).iloc[0], preferences(credits, clicked_only=True).iloc[0]
+    assert (kept["n"], kept["ties"], kept["n_unclicked"]) == (12, 2, 2)
+    assert (left_out["n"], left_out["ties"], left_out["n_unclicked"]) == (10, 0, 2)

@@ -75,8 +75,9 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
     """Wins, ties and losses of each pair of rankings over impressions, the preference
     ``delta = (wins + ties/2) / n - 0.5`` (positive: the first of the pair is preferred), the
     two-sided binomial sign test over non-tied impressions, a percentile bootstrap interval
-    of ``delta`` and Holm-corrected p-values across pairs. ``clicked_only`` leaves out
-    impressions without a click (counted in ``n_unclicked``).
+    of ``delta`` and Holm-corrected p-values across pairs. ``n_unclicked`` counts the
+    impressions without a click for either ranker of the pair: ties in ``n`` by default, left
+    out with ``clicked_only``.
 
     >>> table = preferences(np.array([[1, 0]] * 8 + [[0, 1]] * 2 + [[0, 0]] * 2), names=["A", "B"])
     >>> row = table.iloc[0]
@@ -97,7 +98,8 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
     rng = np.random.default_rng(seed)
     rows = []
     for (i, j), outcome in outcomes(credits).items():
-        clicked = (credits[:, i] + credits[:, j]) > 0 if clicked_only else np.ones(len(outcome), dtype=bool)
+        unclicked = (credits[:, i] + credits[:, j]) == 0
+        clicked = ~unclicked if clicked_only else np.ones(len(outcome), dtype=bool)
         kept = outcome[clicked]
         n = len(kept)
         wins, losses = int((kept > 0).sum()), int((kept < 0).sum())
@@ -111,7 +113,7 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
             low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
         else:
             low = high = float("nan")
-        rows.append({"a": labels[i], "b": labels[j], "n": n, "n_unclicked": int((~clicked).sum()), "wins": wins,
+        rows.append({"a": labels[i], "b": labels[j], "n": n, "n_unclicked": int(unclicked.sum()), "wins": wins,
                      "ties": ties, "losses": losses, "delta": delta, "ci_low": float(low), "ci_high": float(high),
                      "p_value": p_value})
     table = pd.DataFrame(rows)
