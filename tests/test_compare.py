@@ -153,3 +153,12 @@ def test_agreement_point_names_stay_clear_of_the_legend() -> None:
     for text in names.values():
         assert not text.get_window_extent(renderer).overlaps(legend)
     assert _signature(fig).endswith(f"rankwise-{rankwise.__version__}")
+
+
+def test_markdown_summary_explains_its_marks_and_the_html_pairs_align_names_left(comparison) -> None:
+    from rankwise.report import html as report_html
+
+    text = formats.summary_markdown(comparison.evaluation, comparison)
+    assert "**bold**: the best value of the metric. <sup>x</sup>: significantly better than run x (" in text
+    # the pairs table's third column is run b, a name: left-aligned like run a
+    assert "#pairs th:nth-child(3),#pairs td:nth-child(3){text-align:left}" in report_html.STYLE

@@ -43,13 +43,19 @@ def summary_markdown(result: Result, comparison: Comparison | None = None, digit
     |---|---|---|
     | a | x | **1.0000** |
     | b | y | 0.0000 |
+    <BLANKLINE>
+    **bold**: the best value of the metric.
     """
     cols = list(result.summary.columns)
     lines = ["| | run | " + " | ".join(markdown_cell(c) for c in cols) + " |", "|---|---|" + "---|" * len(cols)]
     for letter, name, cells in marked_cells(result, comparison, digits, lambda t: f"**{t}**",
                                             lambda t, m: f"{t}<sup>{m}</sup>"):
         lines.append(f"| {letter} | {markdown_cell(name)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    legend = "**bold**: the best value of the metric."
+    if comparison is not None:
+        legend += (" <sup>x</sup>: significantly better than run x "
+                   f"({settings_text(comparison)}).")
+    return "\n".join([*lines, "", legend])
 
 
 def marked_cells(result: Result, comparison: Comparison | None, digits: int, bold: Callable[[str], str],

@@ -19,6 +19,7 @@ h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid
 table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}
 th,td{padding:.3rem .6rem;border-bottom:1px solid #eee;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
+#pairs th:nth-child(3),#pairs td:nth-child(3){text-align:left}
 .sig{color:#0a7a2f;font-weight:bold}code{font-size:.8rem;color:#555}
 img{max-width:100%;border:1px solid #eee;margin:.5rem 0}.warn{color:#9a6700}
 """
