@@ -36,3 +36,31 @@ def test_mean_auc_skips_undefined_queries() -> None:
     res = rankwise.evaluate(qrels, run, "auc")
     assert np.isnan(res.per_query.loc[("run", "r"), "auc"])
     assert res.summary.iloc[0, 0] == 1.0
+
+
+def test_one_vs_one_leaves_out_classes_absent_from_the_targets() -> None:
+    # class 2 never occurs: scikit-learn averages the one pair (0, 1) it can score; rankwise gave NaN
+    from sklearn.metrics import roc_auc_score
+
+    from rankwise.streaming import ROCAUC
+
+    y = np.array([0, 1, 0, 1, 1])
+    p = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.3, 0.4], [0.6, 0.2, 0.2], [0.1, 0.8, 0.1]])
+    for average in ("macro", "weighted"):
+        ours = ROCAUC(task="multiclass", num_classes=3, multi_class="ovo", average=average)
+        expected = roc_auc_score(y, p, multi_class="ovo", labels=[0, 1, 2], average=average)
+        assert ours.update(predictions=p, targets=y).compute() == pytest.approx(expected, abs=1e-12)
+
+
+def test_top_1_ties_as_argmax_or_as_top_k_accuracy_score() -> None:
+    from sklearn.metrics import accuracy_score, top_k_accuracy_score
+
+    from rankwise.streaming import Accuracy
+
+    y = np.array([0, 1, 2, 2, 0])
+    scores = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.2, 0.4, 0.4], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
+    argmax = Accuracy(task="multiclass", num_classes=3).update(predictions=scores, targets=y).compute()
+    assert argmax == pytest.approx(accuracy_score(y, scores.argmax(axis=1)))          # 2 of 5
+    sklearn_ties = Accuracy(task="multiclass", num_classes=3, ties="sklearn").update(predictions=scores, targets=y)
+    assert sklearn_ties.compute() == pytest.approx(top_k_accuracy_score(y, scores, k=1, labels=[0, 1, 2]))  # 3 of 5
+    assert argmax != sklearn_ties.compute()

@@ -260,7 +260,9 @@ class Accuracy(Metric):
     """Fraction of correct predictions: binary (threshold), multiclass (argmax, or the label in
     the ``top_k`` highest probabilities; for ``top_k`` >= 2 tied probabilities rank the higher
     class index first, as scikit-learn's ``top_k_accuracy_score`` does; binary: ``top_k`` >= 2
-    is always right, as there), multilabel
+    is always right, as there. At ``top_k=1`` ties go to the lowest index, as ``argmax`` (and
+    scikit-learn's ``accuracy_score`` of it, and torchmetrics) does; ``ties="sklearn"`` gives
+    the higher index there too, as ``top_k_accuracy_score(k=1)``), multilabel
     (``multilabel='subset'``: every label of the
     row right, scikit-learn's ``accuracy_score``; ``'hamming'``: the fraction of right cells).
 
@@ -269,15 +271,23 @@ class Accuracy(Metric):
     >>> Accuracy(task="multiclass", num_classes=3, top_k=2).update(
     ...     predictions=[[0.5, 0.3, 0.2], [0.1, 0.2, 0.7]], targets=[1, 0]).compute()
     0.5
+    >>> tied = [[0.5, 0.5, 0.0]]      # class 0 and 1 tied: argmax says 0, top_k_accuracy_score 1
+    >>> Accuracy(task="multiclass", num_classes=3).update(predictions=tied, targets=[0]).compute()
+    1.0
+    >>> Accuracy(task="multiclass", num_classes=3, ties="sklearn").update(predictions=tied, targets=[0]).compute()
+    0.0
     """
 
     inputs = ("labels",)
     optional_inputs = ("probabilities", "predictions", "where")
 
     def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
-                 top_k: int = 1, multilabel: str = "subset", average: str | None = "micro") -> None:
+                 top_k: int = 1, multilabel: str = "subset", average: str | None = "micro",
+                 ties: str = "argmax") -> None:
         if task not in TASKS:
             raise MetricInputError(f"task {task!r}: expected one of {', '.join(TASKS)}")
+        if ties not in ("argmax", "sklearn"):
+            raise MetricInputError(f"ties {ties!r}: expected argmax or sklearn")
         if multilabel not in ("subset", "hamming"):
             raise MetricInputError(f"multilabel {multilabel!r}: expected subset or hamming")
         per_class = average != "micro"
@@ -285,7 +295,7 @@ class Accuracy(Metric):
             raise MetricInputError(f"average {average!r}: expected micro, or macro / None (per class) with "
                                    "task='multiclass' and num_classes")
         super().__init__(task=task, num_classes=num_classes, threshold=threshold, top_k=top_k,
-                         multilabel=multilabel, average=average)
+                         multilabel=multilabel, average=average, ties=ties)
 
     def _initial_state(self) -> dict[str, Any]:
         state = {"correct": np.zeros((), dtype=np.int64), "total": np.zeros((), dtype=np.int64)}
@@ -298,7 +308,7 @@ class Accuracy(Metric):
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
         labels, hard, scores = _labels_and_predictions(self, inputs)
         task, k = self.params["task"], self.params["top_k"]
-        if task == "multiclass" and k > 1:
+        if task == "multiclass" and (k > 1 or self.params.get("ties") == "sklearn"):
             if scores is None:
                 raise MetricInputError("Accuracy.update: top_k needs probabilities")
             # scikit-learn's top_k_accuracy_score: classes sorted by score descending, tied scores

@@ -278,8 +278,9 @@ class ROCAUC(_Curve):
     memory grows by 5 (float32) or 9 (float64) bytes per score. ``num_thresholds=N``: fixed memory.
 
     Multiclass: ``multi_class='ovr'`` (each class against the rest) or ``'ovo'`` (Hand & Till:
-    every pair of classes, each scored on the rows of the two, both directions averaged; pairs
-    averaged ``macro`` or ``weighted`` by their rows). Binary ``max_fpr``: the partial area up to
+    every pair of classes present in the targets, each scored on the rows of the two, both
+    directions averaged; pairs averaged ``macro`` or ``weighted`` by their rows; a class never
+    seen in the targets has no pairs, as in scikit-learn). Binary ``max_fpr``: the partial area up to
     that false-positive rate, McClish-standardised to 0.5 (random) .. 1 (perfect).
 
     >>> ROCAUC().update(predictions=[0.1, 0.4, 0.35, 0.8], targets=[0, 0, 1, 1]).compute()
@@ -317,8 +318,11 @@ class ROCAUC(_Curve):
         scores, labels = self._all()
         c = self.n_columns
         pairs, weights = [], []
+        present = labels.any(axis=0)
         for a in range(c):
             for b in range(a + 1, c):
+                if not (present[a] and present[b]):
+                    continue   # a class absent from the targets has no pairs (as scikit-learn)
                 rows = labels[:, a] | labels[:, b]
                 ab = roc_auc(*exact_counts(scores[rows, a], labels[rows, a])[:2])
                 ba = roc_auc(*exact_counts(scores[rows, b], labels[rows, b])[:2])
