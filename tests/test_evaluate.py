@@ -230,3 +230,10 @@ def test_typo_suggestions_keep_the_cut_off(typo: str, suggested: str) -> None:
     with pytest.raises(UnknownMetricError) as caught:
         rankwise.evaluate(str(DATA / "qrels.test"), str(DATA / "results.test"), [typo])
     assert caught.value.suggestions[0] == suggested
+
+
+def test_evaluating_no_runs_is_refused_not_an_empty_result() -> None:
+    # rankwise.evaluate(qrels, {}) gave a raw pandas error, then an empty table without a word
+    for empty in ({}, []):
+        with pytest.raises(rankwise.errors.RankwiseError, match="no runs given"):
+            rankwise.evaluate({"q": {"d": 1}}, empty, ["map"])

@@ -225,6 +225,9 @@ def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     if isinstance(runs, (Run, str, os.PathLike)):
         return [(runs, None)]
     if isinstance(runs, Mapping):
+        if not runs:
+            raise RankwiseError("no runs given: expected a run, or a mapping of run names to runs (an empty mapping "
+                                "has nothing to score)")
         values = list(runs.values())
         if values and all(isinstance(v, Mapping) for v in values) and all(
             all(not isinstance(x, Mapping) for x in v.values()) for v in values
@@ -232,6 +235,9 @@ def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
             return [(dict(runs), None)]  # one {qid: {doc: score}} run
         return [(v, str(k)) for k, v in runs.items()]
     if isinstance(runs, Sequence):  # runs, or (name, run) pairs
+        if not runs:
+            raise RankwiseError("no runs given: expected a run, or a list of runs (an empty list has nothing to "
+                                "score)")
         return [(r[1], str(r[0])) if isinstance(r, tuple) and len(r) == 2 else (r, None) for r in runs]
     raise RankwiseError(f"cannot read runs from a {type(runs).__name__}")
 
