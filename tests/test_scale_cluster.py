@@ -4,6 +4,7 @@ duplicates and shuffled rows; a failing partition is one clear error."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import warnings
@@ -185,3 +186,28 @@ def test_spark_per_query_frame(spark) -> None:
     assert frame["ndcg_cut_10"].tolist() == whole["ndcg@10"].tolist()
     assert frame["map"].tolist() == whole["map"].tolist()
     assert round(frame["ndcg_cut_10"].mean(), 4) == 0.5058  # the published BM25 DL19 figure
+
+
+def test_a_spark_session_rankwise_starts_keeps_the_jvm_logs_out_of_the_terminal(tmp_path) -> None:
+    # log4j's start-up lines ("Setting default log level", NativeCodeLoader warnings) went to
+    # the user's terminal; RANKWISE_SPARK_LOGS=1 brings Spark's own logging back
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17+")
+    import subprocess
+    import sys
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q 0 d1 1\nq 0 d2 0\n")
+    run.write_text("q Q0 d1 1 2.0 r\nq Q0 d2 2 1.0 r\n")
+    code = ("import rankwise; r = rankwise.evaluate(%r, %r, ['map'], engine='spark'); print(r.summary['map'].iloc[0])"
+            % (str(qrels), str(run)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={k: v for k, v in os.environ.items() if k != "RANKWISE_SPARK_LOGS"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "1.0"
+    # the JVM's own notice of the incubator module Spark loads comes before any configuration
+    lines = [line for line in out.stderr.splitlines() if not line.startswith("WARNING: Using incubator modules")]
+    noisy = [line for line in lines if "WARN" in line or "log level" in line or "log4j" in line or "Stage" in line
+             or "FutureWarning" in line]
+    assert noisy == [], noisy[:5]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,11 @@ from rankwise.scale.gather import gather_scores, named_result
 
 
 def _spark() -> Any:
+    import warnings
+
+    # PySpark warns on every import that it does not support pandas 3 yet: rankwise hands it
+    # Arrow tables and plain columns, so the warning only adds noise to the user's terminal
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         import pyspark.sql
     except ImportError:
@@ -45,7 +51,16 @@ def session(client: Any = None) -> tuple[Any, bool]:
         return active, False
     builder = sql.SparkSession.builder.master(client or "local[*]").appName("rankwise")
     builder = builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8")
+    quiet = not os.environ.get("RANKWISE_SPARK_LOGS")
+    if quiet:   # the JVM's start-up and warning lines and the stage bars stay out of the user's terminal
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOGS}")
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
     return builder.getOrCreate(), True
+
+
+QUIET_LOGS = Path(__file__).with_name("log4j2-quiet.properties").as_uri()
+"""The log4j2 configuration of the Spark sessions rankwise starts (errors only); set
+``RANKWISE_SPARK_LOGS=1`` to see Spark's own logs."""
 
 
 def read_frame(spark: Any, obj: Any) -> tuple[Any, str, str | None]:
