@@ -200,8 +200,8 @@ def test_a_spark_session_rankwise_starts_keeps_the_jvm_logs_out_of_the_terminal(
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("q 0 d1 1\nq 0 d2 0\n")
     run.write_text("q Q0 d1 1 2.0 r\nq Q0 d2 2 1.0 r\n")
-    code = ("import rankwise; r = rankwise.evaluate(%r, %r, ['map'], engine='spark'); print(r.summary['map'].iloc[0])"
-            % (str(qrels), str(run)))
+    code = (f"import rankwise; r = rankwise.evaluate({str(qrels)!r}, {str(run)!r}, ['map'], engine='spark'); "
+            "print(r.summary['map'].iloc[0])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          env={k: v for k, v in os.environ.items() if k != "RANKWISE_SPARK_LOGS"})
     assert out.returncode == 0, out.stderr[-2000:]
