@@ -402,14 +402,23 @@ def evaluate(
         return module.evaluate_with_engine(plan, runs, chunk_rows=chunk_rows, client=client)
     if chunk_rows is not None or client is not None:
         raise RankwiseError("chunk_rows and client apply to engine='chunks', 'dask' or 'spark'")
+    from rankwise.progress import step
+
     warnings: list[str] = list(plan.notes)
-    loaded = [load_run(obj, name=name) for obj, name in _as_runs(runs)]
+    sources = _as_runs(runs)
+    with step("reading runs", total=len(sources)) as advance:
+        loaded = []
+        for obj, name in sources:
+            loaded.append(load_run(obj, name=name))
+            advance(1, f"reading runs: {loaded[-1].name}")
     _unique_names(loaded, warnings)
     results: list[RunScores] = []
-    for run in loaded:
-        scores = plan.score(run)
-        warnings.extend(n for n in scores.warnings if n not in warnings)
-        results.append(scores)
+    with step("scoring runs", total=len(loaded)) as advance:
+        for run in loaded:
+            scores = plan.score(run)
+            warnings.extend(n for n in scores.warnings if n not in warnings)
+            results.append(scores)
+            advance(1, f"scoring runs: {run.name}")
     return plan.result(results, warnings)
 
 

@@ -172,11 +172,15 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
         ends = np.append(starts[1:], len(order))
         rng = np.random.default_rng(seed)
         draws = {k: [] for k in stats}
-        for _ in range(int(resamples)):
-            picked = rng.integers(0, len(uniques), len(uniques))
-            rows = np.concatenate([order[starts[p]: ends[p]] for p in picked])
-            for k, v in _statistics(a[rows], b[rows], categories, levels).items():
-                draws[k].append(v)
+        from rankwise.progress import step
+
+        with step("resampling queries", total=int(resamples)) as advance:
+            for _ in range(int(resamples)):
+                picked = rng.integers(0, len(uniques), len(uniques))
+                rows = np.concatenate([order[starts[p]: ends[p]] for p in picked])
+                for k, v in _statistics(a[rows], b[rows], categories, levels).items():
+                    draws[k].append(v)
+                advance()
         tail = (1.0 - confidence) / 2.0 * 100
         intervals = {k: (float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail)))
                      for k, v in draws.items()}

@@ -96,6 +96,10 @@ def fit(
 
     model = _model_option(model, model_short)
     quiet = deprecated_flag(quiet, quiet_short, "--quiet", "-q", "--per-query")
+    if quiet:
+        from rankwise.progress import silence
+
+        silence()
     try:
         kind, values = MODELS.parse(model, prior=prior, floor=floor, iterations=iterations, tolerance=tolerance)
         if not kind.fittable:
@@ -257,14 +261,15 @@ def _score_against_labels(run: Any, fitted: Any, data: Any, labels: Path, labels
     import numpy as np
     import pyarrow as pa
 
-    import rankwise
     from rankwise.clicks.labels import match_queries, read_labels
+    from rankwise.data.containers import Run
+    from rankwise.evaluation import evaluate as evaluate_runs
     from rankwise.report.grid import Grid
 
     source = data if data is not None else fitted
     judged, note = match_queries(read_labels(labels, labels_format), source)
     _warn([note])
-    runs = [run, rankwise.Run(run.query, run.doc, np.zeros(len(run)), name="all tied", source="<ties>")]
+    runs = [run, Run(run.query, run.doc, np.zeros(len(run)), name="all tied", source="<ties>")]
     if data is not None and hasattr(data, "query"):
         first = np.zeros(data.sessions, dtype=bool)      # each query's first page in the log
         first[np.unique(data.query, return_index=True)[1]] = True
@@ -273,9 +278,9 @@ def _score_against_labels(run: Any, fitted: Any, data: Any, labels: Path, labels
         queries = np.repeat(np.asarray(data.query_ids, dtype=object)[data.query[first]], data.ranks)[keep.ravel()]
         shown_docs = np.asarray(data.doc_ids, dtype=object)[docs[keep]]
         ranks = np.tile(np.arange(1.0, data.ranks + 1), int(first.sum()))[keep.ravel()]
-        runs.append(rankwise.Run(pa.array(queries.astype(str), pa.string()), pa.array(shown_docs.astype(str),
-                                 pa.string()), -ranks, name="shown order", source="<log>"))
-    result = rankwise.evaluate(judged, runs, metrics, duplicates="first")
+        runs.append(Run(pa.array(queries.astype(str), pa.string()), pa.array(shown_docs.astype(str), pa.string()),
+                        -ranks, name="shown order", source="<log>"))
+    result = evaluate_runs(judged, runs, metrics, duplicates="first")
     rows = [[r.name] + [f"{result.summary[m][r.name]:.4f}" for m in result.summary.columns] for r in runs]
     return Grid(f"relevance ranking against {labels.name} ({len(judged):,} labels)", ["ranking",
                 *result.summary.columns], rows, [False] + [True] * len(result.summary.columns))

@@ -14,10 +14,18 @@ if TYPE_CHECKING:
 
 def main() -> None:
     """Run the ``rankwise`` command (``trec-eval`` and ``ndeval`` arguments bypass option
-    parsing to keep their tools' syntax; ``evaluate`` starts without Typer when it can)."""
+    parsing to keep their tools' syntax; ``evaluate`` starts without Typer when it can). Long
+    work shows its progress on a terminal (``rankwise.cli.progress``)."""
+    from rankwise.cli.progress import terminal_reporter
+    from rankwise.progress import reporting
+
+    with reporting(terminal_reporter()):
+        _dispatch(sys.argv[1:])
+
+
+def _dispatch(argv: list[str]) -> None:
     from rankwise.cli.process import numpy_for_short_commands, release_freed_pages
 
-    argv = sys.argv[1:]
     quick = bool(argv) and argv[0] in ("trec-eval", "ndeval", "evaluate")
     if quick:
         numpy_for_short_commands()  # before NumPy is imported

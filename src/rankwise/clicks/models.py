@@ -372,12 +372,22 @@ class ClickModel:
         self.hyper, self.posterior = {}, {}
         self.feature_fit = None
         self._start(log)
+        self.history = []
+        self.best_iteration: int | None = None
+        from rankwise.progress import step
+
+        with step(f"fitting {self.name}", total=iterations if self.iterative else None) as advance:
+            self._passes(log, pass_totals, iterations, tolerance, progress, validation, patience, chunk_size, advance)
+        return self
+
+    def _passes(self, log: Any, pass_totals: Callable[[], tuple[dict[str, np.ndarray], float]], iterations: int,
+                tolerance: float, progress: Callable[[dict[str, float]], None] | None, validation: Any,
+                patience: int, chunk_size: int, advance: Callable[..., None]) -> None:
+        """The passes of ``fit_passes`` (``advance`` reports each one)."""
         started = time.perf_counter()
         previous = -math.inf
-        self.history = []
         constants: dict[str, np.ndarray] = {}
         best: tuple[float, int, dict[str, Any]] | None = None
-        self.best_iteration: int | None = None
         for iteration in range(1, (iterations if self.iterative else 1) + 1):
             self._first_pass = iteration == 1   # statistics that do not change are added up once
             totals, ll = pass_totals()
@@ -397,6 +407,7 @@ class ClickModel:
                     best = (held, iteration, self._snapshot())
                 stale = iteration - best[1] >= patience
             self.history.append(entry)
+            advance(1, f"fitting {self.name}: log-likelihood {ll:.6f}")
             if progress is not None:
                 progress(entry)
             # a fitted prior moves with the parameters, so the log-likelihood need not rise at
@@ -409,7 +420,6 @@ class ClickModel:
             for name, value in best[2].items():
                 setattr(self, name, value)
             self.best_iteration = best[1]
-        return self
 
     def _start(self, log: Any) -> None:
         """Starting parameters (EM models)."""

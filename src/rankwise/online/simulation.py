@@ -324,7 +324,9 @@ def run_simulation(comparisons: Sequence[Comparison], impressions: Sequence[int]
     agree = {m: [] for m in methods}
     false_pos = {"ab": [], "team-draft": []}
     cover = {m: [] for m in methods if m != "pbm-ips"}
-    for c in comparisons:
+    from rankwise.progress import tracked
+
+    for c in tracked(comparisons, "simulating comparisons"):
         truth = np.sign(c.difference)            # +1: B better
         law_a, law_b = c.clicks["A"], c.clicks["B"]
         k = np.arange(len(law_a))

@@ -64,9 +64,9 @@ def save_figure(fig: Any, path: str | Path, **options: Any) -> None:
 
 def _version() -> str:
     """The signature's last part, as the metric signatures end: ``rankwise-VERSION``."""
-    import rankwise
+    from rankwise._version import __version__
 
-    return f"rankwise-{rankwise.__version__}"
+    return f"rankwise-{__version__}"
 
 
 def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | None,
