@@ -237,3 +237,21 @@ def test_evaluating_no_runs_is_refused_not_an_empty_result() -> None:
     for empty in ({}, []):
         with pytest.raises(rankwise.errors.RankwiseError, match="no runs given"):
             rankwise.evaluate({"q": {"d": 1}}, empty, ["map"])
+
+
+def test_ranked_lists_carry_the_systems_scores() -> None:
+    from rankwise.data.containers import Run
+
+    run = Run.from_ranked_lists({"u1": ["a", "b", "c"], "u2": ["d"]}, scores={"u1": [0.9, 0.4, 0.4], "u2": [2.5]})
+    assert run.to_dict() == {"u1": {"a": 0.9, "b": 0.4, "c": 0.4}, "u2": {"d": 2.5}}
+    # the same ranking as the positions when no score ties: P@1 and MRR equal
+    by_position = Run.from_ranked_lists({"u1": ["a", "b", "c"], "u2": ["d"]})
+    qrels = {"u1": {"a": 0, "b": 1}, "u2": {"d": 1}}
+    assert rankwise.evaluate(qrels, run, ["P@1"]).summary.iloc[0, 0] == \
+        rankwise.evaluate(qrels, by_position, ["P@1"]).summary.iloc[0, 0] == 0.5
+    with pytest.raises(InputError, match="u1: the score at position 2 .0.5. is above the one before it .0.4."):
+        Run.from_ranked_lists({"u1": ["a", "b"]}, scores={"u1": [0.4, 0.5]})
+    with pytest.raises(InputError, match="u1: 2 items but 1 scores"):
+        Run.from_ranked_lists({"u1": ["a", "b"]}, scores={"u1": [0.4]})
+    with pytest.raises(InputError, match="same queries"):
+        Run.from_ranked_lists({"u1": ["a"]}, scores={"u2": [1.0]})

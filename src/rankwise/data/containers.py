@@ -322,25 +322,56 @@ class Run:
         return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[scol].to_numpy(), name, source)
 
     @classmethod
-    def from_ranked_lists(cls, lists: Any, key: Any = str, name: str = "run", source: str = "<lists>") -> Run:
+    def from_ranked_lists(cls, lists: Any, key: Any = str, name: str = "run", source: str = "<lists>",
+                          scores: Any = None) -> Run:
         """A run from ranked lists of arbitrary items, best first (recommender style).
 
         ``lists`` maps a query (or user) to a sequence of items, or is a list of sequences
         (queries numbered from 0). ``key`` turns each item into its identifying string. The
         list order is kept exactly: scores are n, n-1, ..., 1, so no tie rule ever applies.
 
+        ``scores`` (the same shape as ``lists``: per query a sequence as long as its list)
+        carries the system's own scores instead, for score-based fusion and exports. They must
+        not increase along a list (the list order is the ranking; an increase is refused with
+        the query and position); tied scores are then ranked by the evaluation's tie rule.
+
         >>> r = Run.from_ranked_lists({"u1": [("m", 2), ("m", 1)]}, key=repr)
         >>> r.to_dict()
         {'u1': {"('m', 2)": 2.0, "('m', 1)": 1.0}}
+        >>> Run.from_ranked_lists({"u1": ["a", "b"]}, scores={"u1": [0.9, 0.4]}).to_dict()
+        {'u1': {'a': 0.9, 'b': 0.4}}
         """
-        items = lists.items() if isinstance(lists, dict) else enumerate(lists)
-        queries, docs, scores = [], [], []
+        from rankwise.errors import InputError
+
+        items = list(lists.items()) if isinstance(lists, dict) else list(enumerate(lists))
+        given = None if scores is None else (dict(scores) if isinstance(scores, dict) else dict(enumerate(scores)))
+        if given is not None and set(map(str, given)) != {str(q) for q, _ in items}:
+            missing = sorted({str(q) for q, _ in items} ^ set(map(str, given)))[:3]
+            raise InputError(f"scores must name the same queries as the lists; these differ: {', '.join(missing)}",
+                             field="scores")
+        by_name = None if given is None else {str(q): v for q, v in given.items()}
+        queries, docs, values = [], [], []
         for qid, ranked in items:
             ranked = list(ranked)
             queries.extend([str(qid)] * len(ranked))
             docs.extend(key(item) for item in ranked)
-            scores.extend(range(len(ranked), 0, -1))
-        return cls(arrow.strings(queries), arrow.strings(docs), np.asarray(scores, dtype=np.float64), name, source)
+            if by_name is None:
+                values.extend(range(len(ranked), 0, -1))
+                continue
+            own = np.asarray(list(by_name[str(qid)]), dtype=np.float64)
+            if own.shape != (len(ranked),):
+                raise InputError(f"query {qid}: {len(ranked)} items but {own.size} scores", field="scores")
+            if not np.isfinite(own).all():
+                raise InputError(f"query {qid}: scores must be finite, got {own[~np.isfinite(own)][0]}",
+                                 field="scores")
+            rising = np.flatnonzero(np.diff(own) > 0)
+            if len(rising):
+                at = int(rising[0]) + 2
+                raise InputError(f"query {qid}: the score at position {at} ({own[at - 1]:g}) is above the one before "
+                                 f"it ({own[at - 2]:g}); lists are best first, so scores must not increase",
+                                 field="scores")
+            values.extend(own.tolist())
+        return cls(arrow.strings(queries), arrow.strings(docs), np.asarray(values, dtype=np.float64), name, source)
 
     def to_dataframe(self) -> Any:
         """Return the run as a pandas DataFrame (query_id, doc_id, score)."""
