@@ -117,7 +117,7 @@ def test_metrics_filter_and_pipe_width() -> None:
 def test_list_every_registered_family() -> None:
     res = runner.invoke(app, ["list"])
     counts = dict(line.split()[:2] for line in res.stdout.splitlines())
-    assert counts == {"metrics": "99", "click-models": "11", "estimators": "6", "slate-estimators": "3",
+    assert counts == {"metrics": "100", "click-models": "11", "estimators": "6", "slate-estimators": "3",
                       "interleaving": "4", "fusion": "25", "normalisations": "7", "ab-tests": "6", "sequential": "4",
                       "comparison-tests": "7", "corrections": "4"}
     rrf = runner.invoke(app, ["list", "fusion", "reciprocal"])

@@ -106,3 +106,16 @@ def test_docs_metrics_page_is_generated_from_the_registry() -> None:
 
     page = Path(__file__).parent.parent / "docs" / "metrics.md"
     assert page.read_text() == markdown(), "regenerate: python -m rankwise.metrics.catalogue > docs/metrics.md"
+
+
+def test_ncg_is_cumulative_gain_over_the_ideal_one() -> None:
+    # labels a 2, b 1, c 3; the run ranks a, x (unjudged), b
+    # NCG@2 = (2 + 0) / (3 + 2) = 0.4; NCG@3 = (2 + 0 + 1) / (3 + 2 + 1) = 0.5
+    # a query without a positive label scores 0, as nDCG's (the `undefined` convention decides)
+    qrels = {"q": {"a": 2, "b": 1, "c": 3}, "none": {"a": 0}}
+    run = {"q": {"a": 3.0, "x": 2.0, "b": 1.0}, "none": {"a": 1.0}}
+    res = rankwise.evaluate(qrels, run, ["NCG@2", "ncg@3", "ndcg_cut_2"])
+    per_query = res.per_query.loc["run"]
+    assert per_query.loc["q", ["NCG@2", "ncg@3"]].tolist() == pytest.approx([0.4, 0.5])
+    assert per_query.loc["none"].tolist() == [0.0, 0.0, 0.0]
+    assert res.summary.iloc[0, :2].tolist() == pytest.approx([0.2, 0.25])

@@ -93,6 +93,7 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
     ("AR", "recsys", "AR"),
     ("ARHR", "recsys", "ARHR"),
     ("CG", "recsys", "CG"),
+    ("NCG", "recsys", "NCG"),
     ("ERR", "recsys", "ERR"),
     ("LAG", "recsys", "LAG"),
     ("FCP", "recsys", "FCP"),

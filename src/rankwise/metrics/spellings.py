@@ -103,6 +103,7 @@ AT: dict[str, str] = {
     'ar': 'AR',
     'arhr': 'ARHR',
     'cg': 'CG',
+    'ncg': 'NCG',
     'err': 'ERR',
     'accuracy': 'accuracy_cut',
     'fallout': 'fallout',

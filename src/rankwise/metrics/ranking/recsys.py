@@ -88,6 +88,25 @@ def cumulative_gain_at(rl: RankedLists, k: int) -> np.ndarray:
     return SparseTerms.of(gains, rl.offsets).upto(k)
 
 
+def normalised_cumulative_gain_at(rl: RankedLists, k: int) -> np.ndarray:
+    """NCG@k (TREC Deep Learning's normalised cumulative gain) = CG@k / the ideal CG@k, the
+    sum of the k largest labels judged for the query; NaN without a positive label (the
+    ``undefined`` rule decides).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> normalised_cumulative_gain_at(example(), 2).round(4).tolist()   # top 2: (2 + 0) / (2 + 1)
+    [0.6667]
+    """
+    from rankwise.metrics.ranking.gain import ideal
+
+    ide = ideal(rl)
+    rank = segments.positions(ide.offsets)
+    top = rank < k
+    query = np.repeat(np.arange(rl.n_queries), np.diff(ide.offsets))
+    best = np.bincount(query[top], weights=ide.gains[top], minlength=rl.n_queries)
+    return safe_divide(cumulative_gain_at(rl, k), best)
+
+
 def err_at(rl: RankedLists, k: int, max_grade: int | None = None) -> np.ndarray:
     """ERR@k (Chapelle et al. 2009) = sum_r (1/r) R_r prod_{i<r} (1 - R_i), with
     R = (2^label - 1) / 2^max_grade (max_grade defaults to the largest judged label).
@@ -174,6 +193,10 @@ ARHR = Family("ARHR", per_cutoff(arhr_at), "Average reciprocal hit rank: sum of 
               cutoff=_K, canonical="ARHR", cutoff_aliases=("arhr",))
 CG = Family("CG", per_cutoff(cumulative_gain_at), "Cumulative gain: sum of the labels in the top k.", cutoff=_K,
             canonical="CG", cutoff_aliases=("cg",))
+NCG = Family("NCG", per_cutoff(normalised_cumulative_gain_at),
+             "Normalised cumulative gain: CG@k over the ideal CG@k (the k largest judged labels).", cutoff=_K,
+             canonical="NCG", cutoff_aliases=("ncg",), matches="TREC Deep Learning NCG@k (Craswell et al. 2020)",
+             undefined="no_relevant")
 ERR = Family("ERR", lambda rl, conv, ks, params: np.column_stack([err_at(rl, k, params["max_label"]) for k in ks]),
              "Expected reciprocal rank: sum_r R_r/r prod_{i<r}(1-R_i), R = (2^label-1)/2^max.", cutoff=_K,
              params=(Param("max_label", int, None, "largest grade (2^max normalises R); default: the largest "
