@@ -41,3 +41,17 @@ def test_dollar_signs_in_run_names_do_not_break_plots(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["plot", "difference", Q, f"a$^$b={R}", f"c$={R}", "-o", str(out)])
     assert result.exit_code == 0, result.output      # a mathtext parse error before
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_narrow_table_keeps_its_title_on_one_line() -> None:
+    # a short run name and one metric made a table narrower than its title, which rich folded
+    from rich.console import Console
+
+    from rankwise.report.grid import Grid
+
+    grid = Grid("pairwise comparisons at a glance", ["run", "P@5"], [["a", "0.5000"]], [False, True])
+    console = Console(width=100, record=True)
+    console.print(grid.rich())
+    lines = [line for line in console.export_text().splitlines() if line.strip()]
+    assert lines[0].strip() == "pairwise comparisons at a glance"
+    assert "comparisons" not in lines[1]

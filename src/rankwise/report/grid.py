@@ -79,7 +79,9 @@ class Grid:
         """A rich Table: text columns fold onto more lines, numbers never break or shrink."""
         from rich.table import Table
 
-        table = Table(title=self.title or None, caption=self.note or None)
+        # at least as wide as its title: a narrow table (a short run name, two metrics) would
+        # otherwise fold the title onto two lines; the console still caps the width
+        table = Table(title=self.title or None, caption=self.note or None, min_width=len(self.title) + 2)
         for name, num in zip(self.columns, self.numeric, strict=True):
             if num:
                 width = max([len(name)] + [len(r[len(table.columns)]) for r in self.rows])
