@@ -119,3 +119,28 @@ def test_ncg_is_cumulative_gain_over_the_ideal_one() -> None:
     assert per_query.loc["q", ["NCG@2", "ncg@3"]].tolist() == pytest.approx([0.4, 0.5])
     assert per_query.loc["none"].tolist() == [0.0, 0.0, 0.0]
     assert res.summary.iloc[0, :2].tolist() == pytest.approx([0.2, 0.25])
+
+
+def test_implicit_feedback_and_rank_only_lists_go_in(tmp_path) -> None:
+    # held-out interactions without a label, a top-k list with a rank and no score: the normal
+    # recommender case, refused before (`no relevance label column`, `no score column`)
+    import pandas as pd
+
+    held_out = pd.DataFrame({"user_id": ["u", "u", "u", "v"], "item_id": ["a", "b", "a", "c"]})
+    top_k = pd.DataFrame({"user_id": ["u", "u", "v", "v"], "item_id": ["b", "x", "c", "y"], "rank": [1, 2, 2, 1]})
+    # u: b relevant at rank 1; v: y (not relevant) at 1, c at 2
+    # P@1 = (1 + 0) / 2 = 0.5; recall@2 = (1/2 + 1/1) / 2 = 0.75
+    res = rankwise.evaluate(held_out, top_k, ["P@1", "recall@2"])
+    assert res.summary.iloc[0].tolist() == pytest.approx([0.5, 0.75])
+    assert res.warnings == ["<DataFrame>: no label column: every row is an interaction, a relevant item (label 1); "
+                            "1 repeated (user, item) interaction(s) counted once"]
+    # the same from CSV files
+    held_out.to_csv(tmp_path / "held_out.csv", index=False)
+    top_k.to_csv(tmp_path / "top_k.csv", index=False)
+    from_files = rankwise.evaluate(str(tmp_path / "held_out.csv"), str(tmp_path / "top_k.csv"), ["P@1", "recall@2"])
+    assert from_files.summary.iloc[0].tolist() == pytest.approx([0.5, 0.75])
+    assert any("1 repeated (user, item) interaction(s) counted once" in w for w in from_files.warnings)
+    # neither a score nor a rank: refused, naming both
+    top_k.drop(columns="rank").to_csv(tmp_path / "bare.csv", index=False)
+    with pytest.raises(rankwise.errors.InputError, match="no score or rank column"):
+        rankwise.evaluate(str(tmp_path / "held_out.csv"), str(tmp_path / "bare.csv"), ["P@1"])

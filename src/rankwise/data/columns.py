@@ -13,6 +13,7 @@ DOC_COLUMNS = ("doc_id", "docid", "docno", "doc", "item", "item_id", "document_i
 SCORE_COLUMNS = ("score", "sim", "prediction", "rank_score")
 LABEL_COLUMNS = ("relevance", "label", "rel", "rating", "judgment", "grade", "score")
 TAG_COLUMNS = ("run_id", "run", "tag", "system", "name")
+RANK_COLUMNS = ("rank", "position", "pos", "ranking")
 
 
 def pick_column(

@@ -191,13 +191,32 @@ class Qrels:
 
     @classmethod
     def from_dataframe(cls, frame: Any, source: str = "<DataFrame>") -> Qrels:
-        """Build from a pandas DataFrame with query, doc and label columns (common names accepted)."""
+        """Build from a pandas DataFrame with query, doc and label columns (common names accepted).
+
+        Without a label column the rows are implicit feedback (held-out interactions, as
+        recommender data comes): every (query, doc) row is relevant with label 1, an item a
+        user interacted with more than once counts once, and a note says so.
+
+        >>> import pandas as pd
+        >>> q = Qrels.from_dataframe(pd.DataFrame({"user_id": ["u", "u", "u"], "item_id": ["a", "b", "a"]}))
+        >>> q.to_dict(), q.notes
+        ({'u': {'a': 1, 'b': 1}}, ['<DataFrame>: no label column: every row is an interaction, a relevant item (label 1); 1 repeated (user, item) interaction(s) counted once'])
+        """
         from rankwise.data.columns import DOC_COLUMNS, LABEL_COLUMNS, QUERY_COLUMNS, pick_column
 
         qcol = pick_column(frame.columns, QUERY_COLUMNS, "query id", source)
         dcol = pick_column(frame.columns, DOC_COLUMNS, "document id", source)
-        lcol = pick_column(frame.columns, LABEL_COLUMNS, "relevance label", source)
-        return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[lcol].to_numpy(), source)
+        lcol = pick_column(frame.columns, LABEL_COLUMNS, "relevance label", source, required=False)
+        if lcol is not None:
+            return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[lcol].to_numpy(), source)
+        pairs = frame[[qcol, dcol]]
+        repeated = int(pairs.duplicated().sum())
+        pairs = pairs.drop_duplicates()
+        note = f"{source}: no label column: every row is an interaction, a relevant item (label 1)"
+        if repeated:
+            note += f"; {repeated} repeated (user, item) interaction(s) counted once"
+        return cls(pairs[qcol].to_numpy(), pairs[dcol].to_numpy(), np.ones(len(pairs), dtype=np.int64), source,
+                   notes=[note])
 
     @classmethod
     def from_sets(cls, ground_truth: Any, relevance: Any = None, key: Any = str,
@@ -304,10 +323,18 @@ class Run:
     def from_dataframe(cls, frame: Any, name: str | None = None, source: str = "<DataFrame>",
                        default_name: str = "run") -> Run:
         """Build from a pandas DataFrame with query, doc and score columns (common names accepted);
-        the run is ``name``, else the first value of a tag column, else ``default_name``."""
+        the run is ``name``, else the first value of a tag column, else ``default_name``. A
+        top-k list with a rank column (``rank``, ``position``, ``pos``) and no score is ranked by
+        it, rank 1 first (its score is minus the rank).
+
+        >>> import pandas as pd
+        >>> Run.from_dataframe(pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "b"], "rank": [2, 1]})).to_dict()
+        {'u': {'a': -2.0, 'b': -1.0}}
+        """
         from rankwise.data.columns import (
             DOC_COLUMNS,
             QUERY_COLUMNS,
+            RANK_COLUMNS,
             SCORE_COLUMNS,
             TAG_COLUMNS,
             pick_column,
@@ -315,11 +342,21 @@ class Run:
 
         qcol = pick_column(frame.columns, QUERY_COLUMNS, "query id", source)
         dcol = pick_column(frame.columns, DOC_COLUMNS, "document id", source)
-        scol = pick_column(frame.columns, SCORE_COLUMNS, "score", source)
+        scol = pick_column(frame.columns, SCORE_COLUMNS, "score", source, required=False)
         tcol = pick_column(frame.columns, TAG_COLUMNS, "run tag", source, required=False)
         if name is None:
             name = str(frame[tcol].iloc[0]) if tcol is not None and len(frame) else default_name
-        return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[scol].to_numpy(), name, source)
+        if scol is not None:
+            return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[scol].to_numpy(), name, source)
+        # a top-k list without scores (recommender output): ranked by its rank column, 1 first
+        rcol = pick_column(frame.columns, RANK_COLUMNS, "score or rank", source)
+        try:
+            ranks = np.asarray(frame[rcol].to_numpy(), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"column {rcol!r}: expected numeric ranks", source=source, field=str(rcol)) from None
+        if not np.isfinite(ranks).all():
+            raise InputError(f"column {rcol!r}: expected finite ranks", source=source, field=str(rcol))
+        return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), -ranks, name, source)
 
     @classmethod
     def from_ranked_lists(cls, lists: Any, key: Any = str, name: str = "run", source: str = "<lists>",

@@ -80,14 +80,14 @@ def _table(path: str) -> tuple[Any, bool, int]:
 
 
 def _columns(frame: Any, header: bool, positions: dict[int, tuple[str | None, ...]], kind: str, path: str,
-             roles: dict[str, tuple[str, ...]]) -> dict[str, Any]:
-    """The role -> column of text values."""
+             roles: dict[str, tuple[str, ...]], optional: tuple[str, ...] = ("tag",)) -> dict[str, Any]:
+    """The role -> column of text values (the ``optional`` roles may be missing)."""
     from rankwise.data.columns import pick_column
 
     if header:
         out = {}
         for role, accepted in roles.items():
-            column = pick_column(frame.columns, accepted, role, path, required=role != "tag")
+            column = pick_column(frame.columns, accepted, role, path, required=role not in optional)
             if column is not None:
                 out[role] = frame[column]
         return out
@@ -119,14 +119,21 @@ def _numbers(values: Any, path: str, first_line: int, field: str, integer: bool)
 
 def read_delimited_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     """A run from a CSV or TSV file (see the module)."""
-    from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS
+    from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, RANK_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS
 
     path = os.fspath(path)
     frame, header, first = _table(path)
     cols = _columns(frame, header, RUN_POSITIONS, "run", path, {"query id": QUERY_COLUMNS, "document id": DOC_COLUMNS,
-                                                                "score": SCORE_COLUMNS, "tag": TAG_COLUMNS})
+                                                                "score": SCORE_COLUMNS, "rank": RANK_COLUMNS,
+                                                                "tag": TAG_COLUMNS}, optional=("score", "rank", "tag"))
     cols = {{"query id": "query", "document id": "doc"}.get(k, k): v for k, v in cols.items()}
-    scores = _numbers(cols["score"], path, first, "score", integer=False)
+    if "score" in cols:
+        scores = _numbers(cols["score"], path, first, "score", integer=False)
+    elif "rank" in cols:   # a top-k list without scores: rank 1 first
+        scores = -_numbers(cols["rank"], path, first, "rank", integer=False)
+    else:
+        raise InputError(f"no score or rank column; expected one of {', '.join(SCORE_COLUMNS + RANK_COLUMNS)} "
+                         f"(found {', '.join(map(str, frame.columns))})", source=path, line=1)
     lines = np.arange(first, first + len(frame), dtype=np.int64)
     if name is None:
         name = str(cols["tag"].iloc[-1]) if "tag" in cols and len(frame) else os.path.basename(path).split(".")[0]
@@ -140,11 +147,23 @@ def read_delimited_qrels(path: str | os.PathLike[str]) -> Qrels:
     path = os.fspath(path)
     frame, header, first = _table(path)
     cols = _columns(frame, header, QRELS_POSITIONS, "qrels file", path,
-                    {"query id": QUERY_COLUMNS, "document id": DOC_COLUMNS, "label": LABEL_COLUMNS})
+                    {"query id": QUERY_COLUMNS, "document id": DOC_COLUMNS, "label": LABEL_COLUMNS},
+                    optional=("label",))
     cols = {{"query id": "query", "document id": "doc"}.get(k, k): v for k, v in cols.items()}
-    labels = _numbers(cols["label"], path, first, "label", integer=True)
     lines = np.arange(first, first + len(frame), dtype=np.int64)
-    return Qrels(cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object), labels, path, lines)
+    if "label" in cols:
+        labels = _numbers(cols["label"], path, first, "label", integer=True)
+        return Qrels(cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object), labels, path, lines)
+    # held-out interactions (implicit feedback): every row relevant, a repeated one counted once
+    queries, docs = cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object)
+    import pandas as pd
+
+    first_seen = ~pd.DataFrame({"q": queries, "d": docs}).duplicated().to_numpy()
+    note = f"{path}: no label column: every row is an interaction, a relevant item (label 1)"
+    if (~first_seen).any():
+        note += f"; {int((~first_seen).sum())} repeated (user, item) interaction(s) counted once"
+    return Qrels(queries[first_seen], docs[first_seen], np.ones(int(first_seen.sum()), dtype=np.int64), path,
+                 lines[first_seen], notes=[note])
 
 
 __all__ = ["DELIMITED_SUFFIXES", "read_delimited_qrels", "read_delimited_run"]
