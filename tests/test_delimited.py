@@ -62,7 +62,8 @@ def test_ids_keep_their_text(tmp_path: Path) -> None:
     ("qid,docno,score\nq1,d1,high\n", r"run\.csv:2: field 'score': expected a number, got 'high'"),
     ("qid,docno,score\nq1,d1,1\n\nq1,d2,2\n", r"run\.csv:3: an empty line inside the table"),
     ("q1,d1\n", r"run\.csv: 2 columns without a header; a run without a header has 6"),
-    ("query,doc\nq1,d1\n", r"run\.csv:1: no score or rank column; expected one of score, sim, prediction, rank_score, rank"),
+    ("query,doc\nq1,d1\n", r"run\.csv:1: no score or rank column; expected one of score, sim, prediction, "
+                            r"rank_score, rank"),
     ("qid,docno,score\nq1,d1,nan\n", r"run\.csv:2: field 'score': expected a number, got 'nan'"),
 ])
 def test_bad_tables_name_file_line_and_field(tmp_path: Path, text: str, message: str) -> None:

@@ -199,8 +199,10 @@ class Qrels:
 
         >>> import pandas as pd
         >>> q = Qrels.from_dataframe(pd.DataFrame({"user_id": ["u", "u", "u"], "item_id": ["a", "b", "a"]}))
-        >>> q.to_dict(), q.notes
-        ({'u': {'a': 1, 'b': 1}}, ['<DataFrame>: no label column: every row is an interaction, a relevant item (label 1); 1 repeated (user, item) interaction(s) counted once'])
+        >>> q.to_dict()
+        {'u': {'a': 1, 'b': 1}}
+        >>> q.notes[0].split("; ")[1]
+        '1 repeated (user, item) interaction(s) counted once'
         """
         from rankwise.data.columns import DOC_COLUMNS, LABEL_COLUMNS, QUERY_COLUMNS, pick_column
 
