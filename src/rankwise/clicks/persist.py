@@ -56,8 +56,8 @@ def model_document(model: ClickModel) -> dict[str, Any]:
                 "pairs": pairs, "history": model.history}
     if getattr(model, "hyper", None):
         document["prior"] = {field: list(hyper) for field, hyper in model.hyper.items()}
-    if getattr(model, "feature_fit", None):
-        fit = model.feature_fit
+    fit = getattr(model, "feature_fit", None)
+    if fit:
         document["features"] = {"names": list(fit["names"]), "mean": _plain(fit["mean"]), "scale": _plain(fit["scale"]),
                                 "weights": _plain(fit["weights"]), "kappa": fit["kappa"], "l2": model.l2}
     if getattr(model, "posterior", None):
@@ -179,10 +179,11 @@ def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
     if not isinstance(saved, dict) or not isinstance(saved.get("names"), list) or not saved["names"]:
         raise InputError("expected an object with the feature names", source=path, field="features")
     width = len(saved["names"])
-    fit = {"names": [str(n) for n in saved["names"]], "mean": numbers("mean", width), "scale": numbers("scale", width),
-           "weights": numbers("weights", width + 1)}
+    scale = numbers("scale", width)
+    fit: dict[str, Any] = {"names": [str(n) for n in saved["names"]], "mean": numbers("mean", width), "scale": scale,
+                           "weights": numbers("weights", width + 1)}
     kappa, l2 = saved.get("kappa"), saved.get("l2")
-    if not isinstance(kappa, (int, float)) or not 0 < kappa < np.inf or (fit["scale"] <= 0).any():
+    if not isinstance(kappa, (int, float)) or not 0 < kappa < np.inf or bool((scale <= 0).any()):
         raise InputError("expected a positive concentration and positive scales", source=path, field="features")
     if not isinstance(l2, (int, float)) or not 0 <= l2 < np.inf:
         raise InputError("expected a non-negative l2", source=path, field="features")
