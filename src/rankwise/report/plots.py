@@ -200,8 +200,9 @@ def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: An
     # vertical averaging: each query's curve is a step function of the false positive rate,
     # averaged at every rate; at rate 0 a query ranking a relevant document first already has
     # true positives, so the average starts above the origin
-    ax.annotate("vertical average over queries: at false positive rate 0 the curve starts at the mean true "
-                "positive rate before the first non-relevant document", (0.02, 0.02), fontsize=6.5, color="0.35")
+    ax.text(0.98, 0.03, "vertical average over queries: at false positive rate 0\nthe curve starts at the mean "
+            "true positive rate\nbefore the first non-relevant document", transform=ax.transAxes, ha="right",
+            va="bottom", fontsize=6.5, color="0.35")   # under the chance line, where no curve goes
     return _finish(fig, ax, "ROC of the rankings (vertical average over queries)",
                    f"ROC|vertical average|{conv.signature_part()}|{_version()}", path, notes)
 
