@@ -116,7 +116,8 @@ def test_empty_and_missing_files(tmp_path: Path) -> None:
 
 
 def test_dataframe_without_score_column() -> None:
-    with pytest.raises(InputError, match="no score column"):
+    with pytest.raises(InputError, match="no score or rank column; expected one of score, sim, prediction, "
+                                         "rank_score, rank"):
         Run.from_dataframe(pd.DataFrame({"qid": ["q"], "docno": ["d"]}))
 
 

@@ -351,7 +351,10 @@ class Run:
         if scol is not None:
             return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[scol].to_numpy(), name, source)
         # a top-k list without scores (recommender output): ranked by its rank column, 1 first
-        rcol = pick_column(frame.columns, RANK_COLUMNS, "score or rank", source)
+        rcol = pick_column(frame.columns, RANK_COLUMNS, "score or rank", source, required=False)
+        if rcol is None:
+            raise InputError(f"no score or rank column; expected one of {', '.join(SCORE_COLUMNS + RANK_COLUMNS)} "
+                             f"(found {', '.join(map(str, frame.columns))})", source=source)
         try:
             ranks = np.asarray(frame[rcol].to_numpy(), dtype=np.float64)
         except (TypeError, ValueError):
