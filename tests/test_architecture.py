@@ -20,7 +20,7 @@ LAYERS: dict[str, float] = {
     "state": 4, "evaluation": 4,
     "streaming": 5, "stats": 5, "torch": 5,
     "jax": 6,  # the JAX states reuse the streaming definitions (threshold grids)
-    "fusion": 5, "agreement": 5,
+    "fusion": 5, "agreement": 6,
     "comparison": 6, "clicks": 6,
     "online": 7,  # interleaving's simulated users come from clicks
     "report": 8, "rankeval": 8, "scale": 8,  # scale wraps evaluate, click models and A/B states

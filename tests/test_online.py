@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from rankwise import online
 from rankwise.errors import InputError, OptionError
-from rankwise.online.inference import Arm, compare_arms
+from rankwise.stats.twosample import Arm, compare_arms
 
 DATA = Path(__file__).parent / "data" / "online"
 

@@ -173,16 +173,16 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
         rng = np.random.default_rng(seed)
         draws = {k: [] for k in stats}
         from rankwise.progress import step
+        from rankwise.stats.resampling import bootstrap_indices, percentile_interval
 
         with step("resampling queries", total=int(resamples)) as advance:
-            for _ in range(int(resamples)):
-                picked = rng.integers(0, len(uniques), len(uniques))
+            for (picks,) in bootstrap_indices((len(uniques),), int(resamples), rng, budget=len(uniques)):
+                picked = picks[0]
                 rows = np.concatenate([order[starts[p]: ends[p]] for p in picked])
                 for k, v in _statistics(a[rows], b[rows], categories, levels).items():
                     draws[k].append(v)
                 advance()
-        tail = (1.0 - confidence) / 2.0 * 100
-        intervals = {k: (float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail)))
+        intervals = {k: percentile_interval(np.asarray(v), 1.0 - confidence, ignore_nan=True)
                      for k, v in draws.items()}
     return LabelAgreement(categories, confusion(a, b, categories), stats, intervals, len(shared),
                           int((both["_merge"] == "left_only").sum()), int((both["_merge"] == "right_only").sum()),

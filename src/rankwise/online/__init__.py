@@ -13,7 +13,6 @@ from rankwise.online.analysis import ABResult, analyze, parse_metric
 from rankwise.online.counterfactual import estimate, estimate_all
 from rankwise.online.events import Units, aggregate_units
 from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
-from rankwise.online.inference import Arm, Difference, compare_arms
 from rankwise.online.interleaving import Interleaved, interleave, preferences
 from rankwise.online.list_distribution import ListDistribution, distribution
 from rankwise.online.metrics import Mean, Proportion, Ratio
@@ -23,6 +22,7 @@ from rankwise.online.ranking_estimators import pbm_ips, position_propensities, s
 from rankwise.online.sequential import always_valid, boundaries, msprt
 from rankwise.online.srm import SRM, srm_test
 from rankwise.online.statistics_table import read_statistics, statistics_table
+from rankwise.stats.twosample import Arm, Difference, compare_arms
 
 __all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio", "SRM",
            "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries",

@@ -12,7 +12,6 @@ import numpy as np
 
 from rankwise.errors import OptionError
 from rankwise.online.events import Units, aggregate_units
-from rankwise.online.inference import RELATIVE, Arm, compare_arms
 from rankwise.online.metrics import Mean, Metric, Proportion, Ratio, indicator, ratio_covariance, ratio_of_means
 from rankwise.online.moments import VariantMoments
 from rankwise.online.sequential import (
@@ -27,6 +26,7 @@ from rankwise.online.sequential import (
 from rankwise.online.srm import SRM, srm_test
 from rankwise.params import Declared, Registry
 from rankwise.stats.corrections import CORRECTION_METHODS
+from rankwise.stats.twosample import RELATIVE, TWO_SAMPLE_TESTS, Arm, compare_arms
 
 SEQUENTIAL = (*ALWAYS_VALID, *SPENDING)
 
@@ -157,7 +157,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     pre-experiment column (or NUM/DEN)}`` for CUPED (theta pooled over the two arms compared).
     ``test``: welch, student, z, z-pooled (proportions), mann-whitney (p-value of the rank
     test on unit values), bootstrap (percentile interval and p of ``resamples`` seeded
-    resamples of units). ``relative``: delta or log (see ``rankwise.online.inference``).
+    resamples of units). ``relative``: delta or log (see ``rankwise.stats.twosample``).
     ``correction``: holm, bonferroni, bh or none, across arms x metrics. ``weights``: the
     design split for the sample-ratio-mismatch test (equal by default). ``sequential``:
     always-valid (confidence sequence, tuning sample size ``tuning``), msprt (normal-mixture
@@ -428,8 +428,9 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
     arm (seeded); p = twice the smaller share of resampled differences on either side of 0."""
     if metric.covariate_ratio is not None:
         raise OptionError("test='bootstrap' does not combine with CUPED here; use welch or z")
+    from rankwise.stats.resampling import bootstrap_indices, bootstrap_p_value, percentile_interval
+
     rng = np.random.default_rng(seed)
-    diffs = np.empty(resamples)
 
     def stat(num: np.ndarray, den: np.ndarray | None, picks: np.ndarray) -> np.ndarray:
         if den is None:
@@ -438,15 +439,10 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
 
     a_num, a_den = _unit_values(metric, units, control)
     b_num, b_den = _unit_values(metric, units, arm)
-    chunk = max(1, min(resamples, 20_000_000 // max(len(a_num) + len(b_num), 1)))
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        pa_ = rng.integers(0, len(a_num), (size, len(a_num)))
-        pb_ = rng.integers(0, len(b_num), (size, len(b_num)))
-        diffs[start:start + size] = stat(b_num, b_den, pb_) - stat(a_num, a_den, pa_)
-    lower, upper = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
-    p = min(1.0, 2 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
-    return float(lower), float(upper), p
+    diffs = np.concatenate([stat(b_num, b_den, pb_) - stat(a_num, a_den, pa_)
+                            for pa_, pb_ in bootstrap_indices((len(a_num), len(b_num)), resamples, rng)])
+    lower, upper = percentile_interval(diffs, alpha)
+    return lower, upper, bootstrap_p_value(diffs)
 
 
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],
@@ -510,14 +506,7 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
     return frame
 
 AB_TESTS: Registry[Declared] = Registry("test", (
-    Declared("welch", compare_arms, "Welch's t-test: unequal variances, Welch-Satterthwaite degrees of freedom.",
-             reference="scipy.stats.ttest_ind(equal_var=False); gbstats; tea-tasting"),
-    Declared("student", compare_arms, "Student's t-test with a pooled variance.",
-             reference="scipy.stats.ttest_ind"),
-    Declared("z", compare_arms, "Two-sample z-test on the means (normal approximation).",
-             reference="statsmodels ztest; GrowthBook frequentist engine"),
-    Declared("z-pooled", compare_arms, "Two-proportion z-test with the pooled proportion (proportions only).",
-             reference="statsmodels proportions_ztest"),
+    *TWO_SAMPLE_TESTS.values(),
     Declared("mann-whitney", _mann_whitney, "Mann-Whitney U test on the unit values (p-value only).",
              aliases=("mannwhitney", "wilcoxon-rank-sum"), reference="scipy.stats.mannwhitneyu"),
     Declared("bootstrap", _bootstrap, "Percentile bootstrap of units: interval and p-value.",

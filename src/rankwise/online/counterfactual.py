@@ -153,17 +153,14 @@ def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logge
 def bootstrap_interval(terms: RoundTerms, alpha: float = 0.05, resamples: int = 2000,
                        seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of ``terms.value()``, resampling rounds with replacement."""
-    rng = np.random.default_rng(seed)
-    n = len(terms.numerator)
-    values = []
-    chunk = max(1, 2_000_000 // max(n, 1))
-    for start in range(0, resamples, chunk):
-        rows = rng.integers(n, size=(min(chunk, resamples - start), n))
+    from rankwise.stats.resampling import bootstrap_statistic, percentile_interval
+
+    def value(rows: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            values.append(np.asarray(terms.value(rows)))
-    draws = np.concatenate(values)
-    low, high = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
+            return np.asarray(terms.value(rows))
+
+    draws = bootstrap_statistic(terms.numerator, value, resamples, np.random.default_rng(seed), budget=2_000_000)
+    return percentile_interval(draws, alpha, ignore_nan=True)
 
 
 def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_logged: Any = None,

@@ -87,9 +87,10 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
     0.1094
     """
     import pandas as pd
-    from scipy import stats as scipy_stats
 
     from rankwise.stats.corrections import holm
+    from rankwise.stats.distributions import sign_test_p
+    from rankwise.stats.resampling import multinomial_counts, percentile_interval
 
     credits = np.atleast_2d(np.asarray(credits))
     labels = list(names) if names is not None else [f"ranker {i}" for i in range(credits.shape[1])]
@@ -105,12 +106,11 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
         wins, losses = int((kept > 0).sum()), int((kept < 0).sum())
         ties = n - wins - losses
         delta = (wins + ties / 2) / n - 0.5 if n else float("nan")
-        decided = wins + losses
-        p_value = float(scipy_stats.binomtest(wins, decided, 0.5).pvalue) if decided else 1.0
+        p_value = sign_test_p(wins, losses)
         if n:
-            draws = rng.multinomial(n, [wins / n, ties / n, losses / n], size=resamples)
+            draws = multinomial_counts([wins, ties, losses], resamples, rng)
             boot = (draws[:, 0] + draws[:, 1] / 2) / n - 0.5
-            low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+            low, high = percentile_interval(boot, alpha)
         else:
             low = high = float("nan")
         rows.append({"a": labels[i], "b": labels[j], "n": n, "n_unclicked": int(unclicked.sum()), "wins": wins,

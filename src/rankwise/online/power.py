@@ -13,12 +13,11 @@ from __future__ import annotations
 import math
 
 from rankwise.errors import OptionError
+from rankwise.stats.distributions import NORMAL
 
 
 def _z(q: float) -> float:
-    from scipy import stats
-
-    return float(stats.norm.ppf(q))
+    return float(NORMAL.ppf(q))
 
 
 def _check(alpha: float, power: float | None = None) -> None:
@@ -35,15 +34,13 @@ def power(effect: float, sd: float, n: float, alpha: float = 0.05, ratio: float 
     >>> round(power(0.2, 1.0, 393), 4)   # the textbook 80% at d = 0.2, 393 per arm
     0.8006
     """
-    from scipy import stats
-
     _check(alpha)
     se = sd * math.sqrt(1 / n + 1 / (ratio * n))
     shift = abs(effect) / se
     if alternative == "two-sided":
         z = _z(1 - alpha / 2)
-        return float(stats.norm.cdf(shift - z) + stats.norm.cdf(-shift - z))
-    return float(stats.norm.cdf(shift - _z(1 - alpha)))
+        return float(NORMAL.cdf(shift - z) + NORMAL.cdf(-shift - z))
+    return float(NORMAL.cdf(shift - _z(1 - alpha)))
 
 
 def sample_size(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8, ratio: float = 1.0,

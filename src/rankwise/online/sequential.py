@@ -46,6 +46,7 @@ import numpy as np
 
 from rankwise.errors import OptionError
 from rankwise.params import Declared, Param, Registry
+from rankwise.stats.distributions import NORMAL
 
 SPENDING = ("obrien-fleming", "pocock")
 ALWAYS_VALID = ("always-valid", "msprt")
@@ -101,11 +102,9 @@ def spent(fraction: np.ndarray | float, alpha: float, spending: str) -> np.ndarr
     [0.00557, 0.05]
     """
     t = np.clip(np.asarray(fraction, dtype=np.float64), 0.0, 1.0)
-    from scipy import stats
-
     if spending == "obrien-fleming":
         with np.errstate(divide="ignore"):
-            out = 2 - 2 * stats.norm.cdf(stats.norm.ppf(1 - alpha / 2) / np.sqrt(t))
+            out = 2 - 2 * NORMAL.cdf(NORMAL.ppf(1 - alpha / 2) / np.sqrt(t))
         return np.where(t > 0, out, 0.0)
     if spending == "pocock":
         return alpha * np.log(1 + (math.e - 1) * t)
@@ -123,8 +122,6 @@ def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = 
     >>> boundaries([1.0]).round(4).tolist()        # one look: the fixed-horizon z
     [1.96]
     """
-    from scipy import stats
-
     t = np.asarray(fractions, dtype=np.float64)
     if len(t) == 0 or (t <= 0).any() or (np.diff(t) <= 0).any():
         raise OptionError(f"information fractions must be positive and increasing, got {list(t)}")
@@ -150,10 +147,10 @@ def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = 
         new_s = np.linspace(-edge, edge, grid)
         new_w = _simpson_weights(grid, new_s[1] - new_s[0])
         if grid_s is None:
-            new_density = stats.norm.pdf(new_s / math.sqrt(tk)) / math.sqrt(tk)
+            new_density = NORMAL.pdf(new_s / math.sqrt(tk)) / math.sqrt(tk)
         else:
             sd = math.sqrt(step)
-            kernel = stats.norm.pdf((new_s[:, None] - grid_s[None, :]) / sd) / sd
+            kernel = NORMAL.pdf((new_s[:, None] - grid_s[None, :]) / sd) / sd
             new_density = kernel @ (weights * density)
         grid_s, density, weights = new_s, new_density, new_w
         previous_t = tk
@@ -163,13 +160,11 @@ def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = 
 def _crossing(c: float, tk: float, step: float, grid_s: np.ndarray | None, density: np.ndarray | None,
               weights: np.ndarray | None) -> float:
     """Null probability of reaching look k (not stopped before) and crossing |Z_k| >= c."""
-    from scipy import stats
-
     if grid_s is None:
-        return float(2 * stats.norm.sf(c))
+        return float(2 * NORMAL.sf(c))
     edge = c * math.sqrt(tk)
     sd = math.sqrt(step)
-    beyond = stats.norm.sf((edge - grid_s) / sd) + stats.norm.cdf((-edge - grid_s) / sd)
+    beyond = NORMAL.sf((edge - grid_s) / sd) + NORMAL.cdf((-edge - grid_s) / sd)
     return float(np.sum(weights * density * beyond))
 
 

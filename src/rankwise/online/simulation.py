@@ -50,6 +50,9 @@ from rankwise.clicks.log import ClickLog, piece_of
 from rankwise.clicks.models import ClickModel
 from rankwise.errors import InputError
 from rankwise.online.list_distribution import distribution
+from rankwise.stats.distributions import sign_test_p
+from rankwise.stats.resampling import multinomial_counts, percentile_interval
+from rankwise.stats.twosample import welch_arrays
 
 CLICK_MODELS = ("pbm", "cascade", "ubm", "dbn")
 INTERLEAVING = ("balanced", "team-draft", "probabilistic", "optimized")
@@ -250,18 +253,6 @@ def _arm_sizes(impressions: Sequence[int], repetitions: int) -> np.ndarray:
     return out
 
 
-def _welch(mean_a, var_a, n_a, mean_b, var_b, n_b, alpha):
-    from scipy import stats
-
-    se2 = var_a / n_a + var_b / n_b
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dof = se2 ** 2 / ((var_a / n_a) ** 2 / (n_a - 1) + (var_b / n_b) ** 2 / (n_b - 1))
-        t = (mean_b - mean_a) / np.sqrt(se2)
-    p = np.where(se2 > 0, 2 * stats.t.sf(np.abs(t), np.maximum(dof, 1)), 1.0)
-    half = stats.t.ppf(1 - alpha / 2, np.maximum(dof, 1)) * np.sqrt(se2)
-    return p, half
-
-
 def _ab_draws(rng, law_a, law_b, n_a, n_b):
     k = np.arange(len(law_a))
     counts_a = rng.multinomial(n_a, law_a)
@@ -273,14 +264,6 @@ def _ab_draws(rng, law_a, law_b, n_a, n_b):
         var = (counts @ (k ** 2) - n * mean ** 2) / np.maximum(n - 1, 1)
         stats.append((mean, np.maximum(var, 0), n))
     return stats
-
-
-def _sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
-    from scipy import stats
-
-    decided = wins + losses
-    low = np.minimum(wins, losses)
-    return np.where(decided > 0, np.minimum(1.0, 2 * stats.binom.cdf(low, np.maximum(decided, 1), 0.5)), 1.0)
 
 
 def mix(comparisons: Sequence[Comparison], size: int, count: int, seed: int = 0) -> list[Comparison]:
@@ -354,20 +337,20 @@ def run_simulation(comparisons: Sequence[Comparison], impressions: Sequence[int]
         n = check_impressions
         n_b = arm_b[:, column[n]]
         (ma, va, na), (mb, vb, nb) = _ab_draws(rng, law_a, law_a, n - n_b, n_b)
-        p, _ = _welch(ma, va, na, mb, vb, nb, alpha)
+        p, _ = welch_arrays(ma, va, na, mb, vb, nb, alpha)
         false_pos["ab"].append(np.mean(p < alpha))
         aa = rng.multinomial(n, c.outcome["aa"], size=repetitions)
-        false_pos["team-draft"].append(np.mean(_sign_test_p(aa[:, 0], aa[:, 2]) < alpha))
+        false_pos["team-draft"].append(np.mean(sign_test_p(aa[:, 0], aa[:, 2]) < alpha))
         (ma, va, na), (mb, vb, nb) = _ab_draws(rng, law_a, law_b, n - n_b, n_b)
-        _, half = _welch(ma, va, na, mb, vb, nb, alpha)
+        _, half = welch_arrays(ma, va, na, mb, vb, nb, alpha)
         cover["ab"].append(np.mean(np.abs((mb - ma) - true_ab) <= half))
         for m in methods:
             if m in c.outcome and m in cover:
                 pw, pt, pl = c.outcome[m]
                 draws = rng.multinomial(n, c.outcome[m], size=repetitions)
-                boots = np.stack([rng.multinomial(n, row / n, size=resamples) for row in draws])
+                boots = multinomial_counts(draws, resamples, rng)
                 delta = (boots[:, :, 0] - boots[:, :, 2]) / (2 * n)
-                low, high = np.quantile(delta, [alpha / 2, 1 - alpha / 2], axis=1)
+                low, high = percentile_interval(delta, alpha, axis=1)
                 cover[m].append(np.mean((low <= (pw - pl) / 2) & ((pw - pl) / 2 <= high)))
     count = len(comparisons)
     error = pd.DataFrame([{"method": m, "impressions": n, "comparisons": len(errors[(m, n)]),

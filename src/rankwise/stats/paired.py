@@ -14,6 +14,8 @@ import numpy as np
 
 from rankwise.errors import OptionError
 from rankwise.params import Declared, Registry
+from rankwise.stats.distributions import sign_test_p
+from rankwise.stats.resampling import bootstrap_indices
 
 EXACT_LIMIT = 2**16
 """Randomisation tests enumerate every sign flip when there are at most this many."""
@@ -62,13 +64,8 @@ def sign_test(a: np.ndarray, b: np.ndarray) -> float:
     >>> round(sign_test(np.zeros(10), np.array([1] * 8 + [-1] * 2)), 4)   # 8 wins of 10
     0.1094
     """
-    from scipy import stats
-
     d = _diff(a, b)
-    wins, losses = int((d > 0).sum()), int((d < 0).sum())
-    if wins + losses == 0:
-        return 1.0
-    return float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    return float(sign_test_p(int((d > 0).sum()), int((d < 0).sum())))
 
 
 def _chunks(total: int, size: int):
@@ -134,11 +131,10 @@ def bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: 
     observed = abs(d.mean()) - 1e-9 * np.abs(d).mean()
     rng = np.random.default_rng(seed)
     hits = 0
-    for step in _chunks(resamples, max(1, 2**23 // n)):
-        idx = rng.integers(0, n, size=(step, n), dtype=np.int32)
+    for (idx,) in bootstrap_indices((n,), resamples, rng, budget=2**23, dtype=np.int32):
         hits += int((np.abs(centred[idx].mean(axis=1)) >= observed).sum())
         if progress:
-            progress(step)
+            progress(len(idx))
     return (hits + 1) / (resamples + 1)
 
 

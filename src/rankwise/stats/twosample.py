@@ -1,4 +1,5 @@
-"""Two-sample inference from summary statistics: the difference of a metric between a
+"""Two-sample inference from summary statistics (the tests of every A/B analysis, the
+simulated A/B tests and the power calculations read their distributions from here): the difference of a metric between a
 treatment arm and the control, absolute and relative, its interval and p-value.
 
 Tests (``test=``):
@@ -21,10 +22,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from rankwise.errors import OptionError
+from rankwise.params import Declared, Registry
+from rankwise.stats.distributions import NORMAL, Normal, StudentT
+from rankwise.stats.distributions import distribution as _distribution
 
-TESTS = ("welch", "student", "z", "z-pooled")
 RELATIVE = ("delta", "log")
 
 
@@ -55,60 +61,6 @@ class Difference:
     se: float
     relative_se: float = math.nan
     """Delta-method standard error of the relative difference."""
-
-
-class Normal:
-    """Standard normal tail, CDF and quantile from ``scipy.special`` (the functions
-    ``scipy.stats.norm`` calls, without importing ``scipy.stats``)."""
-
-    def sf(self, x: float) -> float:
-        from scipy.special import ndtr
-
-        return float(ndtr(-x))
-
-    def cdf(self, x: float) -> float:
-        from scipy.special import ndtr
-
-        return float(ndtr(x))
-
-    def ppf(self, q: float) -> float:
-        from scipy.special import ndtri
-
-        return float(ndtri(q))
-
-
-@dataclass(frozen=True)
-class StudentT:
-    """Student's t with ``df`` degrees of freedom (``scipy.special.stdtr`` / ``stdtrit``, as
-    ``scipy.stats.t``).
-
-    >>> round(StudentT(10).ppf(0.975), 6)
-    2.228139
-    """
-
-    df: float
-
-    def sf(self, x: float) -> float:
-        from scipy.special import stdtr
-
-        return float(stdtr(self.df, -x))
-
-    def cdf(self, x: float) -> float:
-        from scipy.special import stdtr
-
-        return float(stdtr(self.df, x))
-
-    def ppf(self, q: float) -> float:
-        from scipy.special import stdtrit
-
-        return float(stdtrit(self.df, q))
-
-
-NORMAL = Normal()
-
-
-def _distribution(df: float) -> Normal | StudentT:
-    return NORMAL if math.isinf(df) else StudentT(df)
 
 
 def welch_df(control: Arm, treatment: Arm) -> float:
@@ -179,7 +131,7 @@ def relative_se(control: Arm, treatment: Arm) -> float:
         return math.inf
 
 
-def _p_value(dist, statistic: float, alternative: str) -> float:
+def _p_value(dist: Normal | StudentT, statistic: float, alternative: str) -> float:
     if math.isnan(statistic):
         return math.nan
     if alternative == "greater":
@@ -189,7 +141,8 @@ def _p_value(dist, statistic: float, alternative: str) -> float:
     return float(min(1.0, 2 * dist.sf(abs(statistic))))
 
 
-def _interval(dist, estimate: float, se: float, alpha: float, alternative: str) -> tuple[float, float]:
+def _interval(dist: Normal | StudentT, estimate: float, se: float, alpha: float,
+              alternative: str) -> tuple[float, float]:
     if alternative == "greater":
         return estimate - float(dist.ppf(1 - alpha)) * se, math.inf
     if alternative == "less":
@@ -198,7 +151,7 @@ def _interval(dist, estimate: float, se: float, alpha: float, alternative: str) 
     return estimate - half, estimate + half
 
 
-def relative_interval(control: Arm, treatment: Arm, dist, method: str = "delta", alpha: float = 0.05,
+def relative_interval(control: Arm, treatment: Arm, dist: Normal | StudentT, method: str = "delta", alpha: float = 0.05,
                       alternative: str = "two-sided") -> tuple[float, float, float]:
     """``m_t / m_c - 1`` and its interval (``delta`` or ``log``, see the module)."""
     if control.mean == 0:
@@ -217,5 +170,40 @@ def relative_interval(control: Arm, treatment: Arm, dist, method: str = "delta",
     return ratio - 1, ratio * math.exp(lower) - 1, ratio * math.exp(upper) - 1
 
 
-def _is_normal(dist) -> bool:
+def _is_normal(dist: Normal | StudentT) -> bool:
     return dist is NORMAL
+
+
+def welch_arrays(mean_a: Any, var_a: Any, n_a: Any, mean_b: Any, var_b: Any, n_b: Any,
+                 alpha: float = 0.05) -> tuple[Any, Any]:
+    """Welch's test over arrays of summary statistics (one comparison per element): the
+    two-sided p-value and the half-width of the ``1 - alpha`` interval of ``mean_b - mean_a``,
+    degrees of freedom floored at 1; p = 1 where neither arm varies.
+
+    >>> p, half = welch_arrays(np.array([10.0]), np.array([4.0]), 100, np.array([11.0]), np.array([4.0]), 100)
+    >>> round(float(p[0]), 4), round(float(half[0]), 4)   # t = 1 / sqrt(0.08) on 198 df
+    (0.0005, 0.5578)
+    """
+    se2 = var_a / n_a + var_b / n_b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dof = se2 ** 2 / ((var_a / n_a) ** 2 / (n_a - 1) + (var_b / n_b) ** 2 / (n_b - 1))
+        t = (mean_b - mean_a) / np.sqrt(se2)
+    dist = StudentT(np.maximum(dof, 1))
+    p = np.where(se2 > 0, 2 * dist.sf(np.abs(t)), 1.0)
+    half = dist.ppf(1 - alpha / 2) * np.sqrt(se2)
+    return p, half
+
+
+TWO_SAMPLE_TESTS: Registry[Declared] = Registry("test", (
+    Declared("welch", compare_arms, "Welch's t-test: unequal variances, Welch-Satterthwaite degrees of freedom.",
+             reference="scipy.stats.ttest_ind(equal_var=False); gbstats; tea-tasting"),
+    Declared("student", compare_arms, "Student's t-test with a pooled variance.",
+             reference="scipy.stats.ttest_ind"),
+    Declared("z", compare_arms, "Two-sample z-test on the means (normal approximation).",
+             reference="statsmodels ztest; GrowthBook frequentist engine"),
+    Declared("z-pooled", compare_arms, "Two-proportion z-test with the pooled proportion (proportions only).",
+             reference="statsmodels proportions_ztest"),
+), option="--test")
+"""The two-sample tests on summary statistics (``compare_arms``)."""
+
+TESTS = tuple(TWO_SAMPLE_TESTS.names())

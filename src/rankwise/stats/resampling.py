@@ -1,0 +1,100 @@
+"""The one resampling primitive: bootstrap draws of row indices (for one group or several
+resampled independently), multinomial draws of category counts, and the percentile interval
+and bootstrap p-value read from the draws.
+
+Every bootstrap in rankwise uses these: ``compare``'s paired bootstrap test, the A/B
+bootstrap, the off-policy intervals, the interleaving intervals, the judge-agreement
+intervals and the simulations. Draws come in chunks so that memory stays bounded (about
+``budget`` indices per chunk). The budget is part of what a seed means (numpy discards the
+unused half of a 64-bit draw at the end of each call), so each caller keeps its own budget
+and its numbers stay the same from release to release.
+
+>>> rng = np.random.default_rng(0)
+>>> [picks[0].shape for picks in bootstrap_indices((5,), 7, rng, budget=15)]   # 3 resamples of 5 per chunk
+[(3, 5), (3, 5), (1, 5)]
+>>> percentile_interval(np.arange(101.0), alpha=0.1)
+(5.0, 95.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+BUDGET = 20_000_000
+"""Indices drawn per chunk by default (160 MB of int64)."""
+
+
+def bootstrap_indices(sizes: Sequence[int], resamples: int, rng: np.random.Generator, budget: int = BUDGET,
+                      dtype: Any = np.int64) -> Iterator[tuple[np.ndarray, ...]]:
+    """Yield, chunk by chunk, one ``(chunk, n_g)`` array of row indices drawn with replacement
+    per group of size ``n_g`` (the groups resampled independently, in the order given), until
+    ``resamples`` rows are drawn in all.
+
+    >>> rng = np.random.default_rng(1)
+    >>> [(a.shape, b.shape) for a, b in bootstrap_indices((2, 3), 4, rng)]
+    [((4, 2), (4, 3))]
+    """
+    chunk = max(1, budget // max(sum(sizes), 1))
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        yield tuple(rng.integers(0, n, size=(size, n), dtype=dtype) for n in sizes)
+
+
+def bootstrap_statistic(values: np.ndarray, statistic: Any, resamples: int, rng: np.random.Generator,
+                        budget: int = BUDGET) -> np.ndarray:
+    """``statistic(picks)`` for ``resamples`` bootstrap draws of the rows of ``values``
+    (``picks`` is a ``(chunk, n)`` index array), concatenated.
+
+    >>> rng = np.random.default_rng(0)
+    >>> draws = bootstrap_statistic(np.array([1.0, 1.0]), lambda p: np.ones(len(p)), 5, rng)
+    >>> draws.tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    parts = [np.asarray(statistic(picks)) for (picks,) in bootstrap_indices((len(values),), resamples, rng, budget)]
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def multinomial_counts(counts: Sequence[float] | np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``resamples`` bootstrap draws of category counts: multinomial with the observed total
+    and the observed shares (the bootstrap of categorical outcomes without index arrays).
+    ``counts`` may be 2-D, one row of counts per case: the result is then (cases, resamples,
+    categories).
+
+    >>> multinomial_counts([3, 0, 1], 2, np.random.default_rng(0))[:, 1].tolist()
+    [0, 0]
+    """
+    counts = np.asarray(counts)
+    if counts.ndim == 1:
+        n = int(counts.sum())
+        return rng.multinomial(n, counts / n, size=resamples)
+    return np.stack([multinomial_counts(row, resamples, rng) for row in counts])
+
+
+def percentile_interval(draws: np.ndarray, alpha: float = 0.05, axis: int | None = None,
+                        ignore_nan: bool = False) -> Any:
+    """The percentile interval: the ``alpha / 2`` and ``1 - alpha / 2`` quantiles of the draws
+    (numpy's linear interpolation); with ``ignore_nan`` draws that are NaN (an undefined
+    statistic in that resample) are left out. Floats for 1-D draws, arrays along ``axis``
+    otherwise.
+
+    >>> percentile_interval(np.array([1.0, np.nan, 3.0]), 0.5, ignore_nan=True)
+    (1.5, 2.5)
+    """
+    quantile = np.nanquantile if ignore_nan else np.quantile
+    low, high = quantile(draws, [alpha / 2, 1 - alpha / 2], axis=axis)
+    if np.ndim(low) == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def bootstrap_p_value(draws: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of "the statistic is 0": twice the smaller share of draws
+    on either side of 0, at most 1.
+
+    >>> bootstrap_p_value(np.array([-1.0, 1.0, 2.0, 3.0]))   # 2 x 1/4
+    0.5
+    """
+    return min(1.0, 2 * min(float(np.mean(draws <= 0)), float(np.mean(draws >= 0))))
