@@ -13,6 +13,7 @@ SRC = Path(__file__).parent.parent / "src" / "rankwise"
 LAYERS: dict[str, float] = {
     "errors": 0, "_version": 0,
     "params": 0.5,  # typed parameters and the registry of every pluggable family
+    "merging": 0.5,  # the one merge protocol of accumulating states
     "progress": 0.5,  # steps of long work, shown by whoever listens (the CLI)
     "data": 1,
     "engine": 2,

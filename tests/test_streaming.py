@@ -159,7 +159,7 @@ def test_merging_chunk_states_equals_one_state(name: str, seed: int, cuts: list[
     parts = [factory().update(**{k: v[a:b] for k, v in batch.items()}) for a, b in spans]
     merged = parts[0].empty()
     for p in parts:
-        merged.merge(p)
+        merged = merged.merge(p)
     _close(whole.compute(), merged.compute())
     # a checkpoint restores the same state
     restored = factory().load_state_dict(merged.state_dict())
@@ -190,7 +190,7 @@ def test_merges_keep_single_pass_precision_far_from_zero(metric: str, seed: int,
     factory = rs.PearsonCorrCoef if metric == "pearson" else rs.R2Score
     merged = factory().empty()
     for start in range(0, len(x), chunk):
-        merged.merge(factory().update(predictions=x[start:start + chunk], targets=y[start:start + chunk]))
+        merged = merged.merge(factory().update(predictions=x[start:start + chunk], targets=y[start:start + chunk]))
     fx, fy = [Fraction(v) for v in x], [Fraction(v) for v in y]
     mx, my = sum(fx) / len(fx), sum(fy) / len(fy)
     cxy = sum((a - mx) * (b - my) for a, b in zip(fx, fy, strict=True))
@@ -319,7 +319,7 @@ def test_chan_merge_keeps_precision_where_naive_sums_cancel() -> None:
     yhat = y + rng.normal(0, 0.1, 10_000)
     m = rs.R2Score().empty()
     for chunk in range(10):
-        m.merge(rs.R2Score().update(predictions=yhat[chunk::10], targets=y[chunk::10]))
+        m = m.merge(rs.R2Score().update(predictions=yhat[chunk::10], targets=y[chunk::10]))
     assert m.compute() == pytest.approx(skm.r2_score(y, yhat), rel=1e-9)
 
 
@@ -435,7 +435,7 @@ def test_text_metrics_equal_sacrebleu_rouge_score_and_jiwer() -> None:
     hyps, refs = data["predictions"], data["targets"]
     bleu = rs.BLEU().empty()
     for i in range(0, 200, 50):  # four chunks, merged
-        bleu.merge(rs.BLEU().update(predictions=hyps[i:i + 50], targets=refs[i:i + 50]))
+        bleu = bleu.merge(rs.BLEU().update(predictions=hyps[i:i + 50], targets=refs[i:i + 50]))
     ref = sacrebleu.corpus_bleu(hyps, [refs])
     assert bleu.compute() == pytest.approx(ref.score, abs=1e-12)
     scorer = sacrebleu.BLEU()

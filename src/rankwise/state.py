@@ -169,7 +169,24 @@ class Metric:
     """Inputs passed through unconverted (text)."""
 
     def merge(self, other: Metric) -> Metric:
-        """Add another state of the same metric (same parameters) into this one."""
+        """A new metric holding the state of both inputs (same metric, same parameters);
+        ``self`` and ``other`` are unchanged. ``a + b`` is the same.
+
+        >>> from rankwise.streaming import MeanAbsoluteError
+        >>> a = MeanAbsoluteError().update(predictions=[1.0], targets=[0.0])
+        >>> a.merge(MeanAbsoluteError().update(predictions=[0.0], targets=[3.0])).compute(), a.compute()
+        (2.0, 1.0)
+        """
+        out = self.empty()
+        out.state = copy.deepcopy(self.state)
+        return out.merge_state(other)
+
+    def __add__(self, other: Metric) -> Metric:
+        return self.merge(other)
+
+    def merge_state(self, other: Metric) -> Metric:
+        """Add another state of the same metric (same parameters) into this one, in place
+        (torchmetrics' ``merge_state``); returns ``self``."""
         if type(other) is not type(self) or other.params != self.params:
             raise RankwiseError(f"cannot merge {type(other).__name__}({other.params}) into "
                                 f"{type(self).__name__}({self.params}): same metric and parameters needed")
@@ -366,10 +383,20 @@ class MultiMetric:
         return self
 
     def merge(self, other: MultiMetric) -> MultiMetric:
+        """A new MultiMetric holding the states of both inputs; neither is changed."""
+        if set(other.metrics) != set(self.metrics):
+            raise RankwiseError("cannot merge MultiMetrics holding different metrics")
+        return MultiMetric(**{name: metric.merge(other.metrics[name]) for name, metric in self.metrics.items()})
+
+    def __add__(self, other: MultiMetric) -> MultiMetric:
+        return self.merge(other)
+
+    def merge_state(self, other: MultiMetric) -> MultiMetric:
+        """Add another MultiMetric's states into this one, in place; returns ``self``."""
         if set(other.metrics) != set(self.metrics):
             raise RankwiseError("cannot merge MultiMetrics holding different metrics")
         for name, metric in self.metrics.items():
-            metric.merge(other.metrics[name])
+            metric.merge_state(other.metrics[name])
         return self
 
     def compute(self) -> dict[str, Any]:

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -113,20 +114,53 @@ def _over_chunks(work: Callable[[Any], Any], chunks: Any, workers: int | None) -
             yield from pool.map(work, batch)
 
 
-def add_statistics(*parts: tuple[dict[str, np.ndarray], float]) -> tuple[dict[str, np.ndarray], float]:
-    """The statistics of several chunks (each a dict of per-pair or per-rank sums and a
-    log-likelihood sum) added up, in the order given.
+@dataclass(frozen=True)
+class SufficientStatistics:
+    """One E-step's statistics of some sessions: per-pair and per-rank sums (clicks, expected
+    examinations, ...) and the log-likelihood sum; the statistics of disjoint chunks merge by
+    adding (``rankwise.merging``). Unpacks as ``(sums, log_likelihood)``.
+
+    >>> a = SufficientStatistics({"shown": np.array([1.0, 2.0])}, -0.5)
+    >>> a + SufficientStatistics({"shown": np.array([3.0, 0.0])}, -1.0)
+    SufficientStatistics(sums={'shown': array([4., 2.])}, log_likelihood=-1.5)
+    >>> (a.empty() + a).sums["shown"].tolist()
+    [1.0, 2.0]
+    """
+
+    sums: dict[str, np.ndarray]
+    log_likelihood: float = 0.0
+
+    def merge(self, other: SufficientStatistics | tuple[dict[str, np.ndarray], float]) -> SufficientStatistics:
+        """The statistics of both inputs' sessions; a sum one side lacks is taken from the
+        other (neither input changes)."""
+        sums, ll = other
+        totals = dict(self.sums)
+        for key, value in sums.items():
+            totals[key] = totals[key] + value if key in totals else value
+        return SufficientStatistics(totals, self.log_likelihood + ll)
+
+    def __add__(self, other: SufficientStatistics) -> SufficientStatistics:
+        return self.merge(other)
+
+    def empty(self) -> SufficientStatistics:
+        """No sessions: no sums and a log-likelihood of 0 (``merge``'s identity)."""
+        return SufficientStatistics({}, 0.0)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.sums, self.log_likelihood))
+
+
+def add_statistics(*parts: SufficientStatistics | tuple[dict[str, np.ndarray], float]) -> SufficientStatistics:
+    """The statistics of several chunks (each ``SufficientStatistics`` or a ``(sums,
+    log-likelihood)`` pair) merged in the order given.
 
     >>> add_statistics(({"shown": np.array([1.0, 2.0])}, -0.5), ({"shown": np.array([3.0, 0.0])}, -1.0))
-    ({'shown': array([4., 2.])}, -1.5)
+    SufficientStatistics(sums={'shown': array([4., 2.])}, log_likelihood=-1.5)
     """
-    totals: dict[str, np.ndarray] = {}
-    ll = 0.0
-    for statistics, part_ll in parts:
-        for key, value in statistics.items():
-            totals[key] = totals[key] + value if key in totals else value
-        ll += part_ll
-    return totals, ll
+    out = SufficientStatistics({}, 0.0)
+    for part in parts:
+        out = out.merge(part)
+    return out
 
 
 class ClickModel:

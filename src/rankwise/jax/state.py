@@ -44,6 +44,9 @@ class SumState:
         """The state of both inputs (``other`` must have the same configuration)."""
         return jax.tree_util.tree_map(jnp.add, self, other)
 
+    def __add__(self: T, other: T) -> T:
+        return self.merge(other)  # type: ignore[attr-defined]
+
     def reduce(self: T, axis_name: Any) -> T:
         """Inside ``shard_map`` / ``pmap``: the state summed over the mapped axis ``axis_name``
         (one ``psum`` of every array)."""

@@ -160,6 +160,20 @@ class VariantMoments:
                 out._add(v, int(state.n[i]), state.means[i], state.comoments[i])
         return out
 
+    def __add__(self, other: VariantMoments) -> VariantMoments:
+        return self.merge(other)
+
+    def empty(self) -> VariantMoments:
+        """The state of no units with this state's variants and columns (``merge``'s identity).
+
+        >>> m = VariantMoments.from_units(["a", "b"], {"x": [1.0, 3.0]})
+        >>> (m.empty() + m).mean("b", "x"), m.empty().n.tolist()
+        (3.0, [0, 0])
+        """
+        k = len(self.columns)
+        return VariantMoments(list(self.variants), list(self.columns), np.zeros(len(self.variants), np.int64),
+                              np.zeros((len(self.variants), k)), np.zeros((len(self.variants), k, k)))
+
     def _add(self, v: int, n_b: int, mean_b: np.ndarray, m_b: np.ndarray) -> None:
         n_a = int(self.n[v])
         total = n_a + n_b

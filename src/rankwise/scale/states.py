@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import RankwiseError
+from rankwise.merging import merge_all
 
 SPLIT_EVERY = 8
 """How many states each node of the reduction tree adds up."""
@@ -66,12 +67,8 @@ def tree_reduce(client: Any, futures: Sequence[Any], combine: Callable[..., Any]
 
 
 def _merge_all(*states: Any) -> Any:
-    """States merged in order (streaming metrics merge in place, ``VariantMoments`` return a
-    new state: both return the merged one)."""
-    out = copy.deepcopy(states[0])
-    for state in states[1:]:
-        out = out.merge(state)
-    return out
+    """States merged in order into a new state (``rankwise.merging``: none of them changes)."""
+    return merge_all(states)
 
 
 def _inputs(part: Any, columns: Mapping[str, str] | None,
@@ -120,7 +117,7 @@ def reduce_metric(metric: Any, data: Any, columns: Mapping[str, str] | None = No
     empty = metric.empty()
     tasks = [dask.delayed(_updated)(empty, part if bag else [part], columns, to_inputs) for part in data.to_delayed()]
     with _connected(client) as dask_client:
-        return metric.merge(tree_reduce(dask_client, dask_client.compute(tasks), _merge_all, split_every))
+        return metric.merge_state(tree_reduce(dask_client, dask_client.compute(tasks), _merge_all, split_every))
 
 
 def reduce_moments(frame: Any, variant: str, columns: Sequence[str], variants: Sequence[str] | None = None,
