@@ -87,7 +87,7 @@ def test_label_agreement_on_dl19_against_a_noisy_judge() -> None:
         assert low <= out.statistics[name] <= high, name
     again = label_agreement(str(DL19), noisy, resamples=300, seed=7)
     assert again.intervals == out.intervals  # seeded
-    assert list(out.table()["statistic"])[:3] == ["kappa_unweighted", "kappa_linear", "kappa_quadratic"]
+    assert list(out.table["statistic"])[:3] == ["kappa_unweighted", "kappa_linear", "kappa_quadratic"]
 
 
 def test_bad_input() -> None:
@@ -161,7 +161,7 @@ def test_system_agreement_of_generated_runs_under_two_judges() -> None:
     assert out.statistics["kendall_tau"] == pytest.approx(kendalltau(a, b).statistic, abs=1e-12)
     assert out.statistics["spearman"] == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
     assert out.statistics["tau_ap"] == pytest.approx(_tau_ap_by_pairs(list(a), list(b)), abs=1e-12)
-    table = out.table()
+    table = out.table
     assert list(table["run"]) == list(runs) and np.allclose(table["difference"], b.to_numpy() - a.to_numpy())
 
 

@@ -14,6 +14,7 @@ LAYERS: dict[str, float] = {
     "errors": 0, "_version": 0,
     "params": 0.5,  # typed parameters and the registry of every pluggable family
     "merging": 0.5,  # the one merge protocol of accumulating states
+    "results": 0.5,  # the one result shape and its JSON helper
     "progress": 0.5,  # steps of long work, shown by whoever listens (the CLI)
     "data": 1,
     "engine": 2,
@@ -151,3 +152,47 @@ def test_the_add_a_metric_example_in_the_docs_runs() -> None:
     check(FAMILIES + (family,))
     scores = compute_scores(example(), [MetricSpec(family, label="first_rank")], Conventions())
     assert scores.values["first_rank"].tolist() == [1]  # example(): the top document has label 2
+
+
+INTENDED: dict[str, set[str]] = {
+    "merging": {"errors"},
+    "params": {"errors"},
+    "data": {"errors"},
+    "engine": {"errors", "data"},
+    "metrics": {"errors", "params", "data", "engine"},
+    "evaluation": {"_version", "errors", "progress", "results", "data", "engine", "metrics"},
+    "state": {"errors"},
+    "fusion": {"errors", "params", "results", "data", "engine", "evaluation"},
+    "stats": {"errors", "params"},
+    "streaming": {"errors", "engine", "metrics", "state"},
+    "torch": {"errors", "state"},
+    "agreement": {"errors", "progress", "results", "data", "engine", "evaluation", "stats"},
+    "clicks": {"errors", "params", "progress", "data", "streaming"},
+    "comparison": {"_version", "errors", "params", "results", "evaluation", "stats"},
+    "jax": {"errors", "streaming"},
+    "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
+    "rankeval": {"_version", "errors", "data", "metrics", "evaluation", "comparison"},
+    "report": {"_version", "errors", "data", "engine", "metrics", "evaluation", "comparison", "online"},
+    "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
+    "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",
+            "agreement", "clicks", "comparison", "online", "rankeval", "report"},
+    "": {"_version", "data", "engine", "comparison", "rankeval"},
+    "__main__": {"cli"},
+}
+"""Every arrow between components the design intends (docs/architecture.md draws them). An
+arrow the layers allow but nobody intended (``online -> metrics`` or ``stats -> data``, say)
+fails here until it is added on purpose; an intended arrow the code no longer draws must be
+removed, so the list stays the picture of the code."""
+
+
+def test_only_intended_arrows_between_components() -> None:
+    actual: dict[str, set[str]] = {}
+    for module, imports in GRAPH.items():
+        own = _component(module)
+        for target in imports:
+            if _component(target) != own:
+                actual.setdefault(own, set()).add(_component(target))
+    unintended = sorted(f"{a} -> {b}" for a, targets in actual.items() for b in targets - INTENDED.get(a, set()))
+    stale = sorted(f"{a} -> {b}" for a, targets in INTENDED.items() for b in targets - actual.get(a, set()))
+    assert not unintended, "arrows nobody intended (add them to INTENDED on purpose):\n" + "\n".join(unintended)
+    assert not stale, "intended arrows the code no longer draws (remove them):\n" + "\n".join(stale)

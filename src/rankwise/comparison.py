@@ -13,6 +13,7 @@ from rankwise._version import __version__
 from rankwise.errors import Notice, OptionError, RankwiseError, notice_dicts
 from rankwise.evaluation import Result, evaluate
 from rankwise.params import Declared, Registry
+from rankwise.results import json_plain
 from rankwise.stats import corrections, intervals, many, paired
 
 FAMILY_TESTS = ("tukey", "nemenyi")
@@ -52,6 +53,7 @@ class Comparison:
     omnibus: dict[str, float] = field(default_factory=dict)
     """Friedman test p-value per metric (with ``test="nemenyi"``): do the systems differ at all."""
 
+    @property
     def settings(self) -> dict[str, Any]:
         """Everything needed to reproduce the comparison."""
         return {"test": self.test, "correction": self.correction, "alpha": self.alpha, "seed": self.seed,
@@ -62,10 +64,10 @@ class Comparison:
         """JSON shape: rankwise version, metric signatures, settings, queries compared, rows."""
         rows = []
         for rec in self.table.to_dict("records"):
-            rows.append({k: (v.item() if isinstance(v, np.generic) else v) for k, v in rec.items()})
+            rows.append(json_plain(rec, nan_as_null=False))
         return {"rankwise": __version__,
                 "metrics": {m: {"signature": self.evaluation.signatures[m]} for m in self.n_queries},
-                "comparison": self.settings(), "queries_compared": self.n_queries,
+                "comparison": self.settings, "queries_compared": self.n_queries,
                 "summary": self.evaluation.to_dict()["runs"], "pairs": rows, "friedman_p": self.omnibus,
                 "warnings": self.warnings, "notices": notice_dicts(self.warnings)}
 

@@ -92,6 +92,21 @@ class Result:
         frame.index.name = "run"
         return frame
 
+    @property
+    def table(self) -> Any:
+        """``summary`` with the run as a column: one row per run, one column per metric."""
+        return self.summary.reset_index()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The conventions and each metric's signature (everything that reproduces the values)."""
+        from dataclasses import asdict
+
+        from rankwise.results import json_plain
+
+        return {"conventions": json_plain(asdict(self.conventions), nan_as_null=False),
+                "signatures": dict(self.signatures)}
+
     def details(self, metric: str) -> Any:
         """Per-query details of an Elasticsearch metric (relevant and retrieved hits, first
         relevant rank, dcg / ideal_dcg, unrated_docs), one row per (run, query)."""

@@ -110,13 +110,37 @@ class LabelAgreement:
     only_b: int
     queries: int
     notes: list[str] = field(default_factory=list)
+    """The readers' notes (as ``warnings``)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Levels, resamples, confidence and seed."""
 
+    @property
     def table(self) -> Any:
         """The statistics with their intervals as a DataFrame (one row per statistic)."""
         import pandas as pd
 
         return pd.DataFrame([{"statistic": k, "value": v, "low": self.intervals[k][0], "high": self.intervals[k][1]}
                              for k, v in self.statistics.items()])
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Pairs compared, each statistic with its interval, the confusion matrix, notes, settings.
+
+        >>> out = LabelAgreement(np.array([0, 1]), np.eye(2), {"agreement": 1.0}, {"agreement": (1.0, 1.0)}, 2, 0, 0, 1)
+        >>> out.to_dict()["confusion"]
+        {'categories': [0, 1], 'counts': [[1.0, 0.0], [0.0, 1.0]]}
+        """
+        from rankwise.results import json_plain
+
+        return json_plain({
+            "shared_pairs": self.shared_pairs, "only_a": self.only_a, "only_b": self.only_b, "queries": self.queries,
+            "statistics": {k: {"value": v, "low": self.intervals[k][0], "high": self.intervals[k][1]}
+                           for k, v in self.statistics.items()},
+            "confusion": {"categories": self.categories, "counts": self.confusion},
+            "notes": list(self.notes), "settings": self.settings}, nan_as_null=False)
 
 
 def _statistics(a: np.ndarray, b: np.ndarray, categories: np.ndarray, levels: list[int]) -> dict[str, float]:
@@ -186,4 +210,5 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
                      for k, v in draws.items()}
     return LabelAgreement(categories, confusion(a, b, categories), stats, intervals, len(shared),
                           int((both["_merge"] == "left_only").sum()), int((both["_merge"] == "right_only").sum()),
-                          int(shared["query"].nunique()), notes)
+                          int(shared["query"].nunique()), notes,
+                          {"levels": levels, "resamples": resamples, "confidence": confidence, "seed": seed})

@@ -11,7 +11,7 @@ their mean, compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,7 +53,18 @@ class SystemAgreement:
     scores_a: np.ndarray
     scores_b: np.ndarray
     statistics: dict[str, float]
+    warnings: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The metric and the top-k of the rank statistics."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The metric, one row per run, the ranking statistics and settings."""
+        from rankwise.results import json_plain
+
+        return json_plain({"metric": self.metric, "runs": self.table, "statistics": dict(self.statistics),
+                           "warnings": self.warnings, "settings": self.settings}, nan_as_null=False)
+
+    @property
     def table(self) -> Any:
         """Per run: its mean under each qrels, the difference and its rank under each."""
         import pandas as pd
@@ -81,8 +92,9 @@ def system_agreement(qrels_a: Any, qrels_b: Any, runs: Any, metric: str = "ndcg@
 
     from rankwise.evaluation import evaluate
 
-    a = evaluate(qrels_a, runs, [metric], **conventions).summary[metric]
-    b = evaluate(qrels_b, runs, [metric], **conventions).summary[metric]
+    under_a = evaluate(qrels_a, runs, [metric], **conventions)
+    under_b = evaluate(qrels_b, runs, [metric], **conventions)
+    a, b = under_a.summary[metric], under_b.summary[metric]
     names = [str(n) for n in a.index]
     if len(names) < 2:
         raise RankwiseError("system agreement needs at least two runs")
@@ -93,4 +105,7 @@ def system_agreement(qrels_a: Any, qrels_b: Any, runs: Any, metric: str = "ndcg@
     stats = {"kendall_tau": float(kendalltau(sa, sb).statistic), "spearman": float(spearmanr(sa, sb).statistic),
              "tau_ap": tau_ap(sa, sb) if len(np.unique(sb)) == len(sb) else float("nan"),
              f"top{k}_overlap": len(top_a & top_b) / k}
-    return SystemAgreement(metric, names, sa, sb, stats)
+    warnings = list(dict.fromkeys(under_a.warnings + under_b.warnings))
+    return SystemAgreement(metric, names, sa, sb, stats, warnings,
+                           {"metric": metric, "top_k": k, "signature": under_a.signatures.get(metric),
+                            "conventions": conventions})

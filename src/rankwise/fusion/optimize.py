@@ -48,10 +48,33 @@ class FusionSearch:
     best: dict[str, Any]
     """The candidate best on all queries (what to use on new queries)."""
     notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Method, metric, folds, seed, normalisation, ties, depth (the held-out run's signature)."""
 
     @property
     def held_out_mean(self) -> float:
+        """The mean of each query's value under the candidate chosen without it."""
         return float(np.mean(list(self.held_out.values()))) if self.held_out else float("nan")
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.notes)
+
+    @property
+    def table(self) -> Any:
+        """One row per candidate: its parameters and its mean over every query."""
+        import pandas as pd
+
+        return pd.DataFrame({"params": [dict(c) for c in self.candidates], "mean": self.means})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metric, the candidates with their means, the folds, the held-out mean and the best
+        candidate (JSON-plain)."""
+        from rankwise.results import json_plain
+
+        return json_plain({"metric": self.metric, "best": self.best, "held_out_mean": self.held_out_mean,
+                           "candidates": self.table, "folds": self.folds, "held_out": self.held_out,
+                           "warnings": self.warnings, "settings": self.settings}, nan_as_null=False)
 
 
 def _simplex(runs: int) -> list[list[float]]:
@@ -183,7 +206,9 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
                 f"seed={seed}|norm={norm or 'none'}|ties={ties}|depth={depth or 'all'}"
     run = Run(pa.concat_arrays([p.query for p in pieces]), pa.concat_arrays([p.doc for p in pieces]),
               np.concatenate([p.score for p in pieces]), f"{chosen.name}-cv", signature)
-    return FusionSearch(metric, tried, means, fold_info, held_out, run, best)
+    settings = {"method": chosen.name, "metric": metric, "folds": folds if train_qrels is None else "train_qrels",
+                "seed": seed, "norm": norm or "none", "ties": ties, "depth": depth, "signature": signature}
+    return FusionSearch(metric, tried, means, fold_info, held_out, run, best, [], settings)
 
 
 def _judgments_of(judged: Qrels, queries: list[str]) -> Qrels:

@@ -47,17 +47,9 @@ class ABResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python (JSON-ready): rows, SRM, settings, warnings."""
-        def plain(value: Any) -> Any:
-            if isinstance(value, (np.floating, float)):
-                v = float(value)
-                return None if math.isnan(v) else v
-            if isinstance(value, np.integer):
-                return int(value)
-            if isinstance(value, np.bool_):
-                return bool(value)
-            return value
+        from rankwise.results import json_plain
 
-        return {"rows": [{k: plain(v) for k, v in row.items()} for row in self.table.to_dict("records")],
+        return {"rows": json_plain(self.table),
                 "srm": {"observed": list(self.srm.observed), "expected": list(self.srm.expected),
                         "statistic": self.srm.statistic, "p_value": self.srm.p_value,
                         "mismatch": self.srm.mismatch},

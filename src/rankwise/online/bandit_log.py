@@ -222,8 +222,11 @@ class OPEResult:
     settings: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "rounds": self.rounds, "on_policy": self.on_policy,
-                "estimates": self.table.to_dict("records"), "warnings": self.warnings}
+        """Settings, rounds, the on-policy mean, one row per estimator, warnings (JSON-plain)."""
+        from rankwise.results import json_plain
+
+        return json_plain({"settings": self.settings, "rounds": self.rounds, "on_policy": self.on_policy,
+                           "estimates": self.table, "warnings": self.warnings}, nan_as_null=False)
 
 
 def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[str] = ESTIMATORS,

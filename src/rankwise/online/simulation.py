@@ -41,7 +41,7 @@ true preference (bootstrap of ``delta``) or of the true difference in clicks per
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -141,11 +141,20 @@ class SimulationResult:
     agreement: Any
     ratios: Any
     settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def table(self) -> Any:
+        """The main table: ``error``."""
+        return self.error
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "error": self.error.to_dict("records"),
-                "checks": self.checks.to_dict("records"), "agreement": self.agreement.to_dict("records"),
-                "ratios": self.ratios.to_dict("records")}
+        """Settings and the four tables as lists of rows (JSON-plain)."""
+        from rankwise.results import json_plain
+
+        return json_plain({"settings": self.settings, "error": self.error, "checks": self.checks,
+                           "agreement": self.agreement, "ratios": self.ratios, "warnings": self.warnings},
+                          nan_as_null=False)
 
 
 def _top_lists(run: Any, depth: int) -> dict[str, list[str]]:

@@ -128,6 +128,16 @@ class RankEvalResult:
         frame.index.name = "system"
         return frame
 
+    @property
+    def table(self) -> Any:
+        """``summary`` with the system as a column."""
+        return self.summary.reset_index()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The metrics asked for and the result-window size."""
+        return {"metrics": [display_label(m) for m in self.spec.metrics], "size": self.size}
+
     def failure_notes(self) -> list[str]:
         """One line per system that could not be scored at all: why its first request failed."""
         notes = []

@@ -54,7 +54,7 @@ def confusion_grid(labels: Any) -> Grid:
 def system_grid(systems: Any, digits: int = 4) -> Grid:
     """One row per run: its score under each qrels, the difference and its rank under each; the
     rank correlations under the table."""
-    frame = systems.table()
+    frame = systems.table
     rows = [[str(r["run"]), _number(r["qrels_a"], digits), _number(r["qrels_b"], digits),
              _number(r["difference"], digits), str(int(r["rank_a"])), str(int(r["rank_b"]))]
             for r in frame.to_dict("records")]
@@ -85,16 +85,12 @@ def agreement_dict(labels: Any, systems: Any | None) -> dict[str, Any]:
     >>> agreement_dict(out, None)["labels"]["confusion"]
     {'categories': [0, 1], 'counts': [[1.0, 0.0], [0.0, 1.0]]}
     """
-    out: dict[str, Any] = {"labels": {
-        "shared_pairs": labels.shared_pairs, "only_a": labels.only_a, "only_b": labels.only_b,
-        "queries": labels.queries,
-        "statistics": {k: {"value": v, "low": labels.intervals[k][0], "high": labels.intervals[k][1]}
-                       for k, v in labels.statistics.items()},
-        "confusion": {"categories": labels.categories.tolist(), "counts": labels.confusion.tolist()},
-        "notes": list(labels.notes)}}
+    labels_part = labels.to_dict()
+    labels_part.pop("settings")
+    out: dict[str, Any] = {"labels": labels_part}
     if systems is not None:
-        out["systems"] = {"metric": systems.metric, "runs": systems.table().to_dict("records"),
-                          "statistics": dict(systems.statistics)}
+        systems_part = systems.to_dict()
+        out["systems"] = {key: systems_part[key] for key in ("metric", "runs", "statistics")}
     return out
 
 
@@ -107,9 +103,9 @@ def agreement_csv(labels: Any, systems: Any | None) -> str:
     """One row per statistic (section ``labels``) and per run (section ``systems``), every digit."""
     import pandas as pd
 
-    frame = labels.table().assign(section="labels")
+    frame = labels.table.assign(section="labels")
     if systems is not None:
-        frame = pd.concat([frame, systems.table().assign(section="systems")], ignore_index=True)
+        frame = pd.concat([frame, systems.table.assign(section="systems")], ignore_index=True)
     columns = ["section"] + [c for c in frame.columns if c != "section"]
     out = io.StringIO()
     frame[columns].to_csv(out, index=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from rankwise.engine.ranked import RankedLists
@@ -69,7 +71,7 @@ def one_per_query(rl: RankedLists) -> np.ndarray:
     return np.ones(rl.n_queries, dtype=np.int64)
 
 
-_COUNT = {"summary": "sum", "kind": "int", "tie_aware": True, "trec_eval": True}
+_COUNT: dict[str, Any] = {"summary": "sum", "kind": "int", "tie_aware": True, "trec_eval": True}
 
 RUNID = Family("runid", of_lists(run_name), "The run's name (its tag).", summary="none", kind="runid",
                higher_is_better=None, tie_aware=True, trec_eval=True, judgments="any",

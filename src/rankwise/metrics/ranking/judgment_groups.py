@@ -7,6 +7,7 @@ group-name order, divided only when there are several, as trec_eval does).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class GroupedLists(QueryLists):
         return out[:, 0] if out.shape[1] == 1 else out
 
 
-_J = {"judgments": "qrels_jg", "trec_eval": True, "nicknames": ("qrels_jg",)}
+_J: dict[str, Any] = {"judgments": "qrels_jg", "trec_eval": True, "nicknames": ("qrels_jg",)}
 
 MAP_AVGJG = Family("map_avgjg", lambda g, conv, ks, a: g.average(average_precision(g.ranked)),
                    "AP against each judgment group of the query, averaged over the groups.", **_J)

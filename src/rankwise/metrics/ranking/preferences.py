@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -321,8 +322,8 @@ def _recount(g: JudgmentGroup, njr: int, retrieved_only: bool) -> tuple[int, int
     return ful, poss + ful
 
 
-_P = {"judgments": "prefs", "trec_eval": True}
-_COUNT = {**_P, "summary": "sum", "kind": "int", "nicknames": ("all_prefs", "prefs")}
+_P: dict[str, Any] = {"judgments": "prefs", "trec_eval": True}
+_COUNT: dict[str, Any] = {**_P, "summary": "sum", "kind": "int", "nicknames": ("all_prefs", "prefs")}
 
 PREFS_NUM_PREFS_POSS = Family("prefs_num_prefs_poss", _per_query(lambda q: _total(q, _POSS)),
                               "Preferences possible, retrieved or not.", higher_is_better=None, **_COUNT)

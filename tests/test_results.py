@@ -1,0 +1,107 @@
+"""One result shape (``rankwise.results``): every analysis returns ``table`` (a DataFrame),
+``to_dict()`` (JSON-plain: ``json.dumps`` writes it without a ``default``), ``warnings`` (a
+list of text) and ``settings`` (a dict)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankwise.results import ResultShape, json_plain
+
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"b": 1, "d": 0}, "q3": {"a": 1, "c": 2}}
+RUN_X = {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"b": 2.0, "d": 1.0}, "q3": {"c": 2.0, "a": 1.0}}
+RUN_Y = {"q1": {"b": 3.0, "a": 2.0}, "q2": {"d": 2.0, "b": 1.0}, "q3": {"a": 2.0, "c": 1.0}}
+RUN_Z = {"q1": {"c": 3.0, "a": 2.0}, "q2": {"b": 2.0}, "q3": {"c": 2.0}}
+
+
+def _evaluate() -> Any:
+    from rankwise import evaluate
+
+    return evaluate(QRELS, {"x": RUN_X, "y": RUN_Y}, ["ndcg@3", "map"])
+
+
+def _compare() -> Any:
+    from rankwise.comparison import compare
+
+    return compare(QRELS, {"x": RUN_X, "y": RUN_Y, "z": RUN_Z}, ["ndcg@3"], test="t")
+
+
+def _ab() -> Any:
+    from rankwise.online import analyze
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"unit": np.arange(60), "variant": np.where(np.arange(60) % 2, "b", "a"),
+                          "clicks": rng.integers(0, 4, 60), "views": rng.integers(1, 5, 60)})
+    return analyze(frame, metrics={"ctr": "clicks/views"}, unit="unit", variant="variant")
+
+
+def _ope() -> Any:
+    from rankwise.online.bandit_log import evaluate_policy, read_bandit_log
+
+    log = read_bandit_log({"action": ["a", "b", "a", "b"], "position": [1] * 4, "reward": [1, 0, 1, 1],
+                           "pscore": [0.5] * 4})
+    return evaluate_policy(log, {("a", 1): 1.0}, estimators=["ips", "snips"], resamples=50)
+
+
+def _labels() -> Any:
+    from rankwise.agreement.labels import label_agreement
+
+    return label_agreement(QRELS, {"q1": {"a": 2, "b": 1, "c": 1}, "q2": {"b": 1, "d": 0}}, resamples=20)
+
+
+def _systems() -> Any:
+    from rankwise.agreement.systems import system_agreement
+
+    return system_agreement(QRELS, QRELS, {"x": RUN_X, "y": RUN_Y, "z": RUN_Z}, "P@1")
+
+
+def _fusion() -> Any:
+    from rankwise.fusion.optimize import optimize
+
+    return optimize(QRELS, [RUN_X, RUN_Y], "wsum", "recip_rank", folds=3, grid={"weights": [[1, 0], [0, 1]]})
+
+
+def _simulation() -> Any:
+    from rankwise.online.simulation import simulate_comparison
+
+    return simulate_comparison({"q": {"d1": 3, "d2": 0, "d3": 1}}, {"q": {"d1": 1, "d2": 2}},
+                               {"q": {"d1": 2, "d3": 1}}, depth=2, impressions=[100], repetitions=5,
+                               check_impressions=100, samples=5)
+
+
+def _rank_eval() -> Any:
+    from rankwise.rankeval import CallableBackend, parse_spec, rank_eval
+
+    rated = {"id": "q", "request": {"query": {"match_all": {}}},
+             "ratings": [{"_index": "i", "_id": "a", "rating": 3}, {"_index": "i", "_id": "b", "rating": 0}]}
+    backend = CallableBackend(lambda body, size: [("b", 4.0), ("a", 3.0)][:size], name="i")
+    return rank_eval(parse_spec({"requests": [rated], "metric": {"precision": {"k": 2}}}), backend)
+
+
+RESULTS: dict[str, Callable[[], Any]] = {
+    "evaluate": _evaluate, "compare": _compare, "ab": _ab, "ope": _ope, "agree-labels": _labels,
+    "agree-systems": _systems, "fuse-optimize": _fusion, "interleave-simulate": _simulation, "rank-eval": _rank_eval}
+
+
+@pytest.mark.parametrize("name", list(RESULTS))
+def test_every_result_has_the_one_shape(name: str) -> None:
+    result = RESULTS[name]()
+    assert isinstance(result, ResultShape)
+    assert isinstance(result.table, pd.DataFrame) and len(result.table) > 0
+    assert isinstance(result.warnings, list) and all(isinstance(w, str) for w in result.warnings)
+    assert isinstance(result.settings, dict) and result.settings
+    document = result.to_dict()
+    json.dumps(document)   # plain: no numpy scalar, no array, no tuple key needs a default
+
+
+def test_json_plain_by_hand() -> None:
+    frame = pd.DataFrame({"a": [1, 2], "p": [0.5, np.nan]})
+    assert json_plain({"t": frame, 3: (np.int32(4), np.bool_(True)), "when": pd.Timestamp("2026-01-02")}) == {
+        "t": [{"a": 1, "p": 0.5}, {"a": 2, "p": None}], "3": [4, True], "when": "2026-01-02T00:00:00"}
+    assert json_plain([np.float32(np.inf)]) == [float("inf")]   # a one-sided bound stays infinite
