@@ -1,19 +1,37 @@
-"""The modules listed under ``[tool.mypy]`` in pyproject.toml pass the type checker (the public
-registry and I/O modules strictly); the list grows until it is all of ``src/``."""
+"""All of ``src/`` passes the type checker (the public registry and I/O modules strictly); the
+modules still listed as type debt in pyproject.toml are skipped, and that list only shrinks."""
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+DEBT_CEILING = 49
+"""Modules with type errors left; lower it whenever a module leaves the list."""
 
 
-def test_the_listed_modules_pass_mypy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _debt() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    return [m for override in config["overrides"] if override.get("ignore_errors") for m in override["module"]]
+
+
+def test_src_passes_mypy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mypy import api
 
     monkeypatch.chdir(ROOT)
     out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path)])
     assert status == 0, out + err
-    assert "Success: no issues found in 13 source files" in out
+    checked = int(re.search(r"no issues found in (\d+) source files", out).group(1))  # type: ignore[union-attr]
+    assert checked == len(list((ROOT / "src" / "rankwise").rglob("*.py")))
+
+
+def test_the_type_debt_only_shrinks() -> None:
+    debt = _debt()
+    assert len(debt) <= DEBT_CEILING, "a module was added to the type debt: fix its errors instead"
+    for module in debt:
+        path = ROOT / "src" / Path(*module.split("."))
+        assert path.with_suffix(".py").exists() or (path / "__init__.py").exists(), f"{module} no longer exists"

@@ -195,7 +195,7 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
         starts = np.searchsorted(codes[order], np.arange(len(uniques)))
         ends = np.append(starts[1:], len(order))
         rng = np.random.default_rng(seed)
-        draws = {k: [] for k in stats}
+        draws: dict[str, list[float]] = {k: [] for k in stats}
         from rankwise.progress import step
         from rankwise.stats.resampling import bootstrap_indices, percentile_interval
 

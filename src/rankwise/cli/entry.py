@@ -93,7 +93,7 @@ def only_invoked(app: typer.Typer, argv: list[str]) -> typer.Typer:
         return app
     name = argv[0]
     commands = [c for c in app.registered_commands
-                if (c.name or get_command_name(c.callback.__name__)) == name]
+                if (c.name or (c.callback is not None and get_command_name(c.callback.__name__))) == name]
     groups = [g for g in app.registered_groups if g.name == name]
     if not commands and not groups:
         return app

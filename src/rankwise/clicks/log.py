@@ -210,7 +210,8 @@ def piece_of(vocabulary: Any, query: np.ndarray, docs: np.ndarray | None, pairs:
     """A log over the given arrays that keeps the vocabularies and pair numbering of
     ``vocabulary`` (a log or a stored log). ``docs`` may be None: fitting uses ``pairs``."""
     piece = object.__new__(ClickLog)
-    piece.query, piece.docs, piece.pairs, piece.clicks, piece.mask = query, docs, pairs, clicks, mask
+    piece.query, piece.pairs, piece.clicks, piece.mask = query, pairs, clicks, mask
+    piece.docs = docs  # type: ignore[assignment]  # a lean piece has no document matrix
     piece.query_ids, piece.doc_ids = vocabulary.query_ids, vocabulary.doc_ids
     piece.pair_query, piece.pair_doc = vocabulary.pair_query, vocabulary.pair_doc
     piece.notes = []
@@ -232,7 +233,7 @@ def lean_piece(chunk: ClickLog) -> ClickLog:
     none = np.empty(0, dtype=np.int64)
     piece = piece_of(SimpleNamespace(query_ids=[], doc_ids=[], pair_query=none, pair_doc=none), chunk.query, None,
                      chunk.pairs, chunk.clicks, chunk.mask)
-    piece._n_pairs = chunk.n_pairs
+    piece._n_pairs = chunk.n_pairs  # type: ignore[attr-defined]  # read by n_pairs
     return piece
 
 

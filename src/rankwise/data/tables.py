@@ -111,7 +111,7 @@ def tables_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ())
         _require(list(data), columns, "<dict>")
         return [("<dict>", 1, pa.table({c: data[c] for c in (list(data) if columns is None else columns)}))]
     if isinstance(data, Sequence):
-        out = []
+        out: list[tuple[str, int, Any]] = []
         for item in data:
             if isinstance(item, (str, os.PathLike)):
                 out.extend((str(p), _first_line(p), read_table(p, columns, ids)) for p in _files(item))

@@ -7,6 +7,8 @@ at a time, which keeps each sort in cache.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from rankwise.engine.segments import distinct
@@ -70,7 +72,7 @@ def _by_score_within_blocks(score: np.ndarray, order: np.ndarray, starts: np.nda
     """``order`` (rows grouped by query, blocks from ``starts``) with each block sorted by
     score descending; equal scores keep their order when ``stable``."""
     n = len(order)
-    kind = "stable" if stable else None
+    kind: Literal["stable"] | None = "stable" if stable else None
     if n < SMALL_QUERY_ROWS * len(starts):  # many small queries: one global sort, then by block
         block = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
         by_score = np.argsort(-score[order], kind=kind)
