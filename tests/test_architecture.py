@@ -196,3 +196,21 @@ def test_only_intended_arrows_between_components() -> None:
     stale = sorted(f"{a} -> {b}" for a, targets in INTENDED.items() for b in targets - actual.get(a, set()))
     assert not unintended, "arrows nobody intended (add them to INTENDED on purpose):\n" + "\n".join(unintended)
     assert not stale, "intended arrows the code no longer draws (remove them):\n" + "\n".join(stale)
+
+
+META_TESTS = {"architecture", "types", "docs", "docs_images"}
+"""Tests about the project as a whole rather than one component."""
+
+
+def test_test_files_are_named_after_the_component_they_test() -> None:
+    """``tests/test_<component>[_<module or topic>].py``: the tests mirror the source tree (a
+    file named by history, ``test_more_measures.py``, says nothing about what it tests)."""
+    components = sorted((c for c in LAYERS if c and not c.startswith("_")), key=len, reverse=True)
+    stray = []
+    for path in sorted((Path(__file__).parent).glob("test_*.py")):
+        stem = path.stem.removeprefix("test_")
+        if stem in META_TESTS:
+            continue
+        if not any(stem == c or stem.startswith(f"{c}_") for c in components):
+            stray.append(path.name)
+    assert not stray, "name these after the component they test: " + ", ".join(stray)

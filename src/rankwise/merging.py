@@ -10,7 +10,7 @@ of two disjoint sets of rows is a function of their two states:
 - the order of merges changes nothing beyond floating-point rounding.
 
 Where a peer's API works in place (torchmetrics' ``merge_state``), the state offers that name
-as well, documented as in place. ``tests/test_merge_protocol.py`` checks every registered
+as well, documented as in place. ``tests/test_merging.py`` checks every registered
 state against these three rules.
 
 >>> from rankwise.streaming import MeanSquaredError
