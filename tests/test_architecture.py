@@ -23,6 +23,7 @@ LAYERS: dict[str, float] = {
     "streaming": 5, "stats": 5, "torch": 5,
     "jax": 6,  # the JAX states reuse the streaming definitions (threshold grids)
     "fusion": 5, "agreement": 6,
+    "recsys": 5,  # beyond-accuracy metrics of recommendation lists
     "comparison": 6, "clicks": 6,
     "online": 7,  # interleaving's simulated users come from clicks
     "report": 8, "rankeval": 8, "scale": 8,  # scale wraps evaluate, click models and A/B states
@@ -168,14 +169,15 @@ INTENDED: dict[str, set[str]] = {
     "torch": {"errors", "state"},
     "agreement": {"errors", "progress", "results", "data", "engine", "evaluation", "stats"},
     "clicks": {"errors", "params", "progress", "data", "streaming"},
-    "comparison": {"_version", "errors", "params", "results", "evaluation", "stats"},
+    "comparison": {"_version", "errors", "params", "results", "engine", "evaluation", "stats"},
     "jax": {"errors", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
     "rankeval": {"_version", "errors", "data", "metrics", "evaluation", "comparison"},
+    "recsys": {"_version", "errors", "params", "results"},
     "report": {"_version", "errors", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
     "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",
-            "agreement", "clicks", "comparison", "online", "rankeval", "report"},
+            "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys"},
     "": {"_version", "data", "engine", "comparison", "rankeval"},
     "__main__": {"cli"},
 }

@@ -84,9 +84,17 @@ def _rank_eval() -> Any:
     return rank_eval(parse_spec({"requests": [rated], "metric": {"precision": {"k": 2}}}), backend)
 
 
+def _beyond() -> Any:
+    from rankwise.recsys import beyond_accuracy
+
+    return beyond_accuracy({"u1": ["a", "b"], "u2": ["b", "c"]}, ["coverage@2", "epc@2"],
+                           train={"u1": ["c"], "u2": ["a", "a"]})
+
+
 RESULTS: dict[str, Callable[[], Any]] = {
     "evaluate": _evaluate, "compare": _compare, "ab": _ab, "ope": _ope, "agree-labels": _labels,
-    "agree-systems": _systems, "fuse-optimize": _fusion, "interleave-simulate": _simulation, "rank-eval": _rank_eval}
+    "agree-systems": _systems, "fuse-optimize": _fusion, "interleave-simulate": _simulation, "rank-eval": _rank_eval,
+    "beyond": _beyond}
 
 
 @pytest.mark.parametrize("name", list(RESULTS))

@@ -4,10 +4,10 @@ modules still listed as type debt in pyproject.toml are skipped, and that list o
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 DEBT_CEILING = 49

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,12 @@ COMPARISON_TESTS: Registry[Declared] = Registry("test", (
 ), option="--test")
 """The tests ``compare`` runs: the paired ones per pair of runs, and the two over all systems."""
 TESTS = tuple(COMPARISON_TESTS.names())
+
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rankwise.engine.conventions import ConventionKeywords
 
 
 @dataclass
@@ -106,7 +112,7 @@ def compare(
     confidence: float = 0.95,
     bootstrap_ci: str | None = None,
     progress: bool = False,
-    **conventions: Any,
+    **conventions: Unpack[ConventionKeywords],
 ) -> Comparison:
     """Compare every pair of runs (or every run against ``baseline``) on each metric.
 

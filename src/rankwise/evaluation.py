@@ -14,14 +14,17 @@ from rankwise._version import __version__
 from rankwise.data.containers import Qrels, Run
 from rankwise.data.load import load_qrels, load_run
 from rankwise.engine.align import QrelsIndex, align, empty_rankings
-from rankwise.engine.conventions import Conventions
+from rankwise.engine.conventions import Conventions, Missing
 from rankwise.engine.ranked import RankedLists
 from rankwise.errors import Notice, RankwiseError, notice_dicts
 from rankwise.metrics.compute import RunScores, compute_scores
 from rankwise.metrics.names import MetricSpec, canonical_name, parse_metric
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from rankwise.data.prefs import Prefs
+    from rankwise.engine.conventions import ConventionKeywords
 
 
 def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
@@ -264,14 +267,14 @@ ENGINES = {"chunks": "rankwise.scale.chunked", "dask": "rankwise.scale.dask_engi
 and pull in their own dependencies)."""
 
 
-def _conventions(profile: str | None, conventions: dict[str, Any]) -> Conventions:
+def _conventions(profile: str | None, conventions: Mapping[str, Any]) -> Conventions:
     """The conventions of a profile, overridden by the ones given; unknown names are refused."""
     from rankwise.metrics import profiles
 
     unknown = set(conventions) - set(Conventions.names())
     if unknown:
         raise RankwiseError(f"unknown convention(s) {sorted(unknown)}; expected {Conventions.names()}")
-    return Conventions(**profiles.conventions_of(profile, conventions))
+    return Conventions(**profiles.conventions_of(profile, dict(conventions)))
 
 
 @dataclass
@@ -294,7 +297,7 @@ class EvaluationPlan:
 
     @classmethod
     def build(cls, qrels: Any, metrics: str | Sequence[str], profile: str | None,
-              conventions: dict[str, Any]) -> EvaluationPlan:
+              conventions: Mapping[str, Any]) -> EvaluationPlan:
         """Encode ``qrels``, parse ``metrics`` and resolve the conventions (``evaluate``'s
         arguments)."""
         from rankwise.metrics import profiles
@@ -312,7 +315,7 @@ class EvaluationPlan:
         own = {key: replace(conv, **dict(key)) for key in groups}
         return cls(q, _index_of(q), specs, conv, groups, own, list(q.notes))
 
-    def score(self, run: Run, missing: str | None = None) -> RunScores:
+    def score(self, run: Run, missing: Missing | None = None) -> RunScores:
         """Every metric on one run (or one query-complete piece of it); its warnings are in
         ``RunScores.warnings``. ``missing`` overrides the convention (engines score the pieces
         of a run with ``missing='skip'`` and the absent queries at the end)."""
@@ -375,7 +378,7 @@ def evaluate(
     engine: str = "memory",
     chunk_rows: int | None = None,
     client: Any = None,
-    **conventions: Any,
+    **conventions: Unpack[ConventionKeywords],
 ) -> Result:
     """Evaluate one or many runs against qrels.
 

@@ -12,11 +12,16 @@ their mean, compared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rankwise.errors import RankwiseError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rankwise.engine.conventions import ConventionKeywords
 
 
 def tau_ap(reference: np.ndarray, estimate: np.ndarray) -> float:
@@ -77,7 +82,7 @@ class SystemAgreement:
 
 
 def system_agreement(qrels_a: Any, qrels_b: Any, runs: Any, metric: str = "ndcg@10", top_k: int = 3,
-                     **conventions: Any) -> SystemAgreement:
+                     **conventions: Unpack[ConventionKeywords]) -> SystemAgreement:
     """Evaluate ``runs`` under both qrels with ``metric`` and compare the system rankings.
 
     >>> qa = {"q1": {"a": 1, "b": 0}, "q2": {"b": 1}}

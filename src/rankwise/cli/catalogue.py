@@ -24,6 +24,7 @@ REGISTRIES = {
     "sequential": ("rankwise.online.sequential", "SEQUENTIAL_DESIGNS"),
     "comparison-tests": ("rankwise.comparison", "COMPARISON_TESTS"),
     "corrections": ("rankwise.stats.corrections", "CORRECTION_METHODS"),
+    "beyond-accuracy": ("rankwise.recsys.metrics", "BEYOND_ACCURACY"),
 }
 """Each listable kind (besides ``metrics``) and where its registry is declared; only the one
 asked for is imported."""
@@ -120,7 +121,8 @@ TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
           "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods",
           "normalisations": "Score normalisations (fusion)",
           "ab-tests": "A/B tests", "sequential": "Sequential designs",
-          "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections"}
+          "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections",
+          "beyond-accuracy": "Beyond-accuracy recommender metrics"}
 USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
                        "`rankwise.clicks.MODELS.parse('dbn(iterations=20)')`",
        "estimators": "`rankwise ope LOG -e ips -e 'dr'`; `rankwise.online.counterfactual.estimate(..., 'snips')`",
@@ -131,7 +133,9 @@ USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterati
        "ab-tests": "`rankwise ab LOG --test welch`; `rankwise.online.analyze(..., test='welch')`",
        "sequential": "`rankwise ab LOG --sequential always-valid --tuning 5000`; `analyze(..., sequential='msprt')`",
        "comparison-tests": "`rankwise compare QRELS A B --test randomization`; `rankwise.compare(..., test='t')`",
-       "corrections": "`rankwise ab LOG -c holm`, `rankwise compare ... --correction bh`; `correction='bonferroni'`"}
+       "corrections": "`rankwise ab LOG -c holm`, `rankwise compare ... --correction bh`; `correction='bonferroni'`",
+       "beyond-accuracy": "`rankwise beyond LISTS --train T -m novelty@10 -m 'ild(similarity=cosine)@10'`; "
+                          "`rankwise.recsys.beyond_accuracy(lists, ['coverage@10'], train=...)` (docs/recsys.md)"}
 
 
 def plugins_page() -> str:

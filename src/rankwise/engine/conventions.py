@@ -3,17 +3,50 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Literal, TypedDict, get_args
 
 from rankwise.errors import RankwiseError
 
-TIES = ("trec", "input", "docid_asc", "expected")
-MISSING = ("skip", "zero")
-DUPLICATES = ("error", "first", "best")
-PRECISIONS = ("float32", "float64")
-GAINS = ("labels", "above_level", "binary")
-UNIVERSES = ("qrels", "run")
-RETRIEVED = ("all", "positive")
-ZERO_DIVISION = ("0", "1", "nan")
+Ties = Literal["trec", "input", "docid_asc", "expected"]
+Missing = Literal["skip", "zero"]
+Duplicates = Literal["error", "first", "best"]
+ScorePrecision = Literal["float32", "float64"]
+Gains = Literal["labels", "above_level", "binary"]
+Universe = Literal["qrels", "run"]
+Retrieved = Literal["all", "positive"]
+ZeroDivision = Literal["0", "1", "nan"]
+
+TIES: tuple[str, ...] = get_args(Ties)
+MISSING: tuple[str, ...] = get_args(Missing)
+DUPLICATES: tuple[str, ...] = get_args(Duplicates)
+PRECISIONS: tuple[str, ...] = get_args(ScorePrecision)
+GAINS: tuple[str, ...] = get_args(Gains)
+UNIVERSES: tuple[str, ...] = get_args(Universe)
+RETRIEVED: tuple[str, ...] = get_args(Retrieved)
+ZERO_DIVISION: tuple[str, ...] = get_args(ZeroDivision)
+
+
+class ConventionKeywords(TypedDict, total=False):
+    """The convention keywords ``evaluate``, ``compare``, the plots, the reports, fusion tuning,
+    system agreement and the engines take (``**conventions``), typed: a type checker flags
+    ``evaluate(..., ties="random")``. Their meaning: ``Conventions``.
+
+    >>> sorted(ConventionKeywords.__annotations__) == sorted(Conventions.names())
+    True
+    """
+
+    rel_level: int
+    depth: int | None
+    judged_only: bool
+    missing: Missing
+    ties: Ties
+    score_precision: ScorePrecision
+    duplicates: Duplicates
+    num_docs_in_coll: int
+    gains: Gains
+    universe: Universe
+    retrieved: Retrieved
+    zero_division: ZeroDivision | int | float
 
 
 @dataclass(frozen=True)
@@ -54,15 +87,16 @@ class Conventions:
     rel_level: int = 1
     depth: int | None = None
     judged_only: bool = False
-    missing: str = "skip"
-    ties: str = "trec"
-    score_precision: str = "float64"
-    duplicates: str = "error"
+    missing: Missing = "skip"
+    ties: Ties = "trec"
+    score_precision: ScorePrecision = "float64"
+    duplicates: Duplicates = "error"
     num_docs_in_coll: int = 0
-    gains: str = "labels"
-    universe: str = "qrels"
-    retrieved: str = "all"
-    zero_division: str = "0"
+    gains: Gains = "labels"
+    universe: Universe = "qrels"
+    retrieved: Retrieved = "all"
+    zero_division: ZeroDivision | int | float = "0"
+    """Given as text, 0, 1 or NaN; kept as text."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "zero_division", _zero_division_text(self.zero_division))

@@ -30,6 +30,7 @@ DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
 simplex in steps of 0.05 for two runs, 0.1 for more)."""
 
 
+
 @dataclass
 class FusionSearch:
     """What ``optimize`` found: the candidates and their mean over all queries, the candidate
@@ -133,8 +134,8 @@ def candidates_for(method: str, runs: int, grid: dict[str, list[Any]] | None, tr
 
 def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10", *, grid: dict | None = None,
              trials: int | None = None, folds: int = 5, seed: int = 0, train_qrels: Any = None,
-             norm: str | None = "auto", ties: str = "trec", depth: int | None = None, **conventions: Any
-             ) -> FusionSearch:
+             norm: str | None = "auto", ties: str = "trec", depth: int | None = None,
+             **conventions: Any) -> FusionSearch:  # evaluate's conventions but ties and depth (fusion's own)
     """Search ``method``'s parameters (``grid``: ``{param: [values]}``, default grids for
     ``weights``, ``k``, ``phi``, ``gamma``, ``sigma``; ``trials``: random draws instead of the
     whole grid) for the best mean ``metric``, with ``folds``-fold cross-validation over the

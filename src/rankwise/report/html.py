@@ -6,7 +6,7 @@ import base64
 import html
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankwise._version import __version__
 from rankwise.comparison import Comparison, compare
@@ -23,6 +23,11 @@ th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 .sig{color:#0a7a2f;font-weight:bold}code{font-size:.8rem;color:#555}
 img{max-width:100%;border:1px solid #eee;margin:.5rem 0}.warn{color:#9a6700}
 """
+
+
+if TYPE_CHECKING:
+
+    pass
 
 
 def _png(fig: Any) -> str:

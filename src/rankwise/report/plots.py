@@ -5,12 +5,17 @@ axes, a legend and a title naming the metric and its signature."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rankwise.errors import OptionError
 from rankwise.evaluation import Result, evaluate
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rankwise.engine.conventions import ConventionKeywords
 
 
 def _figure(width: float = 8.0, height: float = 4.4):
@@ -89,7 +94,7 @@ def _finish(fig: Any, ax: Any, title: str, signature: str, path: str | Path | No
 
 
 def metric_at_k(qrels: Any, runs: Any, metric: str = "ndcg", k: int = 100, path: str | Path | None = None,
-                **conventions: Any) -> Any:
+                **conventions: Any) -> Any:  # the conventions, and max_k (deprecated)
     """Mean metric@k for every cut-off 1..k for every run (where more results stop helping).
 
     ``metric``: any metric with an integer cut-off (ndcg, P, recall, map, success, mrr ...).
@@ -156,7 +161,8 @@ def distribution(result: Result, metric: str, kind: str = "box", path: str | Pat
                    result.warnings)
 
 
-def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
+def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None,
+                     **conventions: Unpack[ConventionKeywords]) -> Any:
     """Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 for every run."""
     levels = [i / 10 for i in range(11)]
     res = evaluate(qrels, runs, ["iprec_at_recall." + ",".join(f"{x:.1f}" for x in levels)], **conventions)
@@ -173,7 +179,7 @@ def precision_recall(qrels: Any, runs: Any, path: str | Path | None = None, **co
                    path, res.warnings)
 
 
-def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Any) -> Any:
+def roc(qrels: Any, runs: Any, path: str | Path | None = None, **conventions: Unpack[ConventionKeywords]) -> Any:
     """Vertically averaged ROC curves of the rankings, with the mean per-query AUC."""
     from rankwise.data import load_qrels, load_run
     from rankwise.engine.align import QrelsIndex, align

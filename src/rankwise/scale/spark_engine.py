@@ -15,7 +15,7 @@ import os
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,11 @@ from rankwise.evaluation import EvaluationPlan, Result, _as_runs
 from rankwise.metrics.compute import RunScores
 from rankwise.scale.frames import ORDER_COLUMN, run_columns, score_frame
 from rankwise.scale.gather import gather_scores, named_result
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rankwise.engine.conventions import ConventionKeywords
 
 
 def _spark() -> Any:
@@ -182,7 +187,7 @@ def _spark_type(kind: str) -> str:
 
 
 def per_query_frame(qrels: Any, run: Any, metrics: Any, profile: str | None = None, spark: Any = None,
-                    chunk_rows: int | None = None, **conventions: Any) -> Any:
+                    chunk_rows: int | None = None, **conventions: Unpack[ConventionKeywords]) -> Any:
     """Per-query values of ``run`` (a Spark DataFrame or a path) as a Spark DataFrame with
     ``run`` and ``query`` columns and one column per metric (trec_eval column names, e.g.
     ``ndcg_cut_10``). A frame holding several runs (a ``run`` / ``tag`` / ``system`` column)

@@ -1,0 +1,74 @@
+"""``rankwise beyond``: beyond-accuracy metrics of recommendation lists (coverage, novelty,
+popularity bias, diversity, personalisation, calibration, serendipity)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankwise.cli.app import app
+from rankwise.cli.options import ReportFormat
+from rankwise.cli.output import emit as _emit
+from rankwise.cli.output import fail as _fail
+from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import warn as _warn
+from rankwise.errors import RankwiseError
+
+
+@app.command("beyond")
+def beyond(
+    runs: Annotated[list[str], typer.Argument(
+        help="Recommendation lists: CSV, TSV or Parquet with user, item and score or rank columns (several files "
+             "compare runs; NAME=FILE names one).")],
+    metric: Annotated[list[str], typer.Option(
+        "-m", "--metric", help="A metric, e.g. coverage@10, novelty@10, 'ild(similarity=cosine)@10' (repeat); "
+                               "'rankwise list beyond-accuracy' lists them.")],
+    train: Annotated[str | None, typer.Option(
+        "--train", help="Training interactions (user, item): popularity, novelty, history.")] = None,
+    test: Annotated[str | None, typer.Option(
+        "--test", help="Held-out interactions (user, item[, rating]): relevance for serendipity.")] = None,
+    features: Annotated[str | None, typer.Option(
+        "--features", help="Item features: an item column and numeric columns (or a vector column).")] = None,
+    groups: Annotated[str | None, typer.Option(
+        "--groups", help="Item groups or genres: an item column and a group column ('A|B' for several).")] = None,
+    catalogue: Annotated[str | None, typer.Option(
+        "--catalogue", help="A file with one item id per line: the catalogue coverage is a share of.")] = None,
+    rating_threshold: Annotated[float | None, typer.Option(
+        "--rating-threshold", help="Held-out ratings at or above it are relevant.")] = None,
+    per_user: Annotated[bool, typer.Option(
+        "--per-user", help="CSV: one row per run x user instead of one per run x metric.")] = False,
+    output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+) -> None:
+    """Coverage, novelty, popularity bias, diversity, personalisation, calibration and
+    serendipity of recommendation lists, beside each other for one or several runs."""
+    from rankwise.recsys import beyond_accuracy
+    from rankwise.report import recsys as render
+
+    named: dict[str, str] = {}
+    for run in runs:
+        name, _, path = run.partition("=") if "=" in run and not Path(run).exists() else (Path(run).stem, "", run)
+        named[name] = path
+    try:
+        items = None
+        if catalogue is not None:
+            if not Path(catalogue).exists():
+                raise RankwiseError(f"{catalogue}: no such file")
+            items = [line.strip() for line in Path(catalogue).read_text(encoding="utf-8").splitlines() if line.strip()]
+        result = beyond_accuracy(named, metric, train=train, test=test, catalogue=items, features=features,
+                                 groups=groups, rating_threshold=rating_threshold)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    if output_format in (ReportFormat.table, ReportFormat.text):
+        _show_grids([render.beyond_grid(result, digits)], output, plain=output_format == ReportFormat.text)
+    elif output_format == ReportFormat.markdown:
+        _emit(render.beyond_grid(result, digits).markdown(), output)
+    else:
+        _emit(render.beyond_json(result) if output_format == ReportFormat.json
+              else render.beyond_csv(result, per_user), output)
+    if output is not None:
+        _warn(result.warnings)

@@ -1,0 +1,295 @@
+"""What a recommender's offline evaluation reads, as encoded arrays: the recommendation lists
+(ranked items per user, from scores, ranks or ordered lists), the training interactions
+(popularity, novelty, history), the catalogue, item features or embeddings (similarity) and
+item groups or genres (calibration, fairness).
+
+Every input comes from a pandas DataFrame (rankwise's, RecBole's ``user_id:token``,
+Microsoft Recommenders' ``userID``/``itemID``/``prediction``, pandas' usual names), a CSV/TSV
+or Parquet file, or a dict (``{user: [items in rank order]}``, ``{item: vector}``,
+``{item: [groups]}``). Items are numbered once over every input, so that one code means one
+item everywhere.
+
+>>> data = RecsysData.build({"u1": ["a", "b"], "u2": ["b", "c"]}, train={"u1": ["c"], "u2": ["a", "a"]})
+>>> data.vocabulary.tolist(), data.items.tolist(), data.offsets.tolist()
+(['a', 'b', 'c'], [0, 1, 1, 2], [0, 2, 4])
+>>> data.popularity.tolist()   # training interactions per item (a twice, c once)
+[2, 0, 1]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError
+
+USER_COLUMNS = ("user_id", "userid", "user", "uid", "user_id:token", "query_id", "qid", "customer_id")
+ITEM_COLUMNS = ("item_id", "itemid", "item", "iid", "item_id:token", "doc_id", "docno", "doc", "product_id")
+SCORE_COLUMNS = ("score", "prediction", "rating_pred", "rank_score", "sim")
+RANK_COLUMNS = ("rank", "position", "pos")
+RATING_COLUMNS = ("rating", "rating:float", "label", "relevance", "weight")
+FEATURE_COLUMNS = ("features", "embedding", "vector", "item_features")
+GROUP_COLUMNS = ("group", "genre", "genres", "category", "categories", "provider", "class")
+
+
+def _frame(data: Any, source: str) -> Any:
+    """A DataFrame from a DataFrame, a CSV/TSV/Parquet path or a mapping of columns."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        path = str(data)
+        if not os.path.exists(path):
+            raise InputError("no such file", source=path)
+        if path.endswith((".parquet", ".pq")):
+            return pd.read_parquet(path)
+        sep = "\t" if path.endswith((".tsv", ".tsv.gz", ".inter")) else None
+        return pd.read_csv(path, sep=sep, engine="python" if sep is None else "c")
+    raise InputError(f"cannot read {source} from a {type(data).__name__}; expected a DataFrame, a file or a dict",
+                     source=source)
+
+
+def _column(frame: Any, accepted: tuple[str, ...], role: str, source: str, required: bool = True) -> str | None:
+    lowered = {str(c).lower(): str(c) for c in frame.columns}
+    for name in accepted:
+        if name in lowered:
+            return lowered[name]
+    if required:
+        raise InputError(f"no {role} column; expected one of {', '.join(accepted)} (found "
+                         f"{', '.join(map(str, frame.columns))})", source=source)
+    return None
+
+
+def _pairs(data: Any, source: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]:
+    """(users, items, ratings or None, frame) from a {user: [items]} dict or a table."""
+    if isinstance(data, Mapping):
+        users, items = [], []
+        for user, listed in data.items():
+            if isinstance(listed, (str, bytes)) or not isinstance(listed, (Sequence, np.ndarray)):
+                raise InputError(f"user {user!r}: expected a list of items, got {type(listed).__name__}",
+                                 source=source, field=name)
+            users += [user] * len(listed)
+            items += list(listed)
+        return np.asarray(users, dtype=object), np.asarray(items, dtype=object), None, None
+    frame = _frame(data, source)
+    user = _column(frame, USER_COLUMNS, "user id", source)
+    item = _column(frame, ITEM_COLUMNS, "item id", source)
+    for column in (user, item):
+        empty = frame[column].isna()
+        if empty.any():
+            raise InputError(f"empty {column}", source=source, line=int(np.flatnonzero(empty.to_numpy())[0]) + 2,
+                             field=column)
+    rating = _column(frame, RATING_COLUMNS, "rating", source, required=False)
+    ratings = None if rating is None else frame[rating].to_numpy(np.float64)
+    return frame[user].to_numpy(object), frame[item].to_numpy(object), ratings, frame
+
+
+@dataclass
+class RecsysData:
+    """Encoded inputs. ``users`` (one per list) and ``offsets`` delimit the lists; ``items``
+    holds item codes in rank order; ``vocabulary[code]`` is the item id. Training
+    interactions are ``train_user``/``train_item`` (user codes index ``train_users``);
+    ``popularity[code]`` counts them and ``user_popularity[code]`` counts distinct users.
+    ``catalogue`` (codes), ``features`` (items x dimensions, NaN rows for items without one),
+    ``groups`` (items x groups weights, rows summing to 1 or 0) are optional."""
+
+    users: np.ndarray
+    offsets: np.ndarray
+    items: np.ndarray
+    vocabulary: np.ndarray
+    train_users: np.ndarray | None = None
+    train_user: np.ndarray | None = None
+    train_item: np.ndarray | None = None
+    relevant: set[tuple[int, int]] | None = None
+    """(list index, item code) pairs the held-out data marks relevant."""
+    catalogue: np.ndarray | None = None
+    features: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    group_names: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_lists(self) -> int:
+        return len(self.users)
+
+    @property
+    def popularity(self) -> np.ndarray:
+        """Training interactions per item code (0 for items never interacted with)."""
+        if self.train_item is None:
+            raise InputError("no training interactions: give train= (popularity, novelty and history need them)",
+                             field="train")
+        return np.bincount(self.train_item, minlength=len(self.vocabulary))
+
+    @property
+    def user_popularity(self) -> np.ndarray:
+        """Distinct training users per item code."""
+        if self.train_item is None or self.train_user is None:
+            raise InputError("no training interactions: give train=", field="train")
+        key = np.unique(self.train_user.astype(np.int64) * len(self.vocabulary) + self.train_item)
+        return np.bincount(key % len(self.vocabulary), minlength=len(self.vocabulary))
+
+    def top(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(item codes, list index, rank 0-based) of every row within the top ``k`` of its list."""
+        lengths = np.diff(self.offsets)
+        rank = np.arange(len(self.items)) - np.repeat(self.offsets[:-1], lengths)
+        owner = np.repeat(np.arange(self.n_lists), lengths)
+        keep = rank < k
+        return self.items[keep], owner[keep], rank[keep]
+
+    def catalogue_size(self) -> int:
+        """The catalogue given, else the distinct items of the training interactions
+        (Microsoft Recommenders' denominator of catalogue coverage)."""
+        if self.catalogue is not None:
+            return len(self.catalogue)
+        if self.train_item is not None:
+            return len(np.unique(self.train_item))
+        raise InputError("no catalogue: give catalogue= or train= (coverage is a share of the catalogue)",
+                         field="catalogue")
+
+    @classmethod
+    def build(cls, recommendations: Any, train: Any = None, test: Any = None, catalogue: Any = None,
+              features: Any = None, groups: Any = None, rating_threshold: float | None = None) -> RecsysData:
+        """Read and encode every input (see the module). ``recommendations``: a dict of ordered
+        lists, or a table with user and item columns and a score (highest first), a rank
+        (lowest first) or neither (rows in order). ``test``: held-out interactions (relevance
+        for serendipity; with ``rating_threshold`` only ratings at or above it count)."""
+        import pandas as pd
+
+        source = "<recommendations>" if not isinstance(recommendations, (str, os.PathLike)) else str(recommendations)
+        users, items, _, frame = _pairs(recommendations, source, "recommendations")
+        notes: list[str] = []
+        if frame is not None:
+            order = _order(frame, source)
+            users, items = users[order], items[order]
+        # group by user, keeping the order of first appearance and the rank order inside each list
+        user_codes, user_ids = pd.factorize(pd.Series(users, dtype=object), sort=False)
+        order = np.argsort(user_codes, kind="stable")
+        users_sorted, items = user_codes[order], items[order]
+        extra: list[np.ndarray] = [items]
+        train_pairs = _pairs(train, "<train>" if not isinstance(train, (str, os.PathLike)) else str(train),
+                             "train") if train is not None else None
+        test_pairs = _pairs(test, "<test>" if not isinstance(test, (str, os.PathLike)) else str(test),
+                            "test") if test is not None else None
+        for pairs in (train_pairs, test_pairs):
+            if pairs is not None:
+                extra.append(pairs[1])
+        catalogue_ids = None if catalogue is None else np.asarray(list(catalogue), dtype=object)
+        if catalogue_ids is not None:
+            extra.append(catalogue_ids)
+        feature_ids, feature_matrix = _features(features) if features is not None else (None, None)
+        if feature_ids is not None:
+            extra.append(feature_ids)
+        group_ids, group_lists = _groups(groups) if groups is not None else (None, None)
+        if group_ids is not None:
+            extra.append(group_ids)
+        codes, vocabulary = pd.factorize(pd.Series(np.concatenate(extra), dtype=object), sort=True)
+        vocabulary = np.asarray(vocabulary, dtype=object)
+        item_codes = codes[:len(items)].astype(np.int64)
+        at = len(items)
+        duplicated = pd.Series(users_sorted.astype(np.int64) * len(vocabulary) + item_codes).duplicated().to_numpy()
+        if duplicated.any():
+            notes.append(f"{int(duplicated.sum())} repeated (user, item) row(s) in the recommendations: the first "
+                         "occurrence of each is kept")
+            users_sorted, item_codes = users_sorted[~duplicated], item_codes[~duplicated]
+        counts = np.bincount(users_sorted, minlength=len(user_ids))
+        data = cls(np.asarray(user_ids, dtype=object), np.concatenate(([0], np.cumsum(counts))), item_codes,
+                   vocabulary, notes=notes)
+        if train_pairs is not None:
+            n = len(train_pairs[1])
+            train_user_codes, train_user_ids = pd.factorize(pd.Series(train_pairs[0], dtype=object))
+            data.train_users = np.asarray(train_user_ids, dtype=object)
+            data.train_user = train_user_codes.astype(np.int64)
+            data.train_item = codes[at:at + n].astype(np.int64)
+            at += n
+        if test_pairs is not None:
+            n = len(test_pairs[1])
+            keep = np.ones(n, dtype=bool)
+            if rating_threshold is not None:
+                if test_pairs[2] is None:
+                    raise InputError("rating_threshold needs a rating column in the test data", field="test")
+                keep = test_pairs[2] >= rating_threshold
+            position = {u: i for i, u in enumerate(data.users.tolist())}
+            data.relevant = {(position[u], int(c)) for u, c, k in zip(test_pairs[0].tolist(),
+                                                                        codes[at:at + n].tolist(), keep.tolist(),
+                                                                        strict=True)
+                             if k and u in position}
+            at += n
+        if catalogue_ids is not None:
+            data.catalogue = np.unique(codes[at:at + len(catalogue_ids)])
+            at += len(catalogue_ids)
+        if feature_ids is not None and feature_matrix is not None:
+            matrix = np.full((len(vocabulary), feature_matrix.shape[1]), np.nan)
+            matrix[codes[at:at + len(feature_ids)]] = feature_matrix
+            data.features = matrix
+            at += len(feature_ids)
+        if group_ids is not None and group_lists is not None:
+            names = sorted({g for gs in group_lists for g in gs})
+            index = {g: j for j, g in enumerate(names)}
+            weights = np.zeros((len(vocabulary), len(names)))
+            for code, listed in zip(codes[at:at + len(group_ids)].tolist(), group_lists, strict=True):
+                for g in listed:   # an item in several groups counts 1/|groups| in each (Steck 2018)
+                    weights[code, index[g]] += 1.0 / len(listed)
+            data.groups, data.group_names = weights, names
+        return data
+
+
+def _order(frame: Any, source: str) -> np.ndarray:
+    """Row order that puts each user's list in rank order: by score descending, by rank
+    ascending, or as given (stable within a user)."""
+    score = _column(frame, SCORE_COLUMNS, "score", source, required=False)
+    rank = _column(frame, RANK_COLUMNS, "rank", source, required=False)
+    if score is not None:
+        values = frame[score].to_numpy(np.float64)
+        if np.isnan(values).any():
+            raise InputError("NaN score", source=source, line=int(np.flatnonzero(np.isnan(values))[0]) + 2,
+                             field=score)
+        return np.argsort(-values, kind="stable")
+    if rank is not None:
+        return np.argsort(frame[rank].to_numpy(np.float64), kind="stable")
+    return np.arange(len(frame))
+
+
+def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(item ids, items x dimensions) from {item: vector}, a table with an item column and a
+    vector column, or a table with an item column and numeric columns."""
+    if isinstance(data, Mapping):
+        ids = np.asarray(list(data), dtype=object)
+        rows = [np.asarray(v, dtype=np.float64).ravel() for v in data.values()]
+    else:
+        frame = _frame(data, "<features>")
+        item = _column(frame, ITEM_COLUMNS, "item id", "<features>")
+        ids = frame[item].to_numpy(object)
+        vector = _column(frame, FEATURE_COLUMNS, "feature vector", "<features>", required=False)
+        if vector is not None:
+            rows = [np.asarray(v, dtype=np.float64).ravel() for v in frame[vector]]
+        else:
+            numeric = [c for c in frame.columns if c != item and np.issubdtype(frame[c].dtype, np.number)]
+            if not numeric:
+                raise InputError("no feature columns: expected a vector column "
+                                 f"({', '.join(FEATURE_COLUMNS)}) or numeric columns", source="<features>")
+            return ids, frame[numeric].to_numpy(np.float64)
+    widths = {len(r) for r in rows}
+    if len(widths) > 1:
+        raise InputError(f"feature vectors of different lengths {sorted(widths)}", source="<features>")
+    return ids, np.vstack(rows) if rows else np.zeros((0, 0))
+
+
+def _groups(data: Any) -> tuple[np.ndarray, list[list[str]]]:
+    """(item ids, groups of each) from {item: group or [groups]} or a table with an item column
+    and a group column (several groups separated by ``|``, MovieLens' genres)."""
+    if isinstance(data, Mapping):
+        ids = np.asarray(list(data), dtype=object)
+        values = list(data.values())
+    else:
+        frame = _frame(data, "<groups>")
+        item = _column(frame, ITEM_COLUMNS, "item id", "<groups>")
+        group = _column(frame, GROUP_COLUMNS, "group", "<groups>")
+        ids, values = frame[item].to_numpy(object), frame[group].tolist()
+    lists = [[str(g) for g in v] if isinstance(v, (list, tuple, set, np.ndarray))
+             else [g for g in str(v).split("|") if g] for v in values]
+    return ids, lists

@@ -1,0 +1,470 @@
+"""Beyond-accuracy metrics of recommendation lists, one function and one declaration each
+(``BEYOND_ACCURACY``): coverage, novelty, popularity bias, diversity, personalisation,
+calibration and serendipity. Each takes the encoded inputs (``RecsysData``) and the cut-off
+``k`` and returns the run's value and, where the metric is a mean over users, each user's
+value (``NaN`` where it is undefined for that user, left out of the mean).
+
+Notation: ``L_u`` is user u's top-k list, ``U`` the users with a list, ``c(i)`` the training
+interactions of item i, ``N`` all training interactions, ``n(i)`` the distinct training
+users of i and ``|U_train|`` the training users.
+
+Example used below (``example()``): lists u1 = [a, b], u2 = [b, c]; training interactions
+u1: c, u2: a, a.
+
+>>> example().items.tolist()
+[0, 1, 1, 2]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError
+from rankwise.params import Declared, Param, Registry
+from rankwise.recsys.inputs import RecsysData
+
+Value = tuple[float, np.ndarray | None]
+"""The run's value and the per-user values (None for metrics of the whole run)."""
+
+
+def example() -> RecsysData:
+    """The docstrings' example: lists u1 = [a, b], u2 = [b, c]; training u1: c, u2: a, a."""
+    return RecsysData.build({"u1": ["a", "b"], "u2": ["b", "c"]}, train={"u1": ["c"], "u2": ["a", "a"]})
+
+
+def _per_user(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """The mean of ``values`` per list (NaN for an empty list)."""
+    total = np.bincount(owner, weights=values, minlength=n)
+    count = np.bincount(owner, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _mean(per_user: np.ndarray) -> float:
+    kept = per_user[~np.isnan(per_user)]
+    return float(kept.mean()) if len(kept) else math.nan
+
+
+def catalogue_coverage(data: RecsysData, k: int) -> Value:
+    """Distinct items in the top-k lists / catalogue size (the catalogue given, else the
+    distinct items of the training interactions: Microsoft Recommenders' ``catalog_coverage``).
+
+    >>> data = example()
+    >>> catalogue_coverage(data, 2)   # a, b, c recommended; train has a and c
+    (1.5, None)
+    """
+    items, _, _ = data.top(k)
+    return len(np.unique(items)) / data.catalogue_size(), None
+
+
+def user_coverage(data: RecsysData, k: int) -> Value:
+    """Users with a non-empty list / users (those with a list and those in the training data).
+
+    >>> data = example()
+    >>> user_coverage(data, 2)
+    (1.0, None)
+    """
+    listed = np.diff(data.offsets) > 0
+    users = set(data.users.tolist()) | (set(data.train_users.tolist()) if data.train_users is not None else set())
+    return float(listed.sum()) / max(len(users), 1), None
+
+
+def distributional_coverage(data: RecsysData, k: int) -> Value:
+    """Shannon entropy (bits) of the items' shares of all top-k slots: -sum p(i) log2 p(i),
+    p(i) = slots holding i / slots (Shani & Gunawardana 2010, eq. 21; Recommenders'
+    ``distributional_coverage``).
+
+    >>> data = example()
+    >>> round(distributional_coverage(data, 2)[0], 6)   # shares 1/4, 1/2, 1/4: 0.5 + 0.5 + 0.5
+    1.5
+    """
+    items, _, _ = data.top(k)
+    if not len(items):
+        return math.nan, None
+    p = np.bincount(items)[np.unique(items)] / len(items)
+    return float(-(p * np.log2(p)).sum()), None
+
+
+def gini_index(data: RecsysData, k: int) -> Value:
+    """Gini index of the items' exposure (top-k slots) over the catalogue, items never
+    recommended counted 0: sum_j (2j - n - 1) x_(j) / (n sum x), x ascending, j = 1..n
+    (RecBole's ``GiniIndex``, Elliot's). 0: every item shown equally; near 1: a few items
+    take every slot.
+
+    >>> data = example()
+    >>> round(gini_index(data, 2)[0], 6)   # n = 3 (train a, c; b only recommended): x = 1, 1, 2 -> 2/12
+    0.166667
+    """
+    items, _, _ = data.top(k)
+    universe = np.unique(np.concatenate([items, data.catalogue if data.catalogue is not None
+                                         else (data.train_item if data.train_item is not None else items)]))
+    x = np.sort(np.bincount(items, minlength=len(data.vocabulary))[universe]).astype(np.float64)
+    n = len(x)
+    if n == 0 or x.sum() == 0:
+        return math.nan, None
+    j = np.arange(1, n + 1)
+    return float(((2 * j - n - 1) * x).sum() / (n * x.sum())), None
+
+
+def unique_items(data: RecsysData, k: int) -> Value:
+    """Distinct items in all the top-k lists together (aggregate diversity).
+
+    >>> data = example()
+    >>> unique_items(data, 1)   # a and b
+    (2.0, None)
+    """
+    items, _, _ = data.top(k)
+    return float(len(np.unique(items))), None
+
+
+def novelty(data: RecsysData, k: int, unseen: str = "zero") -> Value:
+    """Mean self-information of the recommended items: -log2(c(i) / N) per top-k slot,
+    averaged over every slot (Castells et al. 2011, item choice model; Recommenders'
+    ``novelty``). An item without a training interaction has no self-information:
+    ``unseen="zero"`` counts its slot with 0 (Recommenders), ``"skip"`` leaves it out. The
+    per-user values are the means over each user's own slots (their mean over users equals
+    the run's value when every list is k long).
+
+    >>> data = example()
+    >>> round(novelty(data, 2)[0], 6)   # a: -log2(2/3) = 0.585, b unseen: 0, c: log2 3 = 1.585; / 4 slots
+    0.542481
+    """
+    items, owner, _ = data.top(k)
+    c = data.popularity[items].astype(np.float64)
+    n = len(data.train_item) if data.train_item is not None else 0
+    with np.errstate(divide="ignore"):
+        info = np.where(c > 0, -np.log2(c / max(n, 1)), np.nan if unseen == "skip" else 0.0)
+    kept = info[~np.isnan(info)]
+    return (float(kept.mean()) if len(kept) else math.nan), _per_user(np.nan_to_num(info), owner, data.n_lists)
+
+
+def expected_popularity_complement(data: RecsysData, k: int, discount: str = "none") -> Value:
+    """EPC (Vargas & Castells 2011): per user, the mean over the top k of 1 - n(i) / |U_train|
+    (the chance a random training user has not seen i), each rank r weighted 1 (``discount=
+    "none"``) or 1/log2(r + 1) (``"log2"``, the weights normalised to sum 1); mean over users.
+
+    >>> data = example()
+    >>> round(expected_popularity_complement(data, 2)[0], 6)   # u1: (1 - 1/2 + 1) / 2, u2: (1 + 1 - 1/2) / 2
+    0.75
+    """
+    items, owner, rank = data.top(k)
+    users = len(data.train_users) if data.train_users is not None else 0
+    novelty_of = 1.0 - data.user_popularity[items] / max(users, 1)
+    weight = np.ones(len(items)) if discount == "none" else 1.0 / np.log2(rank + 2.0)
+    total = np.bincount(owner, weights=weight * novelty_of, minlength=data.n_lists)
+    norm = np.bincount(owner, weights=weight, minlength=data.n_lists)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_user = np.where(norm > 0, total / norm, np.nan)
+    return _mean(per_user), per_user
+
+
+def average_popularity(data: RecsysData, k: int) -> Value:
+    """ARP (Abdollahpouri et al. 2019; Elliot's ARP): per user, the mean over the top k of c(i),
+    the item's training interactions; mean over users.
+
+    >>> data = example()
+    >>> average_popularity(data, 2)   # u1: (2 + 0) / 2, u2: (0 + 1) / 2
+    (0.75, array([1. , 0.5]))
+    """
+    items, owner, _ = data.top(k)
+    per_user = _per_user(data.popularity[items].astype(np.float64), owner, data.n_lists)
+    return _mean(per_user), per_user
+
+
+def _long_tail(data: RecsysData, head_share: float) -> np.ndarray:
+    """Whether each item code is in the long tail: outside the short head, the most popular
+    items that together take ``head_share`` of the training interactions (ties by code)."""
+    c = data.popularity
+    order = np.argsort(-c, kind="stable")
+    cumulative = np.cumsum(c[order]) / max(c.sum(), 1)
+    head = order[: int(np.searchsorted(cumulative, head_share, side="left")) + 1] if c.sum() else order[:0]
+    tail = np.ones(len(c), dtype=bool)
+    tail[head] = False
+    return tail
+
+
+def long_tail_share(data: RecsysData, k: int, head_share: float = 0.2) -> Value:
+    """APLT (Abdollahpouri et al. 2019): per user, the share of the top k from the long tail,
+    the items outside the short head (the most popular items holding ``head_share`` of the
+    training interactions); mean over users.
+
+    >>> data = example()
+    >>> long_tail_share(data, 2)   # head = {a} (2 of 3 interactions): u1 1/2, u2 2/2
+    (0.75, array([0.5, 1. ]))
+    """
+    items, owner, _ = data.top(k)
+    per_user = _per_user(_long_tail(data, head_share)[items].astype(np.float64), owner, data.n_lists)
+    return _mean(per_user), per_user
+
+
+def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarray:
+    """Similarity of item pairs (a[j], b[j]): ``cosine`` of feature vectors, ``jaccard`` of
+    binary features, or ``cooccurrence`` (training users of both / sqrt(n(a) n(b)), Zhang et
+    al. 2012; Recommenders' default). Pairs without features are refused by name."""
+    if similarity == "cooccurrence":
+        if data.train_item is None or data.train_user is None:
+            raise InputError("similarity='cooccurrence' needs training interactions (train=)", field="train")
+        from scipy import sparse
+
+        n_items = len(data.vocabulary)
+        seen = sparse.csr_matrix((np.ones(len(data.train_item)), (data.train_item, data.train_user)),
+                                 shape=(n_items, int(data.train_user.max()) + 1 if len(data.train_user) else 0))
+        seen.data[:] = 1.0   # a user counts once per item
+        both = np.asarray(seen[a].multiply(seen[b]).sum(axis=1)).ravel()
+        count = np.asarray(seen.sum(axis=1)).ravel()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(both > 0, both / np.sqrt(count[a] * count[b]), 0.0)
+    if data.features is None:
+        raise InputError(f"similarity={similarity!r} needs item features (features=)", field="features")
+    fa, fb = data.features[a], data.features[b]
+    missing = np.isnan(fa).any(axis=1) | np.isnan(fb).any(axis=1)
+    if missing.any():
+        item = data.vocabulary[a[missing][0]] if np.isnan(fa[missing][0]).any() else data.vocabulary[b[missing][0]]
+        raise InputError(f"item {item!r} has no feature vector", field="features")
+    if similarity == "cosine":
+        norms = np.linalg.norm(fa, axis=1) * np.linalg.norm(fb, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(norms > 0, (fa * fb).sum(axis=1) / norms, 0.0)
+    ba, bb = fa != 0, fb != 0
+    union = (ba | bb).sum(axis=1)
+    return np.where(union > 0, (ba & bb).sum(axis=1) / np.maximum(union, 1), 0.0)
+
+
+def _list_pairs(items: np.ndarray, owner: np.ndarray, n_lists: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every unordered pair of distinct positions within each list: (item a, item b, list)."""
+    counts = np.bincount(owner, minlength=n_lists)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    a_rows, b_rows = [], []
+    for size in np.unique(counts[counts > 1]):
+        lists = np.flatnonzero(counts == size)
+        i, j = np.triu_indices(int(size), 1)
+        base = starts[lists][:, None]
+        a_rows.append((base + i).ravel())
+        b_rows.append((base + j).ravel())
+    if not a_rows:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    a_idx, b_idx = np.concatenate(a_rows), np.concatenate(b_rows)
+    return items[a_idx], items[b_idx], owner[a_idx]
+
+
+def intra_list_diversity(data: RecsysData, k: int, similarity: str = "cosine") -> Value:
+    """ILD (Ziegler et al. 2005): per user, 1 - the mean similarity of the distinct pairs of
+    its top k (``similarity``: ``cosine`` of item features, ``jaccard`` of binary features,
+    ``cooccurrence`` in the training data); a list of fewer than 2 items is undefined; mean
+    over users. Equals Recommenders' ``diversity`` (its ``item_feature_vector`` measure is
+    ``cosine``, its default ``item_cooccurrence_count`` is ``cooccurrence``).
+
+    >>> data = example()
+    >>> round(intra_list_diversity(data, 2, "cooccurrence")[0], 6)   # no user has both items of a pair
+    1.0
+    """
+    items, owner, _ = data.top(k)
+    if similarity == "cosine":
+        per_user = 1.0 - _mean_pairwise_cosine(data, items, owner)
+        return _mean(per_user), per_user
+    order = np.argsort(owner, kind="stable")
+    a, b, which = _list_pairs(items[order], owner[order], data.n_lists)
+    similar = _similarity(data, a, b, similarity)
+    per_user = 1.0 - _per_user(similar, which, data.n_lists)
+    return _mean(per_user), per_user
+
+
+def _mean_pairwise_cosine(data: RecsysData, items: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Per list, the mean cosine similarity of its distinct pairs without forming the pairs:
+    with unit vectors u (0 for a zero vector, whose similarity is 0), the pairs sum to
+    (|sum u|^2 - sum |u|^2) / 2, so a list of n items costs n x dimensions, not n^2."""
+    if data.features is None:
+        raise InputError("similarity='cosine' needs item features (features=)", field="features")
+    missing = np.isnan(data.features[items]).any(axis=1)
+    if missing.any():
+        raise InputError(f"item {data.vocabulary[items[missing][0]]!r} has no feature vector", field="features")
+    norms = np.linalg.norm(data.features, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit = np.where(norms[:, None] > 0, data.features / norms[:, None], 0.0)
+    vectors = unit[items]
+    sizes = np.bincount(owner, minlength=data.n_lists)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    total = np.zeros((data.n_lists, vectors.shape[1]))
+    if len(items):   # rows come list by list (RecsysData.top), so each list's rows are contiguous
+        total[sizes > 0] = np.add.reduceat(vectors, starts[sizes > 0], axis=0)
+    squares = np.bincount(owner, weights=(vectors * vectors).sum(axis=1), minlength=data.n_lists)
+    pairs = sizes * (sizes - 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pairs > 0, ((total * total).sum(axis=1) - squares) / 2 / np.maximum(pairs, 1), np.nan)
+
+
+def personalisation(data: RecsysData, k: int) -> Value:
+    """1 - the mean cosine similarity of the top-k lists of every pair of users, each list a
+    binary item vector: cos(u, v) = |L_u ∩ L_v| / sqrt(|L_u| |L_v|) (Evidently's and RecList's
+    personalisation; computed per item, without forming the user x user matrix).
+
+    >>> data = example()
+    >>> round(personalisation(data, 2)[0], 6)   # one pair sharing b: 1 - 1 / sqrt(2 x 2)
+    0.5
+    """
+    items, owner, _ = data.top(k)
+    sizes = np.bincount(owner, minlength=data.n_lists).astype(np.float64)
+    users = int((sizes > 0).sum())
+    if users < 2:
+        return math.nan, None
+    w = 1.0 / np.sqrt(sizes[owner])
+    column = np.bincount(items, weights=w, minlength=len(data.vocabulary))
+    square = np.bincount(items, weights=w * w, minlength=len(data.vocabulary))
+    pair_sum = float((column ** 2 - square).sum() / 2)
+    return 1.0 - pair_sum / (users * (users - 1) / 2), None
+
+
+def calibration(data: RecsysData, k: int, alpha: float = 0.01) -> Value:
+    """Steck's (2018) miscalibration: per user, KL(p || q~) = sum_g p(g) log(p(g) / q~(g)), p the
+    group (genre) distribution of the user's training items, q that of the top k, q~ = (1 -
+    alpha) q + alpha p; an item in several groups counts 1/|groups| in each. 0 is perfectly
+    calibrated; users without training items are undefined; mean over users.
+
+    >>> d = RecsysData.build({"u": ["x", "y"]}, train={"u": ["x", "x", "z"]}, groups={"x": "A", "y": "B", "z": "B"})
+    >>> round(calibration(d, 2)[0], 6)   # p = (2/3, 1/3), q~ = 0.99 (1/2, 1/2) + 0.01 p; sum p log(p / q~)
+    0.055527
+    """
+    if data.groups is None:
+        raise InputError("calibration needs item groups or genres (groups=)", field="groups")
+    if data.train_item is None or data.train_user is None or data.train_users is None:
+        raise InputError("calibration needs training interactions (train=)", field="train")
+    items, owner, _ = data.top(k)
+    groups = data.groups
+    position = {u: i for i, u in enumerate(data.users.tolist())}
+    train_list = np.array([position.get(u, -1) for u in data.train_users.tolist()])[data.train_user]
+    known = train_list >= 0
+    history = np.zeros((data.n_lists, groups.shape[1]))
+    np.add.at(history, train_list[known], groups[data.train_item[known]])
+    shown = np.zeros((data.n_lists, groups.shape[1]))
+    np.add.at(shown, owner, groups[items])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = history / history.sum(axis=1, keepdims=True)
+        q = shown / shown.sum(axis=1, keepdims=True)
+        q = (1 - alpha) * np.nan_to_num(q) + alpha * p
+        terms = np.where(p > 0, p * np.log(p / q), 0.0)
+    per_user = np.where(history.sum(axis=1) > 0, terms.sum(axis=1), np.nan)
+    return _mean(per_user), per_user
+
+
+def serendipity(data: RecsysData, k: int, similarity: str = "cooccurrence") -> Value:
+    """Recommenders' serendipity (Zhang et al. 2012; Yan 2020): per recommended item, (1 - its
+    mean similarity to the user's training items) x its relevance (1 if the held-out data has
+    the user's interaction with it, else 0; 1 for every item without held-out data, as
+    Recommenders defaults); mean per user, then over users. Users without training items
+    are undefined.
+
+    >>> data = example()
+    >>> round(serendipity(data, 2)[0], 6)   # no recommended item co-occurs with its user's history
+    1.0
+    """
+    if data.train_item is None or data.train_user is None or data.train_users is None:
+        raise InputError("serendipity needs training interactions (train=)", field="train")
+    items, owner, _ = data.top(k)
+    position = {u: i for i, u in enumerate(data.users.tolist())}
+    train_list = np.array([position.get(u, -1) for u in data.train_users.tolist()])[data.train_user]
+    keep = train_list >= 0
+    history_list, history_item = train_list[keep], data.train_item[keep]
+    order = np.argsort(history_list, kind="stable")
+    history_list, history_item = history_list[order], history_item[order]
+    starts = np.searchsorted(history_list, np.arange(data.n_lists + 1))
+    sizes = np.diff(starts)
+    repeat = sizes[owner]
+    slot = np.repeat(np.arange(len(items)), repeat)
+    partner = np.concatenate([history_item[starts[o]:starts[o + 1]] for o in owner]) if len(items) else \
+        np.empty(0, dtype=np.int64)
+    similar = _similarity(data, items[slot], partner, similarity) if len(slot) else np.empty(0)
+    mean_similarity = _per_user(similar, slot, len(items))
+    if data.relevant is None:
+        relevance = np.ones(len(items))
+    else:
+        relevance = np.array([(int(o), int(i)) in data.relevant for o, i in
+                              zip(owner.tolist(), items.tolist(), strict=True)],
+                             dtype=np.float64)
+    per_item = (1.0 - mean_similarity) * relevance
+    per_item = np.where(repeat > 0, per_item, np.nan)
+    kept = ~np.isnan(per_item)
+    per_user = _per_user(per_item[kept], owner[kept], data.n_lists)
+    return _mean(per_user), per_user
+
+
+@dataclass(frozen=True)
+class BeyondMetric(Declared):
+    """A beyond-accuracy metric: ``per_user`` when its value is a mean over users (then
+    ``compare`` can test it per user), ``higher_is_better`` for tables and plots."""
+
+    per_user: bool = True
+    higher_is_better: bool | None = True
+
+
+_K = Param("k", int, 10, "cut-off: the top k of each list", low=1)
+_SIMILARITY = Param("similarity", str, "cosine", "item similarity", choices=("cosine", "jaccard", "cooccurrence"))
+
+BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
+    BeyondMetric("catalogue_coverage", catalogue_coverage, "Distinct recommended items / catalogue size.", (_K,),
+                 aliases=("catalog_coverage", "coverage", "item_coverage"),
+                 reference="Shani & Gunawardana 2010; Microsoft Recommenders catalog_coverage", per_user=False),
+    BeyondMetric("user_coverage", user_coverage, "Users with a non-empty list / users.", (_K,),
+                 reference="Elliot UserCoverage", per_user=False),
+    BeyondMetric("distributional_coverage", distributional_coverage,
+                 "Entropy (bits) of the items' shares of the top-k slots.", (_K,), aliases=("entropy",),
+                 reference="Shani & Gunawardana 2010 eq. 21; Microsoft Recommenders distributional_coverage",
+                 per_user=False),
+    BeyondMetric("gini", gini_index, "Gini index of item exposure over the catalogue (lower is fairer).", (_K,),
+                 aliases=("gini_index",), reference="RecBole GiniIndex; Elliot Gini", per_user=False,
+                 higher_is_better=False),
+    BeyondMetric("unique_items", unique_items, "Distinct items over all top-k lists (aggregate diversity).", (_K,),
+                 aliases=("aggregate_diversity",), reference="Adomavicius & Kwon 2012", per_user=False),
+    BeyondMetric("novelty", novelty, "Mean self-information -log2(c(i)/N) of the recommended items.",
+                 (_K, Param("unseen", str, "zero", "slots of items without training interactions",
+                            choices=("zero", "skip"))),
+                 aliases=("self_information",),
+                 reference="Castells et al. 2011; Microsoft Recommenders novelty", per_user=False),
+    BeyondMetric("epc", expected_popularity_complement,
+                 "Expected popularity complement: mean of 1 - n(i)/|U| over the top k.",
+                 (_K, Param("discount", str, "none", "rank discount", choices=("none", "log2"))),
+                 aliases=("expected_popularity_complement",), reference="Vargas & Castells 2011; Elliot EPC"),
+    BeyondMetric("arp", average_popularity, "Average recommendation popularity (training interactions).", (_K,),
+                 aliases=("average_popularity",), reference="Abdollahpouri et al. 2019; Elliot ARP",
+                 higher_is_better=False),
+    BeyondMetric("aplt", long_tail_share, "Share of the top k from the long tail (outside the short head).",
+                 (_K, Param("head_share", float, 0.2, "share of interactions the short head holds", low=0, high=1)),
+                 aliases=("long_tail_share",), reference="Abdollahpouri et al. 2019; Elliot APLT"),
+    BeyondMetric("ild", intra_list_diversity, "Intra-list diversity: 1 - mean pairwise item similarity.",
+                 (_K, _SIMILARITY), aliases=("intra_list_diversity", "diversity"),
+                 reference="Ziegler et al. 2005; Microsoft Recommenders diversity"),
+    BeyondMetric("personalisation", personalisation, "1 - mean cosine similarity of every two users' lists.", (_K,),
+                 aliases=("personalization", "inter_list_diversity"),
+                 reference="Evidently Personalization; RecList", per_user=False),
+    BeyondMetric("calibration", calibration, "Steck's miscalibration KL(p || q~) of the lists' genres.",
+                 (_K, Param("alpha", float, 0.01, "smoothing of the list's distribution", low=0, high=1)),
+                 aliases=("miscalibration", "calibration_kl"), reference="Steck 2018", higher_is_better=False),
+    BeyondMetric("serendipity", serendipity, "Relevance x unexpectedness against the user's history.",
+                 (_K, Param("similarity", str, "cooccurrence", "item similarity",
+                            choices=("cosine", "jaccard", "cooccurrence"))),
+                 reference="Zhang et al. 2012; Microsoft Recommenders serendipity"),
+), option="--metric")
+"""Every beyond-accuracy metric, spelled ``name@k`` or ``name(k=10, ...)``."""
+
+
+def parse(text: str) -> tuple[BeyondMetric, dict[str, Any]]:
+    """A metric and its parameters from ``name@k`` or ``name(param=value, ...)``.
+
+    >>> member, values = parse("ild(similarity=jaccard)@5")
+    >>> member.name, values
+    ('ild', {'k': 5, 'similarity': 'jaccard'})
+    """
+    text = text.strip()
+    given: dict[str, Any] = {}
+    if "@" in text:
+        text, _, cut = text.rpartition("@")
+        given["k"] = cut
+    return BEYOND_ACCURACY.parse(text, **given)
+
+
+Compute = Callable[..., Value]
