@@ -23,6 +23,7 @@ import numpy as np
 
 from rankwise.clicks.models import ClickModel
 from rankwise.errors import InputError, ParameterError
+from rankwise.results import json_plain
 
 FORMAT = "rankwise-click-model"
 VERSION = 1
@@ -37,11 +38,8 @@ NOT_PROBABILITIES = {"label"}
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    """NumPy arrays and scalars as plain lists and numbers, every value kept (NaN too)."""
+    return json_plain(value, nan_as_null=False)
 
 
 def model_document(model: ClickModel) -> dict[str, Any]:

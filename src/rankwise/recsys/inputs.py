@@ -86,7 +86,7 @@ def _pairs(data: Any, source: str, name: str) -> tuple[np.ndarray, np.ndarray, n
                              field=column)
     rating = _column(frame, RATING_COLUMNS, "rating", source, required=False)
     ratings = None if rating is None else frame[rating].to_numpy(np.float64)
-    return frame[user].to_numpy(object), frame[item].to_numpy(object), ratings, frame
+    return frame[user].to_numpy(), frame[item].to_numpy(), ratings, frame   # native dtypes: integer ids stay fast
 
 
 @dataclass
@@ -112,6 +112,8 @@ class RecsysData:
     groups: np.ndarray | None = None
     group_names: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    _tops: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _matrices: dict[int, Any] = field(default_factory=dict, repr=False)
 
     @property
     def n_lists(self) -> int:
@@ -134,7 +136,25 @@ class RecsysData:
         return np.bincount(key % len(self.vocabulary), minlength=len(self.vocabulary))
 
     def top(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(item codes, list index, rank 0-based) of every row within the top ``k`` of its list."""
+        """(item codes, list index, rank 0-based) of every row within the top ``k`` of its list,
+        list by list (computed once per k)."""
+        cached = self._tops.get(k)
+        if cached is None:
+            cached = self._tops[k] = self._top(k)
+        return cached
+
+    def list_items(self, k: int) -> Any:
+        """The top-k lists as a sparse (lists x items) matrix of slot counts (computed once per k)."""
+        cached = self._matrices.get(k)
+        if cached is None:
+            from scipy import sparse
+
+            items, owner, _ = self.top(k)
+            cached = self._matrices[k] = sparse.csr_matrix(
+                (np.ones(len(items)), (owner, items)), shape=(self.n_lists, len(self.vocabulary)))
+        return cached
+
+    def _top(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lengths = np.diff(self.offsets)
         rank = np.arange(len(self.items)) - np.repeat(self.offsets[:-1], lengths)
         owner = np.repeat(np.arange(self.n_lists), lengths)
@@ -147,7 +167,7 @@ class RecsysData:
         if self.catalogue is not None:
             return len(self.catalogue)
         if self.train_item is not None:
-            return len(np.unique(self.train_item))
+            return int((np.bincount(self.train_item, minlength=len(self.vocabulary)) > 0).sum())
         raise InputError("no catalogue: give catalogue= or train= (coverage is a share of the catalogue)",
                          field="catalogue")
 
@@ -187,7 +207,10 @@ class RecsysData:
         group_ids, group_lists = _groups(groups) if groups is not None else (None, None)
         if group_ids is not None:
             extra.append(group_ids)
-        codes, vocabulary = pd.factorize(pd.Series(np.concatenate(extra), dtype=object), sort=True)
+        kinds = {a.dtype.kind for a in extra}
+        joined = np.concatenate(extra) if len(kinds) == 1 and kinds <= {"i", "u"} else \
+            np.concatenate([a.astype(object) for a in extra])
+        codes, vocabulary = pd.factorize(joined, sort=True)
         vocabulary = np.asarray(vocabulary, dtype=object)
         item_codes = codes[:len(items)].astype(np.int64)
         at = len(items)

@@ -59,7 +59,7 @@ def catalogue_coverage(data: RecsysData, k: int) -> Value:
     (1.5, None)
     """
     items, _, _ = data.top(k)
-    return len(np.unique(items)) / data.catalogue_size(), None
+    return int((np.bincount(items, minlength=len(data.vocabulary)) > 0).sum()) / data.catalogue_size(), None
 
 
 def user_coverage(data: RecsysData, k: int) -> Value:
@@ -86,7 +86,8 @@ def distributional_coverage(data: RecsysData, k: int) -> Value:
     items, _, _ = data.top(k)
     if not len(items):
         return math.nan, None
-    p = np.bincount(items)[np.unique(items)] / len(items)
+    counts = np.bincount(items)
+    p = counts[counts > 0] / len(items)
     return float(-(p * np.log2(p)).sum()), None
 
 
@@ -101,9 +102,11 @@ def gini_index(data: RecsysData, k: int) -> Value:
     0.166667
     """
     items, _, _ = data.top(k)
-    universe = np.unique(np.concatenate([items, data.catalogue if data.catalogue is not None
-                                         else (data.train_item if data.train_item is not None else items)]))
-    x = np.sort(np.bincount(items, minlength=len(data.vocabulary))[universe]).astype(np.float64)
+    exposure = np.bincount(items, minlength=len(data.vocabulary))
+    universe = exposure > 0
+    universe[data.catalogue if data.catalogue is not None else
+             (data.train_item if data.train_item is not None else items)] = True
+    x = np.sort(exposure[universe]).astype(np.float64)
     n = len(x)
     if n == 0 or x.sum() == 0:
         return math.nan, None
@@ -119,7 +122,7 @@ def unique_items(data: RecsysData, k: int) -> Value:
     (2.0, None)
     """
     items, _, _ = data.top(k)
-    return float(len(np.unique(items))), None
+    return float((np.bincount(items, minlength=len(data.vocabulary)) > 0).sum()), None
 
 
 def novelty(data: RecsysData, k: int, unseen: str = "zero") -> Value:
@@ -253,6 +256,14 @@ def _list_pairs(items: np.ndarray, owner: np.ndarray, n_lists: int) -> tuple[np.
     return items[a_idx], items[b_idx], owner[a_idx]
 
 
+def _sum_rows(matrix: np.ndarray, items: np.ndarray, owner: np.ndarray, n_lists: int) -> np.ndarray:
+    """Per list, the sum of ``matrix``'s rows of its items (a sparse product, no n x d gather)."""
+    from scipy import sparse
+
+    picks = sparse.csr_matrix((np.ones(len(items)), (owner, items)), shape=(n_lists, matrix.shape[0]))
+    return np.asarray(picks @ matrix)
+
+
 def intra_list_diversity(data: RecsysData, k: int, similarity: str = "cosine") -> Value:
     """ILD (Ziegler et al. 2005): per user, 1 - the mean similarity of the distinct pairs of
     its top k (``similarity``: ``cosine`` of item features, ``jaccard`` of binary features,
@@ -266,7 +277,7 @@ def intra_list_diversity(data: RecsysData, k: int, similarity: str = "cosine") -
     """
     items, owner, _ = data.top(k)
     if similarity == "cosine":
-        per_user = 1.0 - _mean_pairwise_cosine(data, items, owner)
+        per_user = 1.0 - _mean_pairwise_cosine(data, items, owner, k)
         return _mean(per_user), per_user
     order = np.argsort(owner, kind="stable")
     a, b, which = _list_pairs(items[order], owner[order], data.n_lists)
@@ -275,25 +286,22 @@ def intra_list_diversity(data: RecsysData, k: int, similarity: str = "cosine") -
     return _mean(per_user), per_user
 
 
-def _mean_pairwise_cosine(data: RecsysData, items: np.ndarray, owner: np.ndarray) -> np.ndarray:
+def _mean_pairwise_cosine(data: RecsysData, items: np.ndarray, owner: np.ndarray, k: int) -> np.ndarray:
     """Per list, the mean cosine similarity of its distinct pairs without forming the pairs:
     with unit vectors u (0 for a zero vector, whose similarity is 0), the pairs sum to
     (|sum u|^2 - sum |u|^2) / 2, so a list of n items costs n x dimensions, not n^2."""
     if data.features is None:
         raise InputError("similarity='cosine' needs item features (features=)", field="features")
-    missing = np.isnan(data.features[items]).any(axis=1)
+    missing = np.isnan(data.features).any(axis=1)[items]
     if missing.any():
         raise InputError(f"item {data.vocabulary[items[missing][0]]!r} has no feature vector", field="features")
-    norms = np.linalg.norm(data.features, axis=1)
+    known = np.nan_to_num(data.features)
+    norms = np.linalg.norm(known, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        unit = np.where(norms[:, None] > 0, data.features / norms[:, None], 0.0)
-    vectors = unit[items]
+        unit = np.where(norms[:, None] > 0, known / norms[:, None], 0.0)
+    total = np.asarray(data.list_items(k) @ unit)
+    squares = np.bincount(owner, weights=(unit * unit).sum(axis=1)[items], minlength=data.n_lists)
     sizes = np.bincount(owner, minlength=data.n_lists)
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    total = np.zeros((data.n_lists, vectors.shape[1]))
-    if len(items):   # rows come list by list (RecsysData.top), so each list's rows are contiguous
-        total[sizes > 0] = np.add.reduceat(vectors, starts[sizes > 0], axis=0)
-    squares = np.bincount(owner, weights=(vectors * vectors).sum(axis=1), minlength=data.n_lists)
     pairs = sizes * (sizes - 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, ((total * total).sum(axis=1) - squares) / 2 / np.maximum(pairs, 1), np.nan)
@@ -339,10 +347,8 @@ def calibration(data: RecsysData, k: int, alpha: float = 0.01) -> Value:
     position = {u: i for i, u in enumerate(data.users.tolist())}
     train_list = np.array([position.get(u, -1) for u in data.train_users.tolist()])[data.train_user]
     known = train_list >= 0
-    history = np.zeros((data.n_lists, groups.shape[1]))
-    np.add.at(history, train_list[known], groups[data.train_item[known]])
-    shown = np.zeros((data.n_lists, groups.shape[1]))
-    np.add.at(shown, owner, groups[items])
+    history = _sum_rows(groups, data.train_item[known], train_list[known], data.n_lists)
+    shown = _sum_rows(groups, items, owner, data.n_lists)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = history / history.sum(axis=1, keepdims=True)
         q = shown / shown.sum(axis=1, keepdims=True)

@@ -96,7 +96,9 @@ def agreement_dict(labels: Any, systems: Any | None) -> dict[str, Any]:
 
 def agreement_json(labels: Any, systems: Any | None) -> str:
     """``agreement_dict`` as JSON (NaN written as null)."""
-    return json.dumps(_no_nan(agreement_dict(labels, systems)), indent=2, default=_plain)
+    from rankwise.results import json_plain
+
+    return json.dumps(json_plain(agreement_dict(labels, systems)), indent=2)
 
 
 def agreement_csv(labels: Any, systems: Any | None) -> str:
@@ -110,17 +112,3 @@ def agreement_csv(labels: Any, systems: Any | None) -> str:
     out = io.StringIO()
     frame[columns].to_csv(out, index=False)
     return out.getvalue()
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else str(value)
-
-
-def _no_nan(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_no_nan(v) for v in value]
-    if isinstance(value, float) and value != value:
-        return None
-    return value
