@@ -20,6 +20,7 @@ of its shown documents, one to one, refusing a match that is not.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -92,10 +93,13 @@ def read_labels(path: str | os.PathLike[str], fmt: str = "auto") -> Any:
             raise InputError(f"expected {width} fields ({fmt} labels), got {len(fields)}", source=source, line=number)
         q, d, value = (fields[i].strip() for i in picks)
         try:
-            grade = int(float(value))
+            number_value = float(value)
         except ValueError:
+            number_value = math.nan
+        if not math.isfinite(number_value) or number_value != int(number_value):   # 2.7 is not cut to 2
             raise InputError(f"expected an integer label, got {value!r}", source=source, line=number,
                              field="label") from None
+        grade = int(number_value)
         if not q or not d:
             raise InputError("empty query or document id", source=source, line=number)
         out.append((q, d, grade))

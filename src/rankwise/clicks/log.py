@@ -20,6 +20,9 @@ import numpy as np
 
 from rankwise.errors import InputError
 
+MAX_RANK = 1000
+"""The deepest rank a long-row log may name (a page is a row of that many cells per session)."""
+
 
 @dataclass
 class ClickLog:
@@ -159,20 +162,26 @@ class ClickLog:
         their first row."""
         import pyarrow as pa
 
-        from rankwise.data.tables import location, tables_of
+        from rankwise.data.tables import location, number_column, tables_of
 
         pieces = tables_of(data, [session, query, rank, doc, click], ids=[session, query, doc])
+        checked = []
         for name, first, table in pieces:   # checked per piece, so errors name the file's own line
-            ranks = np.asarray(table.column(rank).to_numpy(zero_copy_only=False))
-            bad = np.flatnonzero((ranks < 1) | (ranks != np.floor(ranks)))
+            ranks = number_column(name, first, table.column(rank).combine_chunks(), rank)
+            bad = np.flatnonzero((ranks < 1) | (ranks != np.floor(ranks)) | (ranks > MAX_RANK))
             if len(bad):
-                raise InputError(f"rank must be a whole number >= 1, got {ranks[bad[0]].item()!r}", field=rank,
-                                 **location(name, first, int(bad[0])))
-            clicks = np.asarray(table.column(click).to_numpy(zero_copy_only=False))
+                raise InputError(f"rank must be a whole number from 1 to {MAX_RANK}, got {ranks[bad[0]].item()!r}",
+                                 field=rank, **location(name, first, int(bad[0])))
+            clicks = number_column(name, first, table.column(click).combine_chunks(), click)
             bad = np.flatnonzero(~np.isin(clicks, (0, 1)))
             if len(bad):
                 raise InputError(f"click must be 0 or 1, got {clicks[bad[0]].item()!r}", field=click,
                                  **location(name, first, int(bad[0])))
+            for column, values in ((rank, ranks), (click, clicks)):   # numbers from here on, whatever was read
+                table = table.set_column(table.schema.get_field_index(column), column,
+                                         pa.array(np.asarray(values).astype(np.int64)))
+            checked.append((name, first, table))
+        pieces = checked
         table = pa.concat_tables([t.cast(pieces[0][2].schema) for _, _, t in pieces]) if len(pieces) > 1 \
             else pieces[0][2]
         source = ", ".join(dict.fromkeys(n for n, _, _ in pieces))

@@ -53,14 +53,9 @@ def _table(path: str) -> tuple[Any, bool, int]:
 
     import pandas as pd
 
-    from rankwise.data.trec_io import read_bytes
+    from rankwise.data.trec_io import read_text
 
-    raw = read_bytes(path)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(f"invalid UTF-8 (byte {raw[error.start]:#04x})", source=path,
-                         line=raw[:error.start].count(b"\n") + 1) from None
+    text = read_text(path)
     lines = text.splitlines()
     first = next((line for line in lines if line.strip()), "")
     delimiter = _delimiter(first, path)

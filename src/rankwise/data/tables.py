@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rankwise.errors import InputError
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json")
@@ -78,10 +80,33 @@ def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] =
                                    read_options=pacsv.ReadOptions(use_threads=True),
                                    convert_options=pacsv.ConvertOptions(
                                        null_values=[""], column_types={c: pa.string() for c in text}))
+        names = list(table.column_names)   # decoded here: a header that is not UTF-8 fails inside the try
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
         raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
-    _require(table.column_names, columns, path)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 (byte {exc.object[exc.start]:#04x}); expected UTF-8 text",
+                         source=str(path)) from None
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"column {twice[0]!r} appears twice in the header; every column needs its own name",
+                         source=str(path), line=1)
+    _require(names, columns, path)
+    if suffix not in (".parquet", ".pq"):   # the text readers keep a column that is not UTF-8 as bytes
+        raw = [f.name for f in table.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+        if raw:
+            column = table.column(raw[0])
+            row = next(i for i, v in enumerate(column.to_pylist()) if v is not None and not _utf8(v))
+            raise InputError("invalid UTF-8; expected UTF-8 text", field=raw[0],
+                             **location(str(path), _first_line(path), row))
     return table if columns is None else table.select(list(columns))
+
+
+def _utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _require(names: Sequence[str], columns: Sequence[str] | None, path: Path | str) -> None:
@@ -132,3 +157,40 @@ def location(name: str, first: int, row: int) -> dict[str, Any]:
     if name.endswith((".parquet", ".pq")):
         return {"source": f"{name} (row {first + row})"}
     return {"source": name, "line": first + row}
+
+
+def number_column(name: str, first: int, column: Any, field_name: str, counts: bool = False) -> np.ndarray:
+    """The column as integers (integer and boolean columns: sums stay exact) or float64
+    (checked finite); ``counts`` must not be negative."""
+    import pyarrow as pa
+
+    if column.null_count:
+        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+        raise InputError("missing value; expected a number", field=field_name, **location(name, first, row))
+    if pa.types.is_null(column.type):   # an empty piece (a header only): no values of any type
+        return np.zeros(len(column) - column.null_count, dtype=np.float64)
+    if pa.types.is_boolean(column.type):
+        column = column.cast(pa.int8())
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        values = column.to_pylist()
+        for row, value in enumerate(values):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise InputError(f"expected a number, got {value!r}", field=field_name,
+                                 **location(name, first, row)) from None
+        column = pa.array([float(v) for v in values])
+    if pa.types.is_integer(column.type):
+        values = np.asarray(column.to_numpy())   # its own width: no copy of 100M events
+    else:
+        values = np.asarray(column.to_numpy(), dtype=np.float64)
+        bad = np.isnan(values) | np.isinf(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(f"expected a finite number, got {values[row]}", field=field_name,
+                             **location(name, first, row))
+    if counts and (values < 0).any():
+        row = int(np.flatnonzero(values < 0)[0])
+        raise InputError(f"negative count {values[row]:g}; counts (clicks, impressions, conversions) are >= 0",
+                         field=field_name, **location(name, first, row))
+    return values

@@ -29,6 +29,26 @@ def check_file(path: str | os.PathLike[str]) -> None:
         raise InputError("expected a file, got a directory", source=str(path))
 
 
+def read_text(path: str | os.PathLike[str]) -> str:
+    r"""A whole UTF-8 text file (``.gz`` decompressed, a byte-order mark dropped) within the
+    input limits; bytes that are not UTF-8 raise InputError naming the line and the byte.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".csv", delete=False) as f:
+    ...     _ = f.write(b"a,b\n\xff,1\n")
+    >>> read_text(f.name)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...:2: invalid UTF-8 (byte 0xff)
+    """
+    raw = read_bytes(path)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"invalid UTF-8 (byte {raw[error.start]:#04x})", source=str(path),
+                         line=raw[:error.start].count(b"\n") + 1) from None
+
+
 def read_bytes(path: str | os.PathLike[str], lines: bool = True) -> bytes:
     """Read a whole file, decompressing ``.gz`` transparently; missing, unreadable, truncated or
     corrupt files raise InputError, and so does input past the limits of ``data.limits``

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.data.tables import location, tables_of
+from rankwise.data.tables import location, number_column, tables_of
 from rankwise.errors import InputError, OptionError
 
 MIXED = ("exclude", "error")
@@ -39,43 +39,6 @@ class Units:
 
 
 SLICE_ROWS = 4_000_000
-
-
-def number_column(name: str, first: int, column: Any, field_name: str, counts: bool = False) -> np.ndarray:
-    """The column as integers (integer and boolean columns: sums stay exact) or float64
-    (checked finite); ``counts`` must not be negative."""
-    import pyarrow as pa
-
-    if column.null_count:
-        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
-        raise InputError("missing value; expected a number", field=field_name, **location(name, first, row))
-    if pa.types.is_null(column.type):   # an empty piece (a header only): no values of any type
-        return np.zeros(len(column) - column.null_count, dtype=np.float64)
-    if pa.types.is_boolean(column.type):
-        column = column.cast(pa.int8())
-    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
-        values = column.to_pylist()
-        for row, value in enumerate(values):
-            try:
-                float(value)
-            except (TypeError, ValueError):
-                raise InputError(f"expected a number, got {value!r}", field=field_name,
-                                 **location(name, first, row)) from None
-        column = pa.array([float(v) for v in values])
-    if pa.types.is_integer(column.type):
-        values = np.asarray(column.to_numpy())   # its own width: no copy of 100M events
-    else:
-        values = np.asarray(column.to_numpy(), dtype=np.float64)
-        bad = np.isnan(values) | np.isinf(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise InputError(f"expected a finite number, got {values[row]}", field=field_name,
-                             **location(name, first, row))
-    if counts and (values < 0).any():
-        row = int(np.flatnonzero(values < 0)[0])
-        raise InputError(f"negative count {values[row]:g}; counts (clicks, impressions, conversions) are >= 0",
-                         field=field_name, **location(name, first, row))
-    return values
 
 
 def _labels(name: str, first: int, column: Any, field_name: str) -> Any:

@@ -52,7 +52,11 @@ def read_ratings(path: str | Path) -> tuple[dict[str, dict[str, int]], int]:
 def _csv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
     out: dict[str, dict[str, int]] = {}
     skipped = 0
-    with path.open(encoding="utf-8", newline="") as f:
+    import io
+
+    from rankwise.data.trec_io import read_text
+
+    with io.StringIO(read_text(path), newline="") as f:
         reader = csv.DictReader(f)
         missing = [c for c in ("request_id", "_id", "rating") if c not in (reader.fieldnames or [])]
         if missing:

@@ -36,25 +36,77 @@ FEATURE_COLUMNS = ("features", "embedding", "vector", "item_features")
 GROUP_COLUMNS = ("group", "genre", "genres", "category", "categories", "provider", "class")
 
 
-def _frame(data: Any, source: str) -> Any:
-    """A DataFrame from a DataFrame, a CSV/TSV/Parquet path or a mapping of columns."""
-    import pandas as pd
+class _Table:
+    """A table read through ``rankwise.data.tables`` (CSV, TSV, Parquet, JSONL, DataFrames,
+    dicts of columns), column by column, every error naming its file, line and column."""
 
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, (str, os.PathLike)):
-        path = str(data)
-        if not os.path.exists(path):
-            raise InputError("no such file", source=path)
-        if path.endswith((".parquet", ".pq")):
-            return pd.read_parquet(path)
-        sep = "\t" if path.endswith((".tsv", ".tsv.gz", ".inter")) else None
-        return pd.read_csv(path, sep=sep, engine="python" if sep is None else "c")
+    def __init__(self, data: Any, source: str) -> None:
+        import pyarrow as pa
+
+        from rankwise.data.tables import tables_of
+
+        if isinstance(data, (str, os.PathLike)) and not os.path.exists(data):
+            raise InputError("no such file", source=str(data))
+        self.pieces = tables_of(data, None)
+        self.source = source
+        self.columns = list(self.pieces[0][2].column_names) if self.pieces else []
+        for name, _, table in self.pieces[1:]:
+            if table.column_names != self.columns:
+                raise InputError(f"columns {table.column_names} differ from the first file's {self.columns}",
+                                 source=name)
+        self._pa = pa
+
+    def __len__(self) -> int:
+        return sum(t.num_rows for _, _, t in self.pieces)
+
+    def ids(self, column: str) -> np.ndarray:
+        """Identifiers (numbers stay numbers, so integer ids encode fast); an empty one is refused."""
+        from rankwise.data.tables import location
+
+        parts = []
+        for name, first, table in self.pieces:
+            values = table.column(column)
+            if values.null_count:
+                row = int(np.flatnonzero(np.asarray(values.is_null().to_numpy(zero_copy_only=False)))[0])
+                raise InputError(f"empty {column}", field=column, **location(name, first, row))
+            if self._pa.types.is_string(values.type) or self._pa.types.is_large_string(values.type):
+                import pyarrow.compute as pc
+
+                blank = np.asarray(pc.equal(pc.utf8_trim_whitespace(values), "").to_numpy(zero_copy_only=False))
+                if blank.any():
+                    raise InputError(f"empty {column}", field=column,
+                                     **location(name, first, int(np.flatnonzero(blank)[0])))
+            array = np.asarray(values.to_numpy(zero_copy_only=False))
+            if array.dtype.kind == "f":
+                bad = ~np.isfinite(array) | (array != np.floor(array))
+                if bad.any():
+                    row = int(np.flatnonzero(bad)[0])
+                    raise InputError(f"expected an id, got {array[row]!r}", field=column, **location(name, first, row))
+                array = array.astype(np.int64)
+            parts.append(array)
+        kinds = {p.dtype.kind for p in parts}
+        return np.concatenate(parts) if len(kinds) == 1 else np.concatenate([p.astype(object) for p in parts])
+
+    def numbers(self, column: str) -> np.ndarray:
+        """Finite numbers (file, line and column named otherwise)."""
+        from rankwise.data.tables import number_column
+
+        parts = [np.asarray(number_column(name, first, table.column(column).combine_chunks(), column),
+                            dtype=np.float64) for name, first, table in self.pieces]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def values(self, column: str) -> list[Any]:
+        return [v for _, _, table in self.pieces for v in table.column(column).to_pylist()]
+
+
+def _frame(data: Any, source: str) -> _Table:
+    if isinstance(data, (str, os.PathLike, Mapping)) or hasattr(data, "columns") or isinstance(data, list):
+        return _Table(data, source)
     raise InputError(f"cannot read {source} from a {type(data).__name__}; expected a DataFrame, a file or a dict",
                      source=source)
 
 
-def _column(frame: Any, accepted: tuple[str, ...], role: str, source: str, required: bool = True) -> str | None:
+def _column(frame: _Table, accepted: tuple[str, ...], role: str, source: str, required: bool = True) -> str | None:
     lowered = {str(c).lower(): str(c) for c in frame.columns}
     for name in accepted:
         if name in lowered:
@@ -79,14 +131,10 @@ def _pairs(data: Any, source: str, name: str) -> tuple[np.ndarray, np.ndarray, n
     frame = _frame(data, source)
     user = _column(frame, USER_COLUMNS, "user id", source)
     item = _column(frame, ITEM_COLUMNS, "item id", source)
-    for column in (user, item):
-        empty = frame[column].isna()
-        if empty.any():
-            raise InputError(f"empty {column}", source=source, line=int(np.flatnonzero(empty.to_numpy())[0]) + 2,
-                             field=column)
+    assert user is not None and item is not None
     rating = _column(frame, RATING_COLUMNS, "rating", source, required=False)
-    ratings = None if rating is None else frame[rating].to_numpy(np.float64)
-    return frame[user].to_numpy(), frame[item].to_numpy(), ratings, frame   # native dtypes: integer ids stay fast
+    ratings = None if rating is None else frame.numbers(rating)
+    return frame.ids(user), frame.ids(item), ratings, frame
 
 
 @dataclass
@@ -261,19 +309,15 @@ class RecsysData:
         return data
 
 
-def _order(frame: Any, source: str) -> np.ndarray:
+def _order(frame: _Table, source: str) -> np.ndarray:
     """Row order that puts each user's list in rank order: by score descending, by rank
     ascending, or as given (stable within a user)."""
     score = _column(frame, SCORE_COLUMNS, "score", source, required=False)
     rank = _column(frame, RANK_COLUMNS, "rank", source, required=False)
     if score is not None:
-        values = frame[score].to_numpy(np.float64)
-        if np.isnan(values).any():
-            raise InputError("NaN score", source=source, line=int(np.flatnonzero(np.isnan(values))[0]) + 2,
-                             field=score)
-        return np.argsort(-values, kind="stable")
+        return np.argsort(-frame.numbers(score), kind="stable")
     if rank is not None:
-        return np.argsort(frame[rank].to_numpy(np.float64), kind="stable")
+        return np.argsort(frame.numbers(rank), kind="stable")
     return np.arange(len(frame))
 
 
@@ -286,16 +330,17 @@ def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:
     else:
         frame = _frame(data, "<features>")
         item = _column(frame, ITEM_COLUMNS, "item id", "<features>")
-        ids = frame[item].to_numpy(object)
+        assert item is not None
+        ids = frame.ids(item)
         vector = _column(frame, FEATURE_COLUMNS, "feature vector", "<features>", required=False)
         if vector is not None:
-            rows = [np.asarray(v, dtype=np.float64).ravel() for v in frame[vector]]
+            rows = [np.asarray(v, dtype=np.float64).ravel() for v in frame.values(vector)]
         else:
-            numeric = [c for c in frame.columns if c != item and np.issubdtype(frame[c].dtype, np.number)]
+            numeric = [c for c in frame.columns if c != item]
             if not numeric:
                 raise InputError("no feature columns: expected a vector column "
                                  f"({', '.join(FEATURE_COLUMNS)}) or numeric columns", source="<features>")
-            return ids, frame[numeric].to_numpy(np.float64)
+            return ids, np.column_stack([frame.numbers(c) for c in numeric])
     widths = {len(r) for r in rows}
     if len(widths) > 1:
         raise InputError(f"feature vectors of different lengths {sorted(widths)}", source="<features>")
@@ -312,7 +357,8 @@ def _groups(data: Any) -> tuple[np.ndarray, list[list[str]]]:
         frame = _frame(data, "<groups>")
         item = _column(frame, ITEM_COLUMNS, "item id", "<groups>")
         group = _column(frame, GROUP_COLUMNS, "group", "<groups>")
-        ids, values = frame[item].to_numpy(object), frame[group].tolist()
+        assert item is not None and group is not None
+        ids, values = frame.ids(item), frame.values(group)
     lists = [[str(g) for g in v] if isinstance(v, (list, tuple, set, np.ndarray))
              else [g for g in str(v).split("|") if g] for v in values]
     return ids, lists

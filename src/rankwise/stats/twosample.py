@@ -73,6 +73,11 @@ def welch_df(control: Arm, treatment: Arm) -> float:
     b = treatment.variance / treatment.n
     denominator = (a * a / (control.n - 1) if control.n > 1 else math.inf) \
         + (b * b / (treatment.n - 1) if treatment.n > 1 else math.inf)
+    if denominator == 0 and (a > 0 or b > 0):   # variances near 1e-308 square to 0: the same ratio, rescaled
+        scale = max(a, b)
+        a, b = a / scale, b / scale
+        denominator = (a * a / (control.n - 1) if control.n > 1 else math.inf) \
+            + (b * b / (treatment.n - 1) if treatment.n > 1 else math.inf)
     if denominator == 0 or math.isnan(denominator):  # no variance in either arm
         return math.nan
     return (a + b) ** 2 / denominator
@@ -127,7 +132,13 @@ def relative_se(control: Arm, treatment: Arm) -> float:
     try:
         return math.sqrt(treatment.variance / (treatment.n * control.mean ** 2)
                          + treatment.mean ** 2 * control.variance / (control.n * control.mean ** 4))
-    except OverflowError:   # values near 1e308: reported as not compared, not as a crash
+    except (OverflowError, ZeroDivisionError):
+        pass
+    try:   # the same as (v_t / n_t + r^2 v_c / n_c) / m_c^2, r = m_t / m_c: no m_c^4 to underflow or overflow
+        ratio = treatment.mean / control.mean
+        return math.sqrt(treatment.variance / treatment.n + ratio * ratio * control.variance / control.n) \
+            / abs(control.mean)
+    except (OverflowError, ZeroDivisionError):   # values near 1e308 or 1e-308: not compared, not a crash
         return math.inf
 
 
@@ -138,7 +149,8 @@ def _p_value(dist: Normal | StudentT, statistic: float, alternative: str) -> flo
         return float(dist.sf(statistic))
     if alternative == "less":
         return float(dist.cdf(statistic))
-    return float(min(1.0, 2 * dist.sf(abs(statistic))))
+    tail = float(dist.sf(abs(statistic)))
+    return math.nan if math.isnan(tail) else min(1.0, 2 * tail)   # min(1, nan) would say 1
 
 
 def _interval(dist: Normal | StudentT, estimate: float, se: float, alpha: float,
@@ -162,9 +174,12 @@ def relative_interval(control: Arm, treatment: Arm, dist: Normal | StudentT, met
         return ratio - 1, lower, upper
     if treatment.mean == 0:
         return ratio - 1, math.nan, math.nan
-    log_control = Arm(1.0, control.variance / control.mean ** 2, control.n)
-    log_treatment = Arm(1.0, treatment.variance / treatment.mean ** 2, treatment.n)
-    se_log = math.sqrt(log_control.variance / control.n + log_treatment.variance / treatment.n)
+    try:
+        log_control = Arm(1.0, control.variance / control.mean ** 2, control.n)
+        log_treatment = Arm(1.0, treatment.variance / treatment.mean ** 2, treatment.n)
+        se_log = math.sqrt(log_control.variance / control.n + log_treatment.variance / treatment.n)
+    except (OverflowError, ZeroDivisionError):   # means near 1e-308: not compared, not a crash
+        return ratio - 1, math.nan, math.nan
     log_dist = _distribution(welch_df(log_control, log_treatment)) if not _is_normal(dist) else dist
     lower, upper = _interval(log_dist, 0.0, se_log, alpha, alternative)
     return ratio - 1, ratio * math.exp(lower) - 1, ratio * math.exp(upper) - 1
