@@ -69,3 +69,58 @@ def test_a_directory_in_the_way_is_an_output_error(tmp_path: Path) -> None:
         atomic.write_text(tmp_path, "x")
     with pytest.raises(OutputError, match="cannot write"):
         atomic.write_text(tmp_path / "missing-folder" / "x.txt", "x")
+
+
+def test_a_real_sigint_while_writing_leaves_the_old_file_and_no_leftovers(tmp_path: Path) -> None:
+    """SIGINT delivered to a process in the middle of writing (not a simulated exception)."""
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "out.trec"
+    target.write_text("old content\n")
+    script = ("import sys, time\nfrom rankwise.data.atomic import atomic_open\n"
+              "with atomic_open(sys.argv[1]) as f:\n"
+              "    f.write('half of the new file\\n'); f.flush()\n"
+              "    print('writing', flush=True)\n"
+              "    time.sleep(60)\n"
+              "    f.write('the rest\\n')\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "writing"
+    assert any(p.name.endswith(".part") for p in tmp_path.iterdir())   # mid-write: the temporary file exists
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=30) != 0
+    assert target.read_text() == "old content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.trec"]   # the temporary file is gone
+
+
+def test_ctrl_c_in_a_command_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\n")
+    read_end, write_end = os.pipe()   # standard input that stays open and empty: the command waits on it
+    child = subprocess.Popen([sys.executable, "-m", "rankwise", "evaluate", str(qrels), "-"], stdin=read_end,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(read_end)
+
+    def cpu_ticks() -> int:
+        fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])   # utime + stime
+
+    previous, deadline = -1, time.monotonic() + 60
+    while time.monotonic() < deadline:   # imports done and blocked reading the run: its CPU time stops
+        time.sleep(0.5)
+        ticks = cpu_ticks()
+        if ticks == previous:
+            break
+        previous = ticks
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    os.close(write_end)
+    assert child.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err

@@ -211,3 +211,35 @@ def test_a_spark_session_rankwise_starts_keeps_the_jvm_logs_out_of_the_terminal(
     noisy = [line for line in lines if "WARN" in line or "log level" in line or "log4j" in line or "Stage" in line
              or "FutureWarning" in line]
     assert noisy == [], noisy[:5]
+
+
+@pytest.mark.parametrize("engine", ["memory", "chunks", "dask", "spark"])
+def test_a_corrupt_parquet_piece_and_a_nan_score_are_named(engine: str, tmp_path: Path,
+                                                           request: pytest.FixtureRequest) -> None:
+    """A file of a Parquet dataset that is not Parquet is named (footers are read before any
+    engine starts); a NaN score names its file and row in memory and in chunks, and the
+    partition, never a wrong line, on a cluster."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    options = {} if engine in ("memory", "chunks") else {"client": _client(engine, request)}
+    qrels, rows = _generated(8)
+    frame = _frame(rows)
+    queries = sorted(set(frame["qid"]))
+    for case in ("corrupt", "nan"):
+        folder = tmp_path / case
+        folder.mkdir()
+        for i in range(3):
+            part = frame[frame["qid"].isin(queries[i::3])].copy()
+            if case == "nan" and i == 1:
+                part.iloc[4, 2] = np.nan
+            pq.write_table(pa.Table.from_pandas(part, preserve_index=False), folder / f"part-{i}.parquet")
+        if case == "corrupt":
+            (folder / "part-2.parquet").write_bytes(b"PAR1 not a parquet file" * 10)
+            message = r"part-2.parquet: cannot read it as Parquet"
+        else:
+            message = (r"part-1.parquet \(row 5\): field 'score': expected a number" if engine in ("memory", "chunks")
+                       else r"field 'score': expected a number, got (null|NaN) in one of its partitions")
+        with pytest.raises((InputError, RankwiseError), match=message):   # Spark: "a partition failed: ..."
+            evaluate(qrels, folder, ["map"], duplicates="first", engine=engine, **options)

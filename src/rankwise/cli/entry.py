@@ -19,8 +19,12 @@ def main() -> None:
     from rankwise.cli.progress import terminal_reporter
     from rankwise.progress import reporting
 
-    with reporting(terminal_reporter()):
-        _dispatch(sys.argv[1:])
+    try:
+        with reporting(terminal_reporter()):
+            _dispatch(sys.argv[1:])
+    except KeyboardInterrupt:   # Ctrl-C: no traceback; any file being written is left as it was
+        sys.stderr.write("rankwise: interrupted; no output file was left half-written\n")
+        raise SystemExit(130) from None
 
 
 def _dispatch(argv: list[str]) -> None:

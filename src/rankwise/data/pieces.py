@@ -148,6 +148,51 @@ def check_parquet_directory(path: str | os.PathLike[str]) -> None:
                          "Parquet dataset)", source=str(path))
 
 
+def parquet_row_counts(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
+    """Every Parquet file of a file or dataset directory with its row count, read from the
+    footers only; a file that is not Parquet (or is cut short) is refused by name, before any
+    engine starts reading.
+
+    >>> import tempfile
+    >>> bad = os.path.join(tempfile.mkdtemp(), "part-0.parquet")
+    >>> _ = open(bad, "wb").write(b"PAR1 not parquet")
+    >>> parquet_row_counts(bad)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...part-0.parquet: cannot read it as Parquet (...)
+    """
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    if os.path.isdir(path):
+        check_parquet_directory(path)
+    try:
+        files = ds.dataset(path, format="parquet").files
+    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+        raise InputError(f"expected a Parquet file or a directory of Parquet files ({exc})", source=str(path)) \
+            from None
+    out = []
+    for file in files:
+        try:
+            out.append((file, int(pq.read_metadata(file).num_rows)))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read it as Parquet ({exc})", source=file) from None
+    return out
+
+
+def parquet_location(files: list[tuple[str, int]], row: int) -> str:
+    """The file and 1-based row of a 0-based row of the dataset the files make, in order.
+
+    >>> parquet_location([("a.parquet", 3), ("b.parquet", 5)], 4)
+    'b.parquet (row 2)'
+    """
+    for file, count in files:
+        if row < count:
+            return f"{file} (row {row + 1})"
+        row -= count
+    return f"{files[-1][0]} (row {row + 1})" if files else "?"
+
+
 @dataclass
 class ParquetRunPieces:
     """A Parquet file, or a directory of Parquet files read as one dataset (files in name
@@ -176,13 +221,8 @@ class ParquetRunPieces:
         self.source = str(self.path)
         if not os.path.exists(self.path):
             raise InputError("file not found", source=self.source)
-        if os.path.isdir(self.path):
-            check_parquet_directory(self.path)
-        try:
-            self.dataset = ds.dataset(self.path, format="parquet")
-        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
-            raise InputError(f"expected a Parquet file or a directory of Parquet files ({exc})",
-                             source=self.source) from None
+        self.files = parquet_row_counts(self.path)   # every footer read: a corrupt file is named now
+        self.dataset = ds.dataset(self.path, format="parquet")
         names = self.dataset.schema.names
         self.columns = [pick_column(names, QUERY_COLUMNS, "query id", self.source),
                         pick_column(names, DOC_COLUMNS, "document id", self.source),
@@ -203,7 +243,7 @@ class ParquetRunPieces:
             lines = np.arange(row, row + n, dtype=np.int64)
             if self.first_tag is None and len(columns) == 4:
                 self.first_tag = str(batch.column(3)[0].as_py())
-            score = _scores(batch.column(2), self.source, lines, self.columns[2])
+            score = _scores(batch.column(2), self.source, lines, self.columns[2], self.files)
             yield RunPiece(batch.column(0), batch.column(1), score, lines)
             row += n
         if row == 1:
@@ -216,8 +256,11 @@ class ParquetRunPieces:
         import pyarrow.parquet as pq
 
         for path in self.dataset.files:
-            with pq.ParquetFile(self.dataset.filesystem.open_input_file(path)) as parquet:
-                yield from parquet.iter_batches(batch_size=self.batch_rows, columns=columns, use_threads=True)
+            try:
+                with pq.ParquetFile(self.dataset.filesystem.open_input_file(path)) as parquet:
+                    yield from parquet.iter_batches(batch_size=self.batch_rows, columns=columns, use_threads=True)
+            except (OSError, ValueError) as exc:   # a page that does not decode
+                raise InputError(f"cannot read it as Parquet ({exc})", source=path) from None
 
     def whole(self) -> Run:
         """The whole run as one Run (what ``load_run`` reads from Parquet).
@@ -229,12 +272,15 @@ class ParquetRunPieces:
         ('bm25', [2.0])
         """
         columns = self.columns + ([self.tag_column] if self.tag_column and self.given_name is None else [])
-        table = self.dataset.to_table(columns=columns)
+        try:
+            table = self.dataset.to_table(columns=columns)
+        except (OSError, ValueError) as exc:   # a page that does not decode
+            raise InputError(f"cannot read it as Parquet ({exc})", source=self.source) from None
         if table.num_rows == 0:
             raise InputError("no rows: the run is empty", source=self.source)
         if len(columns) == 4:
             self.first_tag = str(table.column(3)[0].as_py())
-        score = _scores(table.column(2), self.source, None, self.columns[2])
+        score = _scores(table.column(2), self.source, None, self.columns[2], self.files)
         return Run(table.column(0), table.column(1), score, self.name, self.source)
 
     @property
@@ -246,16 +292,21 @@ class ParquetRunPieces:
         return Path(self.source.rstrip("/\\")).name.split(".")[0]
 
 
-def _scores(column: pa.Array | pa.ChunkedArray, source: str, lines: np.ndarray | None, name: str) -> np.ndarray:
-    """A Parquet score column as float64 (a null or non-numeric value names its row; rows count
-    from 1 when ``lines`` is None)."""
+def _scores(column: pa.Array | pa.ChunkedArray, source: str, lines: np.ndarray | None, name: str,
+            files: list[tuple[str, int]] | None = None) -> np.ndarray:
+    """A Parquet score column as float64; a null, NaN or non-numeric value names its file and
+    row (``lines``: the dataset rows of the column, 1-based; None: the column is the dataset)."""
     if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
         raise InputError(f"expected a numeric column, got {column.type}", source=source, field=name)
-    if column.null_count:
-        row = int(np.flatnonzero(arrow.to_numpy(column.is_null()))[0])
-        raise InputError("expected a number, got null", source=source,
-                         line=int(lines[row]) if lines is not None else row + 1, field=name)
-    return np.asarray(column.to_numpy(), dtype=np.float64)
+    values = np.asarray(column.to_numpy(), dtype=np.float64) if not column.null_count else None
+    bad = arrow.to_numpy(column.is_null()) if values is None else np.isnan(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        dataset_row = int(lines[row]) - 1 if lines is not None else row
+        where = parquet_location(files, dataset_row) if files else f"{source} (row {dataset_row + 1})"
+        raise InputError(f"expected a number, got {'null' if values is None else 'NaN'}", source=where, field=name)
+    assert values is not None
+    return values
 
 
 def run_pieces(obj: Any, name: str | None = None) -> TrecRunPieces | ParquetRunPieces:

@@ -69,6 +69,9 @@ def read_frame(obj: Any, chunk_rows: int | None) -> tuple[Any, str, str | None]:
 
     name = Path(path.rstrip("/\\")).name.split(".")[0]
     if os.path.isdir(path) or path.endswith(".parquet"):
+        from rankwise.data.pieces import parquet_row_counts
+
+        parquet_row_counts(path)   # every footer read here: a corrupt file is named before the workers start
         return dd.read_parquet(path, split_row_groups="adaptive"), path, name
     from rankwise.data.trec_io import fast_delimiter
     from rankwise.data.trec_lines import RUN_FIELDS

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from rankwise.data.columns import DOC_COLUMNS, QUERY_COLUMNS, SCORE_COLUMNS, TAG_COLUMNS, pick_column
 from rankwise.data.containers import Run
+from rankwise.errors import InputError
 from rankwise.evaluation import EvaluationPlan
 from rankwise.metrics.compute import RunScores
 
@@ -47,7 +48,12 @@ def score_frame(plan: EvaluationPlan, frame: Any, columns: tuple[str, str, str],
         table = table.sort_by(ORDER_COLUMN)
     if table.num_rows == 0:
         return _empty(plan)
-    run = Run(table.column(query), table.column(doc), table.column(score).to_numpy(), "run", source)
+    scores = table.column(score)
+    values = np.asarray(scores.to_numpy(), dtype=np.float64) if not scores.null_count else None
+    if values is None or np.isnan(values).any():   # a partition's row number is no line of the input
+        raise InputError(f"expected a number, got {'null' if values is None else 'NaN'} in one of its partitions "
+                         "(NaN scores have no order)", source=source, field=score)
+    run = Run(table.column(query), table.column(doc), values, "run", source)
     return plan.score(run, "skip")
 
 

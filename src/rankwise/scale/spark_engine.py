@@ -82,6 +82,9 @@ def read_frame(spark: Any, obj: Any) -> tuple[Any, str, str | None]:
     path = os.fspath(obj)
     name = Path(path.rstrip("/\\")).name.split(".")[0]
     if os.path.isdir(path) or path.endswith(".parquet"):
+        from rankwise.data.pieces import parquet_row_counts
+
+        parquet_row_counts(path)   # every footer read here: a corrupt file is named before the executors start
         return spark.read.parquet(path), path, name
     from rankwise.data.trec_io import fast_delimiter
 
