@@ -173,7 +173,7 @@ INTENDED: dict[str, set[str]] = {
     "jax": {"errors", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
     "rankeval": {"_version", "errors", "data", "metrics", "evaluation", "comparison"},
-    "recsys": {"_version", "errors", "params", "results"},
+    "recsys": {"_version", "errors", "params", "results", "data"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
     "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",

@@ -179,7 +179,7 @@ def test_a_bad_score_in_a_later_chunk_names_its_line(tmp_path: Path) -> None:
 def test_bad_parquet_inputs_name_file_row_and_column(tmp_path: Path) -> None:
     path = tmp_path / "run.parquet"
     pq.write_table(pa.table({"qid": ["q1", "q1"], "docno": ["a", "b"], "score": [1.0, None]}), path)
-    with pytest.raises(InputError, match=r"run.parquet:2: field 'score': expected a number, got null"):
+    with pytest.raises(InputError, match=r"run.parquet \(row 2\): field 'score': expected a number, got null"):
         evaluate({"q1": {"a": 1}}, path, ["map"], engine="chunks")
     pq.write_table(pa.table({"qid": ["q1"], "docno": ["a"]}), path)
     with pytest.raises(InputError, match="no score column; expected one of score"):

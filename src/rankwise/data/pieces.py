@@ -153,13 +153,14 @@ def parquet_row_counts(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
     footers only; a file that is not Parquet (or is cut short) is refused by name, before any
     engine starts reading.
 
-    >>> import tempfile
-    >>> bad = os.path.join(tempfile.mkdtemp(), "part-0.parquet")
-    >>> _ = open(bad, "wb").write(b"PAR1 not parquet")
-    >>> parquet_row_counts(bad)  # doctest: +ELLIPSIS
+    >>> import tempfile, pyarrow.parquet as pq
+    >>> folder = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"qid": ["q1"], "docno": ["a"], "score": [2.0]}), os.path.join(folder, "part-0.parquet"))
+    >>> _ = open(os.path.join(folder, "part-1.parquet"), "wb").write(b"PAR1 not parquet")
+    >>> parquet_row_counts(folder)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    rankwise.errors.InputError: ...part-0.parquet: cannot read it as Parquet (...)
+    rankwise.errors.InputError: ...part-1.parquet: cannot read it as Parquet (...)
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
