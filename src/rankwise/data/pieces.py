@@ -155,7 +155,8 @@ def parquet_row_counts(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
 
     >>> import tempfile, pyarrow.parquet as pq
     >>> folder = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"qid": ["q1"], "docno": ["a"], "score": [2.0]}), os.path.join(folder, "part-0.parquet"))
+    >>> good = pa.table({"qid": ["q1"], "docno": ["a"], "score": [2.0]})
+    >>> pq.write_table(good, os.path.join(folder, "part-0.parquet"))
     >>> _ = open(os.path.join(folder, "part-1.parquet"), "wb").write(b"PAR1 not parquet")
     >>> parquet_row_counts(folder)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
