@@ -508,10 +508,30 @@ def test_a_stored_log_that_fits_in_memory_is_read_from_disk_once(tmp_path: Path,
     kept = clicks.open_log(tmp_path / "log")           # 1,200 sessions: kept by size
     streamed = clicks.open_log(tmp_path / "log")
     streamed.keep_in_memory = False
-    a = clicks.PBM().fit(kept, iterations=6, tolerance=0, chunk_size=500, workers=1)
+    a = clicks.DBN().fit(kept, iterations=6, tolerance=0, chunk_size=500, workers=1)
     assert reads.count("clicks.i8") == 1                # one pass from disk, five from memory
     reads.clear()
-    b = clicks.PBM().fit(streamed, iterations=6, tolerance=0, chunk_size=500, workers=1)
+    b = clicks.DBN().fit(streamed, iterations=6, tolerance=0, chunk_size=500, workers=1)
     assert reads.count("clicks.i8") == 6
     assert np.array_equal(a.alpha, b.alpha) and a.history[-1]["log_likelihood"] == b.history[-1]["log_likelihood"]
+    reads.clear()   # PBM and UBM keep each chunk's distinct (pair, cell, click) counts: one read even streamed
+    clicks.PBM().fit(streamed, iterations=6, tolerance=0, chunk_size=500, workers=1)
+    assert reads.count("clicks.i8") == 1
     assert kept.nbytes == 1_200 * (4 + 5 * RANKS)
+
+
+@pytest.mark.parametrize("model", ["pbm", "ubm"])
+def test_the_compressed_e_step_equals_the_cell_by_cell_one(model: str, monkeypatch) -> None:
+    """PBM and UBM fit on distinct (pair, cell, click) counts after the first pass; the
+    parameters equal those of the cell-by-cell E-step to rounding."""
+    base = _sessions(800, seed=61)
+    log = clicks.simulate(_dbn(base, gamma=0.8), base, seed=62)
+    kind = {"pbm": clicks.PBM, "ubm": clicks.UBM}[model]
+    compressed = kind().fit(log, iterations=8, tolerance=0, chunk_size=300, workers=1)
+    monkeypatch.setattr(kind, "compressible", False)
+    cell_by_cell = kind().fit(log, iterations=8, tolerance=0, chunk_size=300, workers=1)
+    np.testing.assert_allclose(compressed.alpha, cell_by_cell.alpha, rtol=1e-10, atol=1e-12)
+    for name in kind.fields:
+        np.testing.assert_allclose(getattr(compressed, name), getattr(cell_by_cell, name), rtol=1e-10, atol=1e-12)
+    assert compressed.history[-1]["log_likelihood"] == pytest.approx(cell_by_cell.history[-1]["log_likelihood"],
+                                                                     rel=1e-12)

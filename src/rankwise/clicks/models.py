@@ -163,6 +163,18 @@ def add_statistics(*parts: SufficientStatistics | tuple[dict[str, np.ndarray], f
     return out
 
 
+@dataclass(frozen=True)
+class CompressedCells:
+    """A chunk's shown cells as distinct (pair, examination cell, clicked) with their counts:
+    PBM's and UBM's E-step depends on a cell only through these, so from the second pass on a
+    fit reads these (often a tenth of the cells or fewer) instead of the log."""
+
+    pair: np.ndarray
+    cell: np.ndarray
+    clicked: np.ndarray
+    count: np.ndarray
+
+
 class ClickModel:
     """Base: ``fit(log)``, ``conditional_log_probs(log)``, ``log_probs(log)``,
     ``relevance()``, ``parameters()``.
@@ -370,8 +382,23 @@ class ClickModel:
         not improved for ``patience`` iterations and keeps the parameters of the best one
         (``best_iteration``).
         """
+        compressed: dict[int, Any] = {}
+
+        def work(item: tuple[int, Any]) -> Any:
+            index, chunk = item
+            if not self.compressible:
+                return self._statistics(chunk)
+            if index not in compressed:
+                compressed[index] = self._compress(chunk)
+            cells = compressed[index]
+            return self._statistics(chunk) if cells is None else self._compressed_statistics(cells)
+
         def local_totals() -> tuple[dict[str, np.ndarray], float]:
-            return add_statistics(*_over_chunks(self._statistics, log.chunks(chunk_size), workers))
+            if compressed and all(c is not None for c in compressed.values()):   # later passes: no log read
+                items: Any = ((i, None) for i in sorted(compressed))
+            else:
+                items = enumerate(log.chunks(chunk_size))
+            return add_statistics(*_over_chunks(work, items, workers))
 
         return self.fit_passes(log, local_totals, iterations, tolerance, progress, validation, patience, chunk_size)
 
@@ -455,8 +482,31 @@ class ClickModel:
                 setattr(self, name, value)
             self.best_iteration = best[1]
 
+    compressible = False
+    """The E-step reads a cell only through its (pair, examination cell, click): see ``CompressedCells``."""
+
     def _start(self, log: Any) -> None:
         """Starting parameters (EM models)."""
+
+    def _compress(self, chunk: ClickLog) -> CompressedCells | None:
+        """The chunk's ``CompressedCells``, or None when they would not save half the cells."""
+        cells = self._examination_cells(chunk)
+        shown = chunk.mask
+        width = int(cells.max()) + 1 if cells.size else 1
+        key = (chunk.pairs[shown].astype(np.int64) * width + cells[shown]) * 2 + (chunk.clicks[shown] == 1)
+        if key.size == 0:
+            return CompressedCells(*(np.empty(0, dtype=t) for t in (np.int64, np.int64, bool)), np.empty(0))
+        unique, counts = np.unique(key, return_counts=True)
+        if len(unique) * 2 > key.size:
+            return None
+        return CompressedCells(unique // 2 // width, (unique // 2) % width, (unique % 2).astype(bool),
+                               counts.astype(np.float64))
+
+    def _examination_cells(self, chunk: ClickLog) -> np.ndarray:
+        raise NotImplementedError
+
+    def _compressed_statistics(self, cells: CompressedCells) -> tuple[dict[str, np.ndarray], float]:
+        raise NotImplementedError
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         raise NotImplementedError
@@ -718,8 +768,46 @@ class PBM(ClickModel):
         self.alpha = np.full(log.n_pairs, 0.5)
         self.gamma = np.full(log.ranks, 0.5)
 
+    compressible = True
+
     def _examination(self, log: ClickLog) -> np.ndarray:
         return np.broadcast_to(self.gamma[:log.ranks], log.clicks.shape)
+
+    def _examination_cells(self, chunk: ClickLog) -> np.ndarray:
+        return np.broadcast_to(np.arange(chunk.ranks), chunk.clicks.shape)
+
+    def _examination_of_cells(self, cell: np.ndarray) -> np.ndarray:
+        return self.gamma[cell]
+
+    def _compressed_statistics(self, cells: CompressedCells) -> tuple[dict[str, np.ndarray], float]:
+        """The E-step of ``_statistics`` on distinct (pair, cell, click) weighted by their counts."""
+        a = self.alpha[cells.pair]
+        g = self._examination_of_cells(cells.cell)
+        clicked, count = cells.clicked, cells.count
+        click = a * g
+        none = np.maximum(1 - click, TINY)
+        ll = float((count * np.log(np.where(clicked, click, none))).sum())
+        post_a = np.where(clicked, 1.0, a * (1 - g) / none)
+        skip = np.where(clicked, 0.0, (1 - a) / none)
+        n = len(self.alpha)
+        statistics = {"alpha": np.bincount(cells.pair, weights=count * post_a, minlength=n)}
+        if self._first_pass:
+            statistics["shown"] = np.bincount(cells.pair, weights=count, minlength=n)
+            statistics["clicks"] = np.bincount(cells.pair, weights=count * clicked, minlength=n)
+        statistics["examined"] = np.bincount(cells.pair, weights=count * np.where(clicked, 1.0, g * skip),
+                                             minlength=n)
+        statistics.update(self._compressed_examination(cells, g, skip))
+        return statistics, ll
+
+    def _compressed_examination(self, cells: CompressedCells, g: np.ndarray,
+                                skip: np.ndarray) -> dict[str, np.ndarray]:
+        ranks = len(self.gamma)
+        clicks = np.bincount(cells.cell, weights=cells.count * cells.clicked, minlength=ranks)
+        skipped = np.bincount(cells.cell, weights=cells.count * skip, minlength=ranks)
+        out = {"gamma": clicks + self.gamma * skipped}
+        if self._first_pass:
+            out["rank_shown"] = np.bincount(cells.cell, weights=cells.count, minlength=ranks)
+        return out
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         a = _at_cells(self.alpha, chunk)
@@ -786,6 +874,21 @@ class UBM(PBM):
 
     def _examination(self, log: ClickLog) -> np.ndarray:
         return self.gamma_matrix.ravel()[_browsing_cell(log)]
+
+    def _examination_cells(self, chunk: ClickLog) -> np.ndarray:
+        return _browsing_cell(chunk)
+
+    def _examination_of_cells(self, cell: np.ndarray) -> np.ndarray:
+        return self.gamma_matrix.ravel()[cell]
+
+    def _compressed_examination(self, cells: CompressedCells, g: np.ndarray,
+                                skip: np.ndarray) -> dict[str, np.ndarray]:
+        size = self.gamma_matrix.size
+        post_e = cells.clicked + g * skip
+        out = {"gamma": np.bincount(cells.cell, weights=cells.count * post_e, minlength=size)}
+        if self._first_pass:
+            out["cell_shown"] = np.bincount(cells.cell, weights=cells.count, minlength=size)
+        return out
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         chunk._browsing_cell = _browsing_cell(chunk)
