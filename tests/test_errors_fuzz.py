@@ -122,6 +122,22 @@ def _ratings(path: Path) -> Any:
     return ratings
 
 
+def _statistics(path: Path) -> Any:
+    from rankwise.online.statistics_table import read_statistics
+
+    moments = read_statistics(str(path), ["x"], [("x", "x")])
+    assert (moments.n >= 0).all()
+    return moments
+
+
+def _template(path: Path) -> Any:
+    from rankwise.rankeval.runner import body_of
+    from rankwise.rankeval.spec import load_spec
+
+    spec = load_spec(path)
+    return [body_of(request, system) for system in spec.systems for request in spec.requests]
+
+
 def _recommendations(path: Path) -> Any:
     from rankwise.recsys import RecsysData
 
@@ -143,6 +159,12 @@ READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "rank-eval spec": (".json", json.dumps({"requests": [{"id": "q1", "request": {"query": {"match": {"body": "x"}}},
                                                           "ratings": [{"_index": "i", "_id": "d1", "rating": 2}]}],
                                             "metric": {"dcg": {"k": 10}}}).encode(), _spec),
+    "rank-eval template": (".json", json.dumps({
+        "requests": [{"id": "q1", "template_id": "t", "params": {"query": "wing flutter"},
+                      "ratings": [{"_index": "i", "_id": "d1", "rating": 1}]}],
+        "templates": [{"id": "t", "template": {"source": {"query": {"match": {"body": "{{query}}"}}}}}],
+        "metric": {"precision": {"k": 5}}}).encode(), _template),
+    "statistics table": (".csv", b"variant,n,sum(x),sum(x*x)\nA,2,4,10\nB,3,6,14\nA,1,1,1\n", _statistics),
     "rank-eval ratings": (".csv", b"request_id,_index,_id,rating\nq1,i,d1,2\nq1,i,d2,0\nq2,i,d1,\n", _ratings),
     "recommendation lists": (".csv", b"user_id,item_id,score\nu1,a,0.9\nu1,b,0.5\nu2,b,0.7\nu2,c,0.1\n",
                              _recommendations),
@@ -211,6 +233,9 @@ def test_what_the_fuzzing_found(tmp_path: Path) -> None:
         (_labels, write("frac.tsv", b"query\turl\trelevance\n0\t5\t2.7\n"), r"expected an integer label, got '2.7'"),
         # a column named twice: a raw KeyError
         (_credits, write("credits.csv", b"query,A,A\nq1,1,0\n"), r"column 'A' appears twice"),
+        # a unit count past int64: a raw OverflowError
+        (_statistics, write("stats.csv", b"variant,n,sum(x),sum(x*x)\nA,99999999999999999999,4,10\n"),
+         r"stats.csv:2: field 'n': expected a whole number of units"),
     ]
     for reader, path, message in cases:
         with pytest.raises(RankwiseError, match=message):

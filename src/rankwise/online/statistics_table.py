@@ -93,8 +93,9 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
             if label is None or label == "":
                 raise InputError(f"missing {variant}", field=variant, **where)
             n = _number(counts[row], "n", where)
-            if n < 0 or n != int(n):
-                raise InputError(f"expected a whole number of units >= 0, got {counts[row]!r}", field="n", **where)
+            if n < 0 or n != int(n) or n >= 2**62:   # units are counted in int64
+                raise InputError(f"expected a whole number of units from 0 to 2^62, got {counts[row]!r}", field="n",
+                                 **where)
             sums = np.zeros(len(columns))
             products = np.full((len(columns), len(columns)), math.nan)
             for w, place in wanted:
@@ -116,6 +117,8 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
             key = str(label)
             if key in found:
                 n0, s0, p0 = found[key]
+                if n0 + int(n) >= 2**62:
+                    raise InputError(f"the units of variant {key!r} add up past 2^62", field="n", **where)
                 found[key] = (n0 + int(n), s0 + sums, p0 + products)
             else:
                 found[key] = (int(n), sums, products)
