@@ -173,6 +173,61 @@ class CompressedCells:
     cell: np.ndarray
     clicked: np.ndarray
     count: np.ndarray
+    cells: int = 0
+    """How many shown cells they stand for."""
+
+
+def pool_cells(parts: list[CompressedCells]) -> CompressedCells:
+    """Several chunks' distinct cells as one (equal keys' counts added).
+
+    >>> a = CompressedCells(np.array([0, 1]), np.array([0, 0]), np.array([True, False]), np.array([2.0, 1.0]), 3)
+    >>> pool_cells([a, a]).count.tolist()
+    [4.0, 2.0]
+    """
+    pair = np.concatenate([p.pair for p in parts])
+    cell = np.concatenate([p.cell for p in parts])
+    width = int(cell.max()) + 1 if cell.size else 1
+    key = (pair * width + cell) * 2 + np.concatenate([p.clicked for p in parts])
+    unique, inverse = np.unique(key, return_inverse=True)
+    count = np.bincount(inverse, weights=np.concatenate([p.count for p in parts]), minlength=len(unique))
+    return CompressedCells(unique // 2 // width, (unique // 2) % width, (unique % 2).astype(bool), count,
+                           sum(p.cells for p in parts))
+
+
+class _PooledCells:
+    """The first pass's chunks' distinct cells, pooled into one ``CompressedCells`` for the
+    whole log when that holds at most half as many entries as the log has shown cells (later
+    passes then read it, not the log); otherwise pooling stops and every pass reads the log."""
+
+    def __init__(self, active: bool) -> None:
+        import threading
+
+        self.active = active
+        self.lock = threading.Lock()   # chunks arrive from worker threads
+        self.parts: list[CompressedCells] = []
+        self.entries = 0
+        self.cells = 0
+        self.whole: CompressedCells | None = None
+
+    def add(self, part: CompressedCells) -> CompressedCells:
+        with self.lock:
+            if not self.active:
+                return part
+            self.parts.append(part)
+            self.entries += len(part.count)
+            self.cells += part.cells
+            if self.entries > max(2 * 1_000_000, self.cells // 2):   # pool as we go: memory stays near the result
+                self.parts = [pool_cells(self.parts)]
+                self.entries = len(self.parts[0].count)
+                if self.entries * 2 > self.cells:
+                    self.active, self.parts = False, []
+        return part
+
+    def finish(self) -> None:
+        if self.active and self.parts:
+            whole = pool_cells(self.parts)
+            self.whole = whole if len(whole.count) * 2 <= max(whole.cells, 1) else None
+        self.active, self.parts = False, []
 
 
 class ClickModel:
@@ -382,23 +437,18 @@ class ClickModel:
         not improved for ``patience`` iterations and keeps the parameters of the best one
         (``best_iteration``).
         """
-        compressed: dict[int, Any] = {}
+        pooled = _PooledCells(self.compressible)
 
-        def work(item: tuple[int, Any]) -> Any:
-            index, chunk = item
-            if not self.compressible:
-                return self._statistics(chunk)
-            if index not in compressed:
-                compressed[index] = self._compress(chunk)
-            cells = compressed[index]
+        def work(chunk: Any) -> Any:
+            cells = pooled.add(self._compress(chunk)) if pooled.active else None
             return self._statistics(chunk) if cells is None else self._compressed_statistics(cells)
 
         def local_totals() -> tuple[dict[str, np.ndarray], float]:
-            if compressed and all(c is not None for c in compressed.values()):   # later passes: no log read
-                items: Any = ((i, None) for i in sorted(compressed))
-            else:
-                items = enumerate(log.chunks(chunk_size))
-            return add_statistics(*_over_chunks(work, items, workers))
+            if pooled.whole is not None:   # after the first pass: the whole log's distinct cells, no log read
+                return add_statistics(self._compressed_statistics(pooled.whole))
+            totals = add_statistics(*_over_chunks(work, log.chunks(chunk_size), workers))
+            pooled.finish()
+            return totals
 
         return self.fit_passes(log, local_totals, iterations, tolerance, progress, validation, patience, chunk_size)
 
@@ -488,19 +538,15 @@ class ClickModel:
     def _start(self, log: Any) -> None:
         """Starting parameters (EM models)."""
 
-    def _compress(self, chunk: ClickLog) -> CompressedCells | None:
-        """The chunk's ``CompressedCells``, or None when they would not save half the cells."""
+    def _compress(self, chunk: ClickLog) -> CompressedCells:
+        """The chunk's ``CompressedCells``."""
         cells = self._examination_cells(chunk)
         shown = chunk.mask
         width = int(cells.max()) + 1 if cells.size else 1
         key = (chunk.pairs[shown].astype(np.int64) * width + cells[shown]) * 2 + (chunk.clicks[shown] == 1)
-        if key.size == 0:
-            return CompressedCells(*(np.empty(0, dtype=t) for t in (np.int64, np.int64, bool)), np.empty(0))
         unique, counts = np.unique(key, return_counts=True)
-        if len(unique) * 2 > key.size:
-            return None
         return CompressedCells(unique // 2 // width, (unique // 2) % width, (unique % 2).astype(bool),
-                               counts.astype(np.float64))
+                               counts.astype(np.float64), int(key.size))
 
     def _examination_cells(self, chunk: ClickLog) -> np.ndarray:
         raise NotImplementedError
