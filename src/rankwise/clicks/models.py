@@ -199,13 +199,16 @@ class _PooledCells:
     whole log when that holds at most half as many entries as the log has shown cells (later
     passes then read it, not the log); otherwise pooling stops and every pass reads the log."""
 
-    def __init__(self, active: bool) -> None:
+    def __init__(self, active: bool, cells: int) -> None:
         import threading
 
         self.active = active
+        self.limit = max(cells // 2, 1)
+        """At most this many distinct cells (half the log's cells)."""
         self.lock = threading.Lock()   # chunks arrive from worker threads
         self.parts: list[CompressedCells] = []
         self.entries = 0
+        self.pooled = 0
         self.cells = 0
         self.whole: CompressedCells | None = None
 
@@ -216,10 +219,10 @@ class _PooledCells:
             self.parts.append(part)
             self.entries += len(part.count)
             self.cells += part.cells
-            if self.entries > max(2 * 1_000_000, self.cells // 2):   # pool as we go: memory stays near the result
+            if self.entries > max(2_000_000, 2 * self.pooled):   # pool as we go: memory stays near the result
                 self.parts = [pool_cells(self.parts)]
-                self.entries = len(self.parts[0].count)
-                if self.entries * 2 > self.cells:
+                self.entries = self.pooled = len(self.parts[0].count)
+                if self.entries > self.limit:   # it will not halve the log: every pass reads the log
                     self.active, self.parts = False, []
         return part
 
@@ -437,7 +440,7 @@ class ClickModel:
         not improved for ``patience`` iterations and keeps the parameters of the best one
         (``best_iteration``).
         """
-        pooled = _PooledCells(self.compressible)
+        pooled = _PooledCells(self.compressible, int(log.sessions) * int(log.ranks))
 
         def work(chunk: Any) -> Any:
             cells = pooled.add(self._compress(chunk)) if pooled.active else None
