@@ -51,3 +51,32 @@ def dask_client():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         yield client
+
+
+MYPY_TEST = "tests/test_types.py::test_src_passes_mypy"
+"""mypy over src/ takes about a minute: when this test is selected, it starts in a process of
+its own as soon as collection ends, on another core while the other tests run, and the test
+reads its result."""
+MYPY: dict[str, object] = {}
+
+
+def start_mypy() -> object:
+    import subprocess
+    import sys
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.Popen([sys.executable, "-m", "mypy", "--config-file", str(root / "pyproject.toml"),
+                             "--cache-dir", tempfile.mkdtemp(prefix="rankwise-mypy-")], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if any(item.nodeid.endswith(MYPY_TEST.split("/")[-1]) for item in session.items):
+        MYPY["process"] = start_mypy()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    process = MYPY.pop("process", None)
+    if process is not None and process.poll() is None:   # type: ignore[attr-defined]
+        process.kill()   # type: ignore[attr-defined]
