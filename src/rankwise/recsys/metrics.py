@@ -18,7 +18,6 @@ u1: c, u2: a, a.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -472,5 +471,3 @@ def parse(text: str) -> tuple[BeyondMetric, dict[str, Any]]:
         given["k"] = cut
     return BEYOND_ACCURACY.parse(text, **given)
 
-
-Compute = Callable[..., Value]
