@@ -1,6 +1,7 @@
 """engine='dask' (2-worker LocalCluster) and engine='spark' (local[2]) give the in-memory path's
 per-query values, bit for bit, on the shared real runs and on generated runs with ties,
-duplicates and shuffled rows; a failing partition is one clear error."""
+duplicates and shuffled rows; a failing partition is one clear error; a worker killed or a
+task failing once mid-evaluation changes no number."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def spark():
     from pyspark.sql import SparkSession
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-    session = (SparkSession.builder.master("local[2]").appName("rankwise-tests")
+    # local[2, 2]: two cores, and a failed task is tried once more, as on a cluster
+    session = (SparkSession.builder.master("local[2, 2]").appName("rankwise-tests")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate())
     yield session
     session.stop()
@@ -243,3 +245,61 @@ def test_a_corrupt_parquet_piece_and_a_nan_score_are_named(engine: str, tmp_path
                        else r"field 'score': expected a number, got (null|NaN) in one of its partitions")
         with pytest.raises((InputError, RankwiseError), match=message):   # Spark: "a partition failed: ..."
             evaluate(qrels, folder, ["map"], duplicates="first", engine=engine, **options)
+
+
+def _without_unjudged_example(*results) -> None:
+    """The unjudged-queries warning's example is the first such query a partition met."""
+    for result in results:
+        result.warnings = [w for w in result.warnings if w.kind != "unjudged_queries"]
+
+
+def _fails_once(marker: str, kill: bool):
+    """A partition function that, the first time any worker runs it, kills its worker process
+    (``kill``) or raises; every later run passes its rows through. ``marker`` (a file) records
+    the first run across processes."""
+    def once(part):
+        if not os.path.exists(marker):
+            Path(marker).touch()
+            if kill:
+                os._exit(1)
+            raise RuntimeError("a transient failure")
+        return part
+    return once
+
+
+def test_a_dask_worker_killed_mid_evaluation_changes_no_number(dask_client, tmp_path: Path) -> None:
+    """The worker holding one partition dies while computing it (its process exits); the
+    scheduler runs the partition again on the other worker and the values are the in-memory ones."""
+    import dask
+    import dask.dataframe as dd
+    import numpy as np
+
+    qrels, rows = _generated(6)
+    frame = _frame(rows)
+    whole = evaluate(qrels, frame, METRICS, duplicates="first")
+    marker = tmp_path / "killed"
+    kill = _fails_once(str(marker), kill=True)
+    bounds = np.linspace(0, len(frame), 4).astype(int)
+    parts = [frame.iloc[a:b].reset_index(drop=True) for a, b in zip(bounds[:-1], bounds[1:])]
+    pieces = [dask.delayed(kill)(part) if i == 1 else dask.delayed(part) for i, part in enumerate(parts)]
+    got = evaluate(qrels, dd.from_delayed(pieces, meta=frame.iloc[:0]), METRICS, duplicates="first",
+                   engine="dask", client=dask_client)
+    assert marker.exists()  # the worker was killed
+    _without_unjudged_example(whole, got)
+    assert_same(whole, got)
+
+
+def test_a_spark_task_failing_once_is_retried_with_the_same_numbers(spark, tmp_path: Path) -> None:
+    """One partition's task raises the first time it runs; Spark runs it again (the session
+    allows two attempts) and the values are the in-memory ones."""
+    qrels, rows = _generated(6)
+    frame = _frame(rows)
+    whole = evaluate(qrels, frame, METRICS, duplicates="first")
+    marker = tmp_path / "failed"
+    fail = _fails_once(str(marker), kill=False)
+    flaky = spark.createDataFrame(frame).mapInPandas(lambda parts: (fail(part) for part in parts),
+                                                     schema="qid string, docno string, score double")
+    got = evaluate(qrels, flaky, METRICS, duplicates="first", engine="spark", client=spark)
+    assert marker.exists()  # a task failed
+    _without_unjudged_example(whole, got)
+    assert_same(whole, got)
