@@ -170,7 +170,7 @@ INTENDED: dict[str, set[str]] = {
     "agreement": {"errors", "progress", "results", "data", "engine", "evaluation", "stats"},
     "clicks": {"errors", "params", "progress", "results", "data", "streaming"},
     "comparison": {"_version", "errors", "params", "results", "engine", "evaluation", "stats"},
-    "jax": {"errors", "streaming"},
+    "jax": {"errors", "metrics", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
     "rankeval": {"_version", "errors", "data", "metrics", "evaluation", "comparison"},
     "recsys": {"_version", "errors", "params", "results", "data"},

@@ -296,3 +296,24 @@ def test_cut_offs_are_named_k_as_in_the_numpy_states() -> None:
     assert rj.NDCG.empty(k=5).ks == (5,) and rj.RankingAtK.empty(("P",), k=[1, 3]).ks == (1, 3)
     with pytest.warns(RankwiseDeprecationWarning, match="'ks' is deprecated; write 'k'"):
         assert rj.NDCG.empty(ks=(3,)).ks == (3,)
+
+
+def test_families_are_the_catalogue_families_under_any_of_their_spellings() -> None:
+    """The JAX state's families are looked up in the metric catalogue: each short name reads
+    as its family, every spelling evaluate accepts gives the same values under its own
+    column name, and the errors are the catalogue's."""
+    from rankwise.errors import RankwiseError
+    from rankwise.jax.ranking import KERNELS, catalogue_family
+
+    assert tuple(catalogue_family(f) for f in FAMILIES) == KERNELS
+    scores, labels = jnp.array([[0.9, 0.5, 0.5, 0.1]]), jnp.array([[0, 2, 1, 1]])
+    short = rj.RankingAtK.from_model_output(scores, labels, families=FAMILIES, k=(2,)).compute()
+    spelled = ("ndcg_cut", "dcg", "recip_rank", "map_cut", "precision", "r", "hit_rate")
+    long = rj.RankingAtK.from_model_output(scores, labels, families=spelled, k=(2,)).compute()
+    assert list(long) == [f"{f}@2" for f in spelled]
+    assert [float(v) for v in long.values()] == [float(v) for v in short.values()]
+    with pytest.raises(RankwiseError, match="unknown ranking family 'ndgc'.*did you mean 'ndcg"):
+        rj.RankingAtK.empty(("ndgc",))
+    with pytest.raises(RankwiseError, match=r"'err' \(ERR\) has no JAX state: expected one of ndcg, dcg"):
+        rj.RankingAtK.empty(("err",))
+    assert rj.NDCG.__doc__.startswith("nDCG at cut-off k")

@@ -280,7 +280,7 @@ def test_a_dask_worker_killed_mid_evaluation_changes_no_number(dask_client, tmp_
     marker = tmp_path / "killed"
     kill = _fails_once(str(marker), kill=True)
     bounds = np.linspace(0, len(frame), 4).astype(int)
-    parts = [frame.iloc[a:b].reset_index(drop=True) for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = [frame.iloc[a:b].reset_index(drop=True) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     pieces = [dask.delayed(kill)(part) if i == 1 else dask.delayed(part) for i, part in enumerate(parts)]
     got = evaluate(qrels, dd.from_delayed(pieces, meta=frame.iloc[:0]), METRICS, duplicates="first",
                    engine="dask", client=dask_client)

@@ -34,8 +34,34 @@ import jax.numpy as jnp
 from rankwise.errors import RankwiseError, renamed
 from rankwise.jax.state import SumState, float_dtype, pytree_state, static
 
+KERNELS = ("ndcg_cut", "dcg_cut", "RR_cut", "map_cut", "P", "recall", "success")
+"""The metric families (``rankwise.metrics`` names) a :class:`RankingAtK` state computes;
+each is asked for by any spelling ``rankwise.evaluate`` accepts with a cut-off (``ndcg``,
+``ndcg_cut``, ``mrr``, ``rr``, ``recip_rank``, ``precision``, ``hit_rate`` ...)."""
+
 FAMILIES = ("ndcg", "dcg", "mrr", "map", "P", "recall", "success")
-"""The families a :class:`RankingAtK` state computes, named as ``rankwise.evaluate`` names them."""
+"""The short spelling of each of :data:`KERNELS` (``test_jax_states`` checks that each is
+read as its family)."""
+
+
+def catalogue_family(name: str) -> str:
+    """The catalogue family a spelling names, refused (with the catalogue's "did you mean")
+    when unknown or when the family has no JAX state.
+
+    >>> catalogue_family("ndcg"), catalogue_family("recip_rank"), catalogue_family("hit_rate")
+    ('ndcg_cut', 'RR_cut', 'success')
+    """
+    from rankwise.errors import UnknownMetricError
+    from rankwise.metrics.names import parse_metric
+
+    try:
+        family = parse_metric(f"{name}@1").family.name
+    except UnknownMetricError as error:
+        raise RankwiseError(f"unknown ranking family {name!r}: {error}") from None
+    if family not in KERNELS:
+        raise RankwiseError(f"ranking family {name!r} ({family}) has no JAX state: "
+                            f"expected one of {', '.join(FAMILIES)}")
+    return family
 
 
 def _columns(families: tuple[str, ...], ks: tuple[int, ...]) -> list[str]:
@@ -73,12 +99,12 @@ def per_query(scores: Any, labels: Any, where: Any, families: tuple[str, ...], k
     any_relevant = num_rel > 0
     r = num_rel.astype(dtype)
     out = []
-    for family in families:
+    for family in (catalogue_family(f) for f in families):
         for k in ks:
             at = min(k, size) - 1
-            if family == "ndcg":
+            if family == "ndcg_cut":
                 value = jnp.where(idcg[:, at] > 0, dcg[:, at] / jnp.where(idcg[:, at] > 0, idcg[:, at], 1.0), 0.0)
-            elif family == "dcg":
+            elif family == "dcg_cut":
                 value = dcg[:, at]
             elif family == "P":
                 value = hits[:, at] / k
@@ -86,9 +112,9 @@ def per_query(scores: Any, labels: Any, where: Any, families: tuple[str, ...], k
                 value = jnp.where(any_relevant, hits[:, at] / jnp.maximum(r, 1.0), 0.0)
             elif family == "success":
                 value = (hits[:, at] > 0).astype(dtype)
-            elif family == "mrr":
+            elif family == "RR_cut":
                 value = jnp.where(any_relevant & (first < k), 1.0 / (first + 1.0), 0.0).astype(dtype)
-            else:  # map
+            else:  # map_cut
                 value = jnp.where(any_relevant, precision_sum[:, at] / jnp.maximum(r, 1.0), 0.0)
             out.append(value)
     return jnp.stack(out, axis=-1), where.any(axis=-1), num_rel
@@ -128,9 +154,8 @@ class RankingAtK(SumState):
             raise RankwiseError(f"{cls.__name__}: unknown parameter(s) {', '.join(sorted(deprecated))}")
         families = tuple(families)
         ks = (int(k),) if isinstance(k, int) or getattr(k, "ndim", 1) == 0 else tuple(int(v) for v in k)
-        unknown = [f for f in families if f not in FAMILIES]
-        if unknown:
-            raise RankwiseError(f"unknown ranking family {unknown[0]!r}: expected one of {', '.join(FAMILIES)}")
+        for family in families:
+            catalogue_family(family)
         if not ks or any(k < 1 for k in ks):
             raise RankwiseError(f"k expects positive cut-offs, got {ks!r}")
         if missing not in ("zero", "skip"):
@@ -157,8 +182,10 @@ class RankingAtK(SumState):
         return dict(zip(_columns(self.families, self.ks), means, strict=True))
 
 
-def _family(name: str, doc: str) -> type:
-    """A one-family view of :class:`RankingAtK` (``NDCG.empty(k=(5, 10))``)."""
+def _family(name: str) -> type:
+    """A one-family view of :class:`RankingAtK` (``NDCG.empty(k=(5, 10))``), documented by
+    its catalogue family."""
+    from rankwise.metrics.registry import family
 
     def empty(cls: type, k: int | tuple[int, ...] | list[int] = (10,), rel_level: int = 1, missing: str = "zero",
               **deprecated: Any) -> RankingAtK:
@@ -167,14 +194,15 @@ def _family(name: str, doc: str) -> type:
     def from_model_output(cls: type, scores: Any, labels: Any, where: Any = None, **config: Any) -> RankingAtK:
         return RankingAtK.empty((name,), **config).update(scores, labels, where)
 
+    doc = f"{family(catalogue_family(name)).doc} States of ``RankingAtK`` with the ``{name}`` family."
     return type(name.upper(), (), {"__doc__": doc, "empty": classmethod(empty),
                                    "from_model_output": classmethod(from_model_output)})
 
 
-NDCG = _family("ndcg", "nDCG@k states (``RankingAtK`` with the ``ndcg`` family).")
-DCG = _family("dcg", "DCG@k states (linear gains, 1/log2(rank + 1) discount).")
-MRR = _family("mrr", "Reciprocal rank within k states.")
-MAP = _family("map", "AP@k states (trec_eval's map_cut).")
-PrecisionAtK = _family("P", "Precision@k states (relevant in the top k / k).")
-RecallAtK = _family("recall", "Recall@k states.")
-HitRate = _family("success", "Hit rate (success@k) states.")
+NDCG = _family("ndcg")
+DCG = _family("dcg")
+MRR = _family("mrr")
+MAP = _family("map")
+PrecisionAtK = _family("P")
+RecallAtK = _family("recall")
+HitRate = _family("success")
