@@ -9,7 +9,7 @@ from pathlib import Path
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-DEBT_CEILING = 49
+DEBT_CEILING = 17
 """Modules with type errors left; lower it whenever a module leaves the list."""
 
 

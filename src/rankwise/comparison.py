@@ -83,7 +83,7 @@ class Comparison:
         return {(r.b, r.a) if r.diff > 0 else (r.a, r.b) for r in t.itertuples()}
 
 
-def _matched(result: Result, metric: str, missing: str) -> tuple[Any, list[str]]:
+def _matched(result: Result, metric: str, missing: str) -> tuple[Any, list[Notice]]:
     """Per-query values of every run on the queries all runs were evaluated on."""
     frame = result.per_query[metric].unstack("run")
     frame = frame[[rs.name for rs in result.runs]]

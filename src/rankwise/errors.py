@@ -141,7 +141,7 @@ class Notice(str):
     kind: str
     run: str | None
     metric: str | None
-    count: int | None
+    count: int | None  # type: ignore[assignment]  # the notice's count, in place of str.count
     details: dict
     """What else the message was written from (rows, an example ...), so that the notices of
     the pieces of one run can be added up and written again (``rankwise.scale``)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -100,7 +100,7 @@ def fuse_command(
     from rankwise.data.trec_write import write_trec_text
     from rankwise.fusion import fuse
 
-    params = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma),
+    params: dict[str, Any] = {key: value for key, value in (("k", k), ("phi", phi), ("gamma", gamma), ("sigma", sigma),
                                             ("n_segments", n_segments), ("w", w), ("rel_level", rel_level))
               if value is not None}
     if weights is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -48,7 +48,8 @@ def ope(
     from rankwise.online.counterfactual import ESTIMATORS
     from rankwise.report import ope as render
 
-    columns = {"action": action, "position": None if no_position else position, "reward": reward, "pscore": pscore}
+    columns: dict[str, Any] = {"action": action, "position": None if no_position else position, "reward": reward,
+                               "pscore": pscore}
     try:
         log = bandit_log.read_bandit_log(logs, **columns)
         target, warnings = bandit_log.target_policy(policy, **columns)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from rankwise.data.load import load_qrels, load_run
 from rankwise.data.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
@@ -77,7 +78,7 @@ def resolve_measures(args: Sequence[str]) -> list[MetricSpec]:
     specs = []
     for name in sorted(set(marked), key=ORDER.__getitem__):
         fam = BY_NAME[name]
-        default = (fam.cutoff.default if fam.cutoff is not None else (), (), None)
+        default: tuple[Any, ...] = (fam.cutoff.default if fam.cutoff is not None else (), (), None)
         cutoffs, values, text = params.get(name, default)
         specs.append(MetricSpec(fam, cutoffs, values, None if fam.cutoff is not None else text, name))
     return specs
@@ -99,7 +100,7 @@ def run_trec_eval(argv: Sequence[str], out=None, float_format: str = "%6.4f") ->
                            judged_only=args.judged_docs_only, missing="zero" if args.complete else "skip",
                            num_docs_in_coll=args.number_docs_in_coll)
         check_judgments(specs, args.rel_info_format)
-        override = {}
+        override: dict[str, object] = {}
         if args.rel_info_format != "qrels":
             reader = {"prefs": read_prefs, "qrels_prefs": read_qrels_prefs, "qrels_jg": read_qrels_jg}
             judgments = reader[args.rel_info_format](args.qrels)

@@ -111,6 +111,8 @@ class _EMChain(ChainModel):
     """Forward-backward E-step shared by DBN and CCM."""
 
     iterative = True
+    alpha: np.ndarray
+    """Attractiveness per (query, document) pair, set by the fit."""
 
     def _posteriors(self, chunk: ClickLog) -> dict[str, Any]:
         alpha = _at_cells(self.alpha, chunk)

@@ -3,6 +3,8 @@ pandas (slow to import, slow to run); zero-copy views of each chunk do not."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -46,7 +48,8 @@ def _chunk_to_numpy(chunk: pa.Array, raw: bool = False) -> np.ndarray:
     if dtype is None:
         from rankwise.data.kernels import cast
 
-        return cast(chunk, pa.float64()).to_numpy(zero_copy_only=True)
+        as_float: Any = cast(chunk, pa.float64())
+        return as_float.to_numpy(zero_copy_only=True)
     if buf is None:
         return np.zeros(0, dtype=dtype)
     return np.frombuffer(buf, dtype=dtype)[off: off + n]

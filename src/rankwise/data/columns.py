@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal, overload
 
 from rankwise.errors import InputError
 
@@ -16,6 +17,12 @@ TAG_COLUMNS = ("run_id", "run", "tag", "system", "name")
 RANK_COLUMNS = ("rank", "position", "pos", "ranking")
 
 
+@overload
+def pick_column(names: Iterable[str], accepted: tuple[str, ...], role: str, source: str,
+                required: Literal[True] = True) -> str: ...
+@overload
+def pick_column(names: Iterable[str], accepted: tuple[str, ...], role: str, source: str,
+                required: bool) -> str | None: ...
 def pick_column(
     names: Iterable[str], accepted: tuple[str, ...], role: str, source: str, required: bool = True
 ) -> str | None:

@@ -122,7 +122,7 @@ class Lines:
             self.examples[what] = example
         self.counts[what] = self.counts.get(what, 0) + 1
 
-    def notes(self, source: str, number_field: str) -> list[str]:
+    def notes(self, source: str, number_field: str) -> list[Notice]:
         """The warnings: one per kind of thing skipped or read differently, with its count."""
         out = []
         messages = {

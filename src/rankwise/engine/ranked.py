@@ -65,6 +65,7 @@ class RankedLists:
     @cached_property
     def tie_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(group id per row, first row of each group, size of each group) for ties='expected'."""
+        assert self.tie_start is not None and self.tie_size is not None  # set with ties='expected'
         start = np.ones(len(self.label), dtype=bool)
         if len(self.label):
             start[1:] = self.tie_start[1:] != self.tie_start[:-1]
@@ -170,6 +171,7 @@ class RankedLists:
         """With ties='expected': (group per row, group start rank, group size, relevant rows per
         group, relevant rows of the query before the group)."""
         gid, first, size = self.tie_groups
+        assert self.tie_start is not None  # set with ties='expected'
         rel = np.bincount(gid, weights=self.is_rel, minlength=len(first))
         q = self.query_of(first)
         cum = np.cumsum(rel)

@@ -98,7 +98,9 @@ def aligned(runs: Any, ties: str = "trec", ranks: str = "score", input_depth: in
 
     inputs = _as_runs(runs)
     loaded = [r if isinstance(r, Run) else load_run(r, name=n) for r, n in inputs]
-    given = [file_ranks(r, run) for (r, _), run in zip(inputs, loaded, strict=True)] if ranks == "file" else None
+    given: list[np.ndarray | None] | None = None
+    if ranks == "file":
+        given = [file_ranks(r, run) for (r, _), run in zip(inputs, loaded, strict=True)]
     return pair_table(loaded, ties, given, input_depth)
 
 

@@ -275,8 +275,10 @@ def _majority_order(majority: np.ndarray) -> np.ndarray:
         return order
     from functools import cmp_to_key
 
-    return np.asarray(sorted(range(len(majority)), key=cmp_to_key(lambda x, y: int(majority[x, y]))),
-                      dtype=np.int64)
+    def majority_order(x: int, y: int) -> int:
+        return int(majority[x, y])
+
+    return np.asarray(sorted(range(len(majority)), key=cmp_to_key(majority_order)), dtype=np.int64)
 
 
 def _mapfuse(s: np.ndarray, r: np.ndarray, t: PairTable, rel_level: int) -> np.ndarray:

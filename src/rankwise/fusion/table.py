@@ -68,7 +68,7 @@ class PairTable:
 
 def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     """Codes of ``values`` in their sorted (byte order) distinct values, and those values."""
-    encoded = kernels.dictionary_encode(values)
+    encoded: Any = kernels.dictionary_encode(values)
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
     dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
     if any(not c.dictionary.equals(dictionary) for c in chunks[1:]):  # one dictionary per chunk

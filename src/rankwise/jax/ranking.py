@@ -30,6 +30,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from rankwise.errors import RankwiseError, renamed
 from rankwise.jax.state import SumState, float_dtype, pytree_state, static
@@ -153,7 +154,7 @@ class RankingAtK(SumState):
         if deprecated:
             raise RankwiseError(f"{cls.__name__}: unknown parameter(s) {', '.join(sorted(deprecated))}")
         families = tuple(families)
-        ks = (int(k),) if isinstance(k, int) or getattr(k, "ndim", 1) == 0 else tuple(int(v) for v in k)
+        ks = tuple(int(v) for v in np.atleast_1d(np.asarray(k)).tolist())  # an int, a 0-d array or several
         for family in families:
             catalogue_family(family)
         if not ks or any(k < 1 for k in ks):

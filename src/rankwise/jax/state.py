@@ -5,7 +5,13 @@ leaves, configuration is static), merged by adding its arrays, reduced across de
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:  # the decorator only informs type checkers (typing has it from Python 3.11)
+    def dataclass_transform(**_: Any) -> Any:
+        return lambda decorated: decorated
 
 import jax
 import jax.numpy as jnp
@@ -13,19 +19,20 @@ import jax.numpy as jnp
 T = TypeVar("T")
 
 
+def static(default: Any = dataclasses.MISSING) -> Any:
+    """A configuration field of a state (hashable; not an array)."""
+    return dataclasses.field(default=default, metadata={"static": True})
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, static))
 def pytree_state(cls: type[T]) -> type[T]:
     """Make ``cls`` a frozen dataclass and a pytree: fields declared with ``static()`` are its
     configuration (part of the tree's structure: a change recompiles), the others its arrays."""
     cls = dataclasses.dataclass(frozen=True)(cls)
-    fields = dataclasses.fields(cls)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass from the line above
     data = [f.name for f in fields if not f.metadata.get("static")]
     meta = [f.name for f in fields if f.metadata.get("static")]
     return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
-
-
-def static(default: Any = dataclasses.MISSING) -> Any:
-    """A configuration field of a state (hashable; not an array)."""
-    return dataclasses.field(default=default, metadata={"static": True})
 
 
 def float_dtype() -> Any:

@@ -93,8 +93,8 @@ class ListDistribution:
         clicks = clicks[:, :size]
         if self.method != "balanced":
             return clicks @ self.credit[index, :size]
-        clicked = clicks > 0
-        any_click = clicked.any(axis=1)
+        clicked = np.asarray(clicks > 0)
+        any_click = np.asarray(clicked.any(axis=1))
         lowest = np.where(any_click, size - 1 - np.argmax(clicked[:, ::-1], axis=1), 0)
         masks = balanced_credit_table(self.lists[index], self.rankings)   # lowest x position x ranking
         out = np.einsum("nj,njx->nx", clicks, masks[lowest])
@@ -135,8 +135,8 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
         merged[key] = merged.get(key, 0.0) + p
     keys = list(merged)
     credit_table = np.zeros((len(keys), size, len(lists)))
-    for i, (_docs, teams) in enumerate(keys):
-        for j, team in enumerate(teams):
+    for i, (_docs, key_teams) in enumerate(keys):
+        for j, team in enumerate(key_teams):
             if team >= 0:
                 credit_table[i, j, team] = 1.0
     probabilities = np.array([merged[k] for k in keys])

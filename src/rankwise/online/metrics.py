@@ -106,7 +106,10 @@ class Ratio:
     def covariate_ratio(self) -> tuple[str, str | None] | None:
         if self.covariate is None:
             return None
-        return (self.covariate, None) if isinstance(self.covariate, str) else tuple(self.covariate)
+        if isinstance(self.covariate, str):
+            return self.covariate, None
+        numerator, denominator = self.covariate
+        return numerator, denominator
 
     def columns(self) -> list[str]:
         return [c for c in (self.numerator, self.denominator, *(self.covariate_ratio or ())) if c]

@@ -149,6 +149,7 @@ def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = 
         if grid_s is None:
             new_density = NORMAL.pdf(new_s / math.sqrt(tk)) / math.sqrt(tk)
         else:
+            assert weights is not None and density is not None  # set with grid_s on the first look
             sd = math.sqrt(step)
             kernel = NORMAL.pdf((new_s[:, None] - grid_s[None, :]) / sd) / sd
             new_density = kernel @ (weights * density)
@@ -162,6 +163,7 @@ def _crossing(c: float, tk: float, step: float, grid_s: np.ndarray | None, densi
     """Null probability of reaching look k (not stopped before) and crossing |Z_k| >= c."""
     if grid_s is None:
         return float(2 * NORMAL.sf(c))
+    assert weights is not None and density is not None  # set with grid_s on the first look
     edge = c * math.sqrt(tk)
     sd = math.sqrt(step)
     beyond = NORMAL.sf((edge - grid_s) / sd) + NORMAL.cdf((-edge - grid_s) / sd)

@@ -157,7 +157,8 @@ def _match_phrase(value: Any, path: str, target: Target) -> Any:
     if len(tokens) == 1:
         query = tantivy.Query.term_query(target.schema, field, tokens[0])
     else:
-        query = tantivy.Query.phrase_query(target.schema, field, tokens, slop=int(options.get("slop", 0)))
+        terms: list[str | tuple[int, str]] = list(tokens)
+        query = tantivy.Query.phrase_query(target.schema, field, terms, slop=int(options.get("slop", 0)))
     return _boosted(query, options.get("boost"), f"{path}.{field}")
 
 

@@ -14,7 +14,7 @@ FLAVORS = ("elasticsearch", "opensearch")
 
 def _client(flavor: str, url: str, api_key: str | None, username: str | None, password: str | None,
             verify_certs: bool, timeout: float) -> Any:
-    auth = (username, password) if username is not None else None
+    auth = (username, password or "") if username is not None else None
     if flavor == "elasticsearch":
         try:
             from elasticsearch import Elasticsearch

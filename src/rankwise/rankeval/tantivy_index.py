@@ -140,5 +140,5 @@ class TantivyBackend:
         if not result.hits:
             return []
         order = self.searcher.fast_field_values(ORD, [address for _, address in result.hits])
-        return [Hit(self.name, self.ids[int(o)], float(score))
+        return [Hit(self.name, self.ids[int(o or 0)], float(score))
                 for (score, _), o in zip(result.hits, order, strict=True)]

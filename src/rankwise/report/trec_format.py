@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from rankwise.metrics.compute import RunScores
 
 
-def _line(name: str, qid: str, value: object, kind: str, z: bool = False, float_format: str = "%6.4f") -> str:
+def _line(name: str, qid: str, value: Any, kind: str, z: bool = False, float_format: str = "%6.4f") -> str:
     if kind == "int":
         text = "%ld" % int(value)  # noqa: UP031 - mirrors trec_eval's printf
     elif kind == "string":

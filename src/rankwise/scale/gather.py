@@ -103,7 +103,7 @@ def gather_notices(notices: Sequence[str], name: str, metric_order: dict[str, in
         elif kind == "unjudged_queries":
             key = (kind,)
         elif kind == "tie_straddling":
-            key = (kind, notice.metric, details["k"], details["ties"])
+            key = (kind, getattr(notice, "metric", None), details["k"], details["ties"])
         else:
             key = ("as is", str(notice))
         entry = totals.setdefault(key, [notice, 0, 0])
@@ -153,7 +153,7 @@ def named_result(plan: EvaluationPlan, scored: list[tuple[RunScores, str]]) -> R
 
     warnings: list[str] = list(plan.notes)
     named = [_Named(scores.name, source) for scores, source in scored]
-    _unique_names(named, warnings)
+    _unique_names(named, warnings)  # type: ignore[arg-type]  # reads and sets .name only
     for (scores, _), entry in zip(scored, named, strict=True):
         if entry.name != scores.name:
             scores.warnings = [_renamed(n, scores.name, entry.name) for n in scores.warnings]

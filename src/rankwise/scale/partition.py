@@ -64,7 +64,7 @@ def partition_by_query(pieces: Iterable[RunPiece], source: str, parts: int, dire
             table = pa.table([query, rows.doc, pa.array(rows.score), pa.array(rows.lines)], schema=schema)
             table = table.take(pa.array(order))
             bounds = np.searchsorted(bucket[order], np.arange(parts + 1))
-            for part in np.flatnonzero(np.diff(bounds)):
+            for part in np.flatnonzero(np.diff(bounds)).tolist():
                 if part not in writers:
                     writers[part] = pq.ParquetWriter(directory / f"part-{part:05d}.parquet", schema,
                                                      compression="none")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.engine.align import unjudged_notice
+from rankwise.errors import Notice
 from rankwise.evaluation import EvaluationPlan
 from rankwise.metrics.compute import RunScores
 from rankwise.metrics.family import ALL
@@ -126,6 +127,6 @@ def score_kept(plan: EvaluationPlan, parts: list[tuple[Any, Any]], columns: tupl
     dropped = pd.concat([counts for _, counts in parts])
     unjudged = int(dropped[~dropped.index.astype(str).isin(plan.query_order)].sum()) if len(dropped) else 0
     if unjudged:
-        scores.warnings = [unjudged_notice(name, n.count, n.details["rows"] + unjudged, n.details["example"])
-                           if getattr(n, "kind", None) == "unjudged_queries" else n for n in scores.warnings]
+        scores.warnings = [unjudged_notice(name, n.count or 0, n.details["rows"] + unjudged, n.details["example"])
+                           if isinstance(n, Notice) and n.kind == "unjudged_queries" else n for n in scores.warnings]
     return scores

@@ -13,7 +13,7 @@ against scikit-learn).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -194,7 +194,7 @@ class _Curve(Metric):
             self.state["scores"].append(scores.copy())
             self.state["labels"].append(labels.copy())
             return
-        side = "right" if self.rule == "at_least" else "left"
+        side: Literal["left", "right"] = "right" if self.rule == "at_least" else "left"
         bucket = np.searchsorted(grid(n, self.rule), scores, side=side)  # thresholds the score passes
         for col in range(self.n_columns):
             self.state["positives"][col] += np.bincount(bucket[labels[:, col], col], minlength=n + 1)
@@ -318,7 +318,7 @@ class ROCAUC(_Curve):
         scores, labels = self._all()
         c = self.n_columns
         pairs, weights = [], []
-        present = labels.any(axis=0)
+        present = np.asarray(labels.any(axis=0))
         for a in range(c):
             for b in range(a + 1, c):
                 if not (present[a] and present[b]):

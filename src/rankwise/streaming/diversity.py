@@ -71,7 +71,8 @@ class DiversityMetrics(Metric):
         if not topics:
             return
         lists = DiversityLists(np.asarray(ids, dtype=object), topics, rel_level=self.params["rel_level"])
-        values = compute_scores(lists, self._specs, Conventions(rel_level=self.params["rel_level"])).values
+        conventions = Conventions(rel_level=self.params["rel_level"])
+        values = compute_scores(lists, self._specs, conventions).values  # type: ignore[arg-type]  # read as RankedLists
         add_columns(self.state, values, self._columns())
 
     def compute(self) -> dict[str, float]:

@@ -128,6 +128,10 @@ class _Overlap(Metric):
         tp = np.bincount(t[p == t], minlength=c)
         self.state["counts"] += np.stack([tp, np.bincount(p, minlength=c) - tp, np.bincount(t, minlength=c) - tp])
 
+    def compute_per_class(self) -> np.ndarray:
+        """The value of each class (NaN for a class never seen); each overlap metric defines it."""
+        raise NotImplementedError
+
     def _ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
 

@@ -43,6 +43,7 @@ def _texts(metric: Metric, inputs: dict[str, Any]) -> tuple[list[str], list[list
     where = inputs.get("where")
     if where is not None:
         keep = mask_of(where, (len(preds),))
+        assert keep is not None  # where was given
         preds = [p for p, k in zip(preds, keep, strict=True) if k]
         per_item = [r for r, k in zip(per_item, keep, strict=True) if k]
     return list(preds), per_item
