@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,9 @@ from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
 from rankwise.errors import RankwiseError
+
+if TYPE_CHECKING:
+    from rankwise.online.definitions import Definition
 
 
 class ABFormat(str, Enum):
@@ -45,14 +48,62 @@ def _covariates(specs: list[str]) -> dict[str, str]:
     return out
 
 
+def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | None, database: Path | None,
+            table: str | None, query: str | None) -> tuple[object, list[str | Definition]]:
+    """The data (files or a DuckDB source) and every metric (-m and --metrics-file)."""
+    from rankwise.errors import OptionError
+
+    chosen: list[str | Definition] = list(metrics)
+    if metrics_file is not None:
+        from rankwise.online.definitions import read_definitions
+
+        chosen += read_definitions(str(metrics_file))
+    if not chosen:
+        raise OptionError("give at least one metric: -m NAME=COL, -m NAME=count(click)/count(impression) ..., "
+                          "or --metrics-file FILE")
+    if database is not None:
+        if logs:
+            raise OptionError("give either event files or --database, not both")
+        from rankwise.online.warehouse import DuckDBSource
+
+        return DuckDBSource(str(database), table=table, query=query), chosen
+    if table is not None or query is not None:
+        raise OptionError("--table and --query read from a DuckDB database: give --database FILE")
+    if not logs:
+        raise OptionError("give the event logs (files or directories), or --database FILE with --table or --query")
+    return logs, chosen
+
+
 @app.command("ab")
 def ab(
-    logs: Annotated[list[str], typer.Argument(
+    logs: Annotated[list[str] | None, typer.Argument(
         help="Event logs or per-unit tables: Parquet, CSV, TSV, JSONL (optionally .gz), or directories of them; "
-             "with --statistics, per-variant sufficient statistics.")],
+             "with --statistics, per-variant sufficient statistics. Not with --database.")] = None,
     metric: Annotated[list[str], typer.Option(
         "-m", "--metric", help="NAME=COL (mean per unit), NAME=COL>0 (share of units), NAME=NUM/DEN (ratio of sums, "
-                               "delta method). Repeat for more.")],
+                               "delta method), or over events: NAME=count(click)/count(impression), "
+                               "NAME=sum(value where event = purchase), NAME=any(purchase). Repeat for more.")] = [],  # noqa: B006
+    metrics_file: Annotated[Path | None, typer.Option(
+        "--metrics-file", help="A YAML file of metric definitions (name: definition), reusable across "
+                               "experiments; adds to -m.")] = None,
+    event: Annotated[str, typer.Option(
+        "--event", help="Column with the event type, read by count(...), any(...) and filters.")] = "event",
+    exposures: Annotated[list[str] | None, typer.Option(
+        "--exposures", help="Exposure table(s) (unit, variant, timestamp): each unit's variant and start come from "
+                            "its first exposure; events before it are left out. Repeat for more files.")] = None,
+    window: Annotated[str | None, typer.Option(
+        "--window", help="With --exposures: count each unit's events for this long after its first exposure "
+                         "(7d, 36h, 30m, or seconds).")] = None,
+    engine: Annotated[str, typer.Option(
+        "--engine", help="Where per-unit sums are computed: memory | duckdb (out of core; pip install "
+                         "'rankwise[duckdb]').")] = "memory",
+    database: Annotated[Path | None, typer.Option(
+        "--database", help="A DuckDB database file to read the events from (with --table or --query; implies "
+                           "--engine duckdb).")] = None,
+    table: Annotated[str | None, typer.Option(
+        "--table", help="With --database: the table or view of events.")] = None,
+    query: Annotated[str | None, typer.Option(
+        "--query", help="With --database: a SQL query giving the events.")] = None,
     unit: Annotated[str, typer.Option("--unit", help="Column with the unit id (user, session).")] = "unit",
     variant: Annotated[str, typer.Option("--variant", help="Column with the variant name.")] = "variant",
     control: Annotated[str | None, typer.Option(
@@ -82,7 +133,8 @@ def ab(
         "--statistics", help="The inputs are per-variant statistics (variant, n, sum(x), sum(x*y)), added up "
                              "by variant; -f statistics writes them.")] = False,
     timestamp: Annotated[str | None, typer.Option(
-        "--timestamp", help="Column with event times: adds cumulative daily looks (and the lift plot).")] = None,
+        "--timestamp", help="Column with event times: adds cumulative daily looks (and the lift plot); with "
+                            "--exposures, also the time of each exposure.")] = None,
     planned_units: Annotated[int | None, typer.Option(
         "--planned-units", help="Planned units in total, for alpha spending.")] = None,
     mixed: Annotated[str, typer.Option(
@@ -101,17 +153,20 @@ def ab(
 
     correction = deprecated_flag(correction, correction_short, "--correction", "-c", "--complete")
     try:
-        result = online.analyze(logs, unit=unit, variant=variant, metrics=metric, control=control,
+        data, chosen = _inputs(logs, metric, metrics_file, database, table, query)
+        result = online.analyze(data, unit=unit, variant=variant, metrics=chosen, control=control,
                                 covariates=_covariates(covariate), test=test, relative=relative, alpha=alpha,
                                 correction=correction, alternative=alternative, weights=_weights(weights),
                                 variants=variants.split(",") if variants else None, sequential=sequential,
                                 planned_units=planned_units, timestamp=timestamp, mixed=mixed, resamples=resamples,
-                                seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect)
+                                seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect,
+                                event=event, exposures=exposures, window=window,
+                                engine="duckdb" if database is not None else engine)
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
 
-        _fail(column_hint(str(exc), {unit: "--unit", variant: "--variant", **({timestamp: "--timestamp"}
-                                                                               if timestamp else {})}))
+        _fail(column_hint(str(exc), {unit: "--unit", variant: "--variant", event: "--event",
+                                     **({timestamp: "--timestamp"} if timestamp else {})}))
         return
     if output_format in (ABFormat.table, ABFormat.text):
         _show_grids([render.ab_grid(result, digits)], output, plain=output_format == ABFormat.text)

@@ -118,11 +118,20 @@ def _require(names: Sequence[str], columns: Sequence[str] | None, path: Path | s
                          source=str(path))
 
 
+class ReadPieces(list):
+    """Pieces already read, as ``(name, first line, Arrow table)``: ``tables_of`` passes them
+    through, so that rows derived from a file still name its lines."""
+
+
 def tables_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ()) -> list[tuple[str, int, Any]]:
     """``(name, first line, Arrow table)`` for every piece of ``data`` (with ``columns``, or
     every column when None; ``ids``: identifier columns, see ``read_table``)."""
     import pyarrow as pa
 
+    if isinstance(data, ReadPieces):
+        for name, _, table in data:
+            _require(table.column_names, columns, name)
+        return [(name, first, table if columns is None else table.select(list(columns))) for name, first, table in data]
     if isinstance(data, (str, os.PathLike)):
         data = [data]
     if isinstance(data, pa.Table):

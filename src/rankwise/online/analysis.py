@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import OptionError
+from rankwise.online.definitions import Definition
 from rankwise.online.events import Units, aggregate_units
 from rankwise.online.metrics import Mean, Metric, Proportion, Ratio, indicator, ratio_covariance, ratio_of_means
 from rankwise.online.moments import VariantMoments
@@ -87,15 +88,31 @@ def _with_covariate(metric: Metric, covariate: str) -> Metric:
     return replace(metric, covariate=covariate)
 
 
-def _metric_table(metrics: Mapping[str, Metric] | Sequence[str] | str) -> dict[str, Metric]:
-    if isinstance(metrics, str):
+def _metric_table(metrics: Mapping[str, Any] | Sequence[Any] | str) -> tuple[dict[str, Metric], list[Definition]]:
+    """The metrics by name, and the event-log definitions among them (their metrics read the
+    columns ``rankwise.online.event_rows`` derives)."""
+    from rankwise.online.definitions import is_definition, parse_definition
+
+    if isinstance(metrics, (str, Definition)):
         metrics = [metrics]
-    if isinstance(metrics, Mapping):
-        out = {}
-        for name, m in metrics.items():
-            out[name] = parse_metric(f"{name}={m}")[1] if isinstance(m, str) else m
-        return out
-    return dict(parse_metric(m) for m in metrics)
+    items = list(metrics.items()) if isinstance(metrics, Mapping) else [(None, m) for m in metrics]
+    out: dict[str, Metric] = {}
+    definitions: list[Definition] = []
+    for name, m in items:
+        if isinstance(m, str) and is_definition(m if name is None else f"x={m}"):
+            m = parse_definition(m, name=name)
+        if isinstance(m, Definition):
+            definition = m if name is None else Definition(str(name), m.numerator, m.denominator)
+            if definition.name in out:
+                raise OptionError(f"two metrics are named {definition.name!r}")
+            definitions.append(definition)
+            out[definition.name] = definition.metric()
+        elif isinstance(m, str):
+            key, metric = parse_metric(m if name is None else f"{name}={m}")
+            out[key] = metric
+        else:
+            out[str(name) if name is not None else m.describe()] = m
+    return out, definitions
 
 
 def _columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[str], list[str]]:
@@ -130,13 +147,16 @@ def _unit_matrix(units: Units, metrics: Mapping[str, Metric]) -> tuple[np.ndarra
 
 
 def analyze(data: Any, unit: str = "unit", variant: str = "variant",
-            metrics: Mapping[str, Metric | str] | Sequence[str] | str = (), control: str | None = None,
+            metrics: Mapping[str, Metric | Definition | str] | Sequence[Metric | Definition | str] | str = (),
+            control: str | None = None,
             covariates: Mapping[str, str] | None = None, test: str = "welch", relative: str = "delta",
             alpha: float = 0.05, correction: str = "holm", alternative: str = "two-sided",
             weights: Sequence[float] | None = None, variants: Sequence[str] | None = None,
             sequential: str | None = None, tuning: float = 5000, planned_units: int | None = None,
             timestamp: str | None = None, mixed: str = "exclude", resamples: int = 2000,
-            seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT) -> ABResult:
+            seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
+            event: str = "event", exposures: Any = None, window: str | float | None = None,
+            engine: str = "memory") -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -157,6 +177,15 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     pocock (alpha spending over the daily looks of ``timestamp``, planned total
     ``planned_units``). ``mixed``: exclude or error for units seen in two variants.
 
+    Metrics may be defined over an event log (one row per event, its type in the ``event``
+    column): ``ctr=count(click)/count(impression)``, ``revenue=sum(value where event =
+    purchase)``, ``buyers=any(purchase)`` (see ``rankwise.online.definitions``).
+    ``exposures``: a table of (``unit``, ``variant``, ``timestamp``) exposures; each unit's
+    variant is that of its first exposure and its events count from then, for ``window``
+    (``7d``, ``36h``, seconds) if given (see ``rankwise.online.event_rows``). ``engine``:
+    memory (Arrow in this process) or duckdb (per-unit sums computed by DuckDB, out of core;
+    ``data`` may then be a ``rankwise.online.warehouse.DuckDBSource``; see that module).
+
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
     >>> r = analyze(data, unit="user", variant="arm", metrics=["views"], test="student")
@@ -173,9 +202,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     correction = CORRECTION_METHODS.get(correction).name
     if not 0 < alpha < 1:
         raise OptionError(f"alpha must be between 0 and 1, got {alpha}")
-    table = _metric_table(metrics)
+    table, definitions = _metric_table(metrics)
     if not table:
-        raise OptionError("give at least one metric (NAME=COL, NAME=COL>0 or NAME=NUM/DEN)")
+        raise OptionError("give at least one metric (NAME=COL, NAME=COL>0, NAME=NUM/DEN or a definition over "
+                          "events such as NAME=count(click)/count(impression))")
     for name, column in (covariates or {}).items():
         if name not in table:
             raise OptionError(f"covariate for unknown metric {name!r}; the metrics are {', '.join(table)}")
@@ -199,8 +229,24 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             moments = read_statistics(data, columns, pairs, variant=variant, variants=variants)
     else:
         sums, counts, constants = _columns(table)
-        units = aggregate_units(data, unit, variant, sums=sums, counts=counts, constants=constants,
-                                variants=variants, mixed=mixed, ordered=test == "bootstrap")
+        from rankwise.online.warehouse import ENGINES, DuckDBSource
+
+        if engine not in ENGINES:
+            raise OptionError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        if engine == "duckdb" or isinstance(data, DuckDBSource):
+            units, warned = _duckdb_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
+                                          window, timestamp, sequential, test)
+            warnings += warned
+            timestamp = None   # no daily looks: the timestamp served the exposure windows
+        elif definitions or exposures is not None:
+            named = {d.name for d in definitions}
+            plain = [c for group in _columns({n: m for n, m in table.items() if n not in named}) for c in group]
+            data, left_out = _derived_rows(data, table, definitions, unit, variant, event, exposures, window,
+                                           timestamp, list(dict.fromkeys(plain)))
+            warnings += left_out
+        if engine == "memory" and not isinstance(data, DuckDBSource):
+            units = aggregate_units(data, unit, variant, sums=sums, counts=counts, constants=constants,
+                                    variants=variants, mixed=mixed, ordered=test == "bootstrap")
         if units.mixed:
             warnings.append(f"{units.mixed} unit(s) appeared in more than one variant and were left out")
         matrix, columns = _unit_matrix(units, table)
@@ -238,6 +284,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 "correction": correction, "alternative": alternative, "control": control, "sequential": sequential,
                 "weights": list(weights) if weights is not None else None,
                 "covariates": dict(covariates or {}), "mixed": mixed}
+    if definitions:
+        settings.update(event=event, definitions={d.name: d.text().partition(" = ")[2] for d in definitions})
+    if exposures is not None:
+        settings.update(exposures=True, window=window)
     if test == "bootstrap":
         settings.update(resamples=resamples, seed=seed)
     if sequential == "always-valid":
@@ -435,6 +485,61 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
                             for pa_, pb_ in bootstrap_indices((len(a_num), len(b_num)), resamples, rng)])
     lower, upper = percentile_interval(diffs, alpha)
     return lower, upper, bootstrap_p_value(diffs)
+
+
+def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
+                  event: str, variants: Sequence[str] | None, mixed: str, exposures: Any,
+                  window: str | float | None, timestamp: str | None, sequential: str | None,
+                  test: str) -> tuple[Units, list[str]]:
+    """Per-unit sums from DuckDB (``rankwise.online.warehouse``), and the join's warnings."""
+    from rankwise.online.event_rows import EventRows, window_seconds
+    from rankwise.online.warehouse import duckdb_units
+
+    named = {d.name for d in definitions}
+    sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
+    if _columns(table)[2]:
+        raise OptionError("engine='duckdb' does not take covariates (CUPED) yet: use engine='memory'")
+    if sequential in SPENDING:
+        raise OptionError(f"sequential={sequential!r} analyses daily looks, which engine='duckdb' does not compute "
+                          "yet: use engine='memory'")
+    if timestamp is not None and exposures is None:
+        raise OptionError("engine='duckdb' uses the timestamp for exposure windows only; daily looks need "
+                          "engine='memory'")
+    if exposures is not None and (sums or counts):
+        raise OptionError("with an exposure table every metric is a definition over events (count(...), "
+                          "sum(...), any(...))")
+    seconds = window_seconds(window)
+    if seconds is not None and exposures is None:
+        raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
+    units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, plain_counts=counts,
+                                   variants=variants, mixed=mixed, exposures=exposures, window=seconds,
+                                   timestamp=timestamp, ordered=test == "bootstrap")
+    return units, EventRows([], [], left_out).warnings()
+
+
+def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
+                  event: str, exposures: Any, window: str | float | None, timestamp: str | None,
+                  plain: Sequence[str]) -> tuple[Any, list[str]]:
+    """The event log as the rows the per-unit sums read (one column per aggregation), joined
+    to the exposures if given; and the warnings for the events left out."""
+    from rankwise.data.tables import ReadPieces
+    from rankwise.online.event_rows import event_rows, window_seconds, with_exposures
+
+    seconds = window_seconds(window)
+    if exposures is None:
+        if seconds is not None:
+            raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
+        rows = event_rows(data, definitions, unit, variant, event, keep=[*plain, *([timestamp] if timestamp else [])])
+        return ReadPieces(rows.pieces), []
+    if plain:
+        direct = [n for n, m in table.items() if n not in {d.name for d in definitions}]
+        raise OptionError("with an exposure table every metric is a definition over events (count(...), "
+                          f"sum(...), any(...)); {', '.join(direct)} read columns directly")
+    if timestamp is None:
+        raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
+    rows = with_exposures(event_rows(data, definitions, unit, None, event, keep=[timestamp]), exposures, unit,
+                          variant, timestamp, seconds)
+    return ReadPieces(rows.pieces), rows.warnings()
 
 
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],

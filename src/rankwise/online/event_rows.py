@@ -1,0 +1,269 @@
+"""Event logs into the rows the per-unit sums read: each definition's aggregations become one
+column per event (the row's contribution), and an exposure table, when given, decides each
+unit's variant and the window of events that count.
+
+Rows are read piece by piece (files, DataFrames, tables) and keep their file and line, so a
+bad value names where it is. With ``exposures``: a unit's variant and start are those of its
+first exposure; its events count from that time until ``window`` after it (every later event
+without a window); events of units never exposed, before the exposure or after the window are
+left out and counted in a warning; an exposed unit without events counts with zeros.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankwise.data.tables import location, number_column, tables_of
+from rankwise.errors import InputError, OptionError
+from rankwise.online.definitions import Aggregate, Clause, Definition, number_literal
+
+WINDOW_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def window_seconds(window: str | float | None) -> float | None:
+    """A window as seconds: a number of seconds, or a number and a unit (s, m, h, d, w).
+
+    >>> window_seconds("7d"), window_seconds("36h"), window_seconds(90), window_seconds(None)
+    (604800.0, 129600.0, 90.0, None)
+    """
+    if window is None:
+        return None
+    if isinstance(window, (int, float)):
+        seconds = float(window)
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([smhdw]?)\s*", str(window).lower())
+        if match is None:
+            raise OptionError(f"window {window!r}: expected a number and a unit, such as 7d, 36h, 30m or 45s")
+        seconds = float(match.group(1)) * WINDOW_UNITS[match.group(2) or "s"]
+    if not seconds > 0 or seconds == float("inf"):
+        raise OptionError(f"window {window!r}: expected a positive duration")
+    return seconds
+
+
+def clause_mask(table: Any, clause: Clause, source: str) -> np.ndarray:
+    """Which rows meet one condition (a missing value meets none)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = table.column(clause.column)
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(pa.string())
+    numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+    if numeric:
+        values: list[Any] = [number_literal(v, clause.column) for v in clause.values]
+    elif pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_null(column.type):
+        values = list(clause.values)
+    else:
+        raise InputError(f"a filter compares column {clause.column!r} of type {column.type}; filters compare "
+                         "numbers and text", source=source, field=clause.column)
+    if clause.op == "in":
+        mask = pc.is_in(column, value_set=pa.array(values, type=column.type if numeric else pa.string()))
+    else:
+        function = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
+                    ">=": "greater_equal"}[clause.op]
+        mask = pc.call_function(function, [column, pa.scalar(values[0], type=column.type if numeric else pa.string())])
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first: int) -> np.ndarray:
+    """Each row's contribution to one aggregation: 1 or 0 (``count``, ``any``), the value or 0
+    (``sum``; a matching row without a number is an error naming its line)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    mask: np.ndarray | None = None
+    for clause in aggregate.clauses(event):
+        this = clause_mask(table, clause, name)
+        mask = this if mask is None else mask & this
+    if aggregate.function != "sum":
+        return np.ones(table.num_rows, dtype=np.int64) if mask is None else mask.astype(np.int64)
+    column = table.column(aggregate.target).combine_chunks()
+    if mask is None:
+        return number_column(name, first, column, aggregate.target)
+    missing = mask & np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if missing.any():
+        raise InputError("missing value; expected a number", field=aggregate.target,
+                         **location(name, first, int(np.flatnonzero(missing)[0])))
+    chosen = pa.array(mask)
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        column = pc.if_else(chosen, pc.fill_null(column, 0), pa.scalar(0, type=column.type))
+    elif pa.types.is_null(column.type):
+        column = pa.array(np.zeros(len(column), dtype=np.int64))
+    else:
+        column = pc.if_else(chosen, column.cast(pa.string()), pa.scalar("0"))
+    return number_column(name, first, column, aggregate.target)
+
+
+@dataclass
+class EventRows:
+    """The derived rows, piece by piece as ``tables_of`` yields them, and what was left out."""
+
+    pieces: list[tuple[str, int, Any]]
+    columns: list[str]
+    """The derived columns (one per distinct aggregation), in order."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Events left out by the exposure join: ``never_exposed``, ``before_exposure``, ``after_window``."""
+
+    def warnings(self) -> list[str]:
+        words = {"never_exposed": "of units never exposed", "before_exposure": "before the unit's first exposure",
+                 "after_window": "after the unit's window"}
+        return [f"{count} event(s) {words[kind]} were left out" for kind, count in self.left_out.items() if count]
+
+
+def aggregates_of(definitions: Sequence[Definition]) -> list[Aggregate]:
+    """The distinct aggregations of the definitions, in order (``any(x)`` reads ``count(x)``'s
+    column, so one of them is enough)."""
+    out: dict[str, Aggregate] = {}
+    for d in definitions:
+        for a in d.aggregates():
+            out.setdefault(a.column, a)
+    return list(out.values())
+
+
+def source_columns(definitions: Sequence[Definition], event: str) -> list[str]:
+    return list(dict.fromkeys(c for a in aggregates_of(definitions) for c in a.source_columns(event)))
+
+
+def event_rows(data: Any, definitions: Sequence[Definition], unit: str, variant: str | None, event: str,
+               keep: Sequence[str] = ()) -> EventRows:
+    """Each piece of ``data`` as ``unit``, ``variant`` (if any), ``keep`` and one column per
+    aggregation.
+
+    >>> from rankwise.online.definitions import parse_definition
+    >>> d = [parse_definition("ctr = count(click) / count(view)")]
+    >>> rows = event_rows({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]},
+    ...                   d, "u", "arm", "event")
+    >>> rows.pieces[0][2].column("count(click)").to_pylist(), rows.pieces[0][2].column("count(view)").to_pylist()
+    ([0, 1, 0], [1, 0, 1])
+    """
+    import pyarrow as pa
+
+    aggregates = aggregates_of(definitions)
+    own = [c for c in (unit, variant, *keep) if c is not None]
+    reads = list(dict.fromkeys([*own, *source_columns(definitions, event)]))
+    pieces = []
+    for name, first, table in tables_of(data, reads, ids=[c for c in (unit, variant) if c is not None]):
+        derived = {c: table.column(c) for c in own}
+        for aggregate in aggregates:
+            derived[aggregate.column] = pa.array(contributions(table, aggregate, event, name, first))
+        pieces.append((name, first, pa.table(derived)))
+    return EventRows(pieces, [a.column for a in aggregates])
+
+
+def _seconds(name: str, first: int, column: Any, field_name: str) -> np.ndarray:
+    """Times as seconds since the epoch (float64): timestamps, dates, ISO 8601 text or numbers
+    (already seconds)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count:
+        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+        raise InputError("missing time", field=field_name, **location(name, first, row))
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        return number_column(name, first, column, field_name).astype(np.float64)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        try:
+            column = pc.cast(column, pa.timestamp("us"))
+        except pa.ArrowInvalid:
+            for row, text in enumerate(column.to_pylist()):
+                try:
+                    pa.scalar(text).cast(pa.timestamp("us"))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    raise InputError(f"expected a time (ISO 8601, such as 2026-03-01 12:00:00), got {text!r}",
+                                     field=field_name, **location(name, first, row)) from None
+            raise
+    if pa.types.is_date(column.type):
+        column = column.cast(pa.timestamp("us"))
+    if not pa.types.is_timestamp(column.type):
+        raise InputError(f"expected times, found values of type {column.type}", field=field_name, source=name)
+    if column.type.tz is not None:
+        column = column.cast(pa.timestamp("us", tz="UTC"))
+    micros = np.asarray(column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64()).to_numpy(), dtype=np.int64)
+    return micros / 1e6
+
+
+def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, timestamp: str,
+                   window: float | None) -> EventRows:
+    """The rows of exposed units, with the variant of each unit's first exposure, inside its
+    window; one zero row per exposed unit so that units without events count.
+
+    >>> from rankwise.online.definitions import parse_definition
+    >>> d = [parse_definition("views = count(view)")]
+    >>> events = {"u": [1, 1, 2, 3], "t": [5.0, 50.0, 1.0, 9.0], "event": ["view"] * 4}
+    >>> exposed = {"u": [1, 2, 4], "arm": ["a", "b", "b"], "t": [0.0, 2.0, 3.0]}
+    >>> rows = with_exposures(event_rows(events, d, "u", None, "event", keep=["t"]), exposed, "u", "arm", "t", 10)
+    >>> rows.left_out   # unit 3 never exposed; unit 2's view came before its exposure; unit 1's second after 10 s
+    {'never_exposed': 1, 'before_exposure': 1, 'after_window': 1}
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    exposure_pieces = tables_of(exposures, [unit, variant, timestamp], ids=[unit, variant])
+    units, variants, starts = [], [], []
+    for name, first, table in exposure_pieces:
+        units.append(table.column(unit).combine_chunks())
+        variants.append(table.column(variant).combine_chunks().cast(pa.string()))
+        starts.append(_seconds(name, first, table.column(timestamp).combine_chunks(), timestamp))
+    from rankwise.online.events import _refuse_blank
+
+    for (name, first, _), labels in zip(exposure_pieces, variants, strict=True):
+        _refuse_blank(name, first, labels, variant)
+    unit_type = pa.int64() if all(pa.types.is_integer(u.type) for u in units) else pa.string()
+    exposed = pa.table({"unit": pa.concat_arrays([u.cast(unit_type) for u in units]),
+                        "variant": pa.concat_arrays(variants), "start": np.concatenate(starts)})
+    # the first exposure of each unit gives its start; a unit exposed to two variants keeps both rows
+    # (the per-unit sums then count it as mixed)
+    first_start = exposed.group_by("unit", use_threads=False).aggregate([("start", "min")])
+    left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
+    out = []
+    for name, first, table in rows.pieces:
+        ids = table.column(unit).combine_chunks().cast(unit_type)
+        where = pc.index_in(ids, value_set=first_start.column("unit"))
+        known = np.asarray(where.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        left_out["never_exposed"] += int((~known).sum())
+        at = np.asarray(pc.fill_null(where, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        times = _seconds(name, first, table.column(timestamp).combine_chunks(), timestamp)
+        start = np.asarray(first_start.column("start_min").to_numpy(), dtype=np.float64)[at]
+        before = known & (times < start)
+        after = known & ~before & (times >= start + window) if window is not None else np.zeros(len(times), bool)
+        left_out["before_exposure"] += int(before.sum())
+        left_out["after_window"] += int(after.sum())
+        keep = pa.array(known & ~before & ~after)
+        kept = table.filter(keep)
+        variant_of = pc.take(_first_variant(exposed, first_start), pc.filter(pc.fill_null(where, 0), keep))
+        columns = {unit: kept.column(unit).cast(unit_type), variant: variant_of,
+                   timestamp: _as_time(times[known & ~before & ~after])}
+        columns.update({c: kept.column(c) for c in rows.columns})
+        out.append((name, first, pa.table(columns)))
+    zeros = {unit: exposed.column("unit"), variant: exposed.column("variant"),
+             timestamp: _as_time(np.asarray(exposed.column("start").to_numpy(), dtype=np.float64))}
+    for c in rows.columns:
+        zeros[c] = pa.array(np.zeros(exposed.num_rows, dtype=np.int64))
+    out.append((exposure_pieces[0][0] if exposure_pieces else "<exposures>", 1, pa.table(zeros)))
+    return EventRows(out, rows.columns, left_out)
+
+
+def _as_time(seconds: np.ndarray) -> Any:
+    import pyarrow as pa
+
+    return pa.array(np.round(seconds * 1e6).astype(np.int64), type=pa.int64()).cast(pa.timestamp("us"))
+
+
+def _first_variant(exposed: Any, first_start: Any) -> Any:
+    """The variant of each unit's first exposure, in the order of ``first_start``'s units."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    position = pc.index_in(exposed.column("unit"), value_set=first_start.column("unit"))
+    starts = np.asarray(first_start.column("start_min").to_numpy(), dtype=np.float64)
+    is_first = np.asarray(exposed.column("start").to_numpy(), dtype=np.float64) == starts[position.to_numpy()]
+    rows = np.flatnonzero(is_first)
+    order = np.asarray(position.to_numpy())[rows]
+    chosen = np.empty(first_start.num_rows, dtype=np.int64)
+    chosen[order[::-1]] = rows[::-1]   # ties at the first time: the first row listed
+    return pc.take(exposed.column("variant"), pa.array(chosen))

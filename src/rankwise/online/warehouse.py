@@ -1,0 +1,298 @@
+"""Per-unit aggregation pushed down to DuckDB (``engine="duckdb"``): the event log stays where
+it is (Parquet, CSV or JSON files, a DuckDB database table or query, a DataFrame), DuckDB
+computes each unit's sums out of core on every core, and only one row per unit comes back to
+the same analysis code as the in-memory path.
+
+The SQL is written from the same declarations as the in-memory rows
+(``rankwise.online.definitions``): each aggregation is a ``CASE WHEN ... THEN 1 ELSE 0 END``
+(or the value) per row, summed per unit; exposures, first exposure and windows as in
+``rankwise.online.event_rows``. Integer sums are exact (64-bit), so counts, and every metric
+built from them, are bit-identical to the in-memory path; float sums agree to rounding.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError, OptionError, RankwiseError
+from rankwise.online.definitions import Definition, quote_identifier
+from rankwise.online.events import MIXED, Units
+
+ENGINES = ("memory", "duckdb")
+"""Where per-unit sums are computed: ``memory`` (Arrow, in this process) or ``duckdb``."""
+
+
+def _duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError:
+        raise RankwiseError("engine='duckdb' needs DuckDB: pip install 'rankwise[duckdb]'") from None
+    return duckdb
+
+
+@dataclass(frozen=True)
+class DuckDBSource:
+    """A table or a query of a DuckDB database file, as the experiment's data.
+
+    >>> DuckDBSource("warehouse.duckdb", table="events").describe()
+    'warehouse.duckdb (table events)'
+    """
+
+    database: str
+    table: str | None = None
+    query: str | None = None
+
+    def describe(self) -> str:
+        return f"{self.database} ({'table ' + self.table if self.table else 'query'})"
+
+
+def _relation(connection: Any, data: Any, name: str) -> str:
+    """Register ``data`` as view ``name`` and return a description of it."""
+    import pyarrow as pa
+
+    if isinstance(data, DuckDBSource):
+        if (data.table is None) == (data.query is None):
+            raise OptionError("a DuckDB source takes a table or a query (--table or --query), one of them")
+        if not os.path.exists(data.database):
+            raise InputError("no such database file", source=data.database)
+        connection.execute(f"ATTACH {_text(data.database)} AS source (READ_ONLY)")
+        body = data.query if data.query is not None else f"SELECT * FROM source.{quote_identifier(data.table or '')}"
+        connection.execute(f"CREATE TEMP VIEW {name} AS {body}")
+        return data.describe()
+    if hasattr(data, "columns") and hasattr(data, "to_numpy") or isinstance(data, pa.Table):
+        connection.register(f"{name}_frame", data)
+        connection.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {name}_frame")
+        return "<DataFrame>" if not isinstance(data, pa.Table) else "<table>"
+    if isinstance(data, dict):
+        return _relation(connection, pa.table(data), name)
+    paths = [data] if isinstance(data, (str, os.PathLike)) else list(data)
+    files: list[str] = []
+    from rankwise.data.tables import _files
+
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"engine='duckdb' reads files, DataFrames and DuckDB sources, not a {type(path).__name__}",
+                             source="<input>")
+        files.extend(str(p) for p in _files(path))
+    kinds = {_kind(f) for f in files}
+    if len(kinds) != 1:
+        raise InputError("engine='duckdb' reads files of one kind at a time (Parquet, CSV/TSV or JSON lines), "
+                         f"found {', '.join(sorted(kinds))}", source=", ".join(files[:3]))
+    kind = kinds.pop()
+    listed = "[" + ", ".join(_text(f) for f in files) + "]"
+    reader = {"parquet": f"read_parquet({listed})",
+              "csv": f"read_csv({listed}, header = true, auto_detect = true)",
+              "tsv": f"read_csv({listed}, header = true, delim = '\t', auto_detect = true)",
+              "json": f"read_json_auto({listed}, format = 'newline_delimited')"}[kind]
+    connection.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {reader}")
+    return ", ".join(files)
+
+
+def _kind(path: str) -> str:
+    lowered = path.lower().removesuffix(".gz")
+    for ending, kind in ((".parquet", "parquet"), (".pq", "parquet"), (".tsv", "tsv"), (".jsonl", "json"),
+                         (".ndjson", "json"), (".json", "json")):
+        if lowered.endswith(ending):
+            return kind
+    return "csv"
+
+
+def _text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _types(connection: Any, view: str, source: str, needed: Sequence[str]) -> dict[str, str]:
+    types = {row[0]: str(row[1]).upper() for row in connection.execute(f"DESCRIBE {view}").fetchall()}
+    missing = [c for c in needed if c not in types]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; it has "
+                         f"{', '.join(map(repr, types))}", source=source)
+    return types
+
+
+NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+           "FLOAT", "DOUBLE", "REAL")
+
+
+def _is_numeric(kind: str) -> bool:
+    return kind.startswith(NUMERIC) or kind.startswith("DECIMAL")
+
+
+def _is_integer(kind: str) -> bool:
+    return kind.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                            "BOOLEAN"))
+
+
+def _seconds_sql(column: str, kind: str) -> str:
+    quoted = quote_identifier(column)
+    if _is_numeric(kind):
+        return f"CAST({quoted} AS DOUBLE)"
+    if kind.startswith("DATE") or kind.startswith("TIMESTAMP"):
+        return f"(epoch_us(CAST({quoted} AS TIMESTAMP)) / 1e6)"
+    return f"(epoch_us(CAST({quoted} AS TIMESTAMP)) / 1e6)"
+
+
+def _check(connection: Any, view: str, source: str, conditions: dict[str, str]) -> None:
+    """Refuse the data when a row meets one of ``conditions`` (message: SQL condition)."""
+    if not conditions:
+        return
+    counts = connection.execute("SELECT " + ", ".join(f"count(*) FILTER (WHERE {c})" for c in conditions.values())
+                                + f" FROM {view}").fetchall()[0]
+    for (message, _), count in zip(conditions.items(), counts, strict=True):
+        if count:
+            raise InputError(f"{count} row(s) with {message}", source=source)
+
+
+def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
+                 variant: str, event: str, plain_counts: Sequence[str] = (),
+                 variants: Sequence[str] | None = None, mixed: str = "exclude", exposures: Any = None,
+                 window: float | None = None, timestamp: str | None = None, ordered: bool = False,
+                 connection: Any = None) -> tuple[Units, dict[str, int]]:
+    """One row per unit with its variant and the sums the metrics read, computed by DuckDB;
+    and the events the exposure join left out (as ``rankwise.online.event_rows``).
+
+    ``plain_sums``: columns of the input summed as they are (the ``NAME=COL`` metrics), of
+    which ``plain_counts`` must not be negative.
+
+    >>> from rankwise.online.definitions import parse_definition
+    >>> units, _ = duckdb_units({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]},
+    ...                         [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event",
+    ...                         ordered=True)
+    >>> units.variants, units.codes.tolist(), units.values["count(click)"].tolist()
+    (['a', 'b'], [0, 1], [1, 0])
+    """
+    if mixed not in MIXED:
+        raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
+    duckdb = _duckdb()
+    own = connection is None
+    connection = duckdb.connect() if own else connection
+    try:
+        source = _relation(connection, data, "rankwise_events")
+        from rankwise.online.event_rows import aggregates_of
+
+        aggregates = aggregates_of(definitions)
+        read = [unit, *([variant] if exposures is None else []), *plain_sums,
+                *(c for a in aggregates for c in a.source_columns(event)), *([timestamp] if exposures is not None
+                                                                             and timestamp else [])]
+        types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
+        numeric = frozenset(c for c, k in types.items() if _is_numeric(k))
+        for a in aggregates:
+            if a.function == "sum" and a.target not in numeric:
+                raise InputError(f"sum({a.target}): the column holds {types[a.target]}, not numbers", source=source,
+                                 field=a.target)
+        for c in plain_sums:
+            if c not in numeric:
+                raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
+        u, v = quote_identifier(unit), quote_identifier(variant)
+        checks = {f"no {unit}": f"{u} IS NULL"}
+        if exposures is None:
+            checks[f"no {variant}"] = f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''"
+        for a in aggregates:
+            if a.function == "sum":
+                condition = " AND ".join(c.sql(c.column in numeric) for c in a.clauses(event)) or "TRUE"
+                target = quote_identifier(a.target)
+                checks[f"no number in {a.target}"] = f"({condition}) AND {target} IS NULL"
+                if not _is_integer(types[a.target]):
+                    checks[f"a value of {a.target} that is not finite"] = f"({condition}) AND NOT isfinite({target})"
+        for c in plain_sums:
+            checks[f"no number in {c}"] = f"{quote_identifier(c)} IS NULL"
+            if not _is_integer(types[c]):
+                checks[f"a value of {c} that is not finite"] = f"NOT isfinite({quote_identifier(c)})"
+        for c in plain_counts:
+            checks[f"a negative count in {c}"] = f"{quote_identifier(c)} < 0"
+        if any(k == "VARCHAR" for k in (types[unit],)):
+            checks[f"an empty {unit}"] = f"trim({u}) = ''"
+        _check(connection, "rankwise_events", source, checks)
+        columns = [a.column for a in aggregates] + list(plain_sums)
+        expressions = [a.sql(event, numeric) for a in aggregates] + [quote_identifier(c) for c in plain_sums]
+        names = [f"c{i}" for i in range(len(columns))]
+        unit_type = "BIGINT" if _is_integer(types[unit]) else "VARCHAR"
+        select = ", ".join(f"{e} AS {n}" for e, n in zip(expressions, names, strict=True))
+        left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
+        if exposures is None:
+            rows = (f"SELECT CAST({u} AS {unit_type}) AS u, CAST({v} AS VARCHAR) AS v"
+                    f"{', ' + select if select else ''} FROM rankwise_events")
+        else:
+            rows, left_out = _exposed_rows(connection, exposures, unit, variant, timestamp, window, types, select,
+                                           names, unit_type)
+        integer = [a.function != "sum" or _is_integer(types[a.target]) for a in aggregates] + \
+                  [_is_integer(types[c]) for c in plain_sums]
+        sums = ", ".join(f"CAST(sum({n}) AS {'BIGINT' if whole else 'DOUBLE'}) AS {n}"
+                         for n, whole in zip(names, integer, strict=True))
+        query = (f"SELECT u, min(v) AS v, count(DISTINCT v) AS nv{', ' + sums if sums else ''} "
+                 f"FROM ({rows}) GROUP BY u" + (" ORDER BY u" if ordered else ""))
+        try:
+            relation = connection.sql(query)
+            # DuckDB 2 names it to_arrow_table; DuckDB 1's arrow() returns the table
+            table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+            events = connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0]
+        except duckdb.Error as error:
+            raise InputError(f"DuckDB could not read it: {str(error).splitlines()[0]}", source=source) from None
+    finally:
+        if own:
+            connection.close()
+    return _units(table, columns, names, variants, mixed, unit, events, source), left_out
+
+
+def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, timestamp: str | None,
+                  window: float | None, types: dict[str, str], select: str, names: list[str],
+                  unit_type: str) -> tuple[str, dict[str, int]]:
+    if timestamp is None:
+        raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
+    exposure_source = _relation(connection, exposures, "rankwise_exposures")
+    exposure_types = _types(connection, "rankwise_exposures", exposure_source, [unit, variant, timestamp])
+    u, v = quote_identifier(unit), quote_identifier(variant)
+    _check(connection, "rankwise_exposures", exposure_source,
+           {f"no {unit}": f"{u} IS NULL", f"no {variant}": f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''",
+            f"no {timestamp}": f"{quote_identifier(timestamp)} IS NULL"})
+    connection.execute(
+        f"CREATE TEMP TABLE rankwise_exposed AS SELECT CAST({u} AS {unit_type}) AS u, CAST({v} AS VARCHAR) AS v, "
+        f"{_seconds_sql(timestamp, exposure_types[timestamp])} AS t FROM rankwise_exposures")
+    connection.execute("CREATE TEMP TABLE rankwise_first AS SELECT u, min(t) AS start, arg_min(v, t) AS v "
+                       "FROM rankwise_exposed GROUP BY u")
+    seconds = _seconds_sql(timestamp, types[timestamp])
+    after = f"rankwise_t >= start + {window!r}" if window is not None else "FALSE"
+    connection.execute(
+        f"CREATE TEMP VIEW rankwise_joined AS SELECT e.*, f.start, f.v AS first_variant, f.u IS NOT NULL AS known "
+        f"FROM (SELECT *, CAST({u} AS {unit_type}) AS rankwise_u, {seconds} AS rankwise_t FROM rankwise_events) e "
+        f"LEFT JOIN rankwise_first f ON e.rankwise_u = f.u")
+    counts = connection.execute(
+        "SELECT count(*) FILTER (WHERE NOT known), count(*) FILTER (WHERE known AND rankwise_t < start), "
+        f"count(*) FILTER (WHERE known AND rankwise_t >= start AND {after}) FROM rankwise_joined").fetchall()[0]
+    left_out = dict(zip(("never_exposed", "before_exposure", "after_window"), (int(c) for c in counts), strict=True))
+    keep = f"known AND rankwise_t >= start AND NOT ({after})"
+    zeros = ", ".join(f"0 AS {n}" for n in names)
+    rows = (f"SELECT rankwise_u AS u, first_variant AS v{', ' + select if select else ''} FROM rankwise_joined "
+            f"WHERE {keep} UNION ALL SELECT u, v{', ' + zeros if zeros else ''} FROM rankwise_exposed")
+    return rows, left_out
+
+
+def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[str] | None, mixed: str,
+           unit: str, events: int, source: str) -> Units:
+    import pyarrow as pa
+
+    found = sorted(str(x) for x in table.column("v").unique().to_pylist())
+    design = list(variants) if variants is not None else found
+    unknown = [x for x in found if x not in design]
+    if unknown:
+        raise InputError(f"unknown variant {unknown[0]!r}; the design has {design}", source=source)
+    both = np.asarray(table.column("nv").to_numpy(), dtype=np.int64) > 1
+    if both.any() and mixed == "error":
+        first_unit = table.filter(pa.array(both)).column("u")[0].as_py()
+        raise InputError(f"unit {first_unit!r} appears in more than one variant ({int(both.sum())} such units); "
+                         "pass mixed='exclude' (--mixed exclude) to leave them out", field=unit)
+    kept = table.filter(pa.array(~both))
+    import pyarrow.compute as pc
+
+    codes = np.asarray(pc.index_in(kept.column("v"), value_set=pa.array(design)).to_numpy(), dtype=np.int64)
+    values = {}
+    for column, name in zip(columns, names, strict=True):
+        array = kept.column(name)
+        values[column] = np.asarray(array.to_numpy(), dtype=np.int64 if pa.types.is_integer(array.type) else np.float64)
+    return Units(design, codes, values, kept.column("u"), int(both.sum()), int(events), [source])
+

@@ -1,0 +1,152 @@
+"""engine='duckdb' (rankwise.online.warehouse): the per-unit sums DuckDB computes give the
+in-memory path's table, bit for bit with integer counts and to rounding with float sums, from
+CSV, Parquet, DataFrames and DuckDB database tables and queries, with exposures and windows;
+bad data gets rankwise's own errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_online_definitions import EXPOSURES, HAND, TIMED
+
+from rankwise.errors import InputError, OptionError
+from rankwise.online import analyze
+from rankwise.online.warehouse import DuckDBSource
+
+duckdb = pytest.importorskip("duckdb")
+
+COUNTS = ["ctr = count(click) / count(impression)", "buyers = any(purchase)", "events = count(*)",
+          "de_clicks = count(click where country = DE)"]
+
+
+def _events(seed: int, units: int = 3000) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 12, units)
+    user = np.repeat(np.arange(units), n)
+    arm = np.array(["control", "treatment", "other"])[user % 3]
+    kind = rng.choice(["impression", "impression", "click", "purchase"], len(user), p=[0.5, 0.2, 0.25, 0.05])
+    value = np.where(kind == "purchase", rng.gamma(2.0, 20.0, len(user)).round(2), np.nan)
+    country = rng.choice(["DE", "FR", "US"], len(user))
+    return pd.DataFrame({"user": user, "arm": arm, "event": kind, "value": value, "country": country})
+
+
+def _same(a, b, exact: bool = True) -> None:
+    assert a.warnings == b.warnings
+    if exact:
+        pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    else:
+        pd.testing.assert_frame_equal(a.table, b.table, check_exact=False, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("form", ["dataframe", "csv", "parquet", "database table", "database query"])
+def test_duckdb_equals_memory_bit_for_bit_on_counts(form: str, tmp_path: Path) -> None:
+    events = _events(1)
+    memory = analyze(events, unit="user", variant="arm", metrics=COUNTS, control="control")
+    data: object = events
+    if form == "csv":
+        data = tmp_path / "events.csv"
+        events.to_csv(data, index=False)
+    elif form == "parquet":
+        data = tmp_path / "events.parquet"
+        events.to_parquet(data)
+    elif form.startswith("database"):
+        database = tmp_path / "warehouse.duckdb"
+        with duckdb.connect(str(database)) as connection:
+            connection.register("frame", events)
+            connection.execute("CREATE TABLE events AS SELECT * FROM frame")
+            connection.execute("CREATE TABLE other AS SELECT 1 AS x")
+        data = (DuckDBSource(str(database), table="events") if form.endswith("table") else
+                DuckDBSource(str(database), query="SELECT * FROM source.events WHERE user >= 0"))
+    got = analyze(data, unit="user", variant="arm", metrics=COUNTS, control="control", engine="duckdb")
+    _same(memory, got)
+
+
+def test_float_sums_agree_to_rounding_and_ratios_of_columns_too() -> None:
+    events = _events(2)
+    events["clicks"] = (events["event"] == "click").astype(int)
+    events["views"] = (events["event"] == "impression").astype(int)
+    metrics = ["revenue = sum(value where event = purchase)", "big = count(purchase where value > 50)",
+               "ctr=clicks/views", "clicks=clicks"]
+    memory = analyze(events, unit="user", variant="arm", metrics=metrics, control="control")
+    got = analyze(events, unit="user", variant="arm", metrics=metrics, control="control", engine="duckdb")
+    _same(memory, got, exact=False)
+    treated = memory.table.query("metric == 'revenue' and variant == 'treatment'")["value"].iloc[0]
+    assert treated == pytest.approx(float(events.query("event == 'purchase' and arm == 'treatment'")["value"].sum()
+                                          / 1000), rel=1e-12)   # 3,000 units, every third in treatment
+
+
+def test_hand_example_and_exposures_on_duckdb() -> None:
+    for frame, options in [(HAND, {}), (TIMED, {"timestamp": "t", "exposures": EXPOSURES, "window": "10s"})]:
+        metrics = (["ctr = count(click) / count(impression)", "revenue = sum(value where event = purchase)"]
+                   if frame is HAND else ["clicks = count(click)", "imps = count(impression)"])
+        memory = analyze(frame, unit="user", variant="arm", metrics=metrics, **options)
+        got = analyze(frame, unit="user", variant="arm", metrics=metrics, engine="duckdb", **options)
+        _same(memory, got)
+
+
+def test_exposures_with_times_as_text_and_parquet_timestamps(tmp_path: Path) -> None:
+    start = pd.Timestamp("2026-03-01 12:00:00")
+    exposures = EXPOSURES.assign(t=start + pd.to_timedelta(EXPOSURES["t"], unit="s"))
+    events = TIMED.assign(t=(start + pd.to_timedelta(TIMED["t"], unit="s")).dt.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    exposures.to_parquet(tmp_path / "exposures.parquet")
+    events.to_csv(tmp_path / "events.csv", index=False)
+    options = {"unit": "user", "variant": "arm", "timestamp": "t", "window": "10s", "metrics": ["c = count(click)"]}
+    memory = analyze(tmp_path / "events.csv", exposures=tmp_path / "exposures.parquet", **options)
+    got = analyze(tmp_path / "events.csv", exposures=tmp_path / "exposures.parquet", engine="duckdb", **options)
+    _same(memory, got)
+    assert memory.table["value"].iloc[0] == 0.5
+
+
+def test_bad_data_gets_rankwise_errors(tmp_path: Path) -> None:
+    events = _events(3, units=30)
+    with pytest.raises(InputError, match=r"<DataFrame>: missing column\(s\) 'segment'"):
+        analyze(events, unit="user", variant="arm", metrics=["x = count(* where segment = a)"], engine="duckdb")
+    broken = events.astype({"user": object})
+    broken.loc[4, "user"] = None
+    with pytest.raises(InputError, match=r"1 row\(s\) with no user"):
+        analyze(broken, unit="user", variant="arm", metrics=["c = count(click)"], engine="duckdb")
+    with pytest.raises(InputError, match=r"sum\(country\): the column holds VARCHAR, not numbers"):
+        analyze(events, unit="user", variant="arm", metrics=["x = sum(country)"], engine="duckdb")
+    infinite = events.copy()
+    infinite.loc[infinite.event == "purchase", "value"] = np.inf
+    with pytest.raises(InputError, match="a value of value that is not finite"):
+        analyze(infinite, unit="user", variant="arm", metrics=["r = sum(value where event = purchase)"],
+                engine="duckdb")
+    with pytest.raises(InputError, match="no such database file"):
+        analyze(DuckDBSource(str(tmp_path / "none.duckdb"), table="events"), unit="user", variant="arm",
+                metrics=["c = count(click)"])
+    with pytest.raises(OptionError, match="takes a table or a query"):
+        analyze(DuckDBSource(str(tmp_path / "none.duckdb")), unit="user", variant="arm", metrics=["c = count(click)"])
+    with pytest.raises(OptionError, match="does not take covariates"):
+        analyze(events.assign(pre=1.0), unit="user", variant="arm", metrics=["c = count(click)"],
+                covariates={"c": "pre"}, engine="duckdb")
+    with pytest.raises(OptionError, match="unknown engine 'spark'; expected one of memory, duckdb"):
+        analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], engine="spark")
+
+
+def test_the_command_line_reads_a_database_and_a_metrics_file(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    database = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.register("frame", HAND)
+        connection.execute("CREATE TABLE events AS SELECT * FROM frame")
+    (tmp_path / "metrics.yaml").write_text("metrics:\n  ctr: count(click) / count(impression)\n")
+    HAND.to_csv(tmp_path / "events.csv", index=False)
+    runner = CliRunner()
+    outputs = []
+    for args in (["--database", str(database), "--table", "events"], [str(tmp_path / "events.csv")]):
+        result = runner.invoke(app, ["ab", *args, "--unit", "user", "--variant", "arm", "--metrics-file",
+                                     str(tmp_path / "metrics.yaml"), "-f", "csv"])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    assert outputs[0] == outputs[1]
+    assert "0.3333333333333333" in outputs[0] and "0.6666666666666666" in outputs[0]
+    result = runner.invoke(app, ["ab", str(tmp_path / "events.csv"), "--table", "events", "-m", "c=count(click)",
+                                 "--unit", "user", "--variant", "arm"])
+    assert result.exit_code != 0 and "--table and --query read from a DuckDB database" in result.output
