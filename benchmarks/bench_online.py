@@ -6,7 +6,13 @@ assigned by hashing the user id, and per event a number of impressions and click
 sums events per user, then analyses CTR (a ratio of sums per user, delta method) and views
 per user (Welch). The script checks that the three agree on the CTR difference.
 
-Usage: python benchmarks/bench_online.py [--events 100000000] [--users 10000000]
+With ``--long`` the log is as a warehouse exports it: one row per event with its type in a
+column (impression, click, purchase) and a value (purchase amount). rankwise reads it with
+definitions over events (``count(click) / count(impression)``, ``sum(value where event =
+purchase)``) in memory and through DuckDB; the peers first pivot it per user in pandas.
+
+Usage: python benchmarks/bench_online.py [--events 100000000] [--users 10000000] [--long]
+       [--only rankwise-duckdb]
 """
 
 from __future__ import annotations
@@ -70,6 +76,89 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(r
 """
 
 
+LONG_METRICS = '["ctr = count(click) / count(impression)", "revenue = sum(value where event = purchase)"]'
+
+RANKWISE_LONG = """
+import json, sys, time
+t0 = time.perf_counter()
+from rankwise import online
+r = online.analyze(sys.argv[1], unit="user", variant="arm", metrics=METRICS, control="A", correction="none",
+                   engine=ENGINE)
+row = r.table.set_index("metric").loc["ctr"]
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["difference"]),
+                  "ctr_p": float(row["p_value"])}))
+""".replace("METRICS", LONG_METRICS)
+
+PIVOT = """
+events = pd.read_parquet(sys.argv[1], columns=["user", "arm", "event", "value"])
+kind = events["event"].astype(str)
+events = events.assign(clicks=(kind == "click").astype("int64"), views=(kind == "impression").astype("int64"),
+                       revenue=events["value"].where(kind == "purchase", 0.0))
+users = events.groupby("user", sort=False).agg(variant=("arm", "first"), clicks=("clicks", "sum"),
+                                               views=("views", "sum"), revenue=("revenue", "sum")).reset_index()
+"""
+
+PANDAS_LONG = """
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np, pandas as pd
+from scipy import stats
+PIVOT
+arms = {a: g for a, g in users.groupby("variant")}
+stats.ttest_ind(arms["B"]["revenue"], arms["A"]["revenue"], equal_var=False)
+def ctr(g):
+    c, v = g["clicks"].to_numpy(float), g["views"].to_numpy(float)
+    r = c.sum() / v.sum(); n = len(g)
+    var = (np.var(c, ddof=1) - 2 * r * np.cov(c, v)[0, 1] + r * r * np.var(v, ddof=1)) / v.mean() ** 2
+    return r, var / n
+(ra, va), (rb, vb) = ctr(arms["A"]), ctr(arms["B"])
+z = (rb - ra) / np.sqrt(va + vb)
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": rb - ra,
+                  "ctr_p": float(2 * stats.norm.sf(abs(z)))}))
+""".replace("PIVOT", PIVOT)
+
+TEA_LONG = """
+import json, sys, time
+t0 = time.perf_counter()
+import pandas as pd
+import tea_tasting as tt
+PIVOT
+r = tt.Experiment(ctr=tt.RatioOfMeans("clicks", "views"), revenue=tt.Mean("revenue")).analyze(users, control="A")
+row = r.to_pandas().set_index("metric").loc["ctr"]
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["effect_size"]),
+                  "ctr_p": float(row["pvalue"])}))
+""".replace("PIVOT", PIVOT)
+
+
+def make_long_log(path: Path, events: int, users: int, seed: int = 0) -> None:
+    """One row per event: user, arm, event type (impression, click, purchase), value."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rankwise import online
+
+    rng = np.random.default_rng(seed)
+    arm_of_user = np.where(online.assign(np.arange(1, users + 1), "bench") == 0, "A", "B")
+    click_rate = rng.beta(2, 10, users) * np.where(arm_of_user == "B", 1.02, 1.0)
+    kinds = np.array(["impression", "click", "purchase"])
+    writer = None
+    chunk = 10_000_000
+    for start in range(0, events, chunk):
+        size = min(chunk, events - start)
+        user = rng.integers(0, users, size)
+        draw = rng.random(size)
+        kind = np.where(draw < 0.02, 2, np.where(draw < 0.02 + 0.98 * click_rate[user] / (1 + click_rate[user]), 1, 0))
+        value = np.where(kind == 2, rng.gamma(2.0, 25.0, size).round(2), np.nan)
+        table = pa.table({"user": user + 1, "arm": pa.array(arm_of_user[user]).dictionary_encode(),
+                          "event": pa.DictionaryArray.from_arrays(pa.array(kind.astype(np.int32)), pa.array(kinds)),
+                          "value": pa.array(value, from_pandas=True)})
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    writer.close()
+
+
 def make_log(path: Path, events: int, users: int, seed: int = 0) -> None:
     import numpy as np
     import pyarrow as pa
@@ -117,23 +206,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000_000)
     parser.add_argument("--users", type=int, default=10_000_000)
+    parser.add_argument("--long", action="store_true", help="one row per event, its type in a column")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only these tools (rankwise, rankwise-duckdb, pandas, tea-tasting)")
     args = parser.parse_args()
-    path = HERE / "_data" / f"online_{args.events}_{args.users}.parquet"
+    path = HERE / "_data" / f"online_{'long_' if args.long else ''}{args.events}_{args.users}.parquet"
     path.parent.mkdir(exist_ok=True)
     if not path.exists():
         t0 = time.perf_counter()
-        make_log(path, args.events, args.users)
+        (make_long_log if args.long else make_log)(path, args.events, args.users)
         print(f"wrote {path.name} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     rows = []
-    for name, code in (("rankwise online.analyze", RANKWISE), ("pandas groupby + statsmodels", PANDAS),
-                       ("tea-tasting (after a pandas groupby)", TEA)):
+    if args.long:
+        tools = [("rankwise", "rankwise online.analyze (memory)", RANKWISE_LONG.replace("ENGINE", "'memory'")),
+                 ("rankwise-duckdb", "rankwise online.analyze (engine='duckdb')",
+                  RANKWISE_LONG.replace("ENGINE", "'duckdb'")),
+                 ("pandas", "pandas pivot + groupby + scipy", PANDAS_LONG),
+                 ("tea-tasting", "tea-tasting (after a pandas pivot)", TEA_LONG)]
+    else:
+        tools = [("rankwise", "rankwise online.analyze", RANKWISE), ("pandas", "pandas groupby + statsmodels", PANDAS),
+                 ("tea-tasting", "tea-tasting (after a pandas groupby)", TEA)]
+    for key, name, code in tools:
+        if args.only and key not in args.only:
+            continue
         result, peak = peak_mb(code, path)
         if result is None:
             print(f"{name}: not installed", file=sys.stderr)
             continue
         rows.append((name, result, peak))
     reference = rows[0][1]["ctr_difference"]
-    print(f"\n{args.events:,} events from {args.users:,} users, CTR and views per user, two arms:\n")
+    what = "CTR and revenue per user from one row per event" if args.long else "CTR and views per user"
+    print(f"\n{args.events:,} events from {args.users:,} users ({path.stat().st_size / 2**20:,.0f} MB of "
+          f"Parquet), {what}, two arms, whole process:\n")
     print("| tool | wall s | peak MB | CTR difference | p |")
     print("|---|---|---|---|---|")
     for name, result, peak in rows:

@@ -242,8 +242,9 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
         out.append((name, first, pa.table(columns)))
     zeros = {unit: exposed.column("unit"), variant: exposed.column("variant"),
              timestamp: _as_time(np.asarray(exposed.column("start").to_numpy(), dtype=np.float64))}
-    for c in rows.columns:
-        zeros[c] = pa.array(np.zeros(exposed.num_rows, dtype=np.int64))
+    for c in rows.columns:   # zeros of the type the events have (a float sum stays float)
+        kind = out[0][2].schema.field(c).type if out else pa.int64()
+        zeros[c] = pa.array(np.zeros(exposed.num_rows, dtype=np.int64)).cast(kind)
     out.append((exposure_pieces[0][0] if exposure_pieces else "<exposures>", 1, pa.table(zeros)))
     return EventRows(out, rows.columns, left_out)
 

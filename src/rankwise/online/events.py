@@ -237,7 +237,8 @@ def _hash_group(parts: list[dict[str, Any]], value_columns: Sequence[str], summe
 
     tables = [pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v)
                         for k, v in part.items()}) for part in parts]
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    # pieces of several files may hold one column as integers in one and floats in another
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
     exact = _exact_sums(table, value_columns, summed, events)
     aggregations = [("variant", "min"), ("variant", "max")]
     aggregations += [(c, "min") for c in constants] + [(c, "max") for c in constants]
