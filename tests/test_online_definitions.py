@@ -40,6 +40,19 @@ def test_hand_computed_values() -> None:
     assert got["events"] == (2.5, 3.5)                       # A: (4 + 1) / 2; B: (5 + 2) / 2
 
 
+def test_categorical_columns_give_the_same_values() -> None:
+    """Dictionary-encoded columns (pandas categoricals, Parquet dictionaries) are compared per
+    distinct value; a missing category matches no filter."""
+    categorical = HAND.astype({"event": "category", "country": "category"})
+    categorical.loc[0, "country"] = None
+    metrics = [*METRICS, "de = count(* where country = DE)", "not_de = count(* where country != DE)"]
+    got = _values(analyze(categorical, unit="user", variant="arm", metrics=metrics))
+    assert {k: got[k] for k in ("ctr", "revenue", "buyers", "events")} == _values(
+        analyze(HAND, unit="user", variant="arm", metrics=METRICS))
+    assert got["de"] == (1.5, 1.5)       # A: u1's 3 DE rows left (row 0 has none); B: u3's 1 + u4's 2
+    assert got["not_de"] == (0.5, 2.0)   # A: u2's FR row; B: u3's 4 FR rows
+
+
 def test_filters_on_other_columns() -> None:
     metrics = ["de_clicks = count(click where country = DE)", "de_fr = count(* where country in (DE, FR))",
                "big = sum(value where event = purchase and value >= 5)", "not_imp = count(* where event != impression)"]

@@ -46,13 +46,29 @@ def window_seconds(window: str | float | None) -> float | None:
 
 
 def clause_mask(table: Any, clause: Clause, source: str) -> np.ndarray:
-    """Which rows meet one condition (a missing value meets none)."""
+    """Which rows meet one condition (a missing value meets none). A dictionary-encoded
+    column (Parquet's and pandas' categoricals) is compared once per distinct value."""
+    import pyarrow as pa
+
+    column = table.column(clause.column)
+    if not pa.types.is_dictionary(column.type):
+        return _compare(column, clause, source)
+    parts = []
+    for chunk in column.chunks:
+        hit = _compare(chunk.dictionary, clause, source)
+        indices = chunk.indices
+        codes = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        mask = hit[codes] if len(hit) else np.zeros(len(codes), dtype=bool)
+        if indices.null_count:
+            mask &= np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        parts.append(mask)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+
+def _compare(column: Any, clause: Clause, source: str) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    column = table.column(clause.column)
-    if pa.types.is_dictionary(column.type):
-        column = column.cast(pa.string())
     numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
     if numeric:
         values: list[Any] = [number_literal(v, clause.column) for v in clause.values]
@@ -61,12 +77,13 @@ def clause_mask(table: Any, clause: Clause, source: str) -> np.ndarray:
     else:
         raise InputError(f"a filter compares column {clause.column!r} of type {column.type}; filters compare "
                          "numbers and text", source=source, field=clause.column)
+    kind = column.type if numeric else pa.string()
     if clause.op == "in":
-        mask = pc.is_in(column, value_set=pa.array(values, type=column.type if numeric else pa.string()))
+        mask = pc.is_in(column, value_set=pa.array(values, type=kind))
     else:
         function = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
                     ">=": "greater_equal"}[clause.op]
-        mask = pc.call_function(function, [column, pa.scalar(values[0], type=column.type if numeric else pa.string())])
+        mask = pc.call_function(function, [column, pa.scalar(values[0], type=kind)])
     return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
