@@ -416,6 +416,19 @@ def test_alpha_spending_over_daily_looks() -> None:
     assert bool(r.table.loc[0, "significant"]) == bool(looks["crossed"].iloc[-1])
 
 
+def test_the_boundaries_of_one_schedule_are_computed_once() -> None:
+    """Every metric of an arm shares its looks and units, so its boundaries: one computation
+    serves all of them (20 looks cost about a second each time before)."""
+    from rankwise.online.sequential import _boundaries
+
+    _boundaries.cache_clear()
+    r = online.analyze(OBD, "impression", "policy", ["ctr=click", "clicks=click", "any=click>0"], control="random",
+                       timestamp="timestamp", sequential="pocock", planned_units=20_000)
+    assert _boundaries.cache_info().misses == 1 and _boundaries.cache_info().hits == 2
+    boundary = r.looks.groupby("metric", sort=False)["boundary"].apply(list)
+    assert boundary["ctr"] == boundary["clicks"] == boundary["any"]
+
+
 def test_msprt_is_the_normal_mixture_and_its_looks_only_tighten() -> None:
     # Johari et al.: Lambda = sqrt(V / (V + tau^2)) exp(tau^2 d^2 / (2 V (V + tau^2)));
     # d = 0.05, se = 0.02 (V = 4e-4), unit variance 1, effect 0.1: tau^2 = 0.01

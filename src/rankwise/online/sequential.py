@@ -38,6 +38,7 @@ Two families:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -121,7 +122,15 @@ def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = 
     [2.772, 1.979]
     >>> boundaries([1.0]).round(4).tolist()        # one look: the fixed-horizon z
     [1.96]
+
+    The boundaries of one schedule are computed once and kept (every metric of an arm has the
+    same looks and units, so the same schedule).
     """
+    return np.array(_boundaries(tuple(float(f) for f in fractions), float(alpha), spending, int(grid)))
+
+
+@functools.lru_cache(maxsize=256)
+def _boundaries(fractions: tuple[float, ...], alpha: float, spending: str, grid: int) -> tuple[float, ...]:
     t = np.asarray(fractions, dtype=np.float64)
     if len(t) == 0 or (t <= 0).any() or (np.diff(t) <= 0).any():
         raise OptionError(f"information fractions must be positive and increasing, got {list(t)}")
@@ -155,7 +164,7 @@ def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = 
             new_density = kernel @ (weights * density)
         grid_s, density, weights = new_s, new_density, new_w
         previous_t = tk
-    return bounds
+    return tuple(bounds.tolist())
 
 
 def _crossing(c: float, tk: float, step: float, grid_s: np.ndarray | None, density: np.ndarray | None,
