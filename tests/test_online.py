@@ -625,3 +625,32 @@ def test_the_table_marks_only_what_it_shows() -> None:
     blank = ab_grid(online.analyze(one, unit="user", metrics=["clicks"]))
     assert blank.rows[0][1] == "treat \u2020" and blank.rows[0][6:] == [""] * 6
     assert "\u2020 not compared (blank)" in blank.note
+
+
+def test_the_text_output_says_what_was_applied_and_puts_the_sample_ratio_first() -> None:
+    """The header names CUPED and its covariate; the sample-ratio check (and its warning, once)
+    comes before the rows it makes untrustworthy; alpha spending shows its looks, the last |z|,
+    the boundary, the first crossing and the repeated interval, not the fixed-horizon ones."""
+    from rankwise.report.ab import ab_grid, ab_markdown
+
+    data = {"u": np.arange(1200).astype(str), "v": ["A"] * 700 + ["B"] * 500,
+            "x": np.arange(1200) % 7, "pre": np.arange(1200) % 5}
+    r = online.analyze(data, "u", "v", ["x"], covariates={"x": "pre"})
+    text = ab_grid(r).text().splitlines()
+    assert text[0].endswith("correction=holm; CUPED: x on pre)")
+    assert text[1].startswith("sample ratio: units [700, 500]") and text[1].endswith("(MISMATCH)")
+    assert text[2].startswith("warning: sample ratio mismatch") and text[3].startswith("metric")
+    assert sum("sample ratio mismatch" in line for line in text) == 1
+    markdown = ab_markdown(r).splitlines()
+    assert markdown[2].startswith("sample ratio: units [700, 500]") and markdown[5].startswith("| metric")
+    r = online.analyze(OBD, "impression", "policy", ["ctr=click"], control="random", timestamp="timestamp",
+                       sequential="obrien-fleming", planned_units=20_000)
+    row = r.table.iloc[0]
+    grid = ab_grid(r)
+    assert grid.columns[7] == "repeated interval" and grid.columns[-4:] == ["looks", "|z|", "boundary", "crossed"]
+    assert row["rci_lower"] == row["difference"] - row["boundary"] * row["se"]
+    looks = r.looks
+    crossed = looks[looks["crossed"].astype(bool)]
+    expected = str(crossed["look"].min().date()) + " *" if len(crossed) else "no"
+    assert grid.rows[0][9:] == ["7", f"{abs(row['statistic']):.2f}", f"{row['boundary']:.2f}", expected]
+    assert "p corrected" not in grid.columns and "* crossed the boundary at that look" in grid.note

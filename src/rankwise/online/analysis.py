@@ -309,6 +309,14 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             else:
                 frame["boundary"] = at_last["boundary"].to_numpy()
                 frame["significant"] = at_last["crossed"].to_numpy(dtype=bool)
+                keys = list(zip(frame["metric"], frame["variant"], strict=True))
+                counts = looks.groupby(["metric", "variant"], sort=False).size()
+                first = looks[looks["crossed"].astype(bool)].groupby(["metric", "variant"])["look"].min()
+                frame["looks"] = [int(counts.get(k, 0)) for k in keys]
+                frame["first_crossing"] = [str(first[k].date()) if k in first.index else "" for k in keys]
+                # the repeated confidence interval (Jennison and Turnbull): valid at any look
+                frame["rci_lower"] = frame["difference"] - frame["boundary"] * frame["se"]
+                frame["rci_upper"] = frame["difference"] + frame["boundary"] * frame["se"]
                 settings["planned_units"] = planned_units
     return ABResult(frame, srm, settings, warnings, looks, moments)
 

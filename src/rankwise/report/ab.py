@@ -15,18 +15,34 @@ from rankwise.report.grid import p_cell as _p
 
 HEADERS = ["metric", "variant", "n control", "n", "control", "value", "difference", "interval", "relative",
            "relative interval", "p", "p corrected"]
+SPENDING_HEADERS = ["metric", "variant", "n control", "n", "control", "value", "difference", "repeated interval",
+                    "relative", "looks", "|z|", "boundary", "crossed"]
+"""With alpha spending: the interval valid at any look, the looks, the last z and boundary, and
+the first look that crossed it."""
 
 
-def _cells(row: Any, digits: int) -> list[str]:
+def _spending(result: Any) -> bool:
+    return "first_crossing" in result.table.columns
+
+
+def _cells(row: Any, digits: int, spending: bool = False) -> list[str]:
     def pct(v: float) -> str:
         return "nan" if math.isnan(v) else "inf" if math.isinf(v) else f"{100 * v:+.2f}%"
 
     def value(v: float) -> str:
         return "" if not math.isfinite(v) else _number(v, digits)
 
+    width = len(SPENDING_HEADERS if spending else HEADERS)
     if not math.isfinite(row["p_value"]) and not math.isfinite(row["difference"]):   # not compared: blank
         return [str(row["metric"]), str(row["variant"]) + " \u2020", str(int(row["n_control"])), str(int(row["n"])),
-                value(row["control_value"]), value(row["value"]), *[""] * (len(HEADERS) - 6)]
+                value(row["control_value"]), value(row["value"]), *[""] * (width - 6)]
+    if spending:
+        return [str(row["metric"]), str(row["variant"]), str(int(row["n_control"])), str(int(row["n"])),
+                _number(row["control_value"], digits), _number(row["value"], digits),
+                _number(row["difference"], digits),
+                f"[{_number(row['rci_lower'], digits)}, {_number(row['rci_upper'], digits)}]",
+                pct(row["relative"]), str(int(row["looks"])), _number(abs(row["statistic"]), 2),
+                _number(row["boundary"], 2), (row["first_crossing"] + " *") if row["significant"] else "no"]
     return [str(row["metric"]), str(row["variant"]), str(int(row["n_control"])), str(int(row["n"])),
             _number(row["control_value"], digits), _number(row["value"], digits),
             _number(row["difference"], digits),
@@ -36,35 +52,65 @@ def _cells(row: Any, digits: int) -> list[str]:
 
 
 def ab_title(result: Any) -> str:
+    """What was done, in one line: the test and its settings, and every adjustment applied
+    (CUPED and its covariates, the sequential design, exposures and their window).
+
+    >>> from types import SimpleNamespace
+    >>> settings = {"test": "welch", "relative": "delta", "alpha": 0.05, "correction": "holm", "control": "A",
+    ...             "covariates": {"ctr": "pre_clicks/pre_views"}, "exposures": True, "window": "7d"}
+    >>> ab_title(SimpleNamespace(settings=settings)).split("; ")
+    ['A/B analysis against A (test=welch, relative=delta, alpha=0.05, correction=holm', \
+'CUPED: ctr on pre_clicks/pre_views', 'exposures, window 7d)']
+    """
     s = result.settings
     parts = [f"test={s['test']}", f"relative={s['relative']}", f"alpha={s['alpha']}", f"correction={s['correction']}"]
     if s.get("sequential"):
         parts.append(f"sequential={s['sequential']}")
-    return f"A/B analysis against {s['control']} ({', '.join(parts)})"
+    applied = []
+    if s.get("covariates"):
+        applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
+    if s.get("exposures"):
+        applied.append("exposures" + (f", window {s['window']}" if s.get("window") is not None else ""))
+    return f"A/B analysis against {s['control']} ({', '.join(parts)}{''.join('; ' + a for a in applied)})"
+
+
+def ab_preface(result: Any) -> list[str]:
+    """Lines above the table: the sample-ratio check first (a mismatch makes every row below
+    untrustworthy)."""
+    srm = result.srm
+    lines = [f"sample ratio: units {list(srm.observed)}, chi-square p = {_p(srm.p_value)}"
+             + (" (MISMATCH)" if srm.mismatch else "")]
+    if srm.mismatch:
+        lines.append(f"warning: {srm.message()}")
+    return lines
 
 
 def ab_notes(result: Any) -> list[str]:
-    """Lines under every output: the marks used in the table (only those that appear), the SRM
-    check and the warnings."""
-    srm = result.srm
+    """Lines under the table: the marks it uses (only those that appear) and the warnings
+    (the sample-ratio one is above the table)."""
     table = result.table
     lines = []
+    spending = _spending(result)
     if len(table) and bool(table["significant"].any()):
-        lines.append("* significant after correction")
+        lines.append("* crossed the boundary at that look" if spending else "* significant after correction")
+    if spending:
+        lines.append("repeated interval: difference \u00b1 boundary \u00d7 se, valid whenever one stops "
+                     "(Jennison and Turnbull)")
     if len(table) and bool((~table["p_value"].apply(math.isfinite) & ~table["difference"].apply(math.isfinite)).any()):
         lines.append("\u2020 not compared (blank): the warning below says why")
-    lines.append(f"sample ratio: units {list(srm.observed)}, chi-square p = {_p(srm.p_value)}"
-                 + (" (MISMATCH)" if srm.mismatch else ""))
-    lines += [f"warning: {w}" for w in result.warnings]
+    mismatch = result.srm.message() if result.srm.mismatch else None
+    lines += [f"warning: {w}" for w in result.warnings if w != mismatch]
     return lines
 
 
 def ab_grid(result: Any, digits: int = 4) -> Grid:
-    """The result as a Grid (``*``: significant after correction)."""
-    rows = [_cells(r, digits) for r in result.table.to_dict("records")]
-    numeric = [False, False] + [True] * (len(HEADERS) - 2)
-    return Grid(ab_title(result), list(HEADERS), rows, numeric,
-                note="\n".join(ab_notes(result)))
+    """The result as a Grid: the sample-ratio check above the table, marks and warnings under."""
+    spending = _spending(result)
+    headers = SPENDING_HEADERS if spending else HEADERS
+    rows = [_cells(r, digits, spending) for r in result.table.to_dict("records")]
+    numeric = [False, False] + [True] * (len(headers) - 2)
+    return Grid(ab_title(result), list(headers), rows, numeric, note="\n".join(ab_notes(result)),
+                preface="\n".join(ab_preface(result)))
 
 
 def ab_markdown(result: Any, digits: int = 4) -> str:
@@ -75,7 +121,7 @@ def ab_markdown(result: Any, digits: int = 4) -> str:
     lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in grid.rows]
     lines += [""] + [f"{line.replace('*', chr(92) + '*', 1) if line.startswith('*') else line}  "
                      for line in ab_notes(result)]
-    return "\n".join(lines)
+    return "\n".join(lines[:2] + [f"{line}  " for line in ab_preface(result)] + [""] + lines[2:])
 
 
 def ab_json(result: Any) -> str:
@@ -142,8 +188,11 @@ def ab_html(result: Any, digits: int = 4) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
     body = "".join("<tr>" + "".join(f"<td class='{'num' if n else 'text'}'>{html.escape(c)}</td>"
                                     for c, n in zip(row, grid.numeric, strict=True)) + "</tr>" for row in grid.rows)
-    notes = "".join(f"<p class='{'warn' if 'warning' in line or 'MISMATCH' in line else 'note'}'>"
-                    f"{html.escape(line)}</p>" for line in ab_notes(result))
+    def paragraphs(lines: list[str]) -> str:
+        return "".join(f"<p class='{'warn' if 'warning' in line or 'MISMATCH' in line else 'note'}'>"
+                       f"{html.escape(line)}</p>" for line in lines)
+
+    preface, notes = paragraphs(ab_preface(result)), paragraphs(ab_notes(result))
     figure = lift_figure(result)
     image = ""
     if figure is not None:
@@ -158,6 +207,6 @@ def ab_html(result: Any, digits: int = 4) -> str:
              "tabular-nums;white-space:nowrap}th{text-align:left}.warn{color:#a40000;font-weight:bold}"
              "img{max-width:100%}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(grid.title)}</title>"
-            f"<style>{style}</style></head><body><h1>{html.escape(grid.title)}</h1>"
+            f"<style>{style}</style></head><body><h1>{html.escape(grid.title)}</h1>{preface}"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"{notes}{image}</body></html>")

@@ -41,6 +41,8 @@ class Grid:
     """Rows shown in bold on a terminal (summary rows under per-query rows)."""
     note: str = ""
     """A line printed under the table (what the marks mean)."""
+    preface: str = ""
+    """Lines printed between the title and the table (what must be read first)."""
 
     def text(self) -> str:
         """Plain text: columns padded to their widest cell, two spaces apart, nothing cut."""
@@ -54,6 +56,7 @@ class Grid:
             return "  ".join(parts).rstrip()
 
         out = [self.title] if self.title else []
+        out += self.preface.splitlines()
         out += [line(self.columns), "  ".join("-" * w for w in widths)]
         out += [line(r) for r in self.rows]
         if self.note:
@@ -68,6 +71,7 @@ class Grid:
         ['**t**', '', '| run | P@10 |', '|---|---:|', '| a\\\\|b | 0.5 |', '', 'n  ']
         """
         lines = [f"**{self.title}**", ""] if self.title else []
+        lines += [f"{line}  " for line in self.preface.splitlines()] + ([""] if self.preface else [])
         lines += ["| " + " | ".join(self.columns) + " |",
                   "|" + "|".join("---:" if n else "---" for n in self.numeric) + "|"]
         lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in self.rows]
@@ -81,7 +85,8 @@ class Grid:
 
         # at least as wide as its title: a narrow table (a short run name, two metrics) would
         # otherwise fold the title onto two lines; the console still caps the width
-        table = Table(title=self.title or None, caption=self.note or None, min_width=len(self.title) + 2)
+        title = "\n".join(line for line in (self.title, self.preface) if line)
+        table = Table(title=title or None, caption=self.note or None, min_width=len(self.title) + 2)
         for name, num in zip(self.columns, self.numeric, strict=True):
             if num:
                 width = max([len(name)] + [len(r[len(table.columns)]) for r in self.rows])
