@@ -75,6 +75,38 @@ def test_assignment_through_the_sdk_with_namespaces_and_numbers() -> None:
                          namespace=ns).tolist() == theirs[1500:]
 
 
+def test_the_assign_command_matches_the_sdks_default_with_hash_version_1(tmp_path) -> None:
+    """The SDK's Experiment() without hashVersion hashes with version 1; `rankwise assign`
+    defaults to version 2 (GrowthBook's recommendation) and matches the SDK with
+    --hash-version 1."""
+    from growthbook import Experiment, GrowthBook
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    ids = _ids(600, 5)
+    (tmp_path / "users.csv").write_text("user\n" + "\n".join(ids) + "\n")
+    exp = Experiment(key="ranker-v3", variations=["control", "treatment"], coverage=0.9)
+    theirs = []
+    for uid in ids:
+        gb = GrowthBook(attributes={"id": uid})
+        result = gb.run(exp)
+        theirs.append(result.value if result.inExperiment else "")
+        gb.destroy()
+    runner = CliRunner()
+    outputs = {}
+    for version in ("1", "2"):
+        result = runner.invoke(app, ["assign", str(tmp_path / "users.csv"), "--unit", "user", "--experiment",
+                                     "ranker-v3", "--variants", "control,treatment", "--coverage", "0.9",
+                                     "--hash-version", version])
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert lines[0] == "user,variant" and [line.split(",")[0] for line in lines[1:]] == ids
+        outputs[version] = [line.split(",")[1] for line in lines[1:]]
+    assert outputs["1"] == theirs
+    assert sum(a != b for a, b in zip(outputs["2"], theirs, strict=True)) > 100   # the default differs
+
+
 def test_ramping_coverage_never_moves_a_unit() -> None:
     ids = _ids(20_000, 11)
     before = online.assign(ids, "ramp", [0.5, 0.5], 0.1)

@@ -181,3 +181,70 @@ def ab(
             _emit(render.ab_html(result, digits), output)
     if result.srm.mismatch and output is not None:
         typer.secho(f"warning: {result.srm.message()}", err=True, fg=typer.colors.YELLOW)
+
+
+@app.command("assign")
+def assign(
+    units: Annotated[list[str], typer.Argument(
+        help="Files with the unit ids (CSV, TSV, Parquet, JSONL, or a text file with one id per line).")],
+    experiment: Annotated[str, typer.Option("--experiment", help="The experiment key (GrowthBook's key).")],
+    unit: Annotated[str, typer.Option("--unit", help="Column with the unit id (tables).")] = "unit",
+    variants: Annotated[str | None, typer.Option(
+        "--variants", help="Variant names, comma-separated (default: 0, 1, ... as the SDK numbers them).")] = None,
+    weights: Annotated[str | None, typer.Option(
+        "--weights", help="Variant weights, e.g. 0.5,0.5 (default equal).")] = None,
+    coverage: Annotated[float, typer.Option("--coverage", help="Share of units in the experiment.")] = 1.0,
+    hash_version: Annotated[int, typer.Option(
+        "--hash-version", help="GrowthBook's hash: 2 (rankwise's default, GrowthBook's recommendation) or 1 (the "
+                               "SDKs' Experiment() default): match the SDK that assigns live traffic.")] = 2,
+    seed: Annotated[str | None, typer.Option("--seed", help="Hash seed (default: the experiment key).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+) -> None:
+    """Assign units to variants as GrowthBook's SDKs do, bit for bit: CSV of unit and variant
+    (empty: not in the experiment)."""
+    import numpy as np
+
+    from rankwise.errors import OptionError
+
+    try:
+        ids = _unit_ids(units, unit)
+        chosen = _weights(weights)
+        names = variants.split(",") if variants else None
+        count = len(names) if names else len(chosen) if chosen else 2
+        if names and chosen and len(names) != len(chosen):
+            raise OptionError(f"--variants names {len(names)} variants and --weights gives {len(chosen)} weights")
+        from rankwise.online.hashing import assign as assign_units
+
+        codes = assign_units(ids, experiment, chosen, coverage, hash_version, variants=count, seed=seed)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    labels = np.asarray(names if names else [str(i) for i in range(count)], dtype=object)
+    import io
+
+    import pandas as pd
+
+    frame = pd.DataFrame({unit: ids, "variant": np.where(codes >= 0, labels[np.maximum(codes, 0)], "")})
+    out = io.StringIO()
+    frame.to_csv(out, index=False)
+    _emit(out.getvalue(), output)
+    left = int((codes < 0).sum())
+    if left:
+        typer.secho(f"warning: {left} unit(s) are not in the experiment (coverage, or ids GrowthBook does not "
+                    "hash: empty, 0); their variant is empty", err=True, fg=typer.colors.YELLOW)
+
+
+def _unit_ids(paths: list[str], column: str) -> list[str]:
+    """Unit ids from tables (the ``column``) or from text files with one id per line."""
+    from rankwise.data.tables import tables_of
+
+    ids: list[str] = []
+    for path in paths:
+        if path.lower().removesuffix(".gz").endswith((".txt", ".ids")):
+            from rankwise.data.trec_io import read_text
+
+            ids += [line.strip() for line in read_text(path).splitlines() if line.strip()]
+            continue
+        for _, _, table in tables_of(path, [column], ids=[column]):
+            ids += [str(v) if v is not None else "" for v in table.column(column).to_pylist()]
+    return ids

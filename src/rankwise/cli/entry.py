@@ -47,7 +47,7 @@ def _dispatch(argv: list[str]) -> None:
 
 COMMAND_MODULES = {
     "evaluate": "commands", "metrics": "commands", "compare": "commands", "plot": "commands",
-    "report": "commands", "trec-eval": "commands", "ndeval": "commands", "ab": "ab",
+    "report": "commands", "trec-eval": "commands", "ndeval": "commands", "ab": "ab", "assign": "ab",
     "clicks": "clicks", "interleave": "interleave", "ope": "ope", "rank-eval": "rank_eval",
     "index": "rank_eval", "fuse": "fuse", "agree": "agree", "list": "catalogue", "beyond": "recsys",
 }

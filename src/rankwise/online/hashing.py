@@ -319,6 +319,9 @@ def assign(ids: Any, experiment: str, weights: Sequence[float] | None = None, co
     variant's range of ``bucket_ranges`` or in none (coverage below 1, outside the namespace
     or the filters, or an id GrowthBook does not hash: empty, None, 0).
 
+    ``hash_version`` is 2 by default (GrowthBook's recommendation for new experiments); the
+    SDKs' ``Experiment()`` defaults to 1, so pass ``hash_version=1`` to match an assignment an
+    SDK made without ``hashVersion`` (about a third of the units differ between the two).
     ``variants`` defaults to the number of weights (2 without weights). ``namespace`` is
     ``(id, start, end)``: a unit takes part when ``gbhash(unit, "__" + id, 1)`` is in
     ``[start, end)``. ``filters`` are GrowthBook's filters: each a dict with ``seed``,
