@@ -25,7 +25,7 @@ from rankwise.online.sequential import (
     msprt,
 )
 from rankwise.online.srm import SRM, srm_test
-from rankwise.params import Declared, Registry
+from rankwise.params import Declared, Param, Registry
 from rankwise.stats.corrections import CORRECTION_METHODS
 from rankwise.stats.twosample import RELATIVE, TWO_SAMPLE_TESTS, Arm, compare_arms
 
@@ -194,7 +194,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (1.0, 0.2879)
     """
 
-    test = AB_TESTS.get(test).name
+    chosen, test_options = AB_TESTS.parse(test)
+    test = chosen.name
+    bayes = test_options if test == "bayesian" else None
     if relative not in RELATIVE:
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
     if sequential is not None:
@@ -268,7 +270,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 continue
             problem = _not_comparable(metric, moments, control, arm)
             row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha, alternative,
-                                            units, resamples, seed, sequential, tuning, mixture_effect)
+                                            units, resamples, seed, sequential, tuning, mixture_effect, bayes)
             if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
                 problem = "its difference or standard error is not a finite number"
             if problem:
@@ -280,6 +282,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     frame = pd.DataFrame(rows)
     frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
     frame["significant"] = frame["p_corrected"] < alpha
+    if bayes is not None:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
+        frame["significant"] = (frame["chance_to_win"] >= 1 - alpha) | (frame["chance_to_win"] <= alpha)
     settings = {"unit": unit, "variant": variant, "test": test, "relative": relative, "alpha": alpha,
                 "correction": correction, "alternative": alternative, "control": control, "sequential": sequential,
                 "weights": list(weights) if weights is not None else None,
@@ -290,6 +294,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings.update(exposures=True, window=window)
     if test == "bootstrap":
         settings.update(resamples=resamples, seed=seed)
+    if bayes is not None:
+        settings["prior"] = dict(bayes)
     if sequential == "always-valid":
         settings["tuning"] = tuning
     if sequential == "msprt":
@@ -415,13 +421,40 @@ def cuped_theta(metric: Metric, m: VariantMoments, arms: Sequence[str]) -> tuple
     return theta, ratio_of_means(pooled, "all", *cov_ratio)
 
 
+def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The posterior columns of one comparison (``rankwise.stats.bayes``, gbstats 0.8's
+    engine): the prior is on the relative effect (``prior_type``) and rescaled by the control's
+    mean for the other scale; the chance to win and the risks are the relative posterior's
+    (the absolute one's when the control's mean is 0)."""
+    from rankwise.stats.bayes import NormalPrior, normal_posterior
+
+    prior = NormalPrior(options["prior_mean"], options["prior_variance"], options["proper"])
+    scale = abs(control_mean)
+    if options["prior_type"] == "relative":
+        relative_prior, absolute_prior = prior, prior.rescaled(scale)
+    else:
+        absolute_prior = prior
+        relative_prior = prior.rescaled(1 / scale) if scale else prior
+    absolute = normal_posterior(d.difference, d.se ** 2, absolute_prior, alpha, options["inverse"])
+    relative = normal_posterior(d.relative, d.relative_se ** 2, relative_prior, alpha, options["inverse"]) \
+        if scale else None
+    decision = relative if relative is not None and math.isfinite(relative.mean) else absolute
+    out = {"difference": absolute.mean, "ci_lower": absolute.lower, "ci_upper": absolute.upper,
+           "p_value": math.nan, "chance_to_win": decision.chance_to_win, "risk_control": decision.risk_control,
+           "risk_treatment": decision.risk_treatment, "risk_scale": "relative" if decision is relative else "absolute"}
+    if relative is not None:
+        out.update(relative=relative.mean, relative_lower=relative.lower, relative_upper=relative.upper)
+    return out
+
+
 def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: str,
          alpha: float, alternative: str, units: Units | None, resamples: int, seed: int,
-         sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT) -> dict[str, Any]:
+         sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT,
+         bayes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
     c = _arm(metric, m, control, theta, pooled_x)
     t = _arm(metric, m, arm, theta, pooled_x)
-    base_test = test if test in ("welch", "student", "z", "z-pooled") else "welch"
+    base_test = test if test in ("welch", "student", "z", "z-pooled") else "z" if test == "bayesian" else "welch"
     if base_test == "z-pooled" and not isinstance(metric, Proportion):
         raise OptionError(f"test='z-pooled' is the two-proportion test; metric {name!r} is a {metric.kind}")
     d = compare_arms(c, t, base_test, relative, alpha, alternative)
@@ -432,6 +465,8 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
            "p_value": d.p_value, "statistic": d.statistic, "df": d.df, "se": d.se, "test": test}
     if metric.covariate_ratio is not None:
         row["theta"] = theta
+    if bayes is not None:
+        row.update(_bayesian(d, c.mean, alpha, bayes))
     if test == "mann-whitney":
         row["p_value"] = _mann_whitney(name, metric, units, control, arm, alternative)
     elif test == "bootstrap":
@@ -521,7 +556,7 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
         raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
     units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, plain_counts=counts,
                                    variants=variants, mixed=mixed, exposures=exposures, window=seconds,
-                                   timestamp=timestamp, ordered=test == "bootstrap")
+                                   timestamp=timestamp)
     return units, EventRows([], [], left_out).warnings()
 
 
@@ -612,6 +647,15 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
 
 AB_TESTS: Registry[Declared] = Registry("test", (
     *TWO_SAMPLE_TESTS.values(),
+    Declared("bayesian", _bayesian, "Normal posterior of the effect: credible intervals, chance to win and the risk "
+             "(expected loss) of each decision; flat prior by default.", (
+                 Param("prior_mean", float, 0.0, "prior mean of the effect"),
+                 Param("prior_variance", float, 1.0, "prior variance of the effect", low=1e-300),
+                 Param("proper", bool, False, "use the prior (false: flat, improper prior)"),
+                 Param("prior_type", str, "relative", "the scale the prior is on",
+                       choices=("relative", "absolute")),
+                 Param("inverse", bool, False, "lower is better: the chance to win is P(effect < 0)"),
+             ), aliases=("bayes",), reference="gbstats 0.8 EffectBayesianABTest"),
     Declared("mann-whitney", _mann_whitney, "Mann-Whitney U test on the unit values (p-value only).",
              aliases=("mannwhitney", "wilcoxon-rank-sum"), reference="scipy.stats.mannwhitneyu"),
     Declared("bootstrap", _bootstrap, "Percentile bootstrap of units: interval and p-value.",

@@ -151,7 +151,7 @@ def _check(connection: Any, view: str, source: str, conditions: dict[str, str]) 
 def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                  variant: str, event: str, plain_counts: Sequence[str] = (),
                  variants: Sequence[str] | None = None, mixed: str = "exclude", exposures: Any = None,
-                 window: float | None = None, timestamp: str | None = None, ordered: bool = False,
+                 window: float | None = None, timestamp: str | None = None,
                  connection: Any = None) -> tuple[Units, dict[str, int]]:
     """One row per unit with its variant and the sums the metrics read, computed by DuckDB;
     and the events the exposure join left out (as ``rankwise.online.event_rows``).
@@ -161,8 +161,7 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 
     >>> from rankwise.online.definitions import parse_definition
     >>> units, _ = duckdb_units({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]},
-    ...                         [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event",
-    ...                         ordered=True)
+    ...                         [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event")
     >>> units.variants, units.codes.tolist(), units.values["count(click)"].tolist()
     (['a', 'b'], [0, 1], [1, 0])
     """
@@ -222,10 +221,12 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
                                            names, unit_type)
         integer = [a.function != "sum" or _is_integer(types[a.target]) for a in aggregates] + \
                   [_is_integer(types[c]) for c in plain_sums]
-        sums = ", ".join(f"CAST(sum({n}) AS {'BIGINT' if whole else 'DOUBLE'}) AS {n}"
+        # integer sums are exact; float sums use the compensated fsum (DuckDB adds in parallel, in no
+        # fixed order); units come sorted by id, so the analysis sees them in one order every time
+        sums = ", ".join(f"CAST(sum({n}) AS BIGINT) AS {n}" if whole else f"fsum({n}) AS {n}"
                          for n, whole in zip(names, integer, strict=True))
         query = (f"SELECT u, min(v) AS v, count(DISTINCT v) AS nv{', ' + sums if sums else ''} "
-                 f"FROM ({rows}) GROUP BY u" + (" ORDER BY u" if ordered else ""))
+                 f"FROM ({rows}) GROUP BY u ORDER BY u")
         try:
             relation = connection.sql(query)
             # DuckDB 2 names it to_arrow_table; DuckDB 1's arrow() returns the table

@@ -21,18 +21,41 @@ SPENDING_HEADERS = ["metric", "variant", "n control", "n", "control", "value", "
 the first look that crossed it."""
 
 
+BAYESIAN_HEADERS = ["metric", "variant", "n control", "n", "control", "value", "difference", "credible interval",
+                    "relative", "relative credible interval", "chance to win", "risk control", "risk treatment"]
+"""With the Bayesian engine: posterior means, credible intervals, the chance to win and the
+risk (expected loss) of choosing each arm."""
+
+
 def _spending(result: Any) -> bool:
     return "first_crossing" in result.table.columns
 
 
-def _cells(row: Any, digits: int, spending: bool = False) -> list[str]:
+def _bayesian(result: Any) -> bool:
+    return "chance_to_win" in result.table.columns
+
+
+def _cells(row: Any, digits: int, spending: bool = False, bayesian: bool = False) -> list[str]:
     def pct(v: float) -> str:
         return "nan" if math.isnan(v) else "inf" if math.isinf(v) else f"{100 * v:+.2f}%"
 
     def value(v: float) -> str:
         return "" if not math.isfinite(v) else _number(v, digits)
 
-    width = len(SPENDING_HEADERS if spending else HEADERS)
+    width = len(SPENDING_HEADERS if spending else BAYESIAN_HEADERS if bayesian else HEADERS)
+    if bayesian and math.isfinite(row["difference"]):
+        percent = "" if row.get("risk_scale") == "absolute" else "%"
+
+        def risk(v: float) -> str:
+            return f"{100 * v:.2f}%" if percent else _number(v, digits)
+
+        return [str(row["metric"]), str(row["variant"]), str(int(row["n_control"])), str(int(row["n"])),
+                _number(row["control_value"], digits), _number(row["value"], digits),
+                _number(row["difference"], digits),
+                f"[{_number(row['ci_lower'], digits)}, {_number(row['ci_upper'], digits)}]",
+                pct(row["relative"]), f"[{pct(row['relative_lower'])}, {pct(row['relative_upper'])}]",
+                f"{100 * row['chance_to_win']:.1f}%" + (" *" if row["significant"] else ""),
+                risk(row["risk_control"]), risk(row["risk_treatment"])]
     if not math.isfinite(row["p_value"]) and not math.isfinite(row["difference"]):   # not compared: blank
         return [str(row["metric"]), str(row["variant"]) + " \u2020", str(int(row["n_control"])), str(int(row["n"])),
                 value(row["control_value"]), value(row["value"]), *[""] * (width - 6)]
@@ -66,6 +89,11 @@ def ab_title(result: Any) -> str:
     parts = [f"test={s['test']}", f"relative={s['relative']}", f"alpha={s['alpha']}", f"correction={s['correction']}"]
     if s.get("sequential"):
         parts.append(f"sequential={s['sequential']}")
+    if s.get("prior"):
+        prior = s["prior"]
+        parts[0] = (f"test=bayesian, prior N({prior['prior_mean']:g}, {prior['prior_variance']:g}) on the "
+                    f"{prior['prior_type']} effect" if prior["proper"] else "test=bayesian, flat prior")
+        parts = [p for p in parts if not p.startswith("correction=")]
     applied = []
     if s.get("covariates"):
         applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
@@ -91,8 +119,14 @@ def ab_notes(result: Any) -> list[str]:
     table = result.table
     lines = []
     spending = _spending(result)
+    bayesian = _bayesian(result)
     if len(table) and bool(table["significant"].any()):
-        lines.append("* crossed the boundary at that look" if spending else "* significant after correction")
+        alpha = result.settings["alpha"]
+        lines.append("* crossed the boundary at that look" if spending else
+                     f"* chance to win at least {100 * (1 - alpha):g}% or at most {100 * alpha:g}%" if bayesian else
+                     "* significant after correction")
+    if bayesian:
+        lines.append("risk: the expected loss (relative to the control's value) of choosing that arm")
     if spending:
         lines.append("repeated interval: difference \u00b1 boundary \u00d7 se, valid whenever one stops "
                      "(Jennison and Turnbull)")
@@ -105,9 +139,9 @@ def ab_notes(result: Any) -> list[str]:
 
 def ab_grid(result: Any, digits: int = 4) -> Grid:
     """The result as a Grid: the sample-ratio check above the table, marks and warnings under."""
-    spending = _spending(result)
-    headers = SPENDING_HEADERS if spending else HEADERS
-    rows = [_cells(r, digits, spending) for r in result.table.to_dict("records")]
+    spending, bayesian = _spending(result), _bayesian(result)
+    headers = SPENDING_HEADERS if spending else BAYESIAN_HEADERS if bayesian else HEADERS
+    rows = [_cells(r, digits, spending, bayesian) for r in result.table.to_dict("records")]
     numeric = [False, False] + [True] * (len(headers) - 2)
     return Grid(ab_title(result), list(headers), rows, numeric, note="\n".join(ab_notes(result)),
                 preface="\n".join(ab_preface(result)))
