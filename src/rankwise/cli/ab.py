@@ -39,12 +39,17 @@ def _weights(text: str | None) -> list[float] | None:
 
 
 def _covariates(specs: list[str]) -> dict[str, str]:
+    return _pairs(specs, "--covariate", "METRIC=COLUMN (or METRIC=NUM/DEN for a ratio)")
+
+
+def _pairs(specs: list[str], option: str, expected: str) -> dict[str, str]:
+    """``NAME=VALUE`` options as a dict (a malformed one stops with what was expected)."""
     out = {}
     for spec in specs:
-        name, sep, column = spec.partition("=")
-        if not sep or not name or not column:
-            _fail(f"--covariate: expected METRIC=COLUMN (or METRIC=NUM/DEN for a ratio), got {spec!r}")
-        out[name.strip()] = column.strip()
+        name, sep, value = spec.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            _fail(f"{option}: expected {expected}, got {spec!r}")
+        out[name.strip()] = value.strip()
     return out
 
 
@@ -81,7 +86,8 @@ def ab(
              "with --statistics, per-variant sufficient statistics. Not with --database.")] = None,
     metric: Annotated[list[str], typer.Option(
         "-m", "--metric", help="NAME=COL (mean per unit), NAME=COL>0 (share of units), NAME=NUM/DEN (ratio of sums, "
-                               "delta method), or over events: NAME=count(click)/count(impression), "
+                               "delta method), NAME=p90(COL) (a quantile of unit values), "
+                               "or over events: NAME=count(click)/count(impression), "
                                "NAME=sum(value where event = purchase), NAME=any(purchase). Repeat for more.")] = [],  # noqa: B006
     metrics_file: Annotated[Path | None, typer.Option(
         "--metrics-file", help="A YAML file of metric definitions (name: definition), reusable across "
@@ -112,6 +118,11 @@ def ab(
         "--variants", help="The design's variants, comma-separated; any other value is an error.")] = None,
     weights: Annotated[str | None, typer.Option(
         "--weights", help="Design split for the sample-ratio check, e.g. 0.95,0.05 (default equal).")] = None,
+    cap: Annotated[list[str], typer.Option(
+        "--cap", help="Cap each unit's value of a metric (a ratio's numerator): METRIC=NUMBER or METRIC=p99 (a "
+                      "percentile of all units' values), as GrowthBook caps. Repeat for more.")] = [],  # noqa: B006
+    cap_ignore_zeros: Annotated[bool, typer.Option(
+        "--cap-ignore-zeros", help="Leave units at 0 out of the percentile a cap is taken at.")] = False,
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
     test: Annotated[str, typer.Option(
@@ -161,6 +172,7 @@ def ab(
                                 planned_units=planned_units, timestamp=timestamp, mixed=mixed, resamples=resamples,
                                 seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect,
                                 event=event, exposures=exposures, window=window,
+                                caps=_pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), ignore_zeros=cap_ignore_zeros,
                                 engine="duckdb" if database is not None else engine)
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint

@@ -13,7 +13,16 @@ import numpy as np
 from rankwise.errors import OptionError
 from rankwise.online.definitions import Definition
 from rankwise.online.events import Units, aggregate_units
-from rankwise.online.metrics import Mean, Metric, Proportion, Ratio, indicator, ratio_covariance, ratio_of_means
+from rankwise.online.metrics import (
+    Mean,
+    Metric,
+    Proportion,
+    Quantile,
+    Ratio,
+    indicator,
+    ratio_covariance,
+    ratio_of_means,
+)
 from rankwise.online.moments import VariantMoments
 from rankwise.online.sequential import (
     ALWAYS_VALID,
@@ -59,18 +68,27 @@ class ABResult:
 
 def parse_metric(spec: str) -> tuple[str, Metric]:
     """``NAME=COL`` (mean per unit), ``NAME=COL>0`` (proportion of units), ``NAME=NUM/DEN``
-    (ratio of sums); the name defaults to the expression.
+    (ratio of sums), ``NAME=p90(COL)`` (a quantile of the units' values); the name defaults to
+    the expression.
 
     >>> parse_metric("ctr=clicks/views")
     ('ctr', Ratio(numerator='clicks', denominator='views', covariate=None))
     >>> parse_metric("bought>0")
     ('bought>0', Proportion(column='bought', covariate=None))
+    >>> parse_metric("p90=p90(revenue)")
+    ('p90', Quantile(column='revenue', covariate=None, q=0.9))
     """
     name, _, expression = spec.partition("=") if "=" in spec else (spec, "", spec)
     expression = expression.strip()
     name = name.strip()
     if not expression or not name:
-        raise OptionError(f"metric {spec!r}: expected NAME=COLUMN, NAME=COLUMN>0 or NAME=NUMERATOR/DENOMINATOR")
+        raise OptionError(f"metric {spec!r}: expected NAME=COLUMN, NAME=COLUMN>0, NAME=NUMERATOR/DENOMINATOR or "
+                          "NAME=p90(COLUMN)")
+    import re
+
+    quantile = re.fullmatch(r"p(\d+(?:\.\d+)?)\((.+)\)", expression)
+    if quantile:
+        return name, Quantile(quantile.group(2).strip(), q=float(quantile.group(1)) / 100)
     if "/" in expression:
         num, _, den = expression.partition("/")
         return name, Ratio(num.strip(), den.strip())
@@ -156,7 +174,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             timestamp: str | None = None, mixed: str = "exclude", resamples: int = 2000,
             seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
             event: str = "event", exposures: Any = None, window: str | float | None = None,
-            engine: str = "memory") -> ABResult:
+            engine: str = "memory", caps: Mapping[str, str | float] | None = None,
+            ignore_zeros: bool = False) -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -185,6 +204,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (``7d``, ``36h``, seconds) if given (see ``rankwise.online.event_rows``). ``engine``:
     memory (Arrow in this process) or duckdb (per-unit sums computed by DuckDB, out of core;
     ``data`` may then be a ``rankwise.online.warehouse.DuckDBSource``; see that module).
+    ``caps``: ``{metric name: cap}``, each unit's value (a ratio's numerator) capped at a
+    number or at a percentile of every unit's value (``"p99"``; ``ignore_zeros`` leaves units
+    at 0 out of that percentile), as GrowthBook caps metrics.
 
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
@@ -216,7 +238,12 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         raise OptionError(f"sequential={sequential!r} analyses daily looks: give the timestamp column")
     warnings: list[str] = []
     units: Units | None = None
+    for name in caps or {}:
+        if name not in table:
+            raise OptionError(f"cap for unknown metric {name!r}; the metrics are {', '.join(table)}")
     if statistics or isinstance(data, VariantMoments):
+        if caps:
+            raise OptionError("capping needs one row per unit, not per-variant statistics")
         if test in ("mann-whitney", "bootstrap"):
             raise OptionError(f"test={test!r} needs one row per unit, not per-variant statistics")
         if timestamp is not None:
@@ -251,6 +278,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                                     variants=variants, mixed=mixed, ordered=test == "bootstrap")
         if units.mixed:
             warnings.append(f"{units.mixed} unit(s) appeared in more than one variant and were left out")
+        raw_table = dict(table)   # the looks cap each day's units themselves
+        if caps:
+            units, table, cap_values = capped(units, table, caps, ignore_zeros)
         matrix, columns = _unit_matrix(units, table)
         moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
     names = list(variants) if variants is not None else moments.variants
@@ -275,7 +305,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 problem = "its difference or standard error is not a finite number"
             if problem:
                 warnings.append(f"{name}, {arm} against {control}: not compared: {problem}")
-                row = _untested_row(name, metric, moments, control, arm, test)
+                row = _untested_row(name, metric, moments, control, arm, test, units)
             rows.append(row)
     import pandas as pd
 
@@ -296,14 +326,18 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings.update(resamples=resamples, seed=seed)
     if bayes is not None:
         settings["prior"] = dict(bayes)
+    if caps:
+        settings.update(caps=cap_values, cap_rules={name: str(spec) for name, spec in caps.items()},
+                        ignore_zeros=ignore_zeros)
     if sequential == "always-valid":
         settings["tuning"] = tuning
     if sequential == "msprt":
         settings["mixture_effect"] = mixture_effect
     looks = None
     if timestamp is not None:
-        looks = cumulative_looks(data, unit, variant, timestamp, table, control, names, test, relative, alpha,
-                                 alternative, mixed, sequential, tuning, planned_units, mixture_effect)
+        looks = cumulative_looks(data, unit, variant, timestamp, raw_table, control, names, test, relative, alpha,
+                                 alternative, mixed, sequential, tuning, planned_units, mixture_effect, caps,
+                                 ignore_zeros, bayes)
         if sequential is not None and len(looks):
             last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
             at_last = last.loc[list(zip(frame["metric"], frame["variant"], strict=True))]
@@ -353,11 +387,17 @@ def _not_comparable(metric: Metric, m: VariantMoments, control: str, arm: str) -
     return ""
 
 
-def _untested_row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str) -> dict[str, Any]:
+def _untested_row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str,
+                  units: Units | None = None) -> dict[str, Any]:
     """A comparison that was not made: counts and the values that exist, the rest NaN."""
     def value(variant: str) -> float:
         if int(m.count(variant)) == 0:
             return math.nan
+        if isinstance(metric, Quantile):
+            if units is None:
+                return math.nan
+            values = _unit_values(metric, units, variant)[0]
+            return float(np.quantile(values, metric.q)) if len(values) else math.nan
         with np.errstate(all="ignore"):
             return float(metric.value(m, variant))
 
@@ -421,6 +461,68 @@ def cuped_theta(metric: Metric, m: VariantMoments, arms: Sequence[str]) -> tuple
     return theta, ratio_of_means(pooled, "all", *cov_ratio)
 
 
+def cap_value(values: np.ndarray, spec: str | float, ignore_zeros: bool = False) -> float:
+    """The cap a rule gives over every unit's values: a number as it is, ``"p99"`` the 99th
+    percentile (linear interpolation, SQL's PERCENTILE_CONT, as GrowthBook computes it), of
+    the non-zero values with ``ignore_zeros``.
+
+    >>> cap_value(np.arange(101.0), "p99"), cap_value(np.array([0.0, 0.0, 4.0, 8.0]), "p50", True), cap_value([], 5)
+    (99.0, 6.0, 5.0)
+    """
+    import re
+
+    if isinstance(spec, (int, float)) or re.fullmatch(r"-?\d+(\.\d*)?([eE][-+]?\d+)?", str(spec).strip()):
+        value = float(spec)
+        if not math.isfinite(value):
+            raise OptionError(f"a cap must be a finite number or a percentile such as p99, got {spec!r}")
+        return value
+    match = re.fullmatch(r"p(\d+(?:\.\d+)?)", str(spec).strip().lower())
+    if match is None or not 0 < float(match.group(1)) < 100:
+        raise OptionError(f"a cap must be a number or a percentile such as p99 (p0 < p < p100), got {spec!r}")
+    data = np.asarray(values, dtype=np.float64)
+    if ignore_zeros:
+        data = data[data != 0]
+    return float(np.quantile(data, float(match.group(1)) / 100)) if len(data) else math.nan
+
+
+def _capped_column(metric: Metric) -> str:
+    """The per-unit column a cap applies to: the value, or a ratio's numerator."""
+    return metric.numerator if isinstance(metric, Ratio) else metric.column
+
+
+def capped(units: Units, metrics: Mapping[str, Metric], caps: Mapping[str, str | float],
+           ignore_zeros: bool) -> tuple[Units, dict[str, Metric], dict[str, float]]:
+    """The units with each capped metric's column capped (a new column per metric and cap, so
+    metrics sharing a column keep their own), the metrics reading those columns, and each
+    metric's cap."""
+    values = dict(units.values)
+    out = dict(metrics)
+    applied: dict[str, float] = {}
+    for name, spec in caps.items():
+        metric = metrics[name]
+        column = _capped_column(metric)
+        cap = cap_value(units.values[column], spec, ignore_zeros)
+        applied[name] = cap
+        new = f"{column} capped at {spec}"
+        values[new] = np.minimum(units.values[column], cap) if math.isfinite(cap) else units.values[column]
+        out[name] = replace(metric, numerator=new) if isinstance(metric, Ratio) else replace(metric, column=new)
+    return replace(units, values=values), out, applied
+
+
+def _quantile_arm(name: str, metric: Quantile, units: Units | None, variant: str, test: str) -> Arm:
+    """One arm of a quantile metric: the quantile of its units' values and gbstats' variance."""
+    from rankwise.stats.quantiles import estimate_quantile
+
+    if units is None:
+        raise OptionError(f"metric {name!r} is a quantile: it needs one row per unit, not per-variant statistics")
+    if test in ("mann-whitney", "bootstrap", "z-pooled", "student"):
+        raise OptionError(f"metric {name!r} is a quantile: compare it with test welch, z or bayesian, not {test!r}")
+    estimate = estimate_quantile(_unit_values(metric, units, variant)[0], metric.q)
+    if not estimate.estimable:
+        return Arm(estimate.quantile, math.nan, estimate.n)
+    return Arm(estimate.quantile, estimate.variance, estimate.n)
+
+
 def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, Any]) -> dict[str, Any]:
     """The posterior columns of one comparison (``rankwise.stats.bayes``, gbstats 0.8's
     engine): the prior is on the relative effect (``prior_type``) and rescaled by the control's
@@ -452,8 +554,11 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
          sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT,
          bayes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
-    c = _arm(metric, m, control, theta, pooled_x)
-    t = _arm(metric, m, arm, theta, pooled_x)
+    if isinstance(metric, Quantile):
+        c, t = _quantile_arm(name, metric, units, control, test), _quantile_arm(name, metric, units, arm, test)
+    else:
+        c = _arm(metric, m, control, theta, pooled_x)
+        t = _arm(metric, m, arm, theta, pooled_x)
     base_test = test if test in ("welch", "student", "z", "z-pooled") else "z" if test == "bayesian" else "welch"
     if base_test == "z-pooled" and not isinstance(metric, Proportion):
         raise OptionError(f"test='z-pooled' is the two-proportion test; metric {name!r} is a {metric.kind}")
@@ -588,7 +693,9 @@ def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],
                      control: str, names: Sequence[str], test: str, relative: str, alpha: float,
                      alternative: str, mixed: str, sequential: str | None, tuning: float,
-                     planned_units: int | None, mixture_effect: float = MIXTURE_EFFECT) -> Any:
+                     planned_units: int | None, mixture_effect: float = MIXTURE_EFFECT,
+                     caps: Mapping[str, str | float] | None = None, ignore_zeros: bool = False,
+                     bayes: Mapping[str, Any] | None = None) -> Any:
     """One row per day x metric x arm: the analysis of every event up to the end of that day
     (the cumulative lift and its interval over time; with alpha spending, the boundary of
     each look and whether the z statistic crossed it; with an always-valid method, the running
@@ -609,15 +716,18 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         upto = table.filter(pa.array(days <= day))
         units = aggregate_units(upto, unit, variant, sums=sums, counts=counts, constants=constants,
                                 variants=list(names), mixed=mixed)
-        matrix, cols = _unit_matrix(units, metrics)
+        day_metrics = dict(metrics)
+        if caps:   # the cap of each look is taken over that look's units
+            units, day_metrics, _ = capped(units, metrics, caps, ignore_zeros)
+        matrix, cols = _unit_matrix(units, day_metrics)
         m = VariantMoments.from_codes(units.codes, matrix, units.variants, cols)
-        for name, metric in metrics.items():
+        for name, metric in day_metrics.items():
             for arm in names:
                 if arm == control or m.count(arm) < 2 or m.count(control) < 2:
                     continue
                 row = _row(name, metric, m, control, arm, "welch" if test in ("mann-whitney", "bootstrap") else test,
                            relative, alpha, alternative, units, 0, 0,
-                           sequential if sequential in ALWAYS_VALID else None, tuning, mixture_effect)
+                           sequential if sequential in ALWAYS_VALID else None, tuning, mixture_effect, bayes)
                 row["look"] = pd.Timestamp(day)
                 rows.append(row)
     frame = pd.DataFrame(rows)

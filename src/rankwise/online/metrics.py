@@ -86,6 +86,30 @@ class Proportion(Mean):
 
 
 @dataclass(frozen=True)
+class Quantile(Mean):
+    """The ``q`` quantile of the units' ``column`` (summed per unit): p50 or p90 of revenue or
+    time per user, as GrowthBook's unit quantile metrics. Its value and variance come from the
+    unit values (``rankwise.stats.quantiles``), not from the per-variant moments.
+
+    >>> Quantile("revenue", 0.9).describe()
+    'p90(revenue)'
+    """
+
+    q: float = 0.5
+
+    kind = "quantile"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.q < 1:
+            from rankwise.errors import OptionError
+
+            raise OptionError(f"a quantile level must be between 0 and 1 (p1 ... p99), got {self.q}")
+
+    def describe(self) -> str:
+        return f"p{100 * self.q:g}({self.column})"
+
+
+@dataclass(frozen=True)
 class Ratio:
     """Ratio of sums over units, ``sum(numerator) / sum(denominator)`` (CTR = clicks /
     impressions), analysed per unit with the delta method; ``covariate`` is a pre-experiment
@@ -124,7 +148,7 @@ class Ratio:
         return ratio_variance(m, variant, self.numerator, self.denominator)
 
 
-Metric = Mean | Proportion | Ratio
+Metric = Mean | Proportion | Quantile | Ratio
 
 
 def indicator(column: str) -> str:

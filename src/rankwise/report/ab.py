@@ -97,6 +97,12 @@ def ab_title(result: Any) -> str:
     applied = []
     if s.get("covariates"):
         applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
+    if s.get("caps"):
+        applied.append("capped: " + ", ".join(f"{m} at {s['cap_rules'][m]}"
+                                               + (f" ({_number(v, 4)})" if not s["cap_rules"][m].replace(".", "")
+                                                  .replace("-", "").isdigit() else "")
+                                               for m, v in s["caps"].items())
+                       + (" of non-zero units" if s.get("ignore_zeros") else ""))
     if s.get("exposures"):
         applied.append("exposures" + (f", window {s['window']}" if s.get("window") is not None else ""))
     return f"A/B analysis against {s['control']} ({', '.join(parts)}{''.join('; ' + a for a in applied)})"
