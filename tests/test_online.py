@@ -741,3 +741,82 @@ def test_capping_keeps_the_aa_false_positive_rate() -> None:
         data = {"u": np.arange(800), "v": arms, "x": rng.lognormal(0, 2, 800)}
         rejections += online.analyze(data, "u", "v", ["x"], caps={"x": "p99"}).table.iloc[0]["p_value"] < 0.05
     assert abs(rejections / trials - 0.05) < 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+SLICED = DATA / "sliced.csv"
+
+
+def test_each_slice_is_the_analysis_of_its_units() -> None:
+    frame = pd.read_csv(SLICED)
+    result = online.analyze(frame, unit="user", metrics=["ctr=clicks/views", "clicks"], slices=["device", "country"])
+    table = result.table
+    assert list(dict.fromkeys(zip(table["dimension"], table["slice"], strict=True))) == [
+        ("", "all"), ("device", "desktop"), ("device", "mobile"), ("country", "DE"), ("country", "FR"),
+        ("country", "US")]
+    for (dimension, value), rows in table[table["slice"] != "all"].groupby(["dimension", "slice"]):
+        alone = online.analyze(frame[frame[dimension] == value], unit="user", metrics=["ctr=clicks/views", "clicks"])
+        for column in ("n", "n_control", "value", "difference", "ci_lower", "ci_upper", "p_value"):
+            assert rows[column].tolist() == alone.table[column].tolist(), (dimension, value, column)
+        # corrected within the slice (the default scope) as the slice alone is
+        assert rows["p_corrected"].tolist() == alone.table["p_corrected"].tolist()
+    whole = online.analyze(frame, unit="user", metrics=["ctr=clicks/views", "clicks"])
+    assert table[table["slice"] == "all"]["p_corrected"].tolist() == whole.table["p_corrected"].tolist()
+
+
+def test_correction_scopes() -> None:
+    from rankwise.stats.corrections import correct
+
+    frame = pd.read_csv(SLICED)
+    p = {}
+    for scope in ("slice", "metric", "all"):
+        p[scope] = online.analyze(frame, unit="user", metrics=["ctr=clicks/views", "clicks"], slices=["device"],
+                                  correction_scope=scope).table
+    raw = p["all"]["p_value"].to_numpy()
+    assert p["all"]["p_corrected"].tolist() == pytest.approx(correct(raw, "holm", 0.05).tolist(), rel=1e-15)
+    by_metric = p["metric"]
+    for metric in ("ctr", "clicks"):
+        rows = by_metric["metric"] == metric
+        assert by_metric.loc[rows, "p_corrected"].tolist() == pytest.approx(
+            correct(by_metric.loc[rows, "p_value"].to_numpy(), "holm", 0.05).tolist(), rel=1e-15)
+    assert online.analyze(frame, unit="user", metrics=["ctr=clicks/views"], slices=["device"],
+                          correction_scope="metric").settings["correction_scope"] == "metric"
+    from rankwise.errors import RankwiseError
+
+    with pytest.raises(RankwiseError, match="unknown correction scope 'slices'; did you mean 'slice'"):
+        online.analyze(frame, unit="user", metrics=["clicks"], slices=["device"], correction_scope="slices")
+    with pytest.raises(OptionError, match="slice by 'user': that is the unit column"):
+        online.analyze(frame, unit="user", metrics=["clicks"], slices=["user"])
+
+
+def test_a_unit_takes_the_value_of_its_first_row_and_missing_values_have_a_slice() -> None:
+    events = {"u": [1, 1, 2, 2, 3, 3, 4, 4], "v": ["A", "A", "A", "A", "B", "B", "B", "B"],
+              "device": ["mobile", "desktop", None, None, "mobile", "mobile", "desktop", "desktop"],
+              "x": [1, 2, 3, 4, 5, 6, 7, 8]}
+    result = online.analyze(events, "u", "v", ["x"], slices=["device"])
+    slices = result.table.set_index("slice")
+    # unit 1 is mobile (its first row); unit 2 has no device
+    assert slices.loc["mobile", "n_control"] == 1 and slices.loc["(missing)", "n_control"] == 1
+    assert "1 unit(s) had more than one 'device'; each is in the slice of its first row" in result.warnings
+    assert any("in device=mobile: not compared" in w for w in result.warnings)   # one unit per arm
+
+
+def test_sliced_aa_tests_hold_the_familywise_error_only_when_corrected_across_all() -> None:
+    """100 seeded A/A experiments, a metric over the whole experiment and 2 + 3 slices (6
+    comparisons): with the correction across all of them the chance of any false positive stays
+    near 5%; corrected per slice it is far higher (each slice is its own family)."""
+    from rankwise.stats.corrections import correct
+
+    rng = np.random.default_rng(21)
+    trials, n = 100, 600
+    any_all = any_slice = 0
+    for _ in range(trials):
+        frame = pd.DataFrame({"user": np.arange(n), "variant": np.where(np.arange(n) % 2, "A", "B"),
+                              "device": rng.choice(["d", "m"], n), "country": rng.choice(["x", "y", "z"], n),
+                              "value": rng.normal(size=n)})
+        table = online.analyze(frame, unit="user", metrics=["value"], slices=["device", "country"],
+                               correction_scope="all").table
+        any_all += bool(table["significant"].any())
+        # per slice: each slice has one comparison here, so its corrected p is its own p
+        any_slice += bool((correct(table["p_value"].to_numpy(), "none", 0.05) < 0.05).any())
+    assert any_all / trials < 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+    assert any_slice / trials > 0.15   # 1 - 0.95^6 = 0.26 for independent comparisons

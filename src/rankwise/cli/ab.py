@@ -123,6 +123,12 @@ def ab(
                       "percentile of all units' values), as GrowthBook caps. Repeat for more.")] = [],  # noqa: B006
     cap_ignore_zeros: Annotated[bool, typer.Option(
         "--cap-ignore-zeros", help="Leave units at 0 out of the percentile a cap is taken at.")] = False,
+    slice_by: Annotated[list[str], typer.Option(
+        "--slice", help="A column of the units (country, device) to break the results down by; each of its values "
+                        "is analysed too. Repeat for more.")] = [],  # noqa: B006
+    correction_scope: Annotated[str, typer.Option(
+        "--correction-scope", help="With --slice: which p-values are corrected together: slice | metric | all.")
+    ] = "slice",
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
     test: Annotated[str, typer.Option(
@@ -173,6 +179,7 @@ def ab(
                                 seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect,
                                 event=event, exposures=exposures, window=window,
                                 caps=_pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), ignore_zeros=cap_ignore_zeros,
+                                slices=slice_by, correction_scope=correction_scope,
                                 engine="duckdb" if database is not None else engine)
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint

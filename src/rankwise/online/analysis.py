@@ -175,7 +175,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
             event: str = "event", exposures: Any = None, window: str | float | None = None,
             engine: str = "memory", caps: Mapping[str, str | float] | None = None,
-            ignore_zeros: bool = False) -> ABResult:
+            ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice") -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -206,7 +206,11 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     ``data`` may then be a ``rankwise.online.warehouse.DuckDBSource``; see that module).
     ``caps``: ``{metric name: cap}``, each unit's value (a ratio's numerator) capped at a
     number or at a percentile of every unit's value (``"p99"``; ``ignore_zeros`` leaves units
-    at 0 out of that percentile), as GrowthBook caps metrics.
+    at 0 out of that percentile), as GrowthBook caps metrics. ``slices``: columns of the data
+    (of the exposures, if given) whose values split the units; each slice is analysed too, in
+    rows with ``dimension`` and ``slice`` (``all`` for the whole experiment), and
+    ``correction_scope`` (slice, metric or all) says which p-values are corrected together
+    (see ``rankwise.online.slices``).
 
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
@@ -216,6 +220,14 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (1.0, 0.2879)
     """
 
+    from rankwise.online.slices import CORRECTION_SCOPES, check_dimensions
+
+    correction_scope = CORRECTION_SCOPES.get(correction_scope).name
+    slices = check_dimensions(slices, unit, variant)
+    if slices and sequential is not None:
+        raise OptionError("sequential designs are not sliced yet: analyse the whole experiment sequentially, or "
+                          "slice a fixed-horizon analysis")
+    source_data = data
     chosen, test_options = AB_TESTS.parse(test)
     test = chosen.name
     bayes = test_options if test == "bayesian" else None
@@ -242,6 +254,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         if name not in table:
             raise OptionError(f"cap for unknown metric {name!r}; the metrics are {', '.join(table)}")
     if statistics or isinstance(data, VariantMoments):
+        if slices:
+            raise OptionError("slices need one row per unit, not per-variant statistics")
         if caps:
             raise OptionError("capping needs one row per unit, not per-variant statistics")
         if test in ("mann-whitney", "bootstrap"):
@@ -263,6 +277,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         if engine not in ENGINES:
             raise OptionError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
         if engine == "duckdb" or isinstance(data, DuckDBSource):
+            if slices:
+                raise OptionError("engine='duckdb' does not slice results yet: use engine='memory'")
             units, warned = _duckdb_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
                                           window, timestamp, sequential, test)
             warnings += warned
@@ -293,24 +309,43 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     srm = srm_test([int(moments.n[moments.variants.index(v)]) for v in names], weights)
     if srm.mismatch:
         warnings.append(srm.message())
-    rows = []
-    for name, metric in table.items():
-        for arm in names:
-            if arm == control:
-                continue
-            problem = _not_comparable(metric, moments, control, arm)
-            row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha, alternative,
-                                            units, resamples, seed, sequential, tuning, mixture_effect, bayes)
-            if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
-                problem = "its difference or standard error is not a finite number"
-            if problem:
-                warnings.append(f"{name}, {arm} against {control}: not compared: {problem}")
-                row = _untested_row(name, metric, moments, control, arm, test, units)
-            rows.append(row)
+
+    def comparisons(moments: VariantMoments, units: Units | None, where: str = "") -> list[dict[str, Any]]:
+        rows = []
+        for name, metric in table.items():
+            for arm in names:
+                if arm == control:
+                    continue
+                problem = _not_comparable(metric, moments, control, arm)
+                row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha,
+                                                alternative, units, resamples, seed, sequential, tuning,
+                                                mixture_effect, bayes)
+                if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
+                    problem = "its difference or standard error is not a finite number"
+                if problem:
+                    warnings.append(f"{name}, {arm} against {control}{where}: not compared: {problem}")
+                    row = _untested_row(name, metric, moments, control, arm, test, units)
+                rows.append(row)
+        return rows
+
+    rows = comparisons(moments, units)
+    if slices:
+        assert units is not None   # refused above for per-variant statistics
+        rows = [{"dimension": "", "slice": "all", **row} for row in rows]
+        rows += _sliced(comparisons, exposures if exposures is not None else source_data, unit, slices, units,
+                        table, warnings)
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
+    if slices:
+        from rankwise.online.slices import correction_groups
+
+        frame["p_corrected"] = np.nan
+        for group in correction_groups(frame, correction_scope):
+            frame.loc[frame.index[group], "p_corrected"] = _corrected(frame["p_value"].to_numpy()[group],
+                                                                      correction, alpha)
+    else:
+        frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
     frame["significant"] = frame["p_corrected"] < alpha
     if bayes is not None:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
         frame["significant"] = (frame["chance_to_win"] >= 1 - alpha) | (frame["chance_to_win"] <= alpha)
@@ -326,6 +361,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings.update(resamples=resamples, seed=seed)
     if bayes is not None:
         settings["prior"] = dict(bayes)
+    if slices:
+        settings.update(slices=list(slices), correction_scope=correction_scope)
     if caps:
         settings.update(caps=cap_values, cap_rules={name: str(spec) for name, spec in caps.items()},
                         ignore_zeros=ignore_zeros)
@@ -633,6 +670,26 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
                             for pa_, pb_ in bootstrap_indices((len(a_num), len(b_num)), resamples, rng)])
     lower, upper = percentile_interval(diffs, alpha)
     return lower, upper, bootstrap_p_value(diffs)
+
+
+def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], units: Units,
+            table: Mapping[str, Metric], warnings: list[str]) -> list[dict[str, Any]]:
+    """The rows of every slice of every dimension (``rankwise.online.slices``)."""
+    from rankwise.online.slices import slice_values, subset, unit_labels
+
+    rows = []
+    for dimension in dimensions:
+        labels, conflicting = unit_labels(data, unit, dimension, units)
+        if conflicting:
+            warnings.append(f"{conflicting} unit(s) had more than one {dimension!r}; each is in the slice of its "
+                            "first row")
+        for value in slice_values(labels):
+            part = subset(units, labels == value)
+            matrix, columns = _unit_matrix(part, table)
+            moments = VariantMoments.from_codes(part.codes, matrix, part.variants, columns)
+            rows += [{"dimension": dimension, "slice": value, **row}
+                     for row in comparisons(moments, part, f" in {dimension}={value}")]
+    return rows
 
 
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,

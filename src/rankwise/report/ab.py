@@ -94,6 +94,9 @@ def ab_title(result: Any) -> str:
         parts[0] = (f"test=bayesian, prior N({prior['prior_mean']:g}, {prior['prior_variance']:g}) on the "
                     f"{prior['prior_type']} effect" if prior["proper"] else "test=bayesian, flat prior")
         parts = [p for p in parts if not p.startswith("correction=")]
+    if s.get("slices"):
+        parts = [f"{p} per {s['correction_scope']}" if p.startswith("correction=") and s["correction_scope"] != "all"
+                 else f"{p} across all" if p.startswith("correction=") else p for p in parts]
     applied = []
     if s.get("covariates"):
         applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
@@ -149,6 +152,11 @@ def ab_grid(result: Any, digits: int = 4) -> Grid:
     headers = SPENDING_HEADERS if spending else BAYESIAN_HEADERS if bayesian else HEADERS
     rows = [_cells(r, digits, spending, bayesian) for r in result.table.to_dict("records")]
     numeric = [False, False] + [True] * (len(headers) - 2)
+    if "slice" in result.table.columns:   # sliced: which units each row is about
+        where = [r["slice"] if r["slice"] == "all" else f"{r['dimension']}={r['slice']}"
+                 for r in result.table.to_dict("records")]
+        headers, numeric = ["slice", *headers], [False, *numeric]
+        rows = [[w, *row] for w, row in zip(where, rows, strict=True)]
     return Grid(ab_title(result), list(headers), rows, numeric, note="\n".join(ab_notes(result)),
                 preface="\n".join(ab_preface(result)))
 
