@@ -175,7 +175,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
             event: str = "event", exposures: Any = None, window: str | float | None = None,
             engine: str = "memory", caps: Mapping[str, str | float] | None = None,
-            ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice") -> ABResult:
+            ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
+            guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = ()) -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -210,7 +211,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (of the exposures, if given) whose values split the units; each slice is analysed too, in
     rows with ``dimension`` and ``slice`` (``all`` for the whole experiment), and
     ``correction_scope`` (slice, metric or all) says which p-values are corrected together
-    (see ``rankwise.online.slices``).
+    (see ``rankwise.online.slices``). ``guardrails``: ``{metric: margin}``, a non-inferiority
+    test of each arm: is the metric no worse than ``margin`` (relative: 0.02 is 2%) below the
+    control (above, for the metrics in ``lower_is_better``)? See ``guardrail_columns``.
 
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
@@ -253,6 +256,14 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     for name in caps or {}:
         if name not in table:
             raise OptionError(f"cap for unknown metric {name!r}; the metrics are {', '.join(table)}")
+    for kind, given in (("guardrail", guardrails or {}), ("lower_is_better", lower_is_better)):
+        for name in given:
+            if name not in table:
+                raise OptionError(f"{kind} for unknown metric {name!r}; the metrics are {', '.join(table)}")
+    for name, margin in (guardrails or {}).items():
+        if not (0 <= float(margin) < 1):
+            raise OptionError(f"guardrail {name!r}: the margin is a relative worsening in [0, 1) (0.02 for 2%), "
+                              f"got {margin}")
     if statistics or isinstance(data, VariantMoments):
         if slices:
             raise OptionError("slices need one row per unit, not per-variant statistics")
@@ -347,6 +358,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     else:
         frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
     frame["significant"] = frame["p_corrected"] < alpha
+    if guardrails:
+        frame = guardrail_columns(frame, guardrails, lower_is_better, alpha)
     if bayes is not None:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
         frame["significant"] = (frame["chance_to_win"] >= 1 - alpha) | (frame["chance_to_win"] <= alpha)
     settings = {"unit": unit, "variant": variant, "test": test, "relative": relative, "alpha": alpha,
@@ -363,6 +376,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings["prior"] = dict(bayes)
     if slices:
         settings.update(slices=list(slices), correction_scope=correction_scope)
+    if guardrails:
+        settings.update(guardrails={k: float(v) for k, v in guardrails.items()}, lower_is_better=list(lower_is_better))
     if caps:
         settings.update(caps=cap_values, cap_rules={name: str(spec) for name, spec in caps.items()},
                         ignore_zeros=ignore_zeros)
@@ -443,7 +458,7 @@ def _untested_row(name: str, metric: Metric, m: VariantMoments, control: str, ar
             "variant": arm, "n_control": int(m.count(control)), "n": int(m.count(arm)),
             "control_value": value(control), "value": value(arm), "difference": nan, "ci_lower": nan,
             "ci_upper": nan, "relative": nan, "relative_lower": nan, "relative_upper": nan, "p_value": nan,
-            "statistic": nan, "df": nan, "se": nan, "test": test}
+            "statistic": nan, "df": nan, "se": nan, "relative_se": nan, "test": test}
 
 
 def state_columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -604,7 +619,8 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
            "variant": arm, "n_control": c.n, "n": t.n, "control_value": c.mean, "value": t.mean,
            "difference": d.difference, "ci_lower": d.ci_lower, "ci_upper": d.ci_upper,
            "relative": d.relative, "relative_lower": d.relative_lower, "relative_upper": d.relative_upper,
-           "p_value": d.p_value, "statistic": d.statistic, "df": d.df, "se": d.se, "test": test}
+           "p_value": d.p_value, "statistic": d.statistic, "df": d.df, "se": d.se, "relative_se": d.relative_se,
+           "test": test}
     if metric.covariate_ratio is not None:
         row["theta"] = theta
     if bayes is not None:
@@ -670,6 +686,39 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
                             for pa_, pb_ in bootstrap_indices((len(a_num), len(b_num)), resamples, rng)])
     lower, upper = percentile_interval(diffs, alpha)
     return lower, upper, bootstrap_p_value(diffs)
+
+
+def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_better: Sequence[str],
+                      alpha: float) -> Any:
+    """Each guardrail row's non-inferiority test on the relative difference ``r`` with its
+    standard error ``s`` (delta method) and margin ``m``: ``p = 1 - Phi((r + m) / s)`` (``r``'s
+    sign flipped where lower is better), one-sided, not corrected (each guardrail is a
+    decision of its own). ``guardrail`` is ``passed`` when ``p < alpha`` (no worse than the
+    margin), ``failed`` when the metric is significantly worse than the control (one-sided,
+    ``1 - Phi(-r / s) < alpha``), else ``inconclusive``.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"metric": ["x"], "relative": [0.01], "relative_se": [0.01]})
+    >>> row = guardrail_columns(frame, {"x": 0.02}, [], 0.05).iloc[0]
+    >>> round(float(row["guardrail_p"]), 6), row["guardrail"]   # 1 - Phi((0.01 + 0.02) / 0.01) = 1 - Phi(3)
+    (0.00135, 'passed')
+    """
+    from rankwise.stats.distributions import NORMAL
+
+    frame = frame.copy()
+    se = frame["relative_se"]
+    sign = np.where(frame["metric"].isin(list(lower_is_better)), -1.0, 1.0)
+    margin = frame["metric"].map({k: float(v) for k, v in guardrails.items()})
+    better = sign * frame["relative"]
+    guarded = margin.notna().to_numpy()
+    with np.errstate(all="ignore"):
+        p = NORMAL.sf(((better + margin) / se).to_numpy())
+        harm = NORMAL.sf((-better / se).to_numpy())
+    frame["margin"] = margin
+    frame["guardrail_p"] = np.where(guarded, p, np.nan)
+    status = np.where(p < alpha, "passed", np.where(harm < alpha, "failed", "inconclusive"))
+    frame["guardrail"] = np.where(guarded & np.isfinite(p), status, np.where(guarded, "not compared", ""))
+    return frame
 
 
 def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], units: Units,

@@ -53,16 +53,16 @@ def clause_mask(table: Any, clause: Clause, source: str) -> np.ndarray:
     column = table.column(clause.column)
     if not pa.types.is_dictionary(column.type):
         return _compare(column, clause, source)
-    parts = []
-    for chunk in column.chunks:
-        hit = _compare(chunk.dictionary, clause, source)
-        indices = chunk.indices
-        codes = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        mask = hit[codes] if len(hit) else np.zeros(len(codes), dtype=bool)
-        if indices.null_count:
-            mask &= np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        parts.append(mask)
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+    if column.num_chunks == 0:
+        return np.zeros(0, dtype=bool)
+    column = column.unify_dictionaries()   # one dictionary for every chunk: compared once
+    hit = _compare(column.chunks[0].dictionary, clause, source)
+    indices = pa.chunked_array([chunk.indices for chunk in column.chunks]).combine_chunks()
+    codes = np.asarray((indices.fill_null(0) if indices.null_count else indices).to_numpy(zero_copy_only=False))
+    mask = hit[codes] if len(hit) else np.zeros(len(codes), dtype=bool)
+    if indices.null_count:
+        mask &= np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    return mask
 
 
 def _compare(column: Any, clause: Clause, source: str) -> np.ndarray:
@@ -88,8 +88,9 @@ def _compare(column: Any, clause: Clause, source: str) -> np.ndarray:
 
 
 def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first: int) -> np.ndarray:
-    """Each row's contribution to one aggregation: 1 or 0 (``count``, ``any``), the value or 0
-    (``sum``; a matching row without a number is an error naming its line)."""
+    """Each row's contribution to one aggregation: whether it counts (``count``, ``any``: a
+    boolean, summed per unit as 1 or 0), the value or 0 (``sum``; a matching row without a
+    number is an error naming its line)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -97,8 +98,8 @@ def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first
     for clause in aggregate.clauses(event):
         this = clause_mask(table, clause, name)
         mask = this if mask is None else mask & this
-    if aggregate.function != "sum":
-        return np.ones(table.num_rows, dtype=np.int64) if mask is None else mask.astype(np.int64)
+    if aggregate.function != "sum":   # a count: which rows count (summed per unit as booleans)
+        return np.ones(table.num_rows, dtype=bool) if mask is None else mask
     column = table.column(aggregate.target).combine_chunks()
     if mask is None:
         return number_column(name, first, column, aggregate.target)
@@ -156,7 +157,7 @@ def event_rows(data: Any, definitions: Sequence[Definition], unit: str, variant:
     >>> rows = event_rows({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]},
     ...                   d, "u", "arm", "event")
     >>> rows.pieces[0][2].column("count(click)").to_pylist(), rows.pieces[0][2].column("count(view)").to_pylist()
-    ([0, 1, 0], [1, 0, 1])
+    ([False, True, False], [True, False, True])
     """
     import pyarrow as pa
 
@@ -259,8 +260,8 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
         out.append((name, first, pa.table(columns)))
     zeros = {unit: exposed.column("unit"), variant: exposed.column("variant"),
              timestamp: _as_time(np.asarray(exposed.column("start").to_numpy(), dtype=np.float64))}
-    for c in rows.columns:   # zeros of the type the events have (a float sum stays float)
-        kind = out[0][2].schema.field(c).type if out else pa.int64()
+    for c in rows.columns:   # zeros of the type the events have (a float sum stays float, a count boolean)
+        kind = out[0][2].schema.field(c).type if out else pa.bool_()
         zeros[c] = pa.array(np.zeros(exposed.num_rows, dtype=np.int64)).cast(kind)
     out.append((exposure_pieces[0][0] if exposure_pieces else "<exposures>", 1, pa.table(zeros)))
     return EventRows(out, rows.columns, left_out)

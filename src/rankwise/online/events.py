@@ -135,7 +135,11 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
                              **location(name, first, row))
         part = {"unit": ids.cast(unit_type), "variant": codes}
         for c in value_columns:
-            part[c] = number_column(name, first, table.column(c).combine_chunks(), c, c in counts)
+            column = table.column(c).combine_chunks()
+            if pa.types.is_boolean(column.type) and not column.null_count and c not in constants:
+                part[c] = np.asarray(column.to_numpy(zero_copy_only=False), dtype=bool)   # counted, not summed
+            else:
+                part[c] = number_column(name, first, column, c, c in counts)
         parts.append(part)
     summed = [c for c in value_columns if c not in constants]
     grouped = _dense_group(parts, summed, constants) if unit_type == pa.int64() else None
@@ -182,7 +186,8 @@ def _dense_group(parts: list[dict[str, Any]], summed: Sequence[str], constants: 
         lowest = 0
     for c in summed:
         largest = max(max(abs(int(part[c].min())), abs(int(part[c].max())))
-                      if part[c].dtype.kind in "iu" and len(part[c]) else 0 for part in parts)
+                      if part[c].dtype.kind in "iu" and len(part[c]) else 1 if part[c].dtype == bool else 0
+                      for part in parts)
         if largest * events >= 2**53:
             return None
     several = max(int(pc.max(part["variant"]).as_py()) for part in parts) > 1
@@ -192,13 +197,18 @@ def _dense_group(parts: list[dict[str, Any]], summed: Sequence[str], constants: 
     sums = {c: np.zeros(span) for c in summed}
     for part in parts:   # one pass per column over each file: nothing of event size is concatenated
         index = _offsets(part["unit"], lowest)
-        codes = np.asarray(part["variant"].to_numpy(), dtype=np.float64)
         count += np.bincount(index, minlength=span)
-        code_sum += np.bincount(index, weights=codes, minlength=span)
-        if code_squares is not None:
+        if code_squares is None:   # codes 0 and 1: their sum counts the rows in variant 1
+            code_sum += np.bincount(index[np.asarray(part["variant"].to_numpy()) == 1], minlength=span)
+        else:
+            codes = np.asarray(part["variant"].to_numpy(), dtype=np.float64)
+            code_sum += np.bincount(index, weights=codes, minlength=span)
             code_squares += np.bincount(index, weights=codes * codes, minlength=span)
         for c in summed:
-            sums[c] += np.bincount(index, weights=part[c], minlength=span)
+            if part[c].dtype == bool:   # a count: the rows that count, no float weights
+                sums[c] += np.bincount(index[part[c]], minlength=span)
+            else:
+                sums[c] += np.bincount(index, weights=part[c], minlength=span)
     present = np.flatnonzero(count)
     count, code_sum = count[present], code_sum[present]
     if code_squares is None:   # codes 0 and 1: a unit is in one variant when its codes sum to 0 or n
@@ -208,7 +218,7 @@ def _dense_group(parts: list[dict[str, Any]], summed: Sequence[str], constants: 
     low = (code_sum // np.maximum(count, 1)).astype(np.int64)
     out: dict[str, np.ndarray] = {}
     for c in summed:
-        integer = all(part[c].dtype.kind in "iu" for part in parts)
+        integer = all(part[c].dtype.kind in "iub" for part in parts)
         out[c] = sums[c][present].astype(np.int64) if integer else sums[c][present]
     for c in constants:
         kind = np.result_type(*[part[c].dtype for part in parts])
@@ -235,7 +245,8 @@ def _hash_group(parts: list[dict[str, Any]], value_columns: Sequence[str], summe
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    tables = [pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v)
+    tables = [pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray))
+                        else pa.array(v.view(np.int8) if v.dtype == bool else v)   # counts add as integers
                         for k, v in part.items()}) for part in parts]
     # pieces of several files may hold one column as integers in one and floats in another
     table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
