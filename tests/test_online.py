@@ -820,3 +820,41 @@ def test_sliced_aa_tests_hold_the_familywise_error_only_when_corrected_across_al
         any_slice += bool((correct(table["p_value"].to_numpy(), "none", 0.05) < 0.05).any())
     assert any_all / trials < 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
     assert any_slice / trials > 0.15   # 1 - 0.95^6 = 0.26 for independent comparisons
+
+
+def test_guardrails_are_non_inferiority_tests_with_relative_margins() -> None:
+    from rankwise.stats.distributions import NORMAL
+
+    rng = np.random.default_rng(6)
+    n = 20_000
+    data = {"u": np.arange(n), "v": np.where(np.arange(n) % 2, "A", "B"), "x": rng.normal(10, 2, n),
+            "latency": rng.normal(100, 20, n)}
+    result = online.analyze(data, "u", "v", ["x", "latency"], guardrails={"x": 0.01, "latency": 0.02},
+                            lower_is_better=["latency"])
+    table = result.table.set_index("metric")
+    for metric, sign, margin in (("x", 1, 0.01), ("latency", -1, 0.02)):
+        row = table.loc[metric]
+        expected = NORMAL.sf((sign * row["relative"] + margin) / row["relative_se"])
+        assert row["guardrail_p"] == pytest.approx(float(expected), rel=1e-12)
+        assert row["margin"] == margin and row["guardrail"] == "passed"   # both within a fraction of 1%
+    assert result.settings["guardrails"] == {"x": 0.01, "latency": 0.02}
+    worse = dict(data, x=np.where(data["v"] == "B", data["x"] * 0.95, data["x"]))   # B is 5% worse
+    row = online.analyze(worse, "u", "v", ["x"], guardrails={"x": 0.01}).table.iloc[0]
+    assert row["guardrail"] == "failed" and row["guardrail_p"] > 0.5
+    with pytest.raises(OptionError, match="guardrail for unknown metric 'y'"):
+        online.analyze(data, "u", "v", ["x"], guardrails={"y": 0.01})
+    with pytest.raises(OptionError, match=r"a relative worsening in \[0, 1\)"):
+        online.analyze(data, "u", "v", ["x"], guardrails={"x": 2})
+
+
+def test_a_guardrail_at_its_margin_passes_in_alpha_of_experiments() -> None:
+    """True effect exactly -margin (the boundary of the null): 'passed' is a false positive and
+    happens in about alpha = 5% of 200 seeded experiments (one-sided test)."""
+    rng = np.random.default_rng(17)
+    trials, passed = 200, 0
+    codes = np.repeat([0, 1], 1000)
+    for _ in range(trials):
+        values = rng.normal(10.0, 2.0, 2000) * np.where(codes == 1, 0.98, 1.0)   # B is 2% worse
+        moments = online.VariantMoments.from_codes(codes, values[:, None], ["A", "B"], ["x"])
+        passed += online.analyze(moments, metrics=["x"], guardrails={"x": 0.02}).table.iloc[0]["guardrail"] == "passed"
+    assert abs(passed / trials - 0.05) < 3 * math.sqrt(0.05 * 0.95 / trials)

@@ -145,3 +145,11 @@ def test_the_decision_rule_declares_a_winner_in_2_alpha_of_aa_tests() -> None:
         moments = VariantMoments.from_codes(codes, values, ["A", "B"], ["x"])
         winners += bool(analyze(moments, metrics=["x"], test="bayesian").table.iloc[0]["significant"])
     assert abs(winners / trials - 0.10) < 0.045
+
+
+def test_lower_is_better_turns_the_posterior_around_per_metric() -> None:
+    data = {"u": np.arange(200), "v": ["A"] * 100 + ["B"] * 100, "x": [1] * 49 + [0] * 51 + [1] * 51 + [0] * 49}
+    table = analyze(data, "u", "v", ["up=x>0", "down=x>0"], test="bayesian", lower_is_better=["down"]).table
+    up, down = table.iloc[0], table.iloc[1]
+    assert down["chance_to_win"] == pytest.approx(1 - up["chance_to_win"], abs=1e-15)
+    assert (down["risk_control"], down["risk_treatment"]) == (up["risk_treatment"], up["risk_control"])

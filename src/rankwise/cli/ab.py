@@ -42,6 +42,15 @@ def _covariates(specs: list[str]) -> dict[str, str]:
     return _pairs(specs, "--covariate", "METRIC=COLUMN (or METRIC=NUM/DEN for a ratio)")
 
 
+def _margin(metric: str, text: str) -> float:
+    """A guardrail's margin: a fraction (0.02) or a percentage (2%)."""
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        _fail(f"--guardrail {metric}={text}: the margin is a number (0.02) or a percentage (2%)")
+        return 0.0
+
+
 def _pairs(specs: list[str], option: str, expected: str) -> dict[str, str]:
     """``NAME=VALUE`` options as a dict (a malformed one stops with what was expected)."""
     out = {}
@@ -129,6 +138,12 @@ def ab(
     correction_scope: Annotated[str, typer.Option(
         "--correction-scope", help="With --slice: which p-values are corrected together: slice | metric | all.")
     ] = "slice",
+    guardrail: Annotated[list[str], typer.Option(
+        "--guardrail", help="A metric that must not get worse: METRIC=MARGIN, the relative worsening allowed "
+                            "(0.02 for 2%); a non-inferiority test per arm. Repeat for more.")] = [],  # noqa: B006
+    lower_is_better: Annotated[list[str], typer.Option(
+        "--lower-is-better", help="A metric where lower is better (latency, errors): guardrails and the Bayesian "
+                                  "chance to win read it the other way. Repeat for more.")] = [],  # noqa: B006
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
     test: Annotated[str, typer.Option(
@@ -180,6 +195,9 @@ def ab(
                                 event=event, exposures=exposures, window=window,
                                 caps=_pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), ignore_zeros=cap_ignore_zeros,
                                 slices=slice_by, correction_scope=correction_scope,
+                                guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
+                                                                                 "METRIC=MARGIN").items()},
+                                lower_is_better=lower_is_better,
                                 engine="duckdb" if database is not None else engine)
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint

@@ -328,9 +328,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 if arm == control:
                     continue
                 problem = _not_comparable(metric, moments, control, arm)
+                metric_bayes = dict(bayes, inverse=True) if bayes is not None and name in lower_is_better else bayes
                 row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha,
                                                 alternative, units, resamples, seed, sequential, tuning,
-                                                mixture_effect, bayes)
+                                                mixture_effect, metric_bayes)
                 if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
                     problem = "its difference or standard error is not a finite number"
                 if problem:
@@ -870,7 +871,8 @@ AB_TESTS: Registry[Declared] = Registry("test", (
                  Param("proper", bool, False, "use the prior (false: flat, improper prior)"),
                  Param("prior_type", str, "relative", "the scale the prior is on",
                        choices=("relative", "absolute")),
-                 Param("inverse", bool, False, "lower is better: the chance to win is P(effect < 0)"),
+                 Param("inverse", bool, False, "lower is better for every metric: the chance to win is "
+                       "P(effect < 0) (lower_is_better / --lower-is-better sets it per metric)"),
              ), aliases=("bayes",), reference="gbstats 0.8 EffectBayesianABTest"),
     Declared("mann-whitney", _mann_whitney, "Mann-Whitney U test on the unit values (p-value only).",
              aliases=("mannwhitney", "wilcoxon-rank-sum"), reference="scipy.stats.mannwhitneyu"),

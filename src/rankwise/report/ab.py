@@ -141,6 +141,13 @@ def ab_notes(result: Any) -> list[str]:
                      "(Jennison and Turnbull)")
     if len(table) and bool((~table["p_value"].apply(math.isfinite) & ~table["difference"].apply(math.isfinite)).any()):
         lines.append("\u2020 not compared (blank): the warning below says why")
+    if "guardrail" in table.columns:
+        direction = set(result.settings.get("lower_is_better") or [])
+        for row in table[table["guardrail"] != ""].to_dict("records"):
+            where = f" in {row['dimension']}={row['slice']}" if row.get("slice", "all") != "all" else ""
+            lines.append(f"guardrail {row['metric']}, {row['variant']}{where} (no more than {100 * row['margin']:g}% "
+                         f"{'above' if row['metric'] in direction else 'below'} the control): {row['guardrail']}, "
+                         f"non-inferiority p = {_p(row['guardrail_p'])}")
     mismatch = result.srm.message() if result.srm.mismatch else None
     lines += [f"warning: {w}" for w in result.warnings if w != mismatch]
     return lines
