@@ -43,11 +43,12 @@ def _covariates(specs: list[str]) -> dict[str, str]:
 
 
 def _margin(metric: str, text: str) -> float:
-    """A guardrail's margin: a fraction (0.02) or a percentage (2%)."""
+    """A relative change: a fraction (0.02) or a percentage (2%)."""
     try:
         return float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        _fail(f"--guardrail {metric}={text}: the margin is a number (0.02) or a percentage (2%)")
+        where = metric if metric.startswith("--") else f"--guardrail {metric}="
+        _fail(f"{where}{text}: expected a number (0.02) or a percentage (2%)")
         return 0.0
 
 
@@ -144,6 +145,11 @@ def ab(
     lower_is_better: Annotated[list[str], typer.Option(
         "--lower-is-better", help="A metric where lower is better (latency, errors): guardrails and the Bayesian "
                                   "chance to win read it the other way. Repeat for more.")] = [],  # noqa: B006
+    power: Annotated[float, typer.Option(
+        "--power", help="Power of the minimum detectable effect each row reports (mde, mde_relative).")] = 0.8,
+    detect: Annotated[str | None, typer.Option(
+        "--detect", help="Plan: the units per arm each comparison needs to detect this relative change (2% or "
+                         "0.02) with --power, from the variances the data show.")] = None,
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
     test: Annotated[str, typer.Option(
@@ -197,7 +203,7 @@ def ab(
                                 slices=slice_by, correction_scope=correction_scope,
                                 guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
                                                                                  "METRIC=MARGIN").items()},
-                                lower_is_better=lower_is_better,
+                                lower_is_better=lower_is_better, power=power,
                                 engine="duckdb" if database is not None else engine)
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
@@ -206,7 +212,11 @@ def ab(
                                      **({timestamp: "--timestamp"} if timestamp else {})}))
         return
     if output_format in (ABFormat.table, ABFormat.text):
-        _show_grids([render.ab_grid(result, digits)], output, plain=output_format == ABFormat.text)
+        grid = render.ab_grid(result, digits)
+        if detect is not None:
+            grid.note = "\n".join(line for line in (grid.note, *render.plan_lines(result, _margin("--detect", detect),
+                                                                                     power)) if line)
+        _show_grids([grid], output, plain=output_format == ABFormat.text)
     else:
         text = {ABFormat.json: render.ab_json, ABFormat.csv: render.ab_csv,
                 ABFormat.statistics: render.ab_statistics}.get(output_format)

@@ -24,6 +24,7 @@ from rankwise.online.metrics import (
     ratio_of_means,
 )
 from rankwise.online.moments import VariantMoments
+from rankwise.online.power import detectable_multiplier
 from rankwise.online.sequential import (
     ALWAYS_VALID,
     MIXTURE_EFFECT,
@@ -54,6 +55,34 @@ class ABResult:
     warnings: list[str] = field(default_factory=list)
     looks: Any = None
     statistics: VariantMoments | None = None
+
+    def units_needed(self, relative_effect: float, power: float = 0.8) -> Any:
+        """Units per arm (control and treatment in the split observed) each comparison needs to
+        detect a relative change of ``relative_effect`` with ``power`` at the analysis' alpha,
+        from the per-unit variances the data show (delta method for ratios, CUPED-adjusted,
+        quantiles' own): ``n_c = (z_{1-alpha/2} + z_power)^2 (v_c + v_t / r) / delta^2`` with
+        ``delta = relative_effect * |control value|`` and ``r = n_t / n_c``.
+
+        >>> data = {"u": list(range(8)), "v": ["A"] * 4 + ["B"] * 4, "x": [1, 2, 3, 4, 2, 3, 4, 5]}
+        >>> r = analyze(data, "u", "v", ["x"])
+        >>> int(r.units_needed(0.1).iloc[0]["units_control"])   # 2.8016^2 (5/3 + 5/3) / 0.25^2
+        419
+        """
+        from rankwise.online.power import detectable_multiplier
+
+        if not relative_effect > 0:
+            raise OptionError(f"the relative effect to detect must be positive (0.02 for 2%), got {relative_effect}")
+        multiplier = detectable_multiplier(self.settings["alpha"], power)
+        table = self.table
+        delta = relative_effect * table["control_value"].abs()
+        ratio = table["n"] / table["n_control"]
+        control = np.ceil(multiplier ** 2 * (table["variance_control"] + table["variance"] / ratio) / delta ** 2)
+        keep = [c for c in ("dimension", "slice") if c in table.columns] + ["metric", "variant"]
+        out = table[keep].copy()
+        out["units_control"] = control
+        out["units"] = np.ceil(control * ratio)
+        out["relative_effect"], out["power"] = relative_effect, power
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python (JSON-ready): rows, SRM, settings, warnings."""
@@ -176,7 +205,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             event: str = "event", exposures: Any = None, window: str | float | None = None,
             engine: str = "memory", caps: Mapping[str, str | float] | None = None,
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
-            guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = ()) -> ABResult:
+            guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
+            power: float = 0.8) -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -214,6 +244,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (see ``rankwise.online.slices``). ``guardrails``: ``{metric: margin}``, a non-inferiority
     test of each arm: is the metric no worse than ``margin`` (relative: 0.02 is 2%) below the
     control (above, for the metrics in ``lower_is_better``)? See ``guardrail_columns``.
+    ``power``: the power of the minimum detectable effect in each row (``mde``, ``mde_relative``:
+    the difference the data would detect at ``alpha`` with that power, from its own variance);
+    ``ABResult.units_needed`` plans the units to detect a given change.
 
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
@@ -331,7 +364,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 metric_bayes = dict(bayes, inverse=True) if bayes is not None and name in lower_is_better else bayes
                 row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha,
                                                 alternative, units, resamples, seed, sequential, tuning,
-                                                mixture_effect, metric_bayes)
+                                                mixture_effect, metric_bayes, power)
                 if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
                     problem = "its difference or standard error is not a finite number"
                 if problem:
@@ -605,7 +638,7 @@ def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, A
 def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: str,
          alpha: float, alternative: str, units: Units | None, resamples: int, seed: int,
          sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT,
-         bayes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+         bayes: Mapping[str, Any] | None = None, power_target: float = 0.8) -> dict[str, Any]:
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
     if isinstance(metric, Quantile):
         c, t = _quantile_arm(name, metric, units, control, test), _quantile_arm(name, metric, units, arm, test)
@@ -621,7 +654,9 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
            "difference": d.difference, "ci_lower": d.ci_lower, "ci_upper": d.ci_upper,
            "relative": d.relative, "relative_lower": d.relative_lower, "relative_upper": d.relative_upper,
            "p_value": d.p_value, "statistic": d.statistic, "df": d.df, "se": d.se, "relative_se": d.relative_se,
-           "test": test}
+           "test": test, "variance_control": c.variance, "variance": t.variance}
+    mde = detectable_multiplier(alpha, power_target) * d.se if math.isfinite(d.se) else math.nan
+    row.update(mde=mde, mde_relative=mde / abs(c.mean) if c.mean else math.nan)
     if metric.covariate_ratio is not None:
         row["theta"] = theta
     if bayes is not None:

@@ -62,6 +62,16 @@ def sample_size(effect: float, sd: float, alpha: float = 0.05, power: float = 0.
     return n
 
 
+def detectable_multiplier(alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided") -> float:
+    """``z_{1-alpha/2} + z_power``: the minimum detectable effect in standard errors.
+
+    >>> round(detectable_multiplier(), 4)
+    2.8016
+    """
+    _check(alpha, power)
+    return (_z(1 - alpha / 2) if alternative == "two-sided" else _z(1 - alpha)) + _z(power)
+
+
 def minimum_detectable_effect(sd: float, n: float, alpha: float = 0.05, power: float = 0.8,
                               ratio: float = 1.0, alternative: str = "two-sided") -> float:
     """Smallest absolute difference detected with ``power`` given ``n`` control units:

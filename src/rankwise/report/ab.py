@@ -153,6 +153,21 @@ def ab_notes(result: Any) -> list[str]:
     return lines
 
 
+def plan_lines(result: Any, relative_effect: float, power: float) -> list[str]:
+    """One line per comparison: the units it needs to detect ``relative_effect``."""
+    plan = result.units_needed(relative_effect, power)
+    lines = []
+    for row, have in zip(plan.to_dict("records"), result.table.to_dict("records"), strict=True):
+        where = f" in {row['dimension']}={row['slice']}" if row.get("slice", "all") != "all" else ""
+        if not (math.isfinite(row["units_control"]) and math.isfinite(row["units"])):
+            lines.append(f"to detect {100 * relative_effect:g}%: {row['metric']}, {row['variant']}{where}: no estimate")
+            continue
+        lines.append(f"to detect {100 * relative_effect:g}% with {100 * power:g}% power: {row['metric']}, "
+                     f"{row['variant']}{where} needs {int(row['units_control']):,} + {int(row['units']):,} units "
+                     f"(has {int(have['n_control']):,} + {int(have['n']):,})")
+    return lines
+
+
 def ab_grid(result: Any, digits: int = 4) -> Grid:
     """The result as a Grid: the sample-ratio check above the table, marks and warnings under."""
     spending, bayesian = _spending(result), _bayesian(result)
