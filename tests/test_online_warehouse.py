@@ -150,3 +150,28 @@ def test_the_command_line_reads_a_database_and_a_metrics_file(tmp_path: Path) ->
     result = runner.invoke(app, ["ab", str(tmp_path / "events.csv"), "--table", "events", "-m", "c=count(click)",
                                  "--unit", "user", "--variant", "arm"])
     assert result.exit_code != 0 and "--table and --query read from a DuckDB database" in result.output
+
+
+def test_only_per_variant_statistics_come_back_unless_a_test_needs_the_units(monkeypatch) -> None:
+    """Welch, z and the Bayesian engine need the per-variant sums only: DuckDB computes them to the
+    end (exact HUGEINT sums and cross-products) and no unit row leaves it; quantiles, caps, the
+    bootstrap and Mann-Whitney read the units' rows."""
+    import rankwise.online.warehouse as warehouse
+
+    events = _events(5)
+    memory = analyze(events, unit="user", variant="arm", metrics=COUNTS, control="control")
+
+    def no_rows(*args, **kwargs):
+        raise AssertionError("unit rows were fetched")
+
+    monkeypatch.setattr(warehouse, "duckdb_units", no_rows)
+    pushed = analyze(events, unit="user", variant="arm", metrics=COUNTS, control="control", engine="duckdb")
+    _same(memory, pushed)
+    with pytest.raises(AssertionError, match="unit rows were fetched"):
+        analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], engine="duckdb",
+                test="mann-whitney")
+    monkeypatch.undo()
+    for options in ({"test": "mann-whitney"}, {"caps": {"c": "p99"}}):
+        by_rows = analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], engine="duckdb", **options)
+        in_memory = analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], **options)
+        _same(in_memory, by_rows)

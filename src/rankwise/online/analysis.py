@@ -323,8 +323,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         if engine == "duckdb" or isinstance(data, DuckDBSource):
             if slices:
                 raise OptionError("engine='duckdb' does not slice results yet: use engine='memory'")
-            units, warned = _duckdb_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
-                                          window, timestamp, sequential, test)
+            units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
+                                                               variants, mixed, exposures, window, timestamp,
+                                                               sequential, test, bool(caps))
             warnings += warned
             timestamp = None   # no daily looks: the timestamp served the exposure windows
         elif definitions or exposures is not None:
@@ -336,13 +337,18 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         if engine == "memory" and not isinstance(data, DuckDBSource):
             units = aggregate_units(data, unit, variant, sums=sums, counts=counts, constants=constants,
                                     variants=variants, mixed=mixed, ordered=test == "bootstrap")
-        if units.mixed:
-            warnings.append(f"{units.mixed} unit(s) appeared in more than one variant and were left out")
+            pushed, mixed_units = None, units.mixed
+        if mixed_units:
+            warnings.append(f"{mixed_units} unit(s) appeared in more than one variant and were left out")
         raw_table = dict(table)   # the looks cap each day's units themselves
-        if caps:
-            units, table, cap_values = capped(units, table, caps, ignore_zeros)
-        matrix, columns = _unit_matrix(units, table)
-        moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
+        if pushed is not None:    # every statistic computed where the data lies
+            moments = pushed
+        else:
+            assert units is not None
+            if caps:
+                units, table, cap_values = capped(units, table, caps, ignore_zeros)
+            matrix, columns = _unit_matrix(units, table)
+            moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
     names = list(variants) if variants is not None else moments.variants
     if len(names) < 2:
         raise OptionError(f"the data has one variant ({', '.join(map(repr, names))}): an A/B analysis compares at "
@@ -780,10 +786,12 @@ def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], u
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, variants: Sequence[str] | None, mixed: str, exposures: Any,
                   window: str | float | None, timestamp: str | None, sequential: str | None,
-                  test: str) -> tuple[Units, list[str]]:
-    """Per-unit sums from DuckDB (``rankwise.online.warehouse``), and the join's warnings."""
+                  test: str, caps: bool) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
+    """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
+    themselves when no test or metric needs the units' rows (one row per variant comes back),
+    else one row per unit; the units left out as mixed, and the join's warnings."""
     from rankwise.online.event_rows import EventRows, window_seconds
-    from rankwise.online.warehouse import duckdb_units
+    from rankwise.online.warehouse import duckdb_moments, duckdb_units
 
     named = {d.name for d in definitions}
     sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
@@ -801,10 +809,27 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     seconds = window_seconds(window)
     if seconds is not None and exposures is None:
         raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
-    units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, plain_counts=counts,
-                                   variants=variants, mixed=mixed, exposures=exposures, window=seconds,
-                                   timestamp=timestamp)
-    return units, EventRows([], [], left_out).warnings()
+    options = {"plain_counts": counts, "variants": variants, "mixed": mixed, "exposures": exposures,
+               "window": seconds, "timestamp": timestamp}
+    rows_needed = caps or test in ("mann-whitney", "bootstrap") or any(isinstance(m, Quantile) for m in table.values())
+    if not rows_needed:
+        moments, mixed_units, _, left_out = duckdb_moments(data, definitions, [*sums, *counts], unit, variant, event,
+                                                           _matrix_columns(table), **options)
+        return None, moments, mixed_units, EventRows([], [], left_out).warnings()
+    units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, **options)
+    return units, None, units.mixed, EventRows([], [], left_out).warnings()
+
+
+def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]]:
+    """The moment columns ``_unit_matrix`` makes, as ``(name, summed column, indicator)``."""
+    out: dict[str, tuple[str, str, bool]] = {}
+    for m in metrics.values():
+        if isinstance(m, Proportion):
+            out.setdefault(indicator(m.column), (indicator(m.column), m.column, True))
+        for c in m.columns():
+            if not (isinstance(m, Proportion) and c == m.numerator):
+                out.setdefault(c, (c, c, False))
+    return list(out.values())
 
 
 def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,

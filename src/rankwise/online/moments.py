@@ -103,21 +103,40 @@ class VariantMoments:
     def _exact(cls, codes: np.ndarray, matrix: np.ndarray, variants: list[str], columns: list[str],
                n: np.ndarray) -> VariantMoments:
         k = len(columns)
+        matrix = matrix.astype(np.int64, copy=False)
+        sums: list[list[int]] = []
+        products: list[list[list[int]]] = []
+        for v in range(len(variants)):
+            block = matrix[codes == v]
+            sums.append([int(x) for x in block.sum(axis=0, dtype=np.int64)])
+            products.append([[int(np.dot(block[:, i], block[:, j])) for j in range(k)] for i in range(k)])
+        return cls.from_exact_sums(variants, columns, [int(x) for x in n], sums, products)
+
+    @classmethod
+    def from_exact_sums(cls, variants: Sequence[str], columns: Sequence[str], n: Sequence[int],
+                        sums: Sequence[Sequence[int]], products: Sequence[Sequence[Sequence[int]]]) -> VariantMoments:
+        """A state from integer sums and cross-products (Python integers: no overflow), each
+        co-moment ``(n P - S S^T) / n`` formed exactly and rounded once, so that any order or
+        engine of summation (NumPy, a database) gives the same state bit for bit.
+
+        >>> m = VariantMoments.from_exact_sums(["a"], ["x"], [2], [[4]], [[[10]]])
+        >>> m.mean("a", "x"), m.variance("a", "x")   # (2 * 10 - 16) / 2 / (2 - 1)
+        (2.0, 2.0)
+        """
+        k = len(columns)
         means = np.zeros((len(variants), k))
         comoments = np.zeros((len(variants), k, k))
-        matrix = matrix.astype(np.int64, copy=False)
         for v in range(len(variants)):
             count = int(n[v])
             if count == 0:
                 continue
-            block = matrix[codes == v]
-            sums = [int(x) for x in block.sum(axis=0, dtype=np.int64)]
-            means[v] = [x / count for x in sums]
+            means[v] = [int(x) / count for x in sums[v]]
             for i in range(k):
                 for j in range(i, k):
-                    product = int(np.dot(block[:, i], block[:, j]))
-                    comoments[v, i, j] = comoments[v, j, i] = (count * product - sums[i] * sums[j]) / count
-        return cls(variants, columns, n, means, comoments)
+                    product = int(products[v][i][j])
+                    comoments[v, i, j] = comoments[v, j, i] = \
+                        (count * product - int(sums[v][i]) * int(sums[v][j])) / count
+        return cls(list(variants), list(columns), np.asarray([int(x) for x in n], dtype=np.int64), means, comoments)
 
     @classmethod
     def from_sums(cls, variants: Sequence[str], columns: Sequence[str], n: Sequence[int],

@@ -13,7 +13,7 @@ built from them, are bit-identical to the in-memory path; float sums agree to ro
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ import numpy as np
 from rankwise.errors import InputError, OptionError, RankwiseError
 from rankwise.online.definitions import Definition, quote_identifier
 from rankwise.online.events import MIXED, Units
+from rankwise.online.moments import VariantMoments
 
 ENGINES = ("memory", "duckdb")
 """Where per-unit sums are computed: ``memory`` (Arrow, in this process) or ``duckdb``."""
@@ -148,13 +149,110 @@ def _check(connection: Any, view: str, source: str, conditions: dict[str, str]) 
             raise InputError(f"{count} row(s) with {message}", source=source)
 
 
+@dataclass(frozen=True)
+class PerUnit:
+    """The per-unit query DuckDB runs: one row per unit with ``u``, ``v`` (its lowest variant),
+    ``v_max`` (its highest: a unit in two variants has them differ) and one sum per column."""
+
+    query: str
+    columns: list[str]
+    """The metrics' columns (aggregations, then plain columns), in the order of ``names``."""
+    names: list[str]
+    """Their SQL aliases (``c0``, ``c1`` ...)."""
+    integer: list[bool]
+    """Whether each sum is an exact integer."""
+    left_out: dict[str, int]
+    events: int
+    source: str
+
+
+def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str],
+              unit: str, variant: str, event: str, plain_counts: Sequence[str], exposures: Any,
+              window: float | None, timestamp: str | None) -> PerUnit:
+    """Check the data (rankwise's errors, the file named) and write the per-unit query."""
+    source = _relation(connection, data, "rankwise_events")
+    from rankwise.online.event_rows import aggregates_of
+
+    aggregates = aggregates_of(definitions)
+    read = [unit, *([variant] if exposures is None else []), *plain_sums,
+            *(c for a in aggregates for c in a.source_columns(event)), *([timestamp] if exposures is not None
+                                                                         and timestamp else [])]
+    types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
+    numeric = frozenset(c for c, k in types.items() if _is_numeric(k))
+    for a in aggregates:
+        if a.function == "sum" and a.target not in numeric:
+            raise InputError(f"sum({a.target}): the column holds {types[a.target]}, not numbers", source=source,
+                             field=a.target)
+    for c in plain_sums:
+        if c not in numeric:
+            raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
+    u, v = quote_identifier(unit), quote_identifier(variant)
+    checks = {f"no {unit}": f"{u} IS NULL"}
+    if exposures is None:
+        checks[f"no {variant}"] = f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''"
+    for a in aggregates:
+        if a.function == "sum":
+            condition = " AND ".join(c.sql(c.column in numeric) for c in a.clauses(event)) or "TRUE"
+            target = quote_identifier(a.target)
+            checks[f"no number in {a.target}"] = f"({condition}) AND {target} IS NULL"
+            if not _is_integer(types[a.target]):
+                checks[f"a value of {a.target} that is not finite"] = f"({condition}) AND NOT isfinite({target})"
+    for c in plain_sums:
+        checks[f"no number in {c}"] = f"{quote_identifier(c)} IS NULL"
+        if not _is_integer(types[c]):
+            checks[f"a value of {c} that is not finite"] = f"NOT isfinite({quote_identifier(c)})"
+    for c in plain_counts:
+        checks[f"a negative count in {c}"] = f"{quote_identifier(c)} < 0"
+    if types[unit] == "VARCHAR":
+        checks[f"an empty {unit}"] = f"trim({u}) = ''"
+    _check(connection, "rankwise_events", source, checks)
+    columns = [a.column for a in aggregates] + list(plain_sums)
+    expressions = [a.sql(event, numeric) for a in aggregates] + [quote_identifier(c) for c in plain_sums]
+    names = [f"c{i}" for i in range(len(columns))]
+    unit_type = "BIGINT" if _is_integer(types[unit]) else "VARCHAR"
+    select = ", ".join(f"{e} AS {n}" for e, n in zip(expressions, names, strict=True))
+    left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
+    if exposures is None:
+        rows = (f"SELECT CAST({u} AS {unit_type}) AS u, CAST({v} AS VARCHAR) AS v"
+                f"{', ' + select if select else ''} FROM rankwise_events")
+    else:
+        rows, left_out = _exposed_rows(connection, exposures, unit, variant, timestamp, window, types, select,
+                                       names, unit_type)
+    integer = [a.function != "sum" or _is_integer(types[a.target]) for a in aggregates] + \
+              [_is_integer(types[c]) for c in plain_sums]
+    # integer sums are exact; float sums use the compensated fsum (DuckDB adds in parallel, in no
+    # fixed order)
+    sums = ", ".join(f"CAST(sum({n}) AS BIGINT) AS {n}" if whole else f"fsum({n}) AS {n}"
+                     for n, whole in zip(names, integer, strict=True))
+    query = (f"SELECT u, min(v) AS v, max(v) AS v_max{', ' + sums if sums else ''} FROM ({rows}) GROUP BY u")
+    events = int(connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0])
+    return PerUnit(query, columns, names, integer, left_out, events, source)
+
+
+def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[Any, PerUnit], Any]) -> Any:
+    duckdb = _duckdb()
+    own = connection is None
+    connection = duckdb.connect() if own else connection
+    try:
+        connection.execute("SET preserve_insertion_order = false")   # less memory; every order is ours
+        plan = per_unit(connection)
+        try:
+            return finish(connection, plan)
+        except duckdb.Error as error:
+            raise InputError(f"DuckDB could not read it: {str(error).splitlines()[0]}", source=plan.source) from None
+    finally:
+        if own:
+            connection.close()
+
+
 def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                  variant: str, event: str, plain_counts: Sequence[str] = (),
                  variants: Sequence[str] | None = None, mixed: str = "exclude", exposures: Any = None,
                  window: float | None = None, timestamp: str | None = None,
                  connection: Any = None) -> tuple[Units, dict[str, int]]:
-    """One row per unit with its variant and the sums the metrics read, computed by DuckDB;
-    and the events the exposure join left out (as ``rankwise.online.event_rows``).
+    """One row per unit with its variant and the sums the metrics read, computed by DuckDB
+    (units in id order); and the events the exposure join left out (as
+    ``rankwise.online.event_rows``).
 
     ``plain_sums``: columns of the input summed as they are (the ``NAME=COL`` metrics), of
     which ``plain_counts`` must not be negative.
@@ -167,77 +265,89 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
     """
     if mixed not in MIXED:
         raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
-    duckdb = _duckdb()
-    own = connection is None
-    connection = duckdb.connect() if own else connection
-    try:
-        source = _relation(connection, data, "rankwise_events")
-        from rankwise.online.event_rows import aggregates_of
 
-        aggregates = aggregates_of(definitions)
-        read = [unit, *([variant] if exposures is None else []), *plain_sums,
-                *(c for a in aggregates for c in a.source_columns(event)), *([timestamp] if exposures is not None
-                                                                             and timestamp else [])]
-        types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
-        numeric = frozenset(c for c, k in types.items() if _is_numeric(k))
-        for a in aggregates:
-            if a.function == "sum" and a.target not in numeric:
-                raise InputError(f"sum({a.target}): the column holds {types[a.target]}, not numbers", source=source,
-                                 field=a.target)
-        for c in plain_sums:
-            if c not in numeric:
-                raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
-        u, v = quote_identifier(unit), quote_identifier(variant)
-        checks = {f"no {unit}": f"{u} IS NULL"}
-        if exposures is None:
-            checks[f"no {variant}"] = f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''"
-        for a in aggregates:
-            if a.function == "sum":
-                condition = " AND ".join(c.sql(c.column in numeric) for c in a.clauses(event)) or "TRUE"
-                target = quote_identifier(a.target)
-                checks[f"no number in {a.target}"] = f"({condition}) AND {target} IS NULL"
-                if not _is_integer(types[a.target]):
-                    checks[f"a value of {a.target} that is not finite"] = f"({condition}) AND NOT isfinite({target})"
-        for c in plain_sums:
-            checks[f"no number in {c}"] = f"{quote_identifier(c)} IS NULL"
-            if not _is_integer(types[c]):
-                checks[f"a value of {c} that is not finite"] = f"NOT isfinite({quote_identifier(c)})"
-        for c in plain_counts:
-            checks[f"a negative count in {c}"] = f"{quote_identifier(c)} < 0"
-        if any(k == "VARCHAR" for k in (types[unit],)):
-            checks[f"an empty {unit}"] = f"trim({u}) = ''"
-        _check(connection, "rankwise_events", source, checks)
-        columns = [a.column for a in aggregates] + list(plain_sums)
-        expressions = [a.sql(event, numeric) for a in aggregates] + [quote_identifier(c) for c in plain_sums]
-        names = [f"c{i}" for i in range(len(columns))]
-        unit_type = "BIGINT" if _is_integer(types[unit]) else "VARCHAR"
-        select = ", ".join(f"{e} AS {n}" for e, n in zip(expressions, names, strict=True))
-        left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
-        if exposures is None:
-            rows = (f"SELECT CAST({u} AS {unit_type}) AS u, CAST({v} AS VARCHAR) AS v"
-                    f"{', ' + select if select else ''} FROM rankwise_events")
+    def finish(connection: Any, plan: PerUnit) -> tuple[Units, dict[str, int]]:
+        relation = connection.sql(plan.query + " ORDER BY u")
+        # DuckDB 2 names it to_arrow_table; DuckDB 1's arrow() returns the table
+        table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+        return _units(table, plan.columns, plan.names, variants, mixed, unit, plan.events, plan.source), plan.left_out
+
+    return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
+                                                 plain_counts, exposures, window, timestamp), finish)
+
+
+def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
+                   variant: str, event: str, matrix: Sequence[tuple[str, str, bool]], plain_counts: Sequence[str] = (),
+                   variants: Sequence[str] | None = None, mixed: str = "exclude", exposures: Any = None,
+                   window: float | None = None, timestamp: str | None = None,
+                   connection: Any = None) -> tuple[VariantMoments, int, int, dict[str, int]]:
+    """The per-variant sufficient statistics, computed by DuckDB to the end: only one row per
+    variant comes back (for tests that need no unit rows). ``matrix``: the moment columns, each
+    ``(name, summed column, indicator)`` (an indicator is 1 for a unit whose sum is above 0).
+    Integer columns give integer sums and cross-products (HUGEINT: exact), made into the same
+    state the in-memory path makes, bit for bit. Returns the state, the units left out for being
+    in two variants, the events read and the events the exposure join left out.
+
+    >>> from rankwise.online.definitions import parse_definition
+    >>> m, mixed, events, _ = duckdb_moments(
+    ...     {"u": [1, 1, 2, 3], "arm": ["a", "a", "b", "b"], "event": ["view", "click", "view", "click"]},
+    ...     [parse_definition("clicks = count(click)")], [], "u", "arm", "event",
+    ...     [("count(click)", "count(click)", False)])
+    >>> m.n.tolist(), m.mean("b", "count(click)"), mixed, events
+    ([1, 2], 0.5, 0, 4)
+    """
+    if mixed not in MIXED:
+        raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
+
+    def finish(connection: Any, plan: PerUnit) -> tuple[VariantMoments, int, int, dict[str, int]]:
+        alias = dict(zip(plan.columns, plan.names, strict=True))
+        whole = dict(zip(plan.columns, plan.integer, strict=True))
+        values = [f"CASE WHEN {alias[c]} > 0 THEN 1 ELSE 0 END" if indicator else alias[c]
+                  for _, c, indicator in matrix]
+        exact = all(whole[c] or indicator for _, c, indicator in matrix)
+        kind = "HUGEINT" if exact else "DOUBLE"
+        total = "sum" if exact else "fsum"
+        parts = [f"{total}(CAST(m{i} AS {kind})) AS s{i}" for i in range(len(values))]
+        parts += [f"{total}(CAST(m{i} AS {kind}) * CAST(m{j} AS {kind})) AS p{i}_{j}"
+                  for i in range(len(values)) for j in range(i, len(values))]
+        selected = ", ".join(f"{e} AS m{i}" for i, e in enumerate(values))
+        query = (f"SELECT v, v = v_max AS clean, count(*) AS n{', ' + ', '.join(parts) if parts else ''} "
+                 f"FROM (SELECT v, v_max{', ' + selected if selected else ''} FROM ({plan.query})) "
+                 "GROUP BY v, clean ORDER BY v")
+        rows = connection.execute(query).fetchall()
+        both = sum(int(r[2]) for r in rows if not r[1])
+        if both and mixed == "error":
+            raise InputError(f"{both} unit(s) appear in more than one variant; pass mixed='exclude' (--mixed "
+                             "exclude) to leave them out", field=unit)
+        clean = {str(r[0]): r for r in rows if r[1]}
+        found = sorted(clean)
+        design = list(variants) if variants is not None else found
+        unknown = [x for x in {str(r[0]) for r in rows} if x not in design]
+        if unknown:
+            raise InputError(f"unknown variant {sorted(unknown)[0]!r}; the design has {design}", source=plan.source)
+        k = len(values)
+        n = [int(clean[x][2]) if x in clean else 0 for x in design]
+        sums, products = [], []
+        for x in design:
+            row = clean.get(x)
+            sums.append([row[3 + i] if row else 0 for i in range(k)])
+            square = [[0] * k for _ in range(k)]
+            at = 3 + k
+            for i in range(k):
+                for j in range(i, k):
+                    square[i][j] = square[j][i] = row[at] if row else 0
+                    at += 1
+            products.append(square)
+        names = [name for name, _, _ in matrix]
+        if exact:
+            moments = VariantMoments.from_exact_sums(design, names, n, sums, products)
         else:
-            rows, left_out = _exposed_rows(connection, exposures, unit, variant, timestamp, window, types, select,
-                                           names, unit_type)
-        integer = [a.function != "sum" or _is_integer(types[a.target]) for a in aggregates] + \
-                  [_is_integer(types[c]) for c in plain_sums]
-        # integer sums are exact; float sums use the compensated fsum (DuckDB adds in parallel, in no
-        # fixed order); units come sorted by id, so the analysis sees them in one order every time
-        sums = ", ".join(f"CAST(sum({n}) AS BIGINT) AS {n}" if whole else f"fsum({n}) AS {n}"
-                         for n, whole in zip(names, integer, strict=True))
-        query = (f"SELECT u, min(v) AS v, count(DISTINCT v) AS nv{', ' + sums if sums else ''} "
-                 f"FROM ({rows}) GROUP BY u ORDER BY u")
-        try:
-            relation = connection.sql(query)
-            # DuckDB 2 names it to_arrow_table; DuckDB 1's arrow() returns the table
-            table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
-            events = connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0]
-        except duckdb.Error as error:
-            raise InputError(f"DuckDB could not read it: {str(error).splitlines()[0]}", source=source) from None
-    finally:
-        if own:
-            connection.close()
-    return _units(table, columns, names, variants, mixed, unit, events, source), left_out
+            moments = VariantMoments.from_sums(design, names, n, np.asarray(sums, dtype=np.float64),
+                                               np.asarray(products, dtype=np.float64))
+        return moments, both, plan.events, plan.left_out
+
+    return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
+                                                 plain_counts, exposures, window, timestamp), finish)
 
 
 def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, timestamp: str | None,
@@ -276,20 +386,20 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
 def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[str] | None, mixed: str,
            unit: str, events: int, source: str) -> Units:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     found = sorted(str(x) for x in table.column("v").unique().to_pylist())
     design = list(variants) if variants is not None else found
     unknown = [x for x in found if x not in design]
     if unknown:
         raise InputError(f"unknown variant {unknown[0]!r}; the design has {design}", source=source)
-    both = np.asarray(table.column("nv").to_numpy(), dtype=np.int64) > 1
+    both = np.asarray(pc.not_equal(table.column("v"), table.column("v_max")).to_numpy(zero_copy_only=False),
+                      dtype=bool)
     if both.any() and mixed == "error":
         first_unit = table.filter(pa.array(both)).column("u")[0].as_py()
         raise InputError(f"unit {first_unit!r} appears in more than one variant ({int(both.sum())} such units); "
                          "pass mixed='exclude' (--mixed exclude) to leave them out", field=unit)
     kept = table.filter(pa.array(~both))
-    import pyarrow.compute as pc
-
     codes = np.asarray(pc.index_in(kept.column("v"), value_set=pa.array(design)).to_numpy(), dtype=np.int64)
     values = {}
     for column, name in zip(columns, names, strict=True):
