@@ -150,6 +150,10 @@ def ab(
     detect: Annotated[str | None, typer.Option(
         "--detect", help="Plan: the units per arm each comparison needs to detect this relative change (2% or "
                          "0.02) with --power, from the variances the data show.")] = None,
+    cupac: Annotated[list[str], typer.Option(
+        "--cupac", help="CUPAC: a pre-experiment feature column (one value per unit); a linear model of the "
+                        "features, cross-fitted, predicts each metric's CUPED covariate. Repeat for more.")
+    ] = [],  # noqa: B006
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
     test: Annotated[str, typer.Option(
@@ -203,7 +207,7 @@ def ab(
                                 slices=slice_by, correction_scope=correction_scope,
                                 guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
                                                                                  "METRIC=MARGIN").items()},
-                                lower_is_better=lower_is_better, power=power,
+                                lower_is_better=lower_is_better, power=power, cupac=cupac,
                                 engine="duckdb" if database is not None else engine)
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint

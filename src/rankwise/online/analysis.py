@@ -206,7 +206,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             engine: str = "memory", caps: Mapping[str, str | float] | None = None,
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
             guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
-            power: float = 0.8) -> ABResult:
+            power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear") -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -246,7 +246,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     control (above, for the metrics in ``lower_is_better``)? See ``guardrail_columns``.
     ``power``: the power of the minimum detectable effect in each row (``mde``, ``mde_relative``:
     the difference the data would detect at ``alpha`` with that power, from its own variance);
-    ``ABResult.units_needed`` plans the units to detect a given change.
+    ``ABResult.units_needed`` plans the units to detect a given change. ``cupac``:
+    pre-experiment feature columns (one value per unit) from which ``cupac_model`` (``linear``
+    or a scikit-learn-style estimator) predicts each metric's values, cross-fitted; the
+    prediction is the metric's CUPED covariate (``rankwise.online.cupac``).
 
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
@@ -282,6 +285,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         if name not in table:
             raise OptionError(f"covariate for unknown metric {name!r}; the metrics are {', '.join(table)}")
         table[name] = _with_covariate(table[name], column)
+    cupac = list(dict.fromkeys(cupac))
+    if cupac and covariates:
+        raise OptionError("give CUPED covariates or CUPAC features, not both: CUPAC predicts each metric's covariate")
     if sequential in SPENDING and timestamp is None:
         raise OptionError(f"sequential={sequential!r} analyses daily looks: give the timestamp column")
     warnings: list[str] = []
@@ -321,6 +327,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         if engine not in ENGINES:
             raise OptionError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
         if engine == "duckdb" or isinstance(data, DuckDBSource):
+            if cupac:
+                raise OptionError("engine='duckdb' does not fit CUPAC models yet: use engine='memory'")
             if slices:
                 raise OptionError("engine='duckdb' does not slice results yet: use engine='memory'")
             units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
@@ -335,8 +343,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                                            timestamp, list(dict.fromkeys(plain)))
             warnings += left_out
         if engine == "memory" and not isinstance(data, DuckDBSource):
-            units = aggregate_units(data, unit, variant, sums=sums, counts=counts, constants=constants,
-                                    variants=variants, mixed=mixed, ordered=test == "bootstrap")
+            units = aggregate_units(data, unit, variant, sums=sums, counts=counts,
+                                    constants=list(dict.fromkeys([*constants, *cupac])), variants=variants,
+                                    mixed=mixed, ordered=test == "bootstrap" or bool(cupac))
             pushed, mixed_units = None, units.mixed
         if mixed_units:
             warnings.append(f"{mixed_units} unit(s) appeared in more than one variant and were left out")
@@ -347,6 +356,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             assert units is not None
             if caps:
                 units, table, cap_values = capped(units, table, caps, ignore_zeros)
+            if cupac:
+                units, table = _with_cupac(units, table, cupac, cupac_model)
             matrix, columns = _unit_matrix(units, table)
             moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
     names = list(variants) if variants is not None else moments.variants
@@ -416,6 +427,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings["prior"] = dict(bayes)
     if slices:
         settings.update(slices=list(slices), correction_scope=correction_scope)
+    if cupac:
+        settings.update(cupac=list(cupac), cupac_model=cupac_model if isinstance(cupac_model, str)
+                        else type(cupac_model).__name__)
     if guardrails:
         settings.update(guardrails={k: float(v) for k, v in guardrails.items()}, lower_is_better=list(lower_is_better))
     if caps:
@@ -761,6 +775,37 @@ def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_bett
     status = np.where(p < alpha, "passed", np.where(harm < alpha, "failed", "inconclusive"))
     frame["guardrail"] = np.where(guarded & np.isfinite(p), status, np.where(guarded, "not compared", ""))
     return frame
+
+
+def _with_cupac(units: Units, metrics: Mapping[str, Metric], features: Sequence[str],
+                model: Any) -> tuple[Units, dict[str, Metric]]:
+    """Each metric with its CUPAC covariate: the cross-fitted prediction of its per-unit value
+    (a ratio: of its numerator and denominator; a proportion: of the indicator) from the
+    features, added to the units as ``cupac(COLUMN)``."""
+    from rankwise.online.cupac import cross_fitted
+
+    x = np.column_stack([units.values[f].astype(np.float64) for f in features])
+    values = dict(units.values)
+    out = dict(metrics)
+
+    def predicted(column: str, target: np.ndarray) -> str:
+        name = f"cupac({column})"
+        if name not in values:
+            values[name] = cross_fitted(x, target, model)
+        return name
+
+    for name, metric in metrics.items():
+        if isinstance(metric, Quantile):
+            raise OptionError(f"metric {name!r} is a quantile: CUPAC adjusts means and ratios")
+        if isinstance(metric, Ratio):
+            out[name] = replace(metric, covariate=(predicted(metric.numerator, units.values[metric.numerator]),
+                                                   predicted(metric.denominator, units.values[metric.denominator])))
+        elif isinstance(metric, Proportion):
+            indicator_values = (units.values[metric.column] > 0).astype(np.float64)
+            out[name] = replace(metric, covariate=predicted(indicator(metric.column), indicator_values))
+        else:
+            out[name] = replace(metric, covariate=predicted(metric.column, units.values[metric.column]))
+    return replace(units, values=values), out
 
 
 def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], units: Units,

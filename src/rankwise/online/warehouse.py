@@ -235,6 +235,7 @@ def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[
     connection = duckdb.connect() if own else connection
     try:
         connection.execute("SET preserve_insertion_order = false")   # less memory; every order is ours
+        connection.execute("SET enable_progress_bar = false")
         plan = per_unit(connection)
         try:
             return finish(connection, plan)

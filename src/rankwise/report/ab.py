@@ -100,6 +100,8 @@ def ab_title(result: Any) -> str:
     applied = []
     if s.get("covariates"):
         applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
+    if s.get("cupac"):
+        applied.append(f"CUPAC: {s['cupac_model']} model on {', '.join(s['cupac'])}, cross-fitted")
     if s.get("caps"):
         applied.append("capped: " + ", ".join(f"{m} at {s['cap_rules'][m]}"
                                                + (f" ({_number(v, 4)})" if not s["cap_rules"][m].replace(".", "")
