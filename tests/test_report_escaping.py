@@ -55,3 +55,25 @@ def test_a_narrow_table_keeps_its_title_on_one_line() -> None:
     lines = [line for line in console.export_text().splitlines() if line.strip()]
     assert lines[0].strip() == "pairwise comparisons at a glance"
     assert "comparisons" not in lines[1]
+
+
+def test_literal_text_leaves_matplotlibs_own_tick_labels_as_math() -> None:
+    # a log axis writes its ticks as $\mathdefault{10^{2}}$: drawn literally they showed the
+    # markup (the interleaving plot's x axis); a run name with $ must still be literal
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rankwise.report.plots import literal_text
+
+    figure, axis = plt.subplots()
+    axis.plot([100, 1000, 10000], [0.1, 0.05, 0.01])
+    axis.set_xscale("log")
+    axis.set_title("run a$^$b")
+    literal_text(figure)
+    figure.canvas.draw()
+    ticks = [label for label in axis.get_xticklabels() if label.get_text()]
+    assert ticks and all(label.get_parse_math() for label in ticks)
+    assert "mathdefault" in ticks[0].get_text() and not axis.title.get_parse_math()
+    plt.close(figure)

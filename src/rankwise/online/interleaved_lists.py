@@ -14,6 +14,9 @@ from rankwise.params import Declared, Param, Registry
 
 TAU = Param("tau", float, 3.0, "probabilistic: a ranking draws rank r with probability proportional to 1 / r^tau",
             low=0)
+TEAMS = Param("teams", str, "marginal", "probabilistic: credit each click by the probability that each ranking "
+              "placed it, over every team assignment that could have made the list (marginal, Hofmann et al. "
+              "2011), or to the ranking that drew it (drawn)", choices=("marginal", "drawn"))
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,40 @@ def _draw_probabilistic(lists: list[list[Any]], size: int, rng: np.random.Genera
     return _probabilistic(lists, size, rng, tau)
 
 
+def probabilistic_posterior(docs: Sequence[Any], lists: Sequence[Sequence[Any]], tau: float = 3.0) -> np.ndarray:
+    """``[r, t]``: the probability that ranking ``t`` placed the document at position ``r`` of a
+    probabilistic interleaving, given the list (Hofmann et al. 2011). A list's probability
+    under a team assignment is the product over positions of ``1 / open`` (the position's
+    ranking drawn among those with documents left) times that ranking's probability of drawing
+    the document among its documents not yet shown; the documents shown before a position do
+    not depend on who showed them, so the posterior factorises over positions:
+    ``P(t | position r) = P_t(doc_r | shown before r) / sum over open rankings u of P_u(...)``.
+
+    >>> probabilistic_posterior(["a", "b"], [["a", "b"], ["b", "a"]], tau=1.0).round(6).tolist()
+    [[0.666667, 0.333333], [0.5, 0.5]]
+    """
+    weights = [1.0 / np.arange(1, len(r) + 1) ** tau for r in lists]
+    position = [{d: i for i, d in enumerate(r)} for r in lists]
+    left = [np.ones(len(r), dtype=bool) for r in lists]
+    out = np.zeros((len(docs), len(lists)))
+    for row, doc in enumerate(docs):
+        likelihood = np.zeros(len(lists))
+        for t in range(len(lists)):
+            if not left[t].any():
+                continue   # a ranking with nothing left is not drawn
+            at = position[t].get(doc)
+            if at is not None and left[t][at]:
+                likelihood[t] = weights[t][at] / weights[t][left[t]].sum()
+        total = likelihood.sum()
+        if total > 0:
+            out[row] = likelihood / total
+        for t in range(len(lists)):
+            at = position[t].get(doc)
+            if at is not None:
+                left[t][at] = False
+    return out
+
+
 INTERLEAVING_METHODS: Registry[InterleavingMethod] = Registry("interleaving method", (
     InterleavingMethod("balanced", _draw_balanced, "Merge so every prefix holds the top k_a of A and k_b of B, "
                        "|k_a - k_b| <= 1; credit the clicks in each ranking's top k.", max_rankings=2,
@@ -46,7 +83,8 @@ INTERLEAVING_METHODS: Registry[InterleavingMethod] = Registry("interleaving meth
                        "clicks on each team's documents (multileaves more than two).", aliases=("td",),
                        reference="Radlinski et al. 2008; Schuth et al. 2014"),
     InterleavingMethod("probabilistic", _draw_probabilistic, "Each position goes to a random ranking, which draws a "
-                       "document with probability proportional to 1 / rank^tau.", (TAU,), aliases=("pi",),
+                       "document with probability proportional to 1 / rank^tau; a click credits each ranking the "
+                       "probability that it placed the document.", (TAU, TEAMS), aliases=("pi",),
                        reference="Hofmann et al. 2011"),
     InterleavingMethod("optimized", None, "A list from the unbiased, most sensitive distribution a linear program "
                        "gives; a click credits 1 / rank in each ranking.", aliases=("oi",),
@@ -61,16 +99,27 @@ METHODS = tuple(INTERLEAVING_METHODS.names())
 class Interleaved:
     """One interleaved list: ``docs`` shown top-down; ``teams[i]`` the ranking credited for
     position ``i`` (-1 when none: balanced interleaving credits by the input rankings,
-    optimized interleaving by ``credit_table``, positions x rankings)."""
+    optimized and probabilistic interleaving by ``credit_table``, positions x rankings)."""
 
     docs: list[Any]
     teams: np.ndarray
     rankings: list[list[Any]] = field(repr=False)
     method: str
     credit_table: np.ndarray | None = field(default=None, repr=False)
+    marginal_tau: float | None = field(default=None, repr=False)
+    """Probabilistic interleaving with marginal credit: the ``tau`` its posterior is computed
+    with, the first time a click is credited (drawing a list costs no posterior)."""
+
+    def credit_rows(self) -> np.ndarray | None:
+        """The credit of a click at each position, per ranking (positions x rankings), where it
+        is not the team's 1 (optimized; probabilistic with marginal credit); None otherwise."""
+        if self.credit_table is None and self.marginal_tau is not None:
+            self.credit_table = probabilistic_posterior(self.docs, self.rankings, self.marginal_tau)
+        return self.credit_table
 
     def credit(self, clicked: Sequence[int]) -> np.ndarray:
-        """Credit per ranking for clicks at the given positions (0-based).
+        """Credit per ranking for clicks at the given positions (0-based): counts, or expected
+        counts where the teams are uncertain (probabilistic interleaving's marginal credit).
 
         >>> shown = Interleaved([1, 3, 4], np.array([0, 1, 1]), [[1, 2], [3, 4]], "team-draft")
         >>> shown.credit([0, 2]).tolist()   # position 0 is team A's, position 2 team B's
@@ -81,8 +130,9 @@ class Interleaved:
             raise InputError(f"a click at position {positions.max()} of a list of {len(self.docs)}", field="clicks")
         if self.method == "balanced":
             return _balanced_credit(self, positions)
-        if self.credit_table is not None:
-            return self.credit_table[positions].sum(axis=0)
+        table = self.credit_rows()
+        if table is not None:
+            return table[positions].sum(axis=0)
         return np.bincount(self.teams[positions], minlength=len(self.rankings)).astype(np.int64)
 
 
@@ -130,15 +180,17 @@ def check_rankings(rankings: Sequence[Sequence[Any]], method: str) -> list[list[
 
 
 def draw_list(lists: list[list[Any]], method: str, size: int, rng: np.random.Generator,
-              tau: float = 3.0) -> Interleaved:
-    """One list of balanced, team-draft or probabilistic interleaving."""
+              tau: float = 3.0, teams: str = "marginal") -> Interleaved:
+    """One list of balanced, team-draft or probabilistic interleaving (``teams``: how
+    probabilistic interleaving credits a click, see ``TEAMS``)."""
     declared = INTERLEAVING_METHODS.get(method)
     if declared.target is None:
         raise InputError(f"{declared.name} interleaving draws from its list distribution: use interleave()",
                          field="method")
-    docs, teams = declared.target(lists, size, rng, **({"tau": tau} if declared.params else {}))
+    docs, drawn = declared.target(lists, size, rng, **({"tau": tau} if declared.params else {}))
     method = declared.name
-    return Interleaved(docs, np.asarray(teams, dtype=np.int64), lists, method)
+    marginal = method == "probabilistic" and TEAMS.convert(teams, method) == "marginal"
+    return Interleaved(docs, np.asarray(drawn, dtype=np.int64), lists, method, None, tau if marginal else None)
 
 
 def balanced_list(lists: list[list[Any]], size: int, a_first: bool) -> tuple[list[Any], list[int]]:

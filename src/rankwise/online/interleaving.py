@@ -12,8 +12,10 @@ Methods (``interleave(rankings, method)``):
   document not yet shown to its team. Credit: the clicks on each team's documents.
 - ``probabilistic`` (Hofmann et al. 2011): each position goes to a uniformly drawn ranking,
   which draws a document not yet shown with probability proportional to ``1 / rank^tau``
-  in that ranking (``tau`` 3 by default); the document joins the drawing ranking's team.
-  Credit: the clicks on each team's documents.
+  in that ranking (``tau`` 3 by default). Credit (``teams="marginal"``, the paper's): each
+  click credits each ranking the probability that it placed the document, marginalising over
+  every team assignment that could have produced the list (``probabilistic_posterior``);
+  ``teams="drawn"`` credits the ranking that actually drew it.
 - ``optimized`` (Radlinski & Craswell 2013; multileaving, Schuth et al. 2014): a list drawn
   from the distribution over prefix-constrained lists that a linear program makes unbiased
   and most sensitive; a click credits each ranking ``1 / rank`` of the clicked document in
@@ -39,7 +41,7 @@ from rankwise.online.list_distribution import distribution
 
 
 def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
-               rng: np.random.Generator | int | None = None, tau: float = 3.0) -> Interleaved:
+               rng: np.random.Generator | int | None = None, tau: float = 3.0, teams: str = "marginal") -> Interleaved:
     """Interleave ``rankings`` (lists of document ids, best first) into one list of at most
     ``length`` documents (default: the shortest ranking's length).
 
@@ -54,7 +56,7 @@ def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", le
     if method == "optimized":
         table = distribution(lists, "optimized", size, rng=generator)
         return table.shown(int(table.draw(1, generator)[0]))
-    return draw_list(lists, method, size, generator, tau)
+    return draw_list(lists, method, size, generator, tau, teams)
 
 
 def outcomes(credits: np.ndarray) -> dict[tuple[int, int], np.ndarray]:

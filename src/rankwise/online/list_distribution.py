@@ -42,6 +42,7 @@ from rankwise.online.interleaved_lists import (
     balanced_list,
     check_rankings,
     draw_list,
+    probabilistic_posterior,
 )
 
 CREDIT_FUNCTIONS = ("inverse", "negative")
@@ -103,7 +104,7 @@ class ListDistribution:
 
 def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
                  samples: int = 1000, limit: int = 5000, credit: str = "inverse", tau: float = 3.0,
-                 rng: np.random.Generator | int | None = None) -> ListDistribution:
+                 rng: np.random.Generator | int | None = None, teams: str = "marginal") -> ListDistribution:
     """The lists ``method`` shows for ``rankings`` and their probabilities (see the module).
 
     >>> table = distribution([[1, 2], [2, 3]], "optimized")   # mpkato/interleaving's case
@@ -119,6 +120,7 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
             raise InputError(f"unknown credit function {credit!r}; expected one of {', '.join(CREDIT_FUNCTIONS)}",
                              field="credit")
         return _optimized(lists, size, samples, limit, credit, generator)
+    marginal = False
     if method == "balanced":
         outcomes = [(balanced_list(lists, size, a_first), 0.5) for a_first in (True, False)]
         exact = True
@@ -126,16 +128,21 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
         outcomes = _team_draft_exact(lists, size)
         exact = True
     else:
-        draws = [draw_list(lists, method, size, generator, tau) for _ in range(samples)]
-        outcomes = [((d.docs, d.teams.tolist()), 1.0 / samples) for d in draws]
+        draws = [draw_list(lists, method, size, generator, tau, teams) for _ in range(samples)]
+        marginal = bool(draws) and draws[0].marginal_tau is not None
+        # marginal credit depends on the list only: the draws' teams are not part of the key
+        outcomes = [((d.docs, [-1] * len(d.docs) if marginal else d.teams.tolist()), 1.0 / samples) for d in draws]
         exact = False
     merged: dict[tuple[tuple[Any, ...], tuple[int, ...]], float] = {}
-    for (docs, teams), p in outcomes:
-        key = (tuple(docs), tuple(teams))
+    for (docs, list_teams), p in outcomes:
+        key = (tuple(docs), tuple(list_teams))
         merged[key] = merged.get(key, 0.0) + p
     keys = list(merged)
     credit_table = np.zeros((len(keys), size, len(lists)))
-    for i, (_docs, key_teams) in enumerate(keys):
+    for i, (key_docs, key_teams) in enumerate(keys):
+        if marginal:   # probabilistic interleaving's marginal credit
+            credit_table[i, :len(key_docs)] = probabilistic_posterior(list(key_docs), lists, tau)
+            continue
         for j, team in enumerate(key_teams):
             if team >= 0:
                 credit_table[i, j, team] = 1.0

@@ -3,6 +3,9 @@ it is (Parquet, CSV or JSON files, a DuckDB database table or query, a DataFrame
 computes each unit's sums out of core on every core, and only one row per unit comes back to
 the same analysis code as the in-memory path.
 
+DuckDB uses up to 80% of the machine's memory by default and spills to disk past it; the
+environment variable ``RANKWISE_DUCKDB_MEMORY`` (``2GB``) sets that limit.
+
 The SQL is written from the same declarations as the in-memory rows
 (``rankwise.online.definitions``): each aggregation is a ``CASE WHEN ... THEN 1 ELSE 0 END``
 (or the value) per row, summed per unit; exposures, first exposure and windows as in
@@ -236,6 +239,13 @@ def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[
     try:
         connection.execute("SET preserve_insertion_order = false")   # less memory; every order is ours
         connection.execute("SET enable_progress_bar = false")
+        limit = os.environ.get("RANKWISE_DUCKDB_MEMORY")
+        if limit:   # DuckDB spills what does not fit to a temporary directory
+            try:
+                connection.execute(f"SET memory_limit = {_text(limit)}")
+            except duckdb.Error as error:
+                raise OptionError(f"RANKWISE_DUCKDB_MEMORY={limit!r}: {str(error).splitlines()[0]} (expected a size "
+                                  "such as 2GB)") from None
         plan = per_unit(connection)
         try:
             return finish(connection, plan)

@@ -75,8 +75,8 @@ def error_figure(result: Any) -> Any:
     axis.set_xlabel("impressions")
     axis.set_ylabel("probability of the wrong winner")
     s = result.settings
-    runs = f"{s['run_a']} vs {s['run_b']} on {s['qrels']}: " if "run_a" in s else ""
-    axis.set_title(f"{runs}users {s.get('click_model')}, {s.get('comparisons')} comparisons", fontsize=9)
+    runs = f"{s['run_a']} vs {s['run_b']}\non {s['qrels']}\n" if "run_a" in s else ""
+    axis.set_title(f"{runs}users {s.get('click_model')}, {s.get('comparisons')} comparisons", fontsize=8)
     axis.grid(True, alpha=0.3)
     axis.legend()
     from rankwise.report.plots import literal_text

@@ -49,11 +49,20 @@ def wrap_signature(signature: str, width: int = 95) -> str:
 
 def literal_text(fig: Any) -> Any:
     """Every text of ``fig`` drawn as written: a run named ``a$^$b`` is a name, not a
-    mathtext formula that fails to parse (matplotlib reads text between two ``$`` as math)."""
+    mathtext formula that fails to parse (matplotlib reads text between two ``$`` as math).
+    Tick labels and axis offsets are matplotlib's own (a log axis writes ``$10^{2}$``) and stay
+    math."""
     from matplotlib.text import Text
 
+    own = set()
+    for axes in fig.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            own.add(axis.get_offset_text())
+            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+                own.update((tick.label1, tick.label2))
     for text in fig.findobj(Text):
-        text.set_parse_math(False)
+        if text not in own:
+            text.set_parse_math(False)
     return fig
 
 
