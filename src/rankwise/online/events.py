@@ -195,19 +195,27 @@ def _dense_group(parts: list[dict[str, Any]], summed: Sequence[str], constants: 
     code_sum = np.zeros(span)
     code_squares = np.zeros(span) if several else None
     sums = {c: np.zeros(span) for c in summed}
+    # counts below 2^24 per unit (fewer events than that) pack two to a float64 weight, exactly:
+    # one pass over the ids counts two things (the rows and variant 1's; two event types)
+    packed = events < PACKED
     for part in parts:   # one pass per column over each file: nothing of event size is concatenated
         index = _offsets(part["unit"], lowest)
-        count += np.bincount(index, minlength=span)
+        flags: list[tuple[str, np.ndarray | None]] = [("count", None)]
         if code_squares is None:   # codes 0 and 1: their sum counts the rows in variant 1
-            code_sum += np.bincount(index[np.asarray(part["variant"].to_numpy()) == 1], minlength=span)
+            flags.append(("code", np.asarray(part["variant"].to_numpy()) == 1))
         else:
             codes = np.asarray(part["variant"].to_numpy(), dtype=np.float64)
             code_sum += np.bincount(index, weights=codes, minlength=span)
             code_squares += np.bincount(index, weights=codes * codes, minlength=span)
+        flags += [(c, part[c]) for c in summed if part[c].dtype == bool]
+        totals = _count_flags(index, flags, span, packed)
+        count += totals.pop("count").astype(np.int64)
+        if "code" in totals:
+            code_sum += totals.pop("code")
+        for c, total in totals.items():
+            sums[c] += total
         for c in summed:
-            if part[c].dtype == bool:   # a count: the rows that count, no float weights
-                sums[c] += np.bincount(index[part[c]], minlength=span)
-            else:
+            if part[c].dtype != bool:
                 sums[c] += np.bincount(index, weights=part[c], minlength=span)
     present = np.flatnonzero(count)
     count, code_sum = count[present], code_sum[present]
@@ -232,6 +240,35 @@ def _dense_group(parts: list[dict[str, Any]], summed: Sequence[str], constants: 
                 raise _not_constant(c, int(index[differs[0]]) + lowest)
         out[c] = one[present]
     return low, both, pa.array(present.astype(np.int64) + lowest), out
+
+
+PACKED = 2 ** 24
+"""Per-unit counts below this pack two to one float64 bincount weight (exact below 2^53)."""
+
+
+def _count_flags(index: np.ndarray, flags: list[tuple[str, np.ndarray | None]], span: int,
+                 packed: bool) -> dict[str, np.ndarray]:
+    """Per-unit counts of each flag (``None``: every row), two flags per pass when ``packed``.
+
+    >>> index = np.array([0, 1, 1, 2])
+    >>> {k: v.tolist() for k, v in _count_flags(index, [("rows", None), ("odd", index % 2 == 1)], 3, True).items()}
+    {'rows': [1.0, 2.0, 1.0], 'odd': [0.0, 2.0, 0.0]}
+    """
+    out: dict[str, np.ndarray] = {}
+    step = 2 if packed else 1
+    for at in range(0, len(flags), step):
+        pair = flags[at:at + step]
+        if len(pair) == 1:
+            name, flag = pair[0]
+            out[name] = np.bincount(index if flag is None else index[flag], minlength=span).astype(np.float64)
+            continue
+        (low_name, low), (high_name, high) = pair
+        weights = np.ones(len(index)) if low is None else low.astype(np.float64)
+        weights += (np.ones(len(index)) if high is None else high.astype(np.float64)) * PACKED
+        total = np.bincount(index, weights=weights, minlength=span)
+        high_count = np.floor(total / PACKED)
+        out[low_name], out[high_name] = total - high_count * PACKED, high_count
+    return out
 
 
 def _offsets(ids: Any, lowest: int) -> np.ndarray:
