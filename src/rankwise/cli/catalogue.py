@@ -21,6 +21,8 @@ REGISTRIES = {
     "fusion": ("rankwise.fusion.methods", "METHODS"),
     "normalisations": ("rankwise.fusion.normalize", "NORMALISATIONS"),
     "ab-tests": ("rankwise.online.analysis", "AB_TESTS"),
+    "event-aggregations": ("rankwise.online.definitions", "AGGREGATIONS"),
+    "correction-scopes": ("rankwise.online.slices", "CORRECTION_SCOPES"),
     "sequential": ("rankwise.online.sequential", "SEQUENTIAL_DESIGNS"),
     "comparison-tests": ("rankwise.comparison", "COMPARISON_TESTS"),
     "corrections": ("rankwise.stats.corrections", "CORRECTION_METHODS"),
@@ -121,6 +123,8 @@ TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
           "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods",
           "normalisations": "Score normalisations (fusion)",
           "ab-tests": "A/B tests", "sequential": "Sequential designs",
+          "event-aggregations": "Aggregations of event-log metrics",
+          "correction-scopes": "Correction scopes of sliced A/B results",
           "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections",
           "beyond-accuracy": "Beyond-accuracy recommender metrics"}
 USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
@@ -130,8 +134,13 @@ USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterati
        "interleaving": "`rankwise.online.interleave(rankings, 'probabilistic')`",
        "fusion": "`rankwise fuse A B --method 'rrf(k=20)'`; `rankwise.fusion.fuse([a, b], 'rrf(k=20)')`",
        "normalisations": "`rankwise fuse A B --method combsum --norm zmuv`; `fuse(runs, 'combsum', norm='zmuv')`",
-       "ab-tests": "`rankwise ab LOG --test welch`; `rankwise.online.analyze(..., test='welch')`",
+       "ab-tests": "`rankwise ab LOG --test welch`, `--test 'bayesian(prior_mean=0.1, proper=true)'`; "
+                   "`rankwise.online.analyze(..., test='welch')`",
        "sequential": "`rankwise ab LOG --sequential always-valid --tuning 5000`; `analyze(..., sequential='msprt')`",
+       "event-aggregations": "`rankwise ab EVENTS -m 'ctr = count(click) / count(impression)'`; "
+                             "`analyze(events, metrics=['revenue = sum(value where event = purchase)'])`",
+       "correction-scopes": "`rankwise ab LOG --slice country --correction-scope all`; "
+                            "`analyze(..., slices=['country'], correction_scope='metric')`",
        "comparison-tests": "`rankwise compare QRELS A B --test randomization`; `rankwise.compare(..., test='t')`",
        "corrections": "`rankwise ab LOG -c holm`, `rankwise compare ... --correction bh`; `correction='bonferroni'`",
        "beyond-accuracy": "`rankwise beyond LISTS --train T -m novelty@10 -m 'ild(similarity=cosine)@10'`; "
