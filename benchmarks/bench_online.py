@@ -38,6 +38,16 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(r
                   "ctr_p": float(row["p_value"])}))
 """
 
+CTR_BY_HAND = """
+def ctr(g):
+    c, v = g["clicks"].to_numpy(float), g["views"].to_numpy(float)
+    r = c.sum() / v.sum(); n = len(g)
+    var = (np.var(c, ddof=1) - 2 * r * np.cov(c, v)[0, 1] + r * r * np.var(v, ddof=1)) / v.mean() ** 2
+    return r, var / n
+(ra, va), (rb, vb) = ctr(arms["A"]), ctr(arms["B"])
+"""
+"""The peers' CTR per user: a ratio of sums with its delta-method variance, by hand."""
+
 PANDAS = """
 import json, sys, time
 t0 = time.perf_counter()
@@ -49,17 +59,12 @@ users = events.groupby("user", sort=False).agg(arm=("arm", "first"), clicks=("cl
 out = {}
 arms = {a: g for a, g in users.groupby("arm")}
 ttest_ind(arms["B"]["views"], arms["A"]["views"], usevar="unequal")
-def ctr(g):
-    c, v = g["clicks"].to_numpy(float), g["views"].to_numpy(float)
-    r = c.sum() / v.sum(); n = len(g)
-    var = (np.var(c, ddof=1) - 2 * r * np.cov(c, v)[0, 1] + r * r * np.var(v, ddof=1)) / v.mean() ** 2
-    return r, var / n
-(ra, va), (rb, vb) = ctr(arms["A"]), ctr(arms["B"])
+CTR_BY_HAND
 from scipy import stats
 z = (rb - ra) / np.sqrt(va + vb)
 print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": rb - ra,
                   "ctr_p": float(2 * stats.norm.sf(abs(z)))}))
-"""
+""".replace("CTR_BY_HAND", CTR_BY_HAND)
 
 TEA = """
 import json, sys, time
@@ -106,16 +111,11 @@ from scipy import stats
 PIVOT
 arms = {a: g for a, g in users.groupby("variant")}
 stats.ttest_ind(arms["B"]["revenue"], arms["A"]["revenue"], equal_var=False)
-def ctr(g):
-    c, v = g["clicks"].to_numpy(float), g["views"].to_numpy(float)
-    r = c.sum() / v.sum(); n = len(g)
-    var = (np.var(c, ddof=1) - 2 * r * np.cov(c, v)[0, 1] + r * r * np.var(v, ddof=1)) / v.mean() ** 2
-    return r, var / n
-(ra, va), (rb, vb) = ctr(arms["A"]), ctr(arms["B"])
+CTR_BY_HAND
 z = (rb - ra) / np.sqrt(va + vb)
 print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": rb - ra,
                   "ctr_p": float(2 * stats.norm.sf(abs(z)))}))
-""".replace("PIVOT", PIVOT)
+""".replace("PIVOT", PIVOT).replace("CTR_BY_HAND", CTR_BY_HAND)
 
 TEA_LONG = """
 import json, sys, time
