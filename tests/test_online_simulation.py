@@ -90,4 +90,4 @@ def test_interleave_commands(tmp_path) -> None:
     from rankwise.report.interleave import error_figure
 
     result = simulate_comparison(str(qrels), str(a), str(b), "pbm", 4, [10, 1000], 20)
-    assert error_figure(result).axes[0].get_title().startswith(f"{a.name} vs {b.name} on {qrels.name}: users pbm")
+    assert error_figure(result).axes[0].get_title().startswith(f"{a.name} vs {b.name}\non {qrels.name}\nusers pbm")

@@ -41,12 +41,12 @@ OPERATORS = ("=", "!=", "<", "<=", ">", ">=", "in")
 """The comparisons a filter clause may use."""
 
 AGGREGATIONS: Registry[Declared] = Registry("aggregation", (
-    Declared("count", "count", "number of the unit's events of the type (count(*): every event) that match the "
-             "filter; alone: mean count per unit", reference="GrowthBook/Eppo count metrics"),
-    Declared("sum", "sum", "sum of a numeric column over the unit's rows that match the filter; alone: mean "
-             "per unit", reference="tea-tasting Mean of a per-unit sum"),
+    Declared("count", "count", "Number of the unit's events of the type (count(*): every event) that match the "
+             "filter; alone: mean count per unit.", reference="GrowthBook/Eppo count metrics"),
+    Declared("sum", "sum", "Sum of a numeric column over the unit's rows that match the filter; alone: mean "
+             "per unit.", reference="tea-tasting Mean of a per-unit sum"),
     Declared("any", "any", "1 if the unit has at least one such event, else 0; a proportion of units (not "
-             "in a ratio)", reference="GrowthBook binomial metrics"),
+             "in a ratio).", reference="GrowthBook binomial metrics"),
 ))
 """How a unit's events become one number."""
 

@@ -85,7 +85,7 @@ class Proportion(Mean):
         return p * (1 - p)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Quantile(Mean):
     """The ``q`` quantile of the units' ``column`` (summed per unit): p50 or p90 of revenue or
     time per user, as GrowthBook's unit quantile metrics. Its value and variance come from the
@@ -99,11 +99,15 @@ class Quantile(Mean):
 
     kind = "quantile"
 
-    def __post_init__(self) -> None:
-        if not 0 < self.q < 1:
+    def __init__(self, column: str, q: float = 0.5, covariate: str | None = None) -> None:
+        """``Quantile(column, q)``: the level second, as one writes it (p90 is ``q=0.9``)."""
+        if not 0 < float(q) < 1:
             from rankwise.errors import OptionError
 
-            raise OptionError(f"a quantile level must be between 0 and 1 (p1 ... p99), got {self.q}")
+            raise OptionError(f"a quantile level must be between 0 and 1 (p1 ... p99), got {q}")
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "q", float(q))
+        object.__setattr__(self, "covariate", covariate)
 
     def describe(self) -> str:
         return f"p{100 * self.q:g}({self.column})"

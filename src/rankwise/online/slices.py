@@ -25,9 +25,12 @@ MISSING = "(missing)"
 """The slice of units without a value of the dimension."""
 
 CORRECTION_SCOPES: Registry[Declared] = Registry("correction scope", (
-    Declared("slice", "slice", "within each slice (and the whole experiment), across its arms x metrics"),
-    Declared("metric", "metric", "within each metric, across its arms x slices"),
-    Declared("all", "all", "across every arm x metric x slice, the whole experiment included"),
+    Declared("slice", "slice", "Within each slice (and the whole experiment), across its arms x metrics.",
+             reference="each slice read as an experiment of its own"),
+    Declared("metric", "metric", "Within each metric, across its arms x slices.",
+             reference="a family of tests per metric (Eppo's per-metric scope)"),
+    Declared("all", "all", "Across every arm x metric x slice, the whole experiment included.",
+             reference="the familywise error of the whole table (Holm 1979)"),
 ), option="--correction-scope")
 """Which p-values a multiple-comparison correction runs across when the results are sliced."""
 
