@@ -3,6 +3,7 @@ statsmodels and tea-tasting; gbstats golden values; mergeable statistics; bad in
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -22,11 +23,19 @@ DATA = Path(__file__).parent / "data" / "online"
 
 # -- assignment ---------------------------------------------------------------------------------
 
-def _ids(n: int, seed: int) -> list[str]:
+@functools.cache
+def _cached_ids(n: int, seed: int) -> tuple[str, ...]:
     rng = np.random.default_rng(seed)
-    alphabet = list("abcdefghijklmnopqrstuvwxyz0123456789-_") + ["é", "ß", "中", "😀"]
+    alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789-_") + ["é", "ß", "中", "😀"])
     lengths = rng.integers(1, 40, n)
-    return ["".join(rng.choice(alphabet, size=k)) for k in lengths]
+    chars = rng.choice(alphabet, size=int(lengths.sum()))   # one draw for every character, then cut
+    ends = np.cumsum(lengths)
+    return tuple("".join(chars[end - k:end]) for end, k in zip(ends.tolist(), lengths.tolist(), strict=True))
+
+
+def _ids(n: int, seed: int) -> list[str]:
+    """``n`` seeded ids of 1-39 characters, some outside ASCII and the Basic Multilingual Plane."""
+    return list(_cached_ids(n, seed))
 
 
 @pytest.mark.parametrize("version", [1, 2])
