@@ -146,6 +146,19 @@ def _recommendations(path: Path) -> Any:
     return data
 
 
+def _definitions(path: Path) -> Any:
+    from rankwise.online.definitions import read_definitions
+
+    return read_definitions(str(path))
+
+
+def _event_log(path: Path) -> Any:
+    from rankwise.online import analyze
+
+    return analyze(str(path), unit="user", variant="arm",
+                   metrics=["ctr = count(click) / count(view)", "revenue = sum(value where event = buy and value > 0)"])
+
+
 READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "click log (Yandex)": (".tsv", b"7\t0\tQ\t1\t0\ta\tb\tc\n7\t3\tC\tb\n8\t0\tQ\t2\t0\tc\ta\n8\t9\tC\tc\n", _yandex),
     "click log (long rows)": (".csv", b"session,query,rank,doc,click\n1,q,1,a,0\n1,q,2,b,1\n2,q,1,b,1\n2,q,2,a,0\n",
@@ -168,6 +181,10 @@ READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "rank-eval ratings": (".csv", b"request_id,_index,_id,rating\nq1,i,d1,2\nq1,i,d2,0\nq2,i,d1,\n", _ratings),
     "recommendation lists": (".csv", b"user_id,item_id,score\nu1,a,0.9\nu1,b,0.5\nu2,b,0.7\nu2,c,0.1\n",
                              _recommendations),
+    "metric definitions": (".yaml", b"metrics:\n  ctr: count(click) / count(view)\n  revenue:\n"
+                           b"    numerator: sum(value)\n    where: event = buy\n", _definitions),
+    "event log": (".csv", b"user,arm,event,value\n1,a,view,\n1,a,click,\n2,a,view,\n3,b,view,\n3,b,buy,4.5\n"
+                  b"4,b,view,\n4,b,click,\n", _event_log),
 }
 
 

@@ -136,9 +136,7 @@ def _seconds_sql(column: str, kind: str) -> str:
     quoted = quote_identifier(column)
     if _is_numeric(kind):
         return f"CAST({quoted} AS DOUBLE)"
-    if kind.startswith("DATE") or kind.startswith("TIMESTAMP"):
-        return f"(epoch_us(CAST({quoted} AS TIMESTAMP)) / 1e6)"
-    return f"(epoch_us(CAST({quoted} AS TIMESTAMP)) / 1e6)"
+    return f"(epoch_us(CAST({quoted} AS TIMESTAMP)) / 1e6)"   # timestamps, dates and ISO 8601 text
 
 
 def _check(connection: Any, view: str, source: str, conditions: dict[str, str]) -> None:
