@@ -46,8 +46,9 @@ def test_cupac_removes_what_the_features_explain() -> None:
     assert plain.loc["y", "se"] / table.loc["y", "se"] == pytest.approx(math.sqrt(6), rel=0.1)
     for metric in ("ctr", "clicked"):   # ratio and proportion: adjusted too, never widened much
         assert table.loc[metric, "se"] < plain.loc[metric, "se"] * 1.01
-    assert "CUPAC: linear model on f1, f2, cross-fitted" in __import__("rankwise.report.ab", fromlist=["x"]).ab_title(
-        adjusted)
+    from rankwise.report.ab import ab_title
+
+    assert "CUPAC: linear model on f1, f2, cross-fitted" in ab_title(adjusted)
 
 
 def test_one_linear_feature_gives_cuped() -> None:

@@ -835,7 +835,7 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
     themselves when no test or metric needs the units' rows (one row per variant comes back),
     else one row per unit; the units left out as mixed, and the join's warnings."""
-    from rankwise.online.event_rows import EventRows, window_seconds
+    from rankwise.online.event_rows import left_out_warnings, window_seconds
     from rankwise.online.warehouse import duckdb_moments, duckdb_units
 
     named = {d.name for d in definitions}
@@ -860,9 +860,9 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     if not rows_needed:
         moments, mixed_units, _, left_out = duckdb_moments(data, definitions, [*sums, *counts], unit, variant, event,
                                                            _matrix_columns(table), **options)
-        return None, moments, mixed_units, EventRows([], [], left_out).warnings()
+        return None, moments, mixed_units, left_out_warnings(left_out)
     units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, **options)
-    return units, None, units.mixed, EventRows([], [], left_out).warnings()
+    return units, None, units.mixed, left_out_warnings(left_out)
 
 
 def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]]:

@@ -128,9 +128,18 @@ class EventRows:
     """Events left out by the exposure join: ``never_exposed``, ``before_exposure``, ``after_window``."""
 
     def warnings(self) -> list[str]:
-        words = {"never_exposed": "of units never exposed", "before_exposure": "before the unit's first exposure",
-                 "after_window": "after the unit's window"}
-        return [f"{count} event(s) {words[kind]} were left out" for kind, count in self.left_out.items() if count]
+        return left_out_warnings(self.left_out)
+
+
+def left_out_warnings(left_out: dict[str, int]) -> list[str]:
+    """One warning per kind of event the exposure join left out (``EventRows.left_out``).
+
+    >>> left_out_warnings({"never_exposed": 2, "before_exposure": 0, "after_window": 1})
+    ['2 event(s) of units never exposed were left out', "1 event(s) after the unit's window were left out"]
+    """
+    words = {"never_exposed": "of units never exposed", "before_exposure": "before the unit's first exposure",
+             "after_window": "after the unit's window"}
+    return [f"{count} event(s) {words[kind]} were left out" for kind, count in left_out.items() if count]
 
 
 def aggregates_of(definitions: Sequence[Definition]) -> list[Aggregate]:

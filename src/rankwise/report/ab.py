@@ -103,9 +103,10 @@ def ab_title(result: Any) -> str:
     if s.get("cupac"):
         applied.append(f"CUPAC: {s['cupac_model']} model on {', '.join(s['cupac'])}, cross-fitted")
     if s.get("caps"):
+        # a percentile cap shows the value it came to; a number is its own value
         applied.append("capped: " + ", ".join(f"{m} at {s['cap_rules'][m]}"
-                                               + (f" ({_number(v, 4)})" if not s["cap_rules"][m].replace(".", "")
-                                                  .replace("-", "").isdigit() else "")
+                                               + (f" ({_number(v, 4)})" if s["cap_rules"][m].lower().startswith("p")
+                                                  else "")
                                                for m, v in s["caps"].items())
                        + (" of non-zero units" if s.get("ignore_zeros") else ""))
     if s.get("exposures"):
