@@ -172,13 +172,13 @@ INTENDED: dict[str, set[str]] = {
     "comparison": {"_version", "errors", "params", "results", "engine", "evaluation", "stats"},
     "jax": {"errors", "metrics", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
-    "rankeval": {"_version", "errors", "data", "metrics", "evaluation", "comparison"},
+    "rankeval": {"_version", "errors", "data", "engine", "metrics", "evaluation", "comparison"},
     "recsys": {"_version", "errors", "params", "results", "data"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
     "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",
-            "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys"},
-    "": {"_version", "data", "engine", "comparison", "rankeval"},
+            "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys", "stats"},
+    "": {"_version", "data", "engine", "evaluation", "comparison", "rankeval"},
     "__main__": {"cli"},
 }
 """Every arrow between components the design intends (docs/architecture.md draws them). An

@@ -5,7 +5,17 @@
 0.5
 """
 
+from typing import TYPE_CHECKING, Any
+
 from rankwise._version import __version__
+
+if TYPE_CHECKING:  # the names type checkers see; at run time they are imported on first use
+    from rankwise.comparison import compare
+    from rankwise.data import Qrels, Run, load_qrels, load_run
+    from rankwise.data.prefs import load_prefs
+    from rankwise.engine.conventions import Conventions
+    from rankwise.evaluation import Result, evaluate
+    from rankwise.rankeval import rank_eval
 
 __all__ = ["__version__", "evaluate", "compare", "rank_eval", "Qrels", "Run", "Result", "Conventions", "load_qrels",
            "load_run", "load_prefs"]
@@ -15,7 +25,7 @@ def __dir__() -> list[str]:  # tab completion lists the lazy names too
     return sorted(set(globals()) | set(__all__))
 
 
-def __getattr__(name: str):  # lazy imports keep `import rankwise` light
+def __getattr__(name: str) -> Any:  # lazy imports keep `import rankwise` light
     if name in ("evaluate", "Result"):
         import importlib
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -194,7 +194,7 @@ def compare(
                       alpha, seed, permutations, confidence, bootstrap_ci, n_queries, warnings, omnibus)
 
 
-def _progress(enabled: bool, total: int):
+def _progress(enabled: bool, total: int) -> Callable[[int | None], None] | None:
     """A callable advancing a rich progress bar (None when disabled); call with None to stop."""
     if not enabled:
         return None

@@ -6,6 +6,8 @@ was expected, so that a user can fix the input without reading rankwise's source
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class RankwiseError(Exception):
     """Base class of every error rankwise raises on purpose. Errors about a value (bad input
@@ -106,7 +108,7 @@ class RankwiseDeprecationWarning(FutureWarning):
     ``DeprecationWarning`` outside ``__main__``)."""
 
 
-def renamed(options: dict, old: str, new: str, where: str) -> None:
+def renamed(options: dict[str, Any], old: str, new: str, where: str) -> None:
     """Move ``options[old]`` to ``options[new]`` with a deprecation warning (in place).
 
     >>> import warnings
@@ -142,12 +144,12 @@ class Notice(str):
     run: str | None
     metric: str | None
     count: int | None  # type: ignore[assignment]  # the notice's count, in place of str.count
-    details: dict
+    details: dict[str, Any]
     """What else the message was written from (rows, an example ...), so that the notices of
     the pieces of one run can be added up and written again (``rankwise.scale``)."""
 
     def __new__(cls, message: str, kind: str = "note", run: str | None = None, metric: str | None = None,
-                count: int | None = None, details: dict | None = None) -> Notice:
+                count: int | None = None, details: dict[str, Any] | None = None) -> Notice:
         self = super().__new__(cls, message)
         self.kind, self.run, self.metric, self.count = kind, run, metric, count
         self.details = details or {}
@@ -157,16 +159,16 @@ class Notice(str):
     def message(self) -> str:
         return str.__str__(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON shape: ``{kind, run, metric, count, message}``."""
         return {"kind": self.kind, "run": self.run, "metric": self.metric, "count": self.count,
                 "message": self.message}
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (Notice, (self.message, self.kind, self.run, self.metric, self.count, self.details))
 
 
-def notice_dicts(warnings: list) -> list[dict]:
+def notice_dicts(warnings: list[Any]) -> list[dict[str, Any]]:
     """Warnings as JSON objects (plain strings become ``kind='note'``).
 
     >>> notice_dicts(["x", Notice("y", "duplicates", run="r", count=2)])[1]["count"]

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -260,6 +260,8 @@ def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     raise RankwiseError(f"cannot read runs from a {type(runs).__name__}")
 
 
+Engine = Literal["memory", "chunks", "dask", "spark"]
+"""Where ``evaluate`` runs: in memory, in chunks of a file, or on a Dask or Spark cluster."""
 ENGINES = {"chunks": "rankwise.scale.chunked", "dask": "rankwise.scale.dask_engine",
            "spark": "rankwise.scale.spark_engine"}
 """Engines other than ``memory``, by name: each module has ``evaluate_with_engine(plan, runs,
@@ -291,8 +293,8 @@ class EvaluationPlan:
     index: QrelsIndex
     specs: list[MetricSpec]
     conventions: Conventions
-    groups: dict[tuple, list[MetricSpec]]
-    own: dict[tuple, Conventions]
+    groups: dict[tuple[Any, ...], list[MetricSpec]]
+    own: dict[tuple[Any, ...], Conventions]
     notes: list[str]
 
     @classmethod
@@ -309,7 +311,7 @@ class EvaluationPlan:
         max_label = int(q.label.max()) if len(q.label) else 1
         specs = [profiles.metric_of(profile, m, max_label) or parse_metric(m) for m in metrics]
         check_judgments(specs, "qrels")
-        groups: dict[tuple, list[MetricSpec]] = {}
+        groups: dict[tuple[Any, ...], list[MetricSpec]] = {}
         for spec in specs:  # metrics with conventions of their own are computed on their own alignment
             groups.setdefault(spec.conventions, []).append(spec)
         own = {key: replace(conv, **dict(key)) for key in groups}
@@ -375,7 +377,7 @@ def evaluate(
     metrics: str | Sequence[str],
     profile: str | None = None,
     *,
-    engine: str = "memory",
+    engine: Engine = "memory",
     chunk_rows: int | None = None,
     client: Any = None,
     **conventions: Unpack[ConventionKeywords],
@@ -417,7 +419,8 @@ def evaluate(
         import importlib
 
         module = importlib.import_module(ENGINES[engine])
-        return module.evaluate_with_engine(plan, runs, chunk_rows=chunk_rows, client=client)
+        result: Result = module.evaluate_with_engine(plan, runs, chunk_rows=chunk_rows, client=client)
+        return result
     if chunk_rows is not None or client is not None:
         raise RankwiseError("chunk_rows and client apply to engine='chunks', 'dask' or 'spark'")
     from rankwise.progress import step

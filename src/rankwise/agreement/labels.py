@@ -19,14 +19,18 @@ replacement, each with all its pairs, and each statistic's percentile interval i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from rankwise.errors import RankwiseError
 
-WEIGHTS = ("unweighted", "linear", "quadratic")
-ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+Weights = Literal["unweighted", "linear", "quadratic"]
+"""Cohen's kappa weights for disagreements: none, linear in the distance, quadratic."""
+WEIGHTS: tuple[Weights, ...] = get_args(Weights)
+AlphaLevel = Literal["nominal", "ordinal", "interval"]
+"""Krippendorff's alpha's level of measurement."""
+ALPHA_LEVELS: tuple[AlphaLevel, ...] = get_args(AlphaLevel)
 
 
 def confusion(a: np.ndarray, b: np.ndarray, categories: np.ndarray) -> np.ndarray:
@@ -40,7 +44,7 @@ def confusion(a: np.ndarray, b: np.ndarray, categories: np.ndarray) -> np.ndarra
     return np.bincount(i * k + j, minlength=k * k).reshape(k, k)
 
 
-def cohen_kappa(matrix: np.ndarray, weights: str = "unweighted") -> float:
+def cohen_kappa(matrix: np.ndarray, weights: Weights = "unweighted") -> float:
     """Cohen's kappa of a confusion matrix (categories in order; see the module's definition).
 
     >>> round(cohen_kappa(np.array([[20, 5], [10, 15]])), 6)   # p_o = .7, p_e = .5: (.7 - .5) / .5
@@ -63,7 +67,7 @@ def cohen_kappa(matrix: np.ndarray, weights: str = "unweighted") -> float:
     return float(1.0 - (disagreement * m).sum() / den) if den > 0 else float("nan")
 
 
-def krippendorff_alpha(a: np.ndarray, b: np.ndarray, level: str = "nominal") -> float:
+def krippendorff_alpha(a: np.ndarray, b: np.ndarray, level: AlphaLevel = "nominal") -> float:
     """Krippendorff's alpha of two judges' labels on the same items.
 
     >>> round(krippendorff_alpha(np.array([1, 2, 3, 3]), np.array([1, 2, 3, 4]), "interval"), 6)

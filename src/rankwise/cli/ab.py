@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -16,6 +16,9 @@ from rankwise.errors import RankwiseError
 
 if TYPE_CHECKING:
     from rankwise.online.definitions import Definition
+    from rankwise.online.events import Mixed
+    from rankwise.online.warehouse import Engine
+    from rankwise.stats.twosample import Alternative, Relative
 
 
 class ABFormat(str, Enum):
@@ -197,10 +200,11 @@ def ab(
     try:
         data, chosen = _inputs(logs, metric, metrics_file, database, table, query)
         result = online.analyze(data, unit=unit, variant=variant, metrics=chosen, control=control,
-                                covariates=_covariates(covariate), test=test, relative=relative, alpha=alpha,
-                                correction=correction, alternative=alternative, weights=_weights(weights),
-                                variants=variants.split(",") if variants else None, sequential=sequential,
-                                planned_units=planned_units, timestamp=timestamp, mixed=mixed, resamples=resamples,
+                                covariates=_covariates(covariate), test=test, relative=cast("Relative", relative),
+                                alpha=alpha, correction=correction, alternative=cast("Alternative", alternative),
+                                weights=_weights(weights), variants=variants.split(",") if variants else None,
+                                sequential=sequential, planned_units=planned_units, timestamp=timestamp,
+                                mixed=cast("Mixed", mixed), resamples=resamples,
                                 seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect,
                                 event=event, exposures=exposures, window=window,
                                 caps=_pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), ignore_zeros=cap_ignore_zeros,
@@ -208,7 +212,7 @@ def ab(
                                 guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
                                                                                  "METRIC=MARGIN").items()},
                                 lower_is_better=lower_is_better, power=power, cupac=cupac,
-                                engine="duckdb" if database is not None else engine)
+                                engine="duckdb" if database is not None else cast("Engine", engine))
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
 

@@ -11,9 +11,11 @@ from rankwise.cli.vocabulary import DEFAULT_METRICS
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from rankwise.evaluation import Engine
+
 
 def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None, *, per_query: bool = False,
-                   fmt: str = "table", digits: int = 4, output: Path | None = None, engine: str = "memory",
+                   fmt: str = "table", digits: int = 4, output: Path | None = None, engine: Engine = "memory",
                    chunk_rows: int | None = None, scheduler: str | None = None,
                    conventions: dict[str, Any] | None = None) -> None:
     """Evaluate the runs (paths, ``NAME=PATH``, ``-``) against the qrels and print runs x

@@ -162,7 +162,7 @@ def rank_eval(
             extra, skipped = judging.read_ratings(ratings)
             if skipped:
                 _warn([f"{ratings}: {skipped} row(s) without a rating were skipped"])
-        check_details(details)  # before searching, not after
+        level = check_details(details)  # before searching, not after
         result = run_rank_eval(parsed, engine, size=size, concurrency=concurrency, ratings=extra, test=test,
                                correction=correction, progress=_progress(not quiet))
         checks = None
@@ -186,11 +186,11 @@ def rank_eval(
 
         try:
             with atomic_open(output, "w", encoding="utf-8") as f:
-                result.write_json(f, details, progress=_writing_progress(not quiet, output), extra=extra_keys)
+                result.write_json(f, level, progress=_writing_progress(not quiet, output), extra=extra_keys)
         except RankwiseError as exc:
             _fail(str(exc))
     if fmt is RankEvalFormat.json:
-        result.write_json(sys.stdout, details, extra=extra_keys)
+        result.write_json(sys.stdout, level, extra=extra_keys)
     elif fmt is RankEvalFormat.markdown:
         _emit(_markdown(result), None)
     else:

@@ -46,6 +46,8 @@ class ClickLog:
     pair_query: np.ndarray = field(init=False)
     pair_doc: np.ndarray = field(init=False)
     notes: list[str] = field(default_factory=list)
+    cache: dict[str, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
+    """Values derived from this log's cells by the models (each log, and each chunk, its own)."""
 
     def __post_init__(self) -> None:
         shown = self.mask
@@ -224,6 +226,7 @@ def piece_of(vocabulary: Any, query: np.ndarray, docs: np.ndarray | None, pairs:
     piece.query_ids, piece.doc_ids = vocabulary.query_ids, vocabulary.doc_ids
     piece.pair_query, piece.pair_doc = vocabulary.pair_query, vocabulary.pair_doc
     piece.notes = []
+    piece.cache = {}
     return piece
 
 

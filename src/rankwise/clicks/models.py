@@ -60,10 +60,10 @@ def _pair_sum(log: ClickLog, values: np.ndarray) -> np.ndarray:
 
 def _all_shown(log: ClickLog) -> bool:
     """True when no cell is padding (checked once per chunk)."""
-    cached = getattr(log, "_all_shown", None)
+    cached = log.cache.get("all_shown")
     if cached is None:
         cached = bool(log.mask.all())
-        log._all_shown = cached
+        log.cache["all_shown"] = cached
     return cached
 
 
@@ -247,6 +247,8 @@ class ClickModel:
     name = "model"
     iterative = False
     pair_fields: dict[str, str] = {"attractiveness": "alpha"}   # column -> attribute, per pair
+    alpha: np.ndarray
+    """Attractiveness per fitted (query, document) pair (set by the fit)."""
     fields: tuple[str, ...] = ()                                 # other fitted attributes
     constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks", "clicked_again",
                                                  "rank_clicks")
@@ -446,7 +448,7 @@ class ClickModel:
             cells = pooled.add(self._compress(chunk)) if pooled.active else None
             return self._statistics(chunk) if cells is None else self._compressed_statistics(cells)
 
-        def local_totals() -> tuple[dict[str, np.ndarray], float]:
+        def local_totals() -> SufficientStatistics:
             if pooled.whole is not None:   # after the first pass: the whole log's distinct cells, no log read
                 return add_statistics(self._compressed_statistics(pooled.whole))
             totals = add_statistics(*_over_chunks(work, log.chunks(chunk_size), workers))
@@ -467,7 +469,7 @@ class ClickModel:
         names = [*self.pair_fields.values(), *self.fields, "hyper", "posterior", "feature_fit"]
         return {name: copy.deepcopy(getattr(self, name)) for name in names if hasattr(self, name)}
 
-    def fit_passes(self, log: Any, pass_totals: Callable[[], tuple[dict[str, np.ndarray], float]],
+    def fit_passes(self, log: Any, pass_totals: Callable[[], SufficientStatistics],
                    iterations: int = 50, tolerance: float = 1e-6,
                    progress: Callable[[dict[str, float]], None] | None = None, validation: Any = None,
                    patience: int = 3, chunk_size: int = CHUNK) -> Any:
@@ -494,7 +496,7 @@ class ClickModel:
             self._passes(log, pass_totals, iterations, tolerance, progress, validation, patience, chunk_size, advance)
         return self
 
-    def _passes(self, log: Any, pass_totals: Callable[[], tuple[dict[str, np.ndarray], float]], iterations: int,
+    def _passes(self, log: Any, pass_totals: Callable[[], SufficientStatistics], iterations: int,
                 tolerance: float, progress: Callable[[dict[str, float]], None] | None, validation: Any,
                 patience: int, chunk_size: int, advance: Callable[..., None]) -> None:
         """The passes of ``fit_passes`` (``advance`` reports each one)."""
@@ -670,7 +672,7 @@ def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
     """Each cell's index into the model's pairs (len(pairs) for an unseen pair or padding).
     Kept on the log for the model's vocabulary: a log's pairs and mask do not change (the
     simulator asks again at every rank)."""
-    cached = getattr(log, "_model_index", None)
+    cached = log.cache.get("model_index")
     if cached is not None and cached[0] is model.pair_query:
         return cached[1]
     fitted = len(model.pair_query)
@@ -679,7 +681,7 @@ def _pair_index(model: ClickModel, log: ClickLog) -> np.ndarray:
     else:
         local = np.append(_match_pairs(model, log), fitted)
         index = np.where(log.mask, local[log.pairs], fitted)
-    log._model_index = (model.pair_query, index)
+    log.cache["model_index"] = (model.pair_query, index)
     return index
 
 
@@ -725,11 +727,11 @@ def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray, field: str =
 def _unseen_alpha_by_log_pair(model: ClickModel, log: ClickLog) -> np.ndarray:
     """A feature model's attractiveness for every pair of ``log`` as if unseen (kept on the log
     for the model's feature fit: the simulator asks at every rank)."""
-    cached = getattr(log, "_feature_alpha", None)
+    cached = log.cache.get("feature_alpha")
     if cached is not None and cached[0] is model.feature_fit:
         return cached[1]
     values = model._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query, log.pair_doc)
-    log._feature_alpha = (model.feature_fit, values)
+    log.cache["feature_alpha"] = (model.feature_fit, values)
     return values
 
 
@@ -853,7 +855,7 @@ class PBM(ClickModel):
         ranks = len(self.gamma)
         clicks = np.bincount(cells.cell, weights=cells.count * cells.clicked, minlength=ranks)
         skipped = np.bincount(cells.cell, weights=cells.count * skip, minlength=ranks)
-        out = {"gamma": clicks + self.gamma * skipped}
+        out: dict[str, np.ndarray] = {"gamma": clicks + self.gamma * skipped}
         if self._first_pass:
             out["rank_shown"] = np.bincount(cells.cell, weights=cells.count, minlength=ranks)
         return out
@@ -905,7 +907,7 @@ class PBM(ClickModel):
 def _browsing_cell(log: ClickLog) -> np.ndarray:
     """Each cell's index ``rank * R + previous click rank`` into the flattened examination
     matrix (kept on a chunk for the length of one E-step, whose clicks do not change)."""
-    cached = getattr(log, "_browsing_cell", None)
+    cached = log.cache.get("browsing_cell")
     return cached if cached is not None else np.arange(log.ranks) * log.ranks + previous_click(log.clicks)
 
 
@@ -940,11 +942,11 @@ class UBM(PBM):
         return out
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
-        chunk._browsing_cell = _browsing_cell(chunk)
+        chunk.cache["browsing_cell"] = _browsing_cell(chunk)
         try:
             return super()._statistics(chunk)
         finally:
-            chunk._browsing_cell = None
+            chunk.cache["browsing_cell"] = None
 
     def _examination_statistics(self, chunk: ClickLog, clicked: np.ndarray, g: np.ndarray,
                                 skip: np.ndarray) -> dict[str, np.ndarray]:

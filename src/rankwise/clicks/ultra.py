@@ -30,6 +30,10 @@ class LabelRankModel(ClickModel):
     name = "label-rank"
     pair_fields = {"label": "label"}
     fields = ("table",)
+    label: np.ndarray
+    """The editorial label of each (query, document) pair."""
+    table: np.ndarray
+    """Click probability by [label, rank]."""
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         label = _per_cell(self, log, self.label).astype(np.int64)
@@ -84,9 +88,11 @@ def from_ultra(path: str | os.PathLike[str] | dict[str, Any], qrels: Any, log: C
     kind = spec["model_name"]
     label = _labels(qrels, log)
     click_prob = spec["click_prob"]
+    model: ClickModel
     if kind == "click_matrix_model":
-        model: ClickModel = LabelRankModel()
-        model.table = np.asarray(click_prob, dtype=np.float64)
+        by_label = LabelRankModel()
+        by_label.table = np.asarray(click_prob, dtype=np.float64)
+        model = by_label
     else:
         attract = np.asarray(click_prob, dtype=np.float64)
         alpha = attract[np.minimum(label.astype(np.int64), len(attract) - 1)]
@@ -111,9 +117,10 @@ def from_ultra(path: str | os.PathLike[str] | dict[str, Any], qrels: Any, log: C
             ranks = np.arange(log.ranks)
             plus = 1 - (ranks + 2) / 100
             minus = float(spec.get("extra", {}).get("epsilon_1_neg", 0.0)) / (ranks + 1)
-            model = LabelRankModel()
+            trusting = LabelRankModel()
             trust = attract[:, None] * plus + (1 - attract[:, None]) * minus
-            model.table = exam[np.minimum(ranks, len(exam) - 1)] * trust
+            trusting.table = exam[np.minimum(ranks, len(exam) - 1)] * trust
+            model = trusting
         else:
             raise InputError(f"unknown ULTRA model {kind!r}", source=str(path), field="model_name")
         model.alpha = alpha

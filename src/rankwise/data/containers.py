@@ -19,7 +19,7 @@ from rankwise.errors import InputError
 def _is_text(typ: pa.DataType, keep_dictionary: bool) -> bool:
     if keep_dictionary and pa.types.is_dictionary(typ):
         typ = typ.value_type
-    return pa.types.is_string(typ) or pa.types.is_large_string(typ)
+    return bool(pa.types.is_string(typ) or pa.types.is_large_string(typ))
 
 
 def _missing(value: Any) -> bool:
@@ -309,7 +309,9 @@ class Run:
         cls, scores: dict[str, dict[str, float]], name: str = "run", source: str = "<dict>"
     ) -> Run:
         """Build from the pytrec_eval/ranx shape ``{qid: {docid: score}}``."""
-        queries, docs, values = [], [], []
+        queries: list[str] = []
+        docs: list[str] = []
+        values: list[float] = []
         for qid, docmap in scores.items():
             if not isinstance(docmap, dict):
                 raise InputError(
@@ -392,7 +394,9 @@ class Run:
             raise InputError(f"scores must name the same queries as the lists; these differ: {', '.join(missing)}",
                              field="scores")
         by_name = None if given is None else {str(q): v for q, v in given.items()}
-        queries, docs, values = [], [], []
+        queries: list[str] = []
+        docs: list[str] = []
+        values: list[float] = []
         for qid, ranked in items:
             ranked = list(ranked)
             queries.extend([str(qid)] * len(ranked))

@@ -8,12 +8,13 @@ kernels through ``pyarrow._compute.call_function`` without that import. Other co
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 from pyarrow import _compute
 
-Values = pa.Array | pa.ChunkedArray
+Values: TypeAlias = Any
+"""An Arrow array or chunked array (pyarrow ships no type stubs, so this is ``Any`` to mypy)."""
 
 
 def _call(name: str, args: list[Any], options: Any = None, pool: pa.MemoryPool | None = None) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,20 +47,21 @@ class Prefs:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_rows(cls, rows: list[tuple], kind: str = "prefs", source: str = "<prefs>") -> Prefs:
+    def from_rows(cls, rows: list[tuple[Any, ...]], kind: str = "prefs", source: str = "<prefs>") -> Prefs:
         """Build from ``(query, group, subgroup, doc, level)`` tuples."""
-        cols = list(zip(*rows, strict=True)) if rows else [[], [], [], [], []]
-        return cls(*(np.asarray(c, dtype=object) for c in cols[:4]), np.asarray(cols[4], dtype=np.float64),
-                   kind, source)
+        cols: list[Any] = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+        query, group, subgroup, doc = (np.asarray(c, dtype=object) for c in cols[:4])
+        return cls(query, group, subgroup, doc, np.asarray(cols[4], dtype=np.float64), kind, source)
 
     def __len__(self) -> int:
         return len(self.query)
 
 
-def _parse(data: bytes, source: str, n_fields: int, names: tuple[str, ...], integer: bool) -> tuple[list, Lines]:
+def _parse(data: bytes, source: str, n_fields: int, names: tuple[str, ...],
+           integer: bool) -> tuple[list[tuple[Any, ...]], Lines]:
     """Split lines as trec_eval does (C whitespace, ``#`` comment lines, exactly ``n_fields``)."""
     out = Lines(source)
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     for lineno, raw in enumerate(_lines(data, source), start=1):
         if raw.startswith(b"#"):
             out.note("comment", lineno)
@@ -94,7 +96,7 @@ def read_prefs(path: str | os.PathLike[str]) -> Prefs:
     source = str(path)
     rows, lines = _parse(read_bytes(path), source, 5, PREFS_FIELDS, integer=False)
     prefs = Prefs.from_rows(rows, "prefs", source)
-    prefs.notes = lines.notes(source, "level")
+    prefs.notes = [*lines.notes(source, "level")]
     return prefs
 
 
@@ -104,7 +106,7 @@ def read_qrels_prefs(path: str | os.PathLike[str]) -> Prefs:
     source = str(path)
     rows, lines = _parse(read_bytes(path), source, 4, QRELS_GROUP_FIELDS, integer=False)
     prefs = Prefs.from_rows([(q, g, "0", d, v) for q, g, d, v in rows], "qrels_prefs", source)
-    prefs.notes = lines.notes(source, "label")
+    prefs.notes = [*lines.notes(source, "label")]
     return prefs
 
 
@@ -122,7 +124,7 @@ def read_qrels_jg(path: str | os.PathLike[str]) -> Prefs:
                              field="doc")
         seen[key] = i
     prefs = Prefs.from_rows([(q, g, "0", d, v) for q, g, d, v in rows], "qrels_jg", source)
-    prefs.notes = lines.notes(source, "label")
+    prefs.notes = [*lines.notes(source, "label")]
     return prefs
 
 
@@ -132,7 +134,7 @@ def read_subtopics(path: str | os.PathLike[str]) -> Prefs:
     source = str(path)
     rows, lines = _parse(read_bytes(path), source, 4, ("query", "subtopic", "doc", "label"), integer=True)
     judgments = Prefs.from_rows([(q, st, "", d, v) for q, st, d, v in rows], "subtopics", source)
-    judgments.notes = lines.notes(source, "label")
+    judgments.notes = [*lines.notes(source, "label")]
     return judgments
 
 

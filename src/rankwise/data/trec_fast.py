@@ -15,9 +15,9 @@ from __future__ import annotations
 import mmap
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +32,13 @@ PIECE_BYTES = 1 << 25
 _BLOCK_BYTES = 1 << 22
 
 
+
+class _ReadsInto(Protocol):
+    """A binary stream that fills a buffer (a file, a gzip stream)."""
+
+    def readinto(self, buffer: memoryview, /) -> int: ...
+
+
 class GrowingArray:
     """A NumPy array filled chunk by chunk. Its capacity is a generous estimate: pages never
     written are never part of the process, so the slack costs nothing; past it, it grows.
@@ -42,7 +49,7 @@ class GrowingArray:
     """
 
     def __init__(self, dtype: type, capacity: int) -> None:
-        self._data = np.empty(max(capacity, 1), dtype=dtype)
+        self._data: np.ndarray = np.empty(max(capacity, 1), dtype=dtype)
         self._size = 0
 
     def reserve(self, capacity: int) -> None:
@@ -94,7 +101,7 @@ class Piece:
     end: int
 
 
-def _pieces(path: str | os.PathLike[str], size: int) -> Iterator[Piece]:
+def _pieces(path: str | os.PathLike[str], size: int) -> Generator[Piece, None, None]:
     """The file (gunzipped if needed) in pieces of about ``size`` bytes that end at a line end;
     a piece is valid until the next one is asked for."""
     with open(path, "rb") as f:
@@ -139,7 +146,7 @@ def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
             pass  # a buffer still views the mapping: it closes when the last one goes
 
 
-def _read_pieces(f: BinaryIO, size: int, source: str = "<input>", max_line: int | None = None) -> Iterator[Piece]:
+def _read_pieces(f: _ReadsInto, size: int, source: str = "<input>", max_line: int | None = None) -> Iterator[Piece]:
     """Pieces read from a stream into one reused buffer (no fresh pages for each piece); a line
     longer than ``max_line`` bytes stops the reader (an endless stream without line ends)."""
     buffer = bytearray(size)
@@ -272,7 +279,7 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, EOFError, OSError, zlib.error):
         return None  # the careful reader says what is wrong
     finally:
-        piece = None
+        piece = None  # type: ignore[assignment]  # the last piece's buffers go
         pieces.close()
         pool.release_unused()  # the last piece's scratch memory goes back to the system
     if rows == 0:
@@ -282,7 +289,8 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
 
 
 def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: dict[str, pa.DataType],
-                  delimiter: str, piece_bytes: int = PIECE_BYTES) -> Iterator[tuple[Piece, pa.Table | None]]:
+                  delimiter: str, piece_bytes: int = PIECE_BYTES,
+                  ) -> Generator[tuple[Piece, pa.Table | None], None, None]:
     """Each piece of whole lines of the file with its parsed table, or None for a piece that is
     not regular (the caller reads that piece with the careful line reader). A piece is valid
     until the next one is asked for; the tables own their memory.

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from rankwise.data import arrow
@@ -78,7 +80,7 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
 
 
 def _first_line(path: str | os.PathLike[str]) -> bytes:
-    opener = open
+    opener: Callable[..., Any] = open
     if _is_gzip(path):
         import gzip
 
@@ -134,15 +136,16 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
         cols = read_regular(path, RUN_FIELDS, RUN_TYPES, delim, ("query", "doc", "score"), distinct="tag")
         if cols is not None:
             last = cols.last
+            assert last is not None  # a file with rows has a last tag
             tags = [t for t in cols.distinct if t != last] + [last]
             run = Run(cols.column("query"), cols.column("doc"), cols.array("score"),
                       name if name is not None else last, source)
             run.notes.extend(tag_notes(tags, source))
             return run
     lines, tags = parse_run_lines(read_bytes(path), source)
-    run = Run(arrow.strings(lines.queries), arrow.strings(lines.docs), lines.values,
-              name if name is not None else tags[-1], source, lines.numbers)
-    run.notes.extend(lines.notes(source, "score") + tag_notes(tags, source))
+    run = Run(arrow.strings(lines.queries), arrow.strings(lines.docs), np.asarray(lines.values),
+              name if name is not None else tags[-1], source, np.asarray(lines.numbers))
+    run.notes.extend([*lines.notes(source, "score"), *tag_notes(tags, source)])
     return run
 
 
@@ -166,9 +169,9 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
         if cols is not None:
             return Qrels(cols.column("query"), cols.column("doc"), cols.array("label"), source)
     lines = parse_qrels_lines(read_bytes(path), source)
-    qrels = Qrels(arrow.strings(lines.queries), arrow.strings(lines.docs), lines.values, source,
-                  lines.numbers)
-    qrels.notes = lines.notes(source, "label")
+    qrels = Qrels(arrow.strings(lines.queries), arrow.strings(lines.docs), np.asarray(lines.values), source,
+                  np.asarray(lines.numbers))
+    qrels.notes = [*lines.notes(source, "label")]
     return qrels
 
 

@@ -630,7 +630,7 @@ def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
     same = np.empty(n - 1, dtype=bool)
     for start in range(0, n - 1, SLICE_ROWS):
         stop = min(start + SLICE_ROWS, n - 1)
-        part = score[start: stop + 1].astype(precision, copy=False)
+        part: np.ndarray = score[start: stop + 1].astype(precision, copy=False)
         np.equal(part[1:], part[:-1], out=same[start:stop])
     bounds = offsets[1:-1]
     same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries

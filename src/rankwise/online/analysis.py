@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankwise.errors import OptionError
+from rankwise.errors import OptionError, RankwiseError
 from rankwise.online.definitions import Definition
-from rankwise.online.events import Units, aggregate_units
+from rankwise.online.events import Mixed, Units, aggregate_units
 from rankwise.online.metrics import (
     Mean,
     Metric,
@@ -37,7 +37,10 @@ from rankwise.online.sequential import (
 from rankwise.online.srm import SRM, srm_test
 from rankwise.params import Declared, Param, Registry
 from rankwise.stats.corrections import CORRECTION_METHODS
-from rankwise.stats.twosample import RELATIVE, TWO_SAMPLE_TESTS, Arm, compare_arms
+from rankwise.stats.twosample import RELATIVE, TWO_SAMPLE_TESTS, Alternative, Arm, Relative, compare_arms
+
+if TYPE_CHECKING:
+    from rankwise.online.warehouse import Engine
 
 SEQUENTIAL = (*ALWAYS_VALID, *SPENDING)
 
@@ -196,14 +199,14 @@ def _unit_matrix(units: Units, metrics: Mapping[str, Metric]) -> tuple[np.ndarra
 def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             metrics: Mapping[str, Metric | Definition | str] | Sequence[Metric | Definition | str] | str = (),
             control: str | None = None,
-            covariates: Mapping[str, str] | None = None, test: str = "welch", relative: str = "delta",
-            alpha: float = 0.05, correction: str = "holm", alternative: str = "two-sided",
+            covariates: Mapping[str, str] | None = None, test: str = "welch", relative: Relative = "delta",
+            alpha: float = 0.05, correction: str = "holm", alternative: Alternative = "two-sided",
             weights: Sequence[float] | None = None, variants: Sequence[str] | None = None,
             sequential: str | None = None, tuning: float = 5000, planned_units: int | None = None,
-            timestamp: str | None = None, mixed: str = "exclude", resamples: int = 2000,
+            timestamp: str | None = None, mixed: Mixed = "exclude", resamples: int = 2000,
             seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
             event: str = "event", exposures: Any = None, window: str | float | None = None,
-            engine: str = "memory", caps: Mapping[str, str | float] | None = None,
+            engine: Engine = "memory", caps: Mapping[str, str | float] | None = None,
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
             guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
             power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear") -> ABResult:
@@ -387,6 +390,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 if problem:
                     warnings.append(f"{name}, {arm} against {control}{where}: not compared: {problem}")
                     row = _untested_row(name, metric, moments, control, arm, test, units)
+                assert row is not None
                 rows.append(row)
         return rows
 
@@ -655,8 +659,8 @@ def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, A
     return out
 
 
-def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: str,
-         alpha: float, alternative: str, units: Units | None, resamples: int, seed: int,
+def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: Relative,
+         alpha: float, alternative: Alternative, units: Units | None, resamples: int, seed: int,
          sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT,
          bayes: Mapping[str, Any] | None = None, power_target: float = 0.8) -> dict[str, Any]:
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
@@ -699,7 +703,9 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
     return row
 
 
-def _unit_values(metric: Metric, units: Units, variant: str) -> tuple[np.ndarray, np.ndarray | None]:
+def _unit_values(metric: Metric, units: Units | None, variant: str) -> tuple[np.ndarray, np.ndarray | None]:
+    if units is None:  # the per-variant sums path keeps no unit rows
+        raise RankwiseError("this test needs one row per unit, and only per-variant sums were computed")
     code = units.variants.index(variant)
     rows = units.codes == code
     if isinstance(metric, Ratio):
@@ -710,7 +716,7 @@ def _unit_values(metric: Metric, units: Units, variant: str) -> tuple[np.ndarray
 
 
 def _mann_whitney(name: str, metric: Metric, units: Units | None, control: str, arm: str,
-                  alternative: str) -> float:
+                  alternative: Alternative) -> float:
     from scipy import stats
 
     if isinstance(metric, Ratio) or metric.covariate_ratio is not None:
@@ -733,8 +739,8 @@ def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alph
 
     def stat(num: np.ndarray, den: np.ndarray | None, picks: np.ndarray) -> np.ndarray:
         if den is None:
-            return num[picks].mean(axis=1)
-        return num[picks].sum(axis=1) / den[picks].sum(axis=1)
+            return np.asarray(num[picks].mean(axis=1))
+        return np.asarray(num[picks].sum(axis=1) / den[picks].sum(axis=1))
 
     a_num, a_den = _unit_values(metric, units, control)
     b_num, b_den = _unit_values(metric, units, arm)
@@ -829,7 +835,7 @@ def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], u
 
 
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
-                  event: str, variants: Sequence[str] | None, mixed: str, exposures: Any,
+                  event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any,
                   window: str | float | None, timestamp: str | None, sequential: str | None,
                   test: str, caps: bool) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
     """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
@@ -903,8 +909,8 @@ def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 
 
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],
-                     control: str, names: Sequence[str], test: str, relative: str, alpha: float,
-                     alternative: str, mixed: str, sequential: str | None, tuning: float,
+                     control: str, names: Sequence[str], test: str, relative: Relative, alpha: float,
+                     alternative: Alternative, mixed: Mixed, sequential: str | None, tuning: float,
                      planned_units: int | None, mixture_effect: float = MIXTURE_EFFECT,
                      caps: Mapping[str, str | float] | None = None, ignore_zeros: bool = False,
                      bayes: Mapping[str, Any] | None = None) -> Any:

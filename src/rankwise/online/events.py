@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from rankwise.data.tables import location, number_column, tables_of
 from rankwise.errors import InputError, OptionError
 
-MIXED = ("exclude", "error")
+Mixed = Literal["exclude", "error"]
+"""What a unit seen in two variants gets: left out (counted in a warning) or an error."""
+MIXED: tuple[Mixed, ...] = get_args(Mixed)
 
 
 @dataclass
@@ -83,7 +85,7 @@ def _unit_ids(name: str, first: int, column: Any, field_name: str) -> Any:
 
 def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = (), counts: Sequence[str] = (),
                     constants: Sequence[str] = (), variants: Sequence[str] | None = None,
-                    mixed: str = "exclude", ordered: bool = False) -> Units:
+                    mixed: Mixed = "exclude", ordered: bool = False) -> Units:
     """Sum ``sums`` per unit (``counts`` are sums that must not be negative; ``constants`` are
     per-unit values such as a pre-experiment covariate, which must not change within a unit).
 

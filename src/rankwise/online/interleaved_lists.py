@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -14,9 +14,11 @@ from rankwise.params import Declared, Param, Registry
 
 TAU = Param("tau", float, 3.0, "probabilistic: a ranking draws rank r with probability proportional to 1 / r^tau",
             low=0)
+Teams = Literal["marginal", "drawn"]
+"""Probabilistic interleaving's credit: the posterior over team assignments, or the drawing ranking."""
 TEAMS = Param("teams", str, "marginal", "probabilistic: credit each click by the probability that each ranking "
               "placed it, over every team assignment that could have made the list (marginal, Hofmann et al. "
-              "2011), or to the ranking that drew it (drawn)", choices=("marginal", "drawn"))
+              "2011), or to the ranking that drew it (drawn)", choices=get_args(Teams))
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ def check_rankings(rankings: Sequence[Sequence[Any]], method: str) -> list[list[
 
 
 def draw_list(lists: list[list[Any]], method: str, size: int, rng: np.random.Generator,
-              tau: float = 3.0, teams: str = "marginal") -> Interleaved:
+              tau: float = 3.0, teams: Teams = "marginal") -> Interleaved:
     """One list of balanced, team-draft or probabilistic interleaving (``teams``: how
     probabilistic interleaving credits a click, see ``TEAMS``)."""
     declared = INTERLEAVING_METHODS.get(method)

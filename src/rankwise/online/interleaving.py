@@ -36,12 +36,13 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
-from rankwise.online.interleaved_lists import INTERLEAVING_METHODS, Interleaved, check_rankings, draw_list
+from rankwise.online.interleaved_lists import INTERLEAVING_METHODS, Interleaved, Teams, check_rankings, draw_list
 from rankwise.online.list_distribution import distribution
 
 
 def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
-               rng: np.random.Generator | int | None = None, tau: float = 3.0, teams: str = "marginal") -> Interleaved:
+               rng: np.random.Generator | int | None = None, tau: float = 3.0,
+               teams: Teams = "marginal") -> Interleaved:
     """Interleave ``rankings`` (lists of document ids, best first) into one list of at most
     ``length`` documents (default: the shortest ranking's length).
 

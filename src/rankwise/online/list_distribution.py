@@ -38,6 +38,7 @@ from rankwise.online.interleaved_lists import (
     INTERLEAVING_METHODS,
     METHODS,
     Interleaved,
+    Teams,
     balanced_credit_table,
     balanced_list,
     check_rankings,
@@ -104,7 +105,7 @@ class ListDistribution:
 
 def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
                  samples: int = 1000, limit: int = 5000, credit: str = "inverse", tau: float = 3.0,
-                 rng: np.random.Generator | int | None = None, teams: str = "marginal") -> ListDistribution:
+                 rng: np.random.Generator | int | None = None, teams: Teams = "marginal") -> ListDistribution:
     """The lists ``method`` shows for ``rankings`` and their probabilities (see the module).
 
     >>> table = distribution([[1, 2], [2, 3]], "optimized")   # mpkato/interleaving's case

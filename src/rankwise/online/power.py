@@ -11,9 +11,13 @@ which is statsmodels' ``NormalIndPower`` with effect size ``delta / sd``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rankwise.errors import OptionError
 from rankwise.stats.distributions import NORMAL
+
+if TYPE_CHECKING:
+    from rankwise.stats.twosample import Alternative
 
 
 def _z(q: float) -> float:
@@ -28,7 +32,7 @@ def _check(alpha: float, power: float | None = None) -> None:
 
 
 def power(effect: float, sd: float, n: float, alpha: float = 0.05, ratio: float = 1.0,
-          alternative: str = "two-sided") -> float:
+          alternative: Alternative = "two-sided") -> float:
     """Probability of a significant result when the true difference is ``effect``.
 
     >>> round(power(0.2, 1.0, 393), 4)   # the textbook 80% at d = 0.2, 393 per arm
@@ -44,7 +48,7 @@ def power(effect: float, sd: float, n: float, alpha: float = 0.05, ratio: float 
 
 
 def sample_size(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8, ratio: float = 1.0,
-                alternative: str = "two-sided") -> int:
+                alternative: Alternative = "two-sided") -> int:
     """Control units needed (treatment: ``ratio`` times as many) to detect ``effect`` with
     ``power``; rounded up. Uses ``n = (z_{1-alpha/2} + z_power)^2 sd^2 (1 + 1/ratio) / effect^2``
     and then checks the exact two-sided power.
@@ -62,7 +66,7 @@ def sample_size(effect: float, sd: float, alpha: float = 0.05, power: float = 0.
     return n
 
 
-def detectable_multiplier(alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided") -> float:
+def detectable_multiplier(alpha: float = 0.05, power: float = 0.8, alternative: Alternative = "two-sided") -> float:
     """``z_{1-alpha/2} + z_power``: the minimum detectable effect in standard errors.
 
     >>> round(detectable_multiplier(), 4)
@@ -73,7 +77,7 @@ def detectable_multiplier(alpha: float = 0.05, power: float = 0.8, alternative: 
 
 
 def minimum_detectable_effect(sd: float, n: float, alpha: float = 0.05, power: float = 0.8,
-                              ratio: float = 1.0, alternative: str = "two-sided") -> float:
+                              ratio: float = 1.0, alternative: Alternative = "two-sided") -> float:
     """Smallest absolute difference detected with ``power`` given ``n`` control units:
     ``(z_{1-alpha/2} + z_power) sd sqrt(1/n + 1/(ratio n))`` (ignoring the far tail).
 

@@ -112,7 +112,7 @@ def spent(fraction: np.ndarray | float, alpha: float, spending: str) -> np.ndarr
     raise OptionError(f"unknown alpha spending {spending!r}; expected one of {', '.join(SPENDING)}")
 
 
-def boundaries(fractions: Sequence[float], alpha: float = 0.05, spending: str = "obrien-fleming",
+def boundaries(fractions: Sequence[float] | np.ndarray, alpha: float = 0.05, spending: str = "obrien-fleming",
                grid: int = 1201) -> np.ndarray:
     """Two-sided critical values ``c_k`` for |z| at looks with information ``fractions``
     (increasing, the last 1 for the planned end); a look beyond the plan (fraction > 1) spends

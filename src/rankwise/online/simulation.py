@@ -74,7 +74,7 @@ def user_model(click_model: str, qrels: Any, log: ClickLog) -> ClickModel:
     from rankwise.clicks.chain import DBN
     from rankwise.clicks.ultra import _labels, from_ultra
 
-    specs = {"pbm": {"model_name": "position_biased_model", "exam_prob": ULTRA_PBM_EXAM},
+    specs: dict[str, dict[str, Any]] = {"pbm": {"model_name": "position_biased_model", "exam_prob": ULTRA_PBM_EXAM},
              "cascade": {"model_name": "cascade_model", "exam_prob": [1.0] * 10},
              "ubm": {"model_name": "user_browsing_model", "exam_prob": ULTRA_UBM_EXAM}}
     if click_model == "dbn":
@@ -228,7 +228,7 @@ def build_comparisons(qrels: Any, run_a: Any, run_b: Any, click_model: str = "pb
         tables = {m: distribution([a, b], m, samples=samples, rng=rng) for m in INTERLEAVING if m in methods}
         tables["aa"] = distribution([a, a], "team-draft")
         shown = [a, b] + [lst for t in tables.values() for lst in t.lists]
-        index = {}
+        index: dict[tuple[str, ...], int] = {}
         for lst in shown:
             index.setdefault(tuple(lst), len(index))
         pairs = np.full((len(index), depth), -1, dtype=np.int64)
@@ -311,11 +311,11 @@ def run_simulation(comparisons: Sequence[Comparison], impressions: Sequence[int]
     arm_b = _arm_sizes(sorted({*levels, check_impressions}), repetitions)
     column = {n: i for i, n in enumerate(sorted({*levels, check_impressions}))}
     methods = [m for m in METHODS if m in ("ab", "pbm-ips") or m in comparisons[0].outcome]
-    errors = {(m, n): [] for m in methods for n in levels}
-    misses = {(m, n): [] for m in methods for n in levels}
-    agree = {m: [] for m in methods}
-    false_pos = {"ab": [], "team-draft": []}
-    cover = {m: [] for m in methods if m != "pbm-ips"}
+    errors: dict[tuple[str, int], list[Any]] = {(m, n): [] for m in methods for n in levels}
+    misses: dict[tuple[str, int], list[Any]] = {(m, n): [] for m in methods for n in levels}
+    agree: dict[str, list[float]] = {m: [] for m in methods}
+    false_pos: dict[str, list[float]] = {"ab": [], "team-draft": []}
+    cover: dict[str, list[float]] = {m: [] for m in methods if m != "pbm-ips"}
     from rankwise.progress import tracked
 
     for c in tracked(comparisons, "simulating comparisons"):

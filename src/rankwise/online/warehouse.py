@@ -18,16 +18,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from rankwise.errors import InputError, OptionError, RankwiseError
 from rankwise.online.definitions import Definition, quote_identifier
-from rankwise.online.events import MIXED, Units
+from rankwise.online.events import MIXED, Mixed, Units
 from rankwise.online.moments import VariantMoments
 
-ENGINES = ("memory", "duckdb")
+Engine = Literal["memory", "duckdb"]
+"""Where the per-unit aggregation runs: pandas/NumPy in this process, or DuckDB."""
+ENGINES: tuple[Engine, ...] = get_args(Engine)
 """Where per-unit sums are computed: ``memory`` (Arrow, in this process) or ``duckdb``."""
 
 
@@ -256,7 +258,7 @@ def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[
 
 def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                  variant: str, event: str, plain_counts: Sequence[str] = (),
-                 variants: Sequence[str] | None = None, mixed: str = "exclude", exposures: Any = None,
+                 variants: Sequence[str] | None = None, mixed: Mixed = "exclude", exposures: Any = None,
                  window: float | None = None, timestamp: str | None = None,
                  connection: Any = None) -> tuple[Units, dict[str, int]]:
     """One row per unit with its variant and the sums the metrics read, computed by DuckDB
@@ -287,7 +289,7 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 
 def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                    variant: str, event: str, matrix: Sequence[tuple[str, str, bool]], plain_counts: Sequence[str] = (),
-                   variants: Sequence[str] | None = None, mixed: str = "exclude", exposures: Any = None,
+                   variants: Sequence[str] | None = None, mixed: Mixed = "exclude", exposures: Any = None,
                    window: float | None = None, timestamp: str | None = None,
                    connection: Any = None) -> tuple[VariantMoments, int, int, dict[str, int]]:
     """The per-variant sufficient statistics, computed by DuckDB to the end: only one row per
@@ -392,7 +394,7 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
     return rows, left_out
 
 
-def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[str] | None, mixed: str,
+def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[str] | None, mixed: Mixed,
            unit: str, events: int, source: str) -> Units:
     import pyarrow as pa
     import pyarrow.compute as pc

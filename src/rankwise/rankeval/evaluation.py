@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Literal, get_args
 
 import numpy as np
 
 from rankwise._version import __version__
 from rankwise.comparison import Comparison, compare
 from rankwise.data.containers import Qrels, Run
+from rankwise.engine.conventions import ConventionKeywords
 from rankwise.errors import OptionError, RankwiseError
 from rankwise.evaluation import Result, evaluate, plain_value
 from rankwise.metrics.names import parse_metric
@@ -26,8 +27,10 @@ from rankwise.rankeval.backends import Backend, Hit
 from rankwise.rankeval.runner import SystemHits, run_system
 from rankwise.rankeval.spec import RankEvalSpec
 
-CONVENTIONS = {"ties": "input", "score_precision": "float64", "missing": "zero"}
-DETAILS = ("all", "rated", "none")
+CONVENTIONS: ConventionKeywords = {"ties": "input", "score_precision": "float64", "missing": "zero"}
+Details = Literal["all", "rated", "none"]
+"""How much of each request a response carries."""
+DETAILS: tuple[Details, ...] = get_args(Details)
 """How much of each request a response carries (``--details``)."""
 DEFAULT_DEPTH = 100
 """Search size when a metric has no cut-off (``map``, ``mrr``) and neither the spec nor the
@@ -63,10 +66,16 @@ def metric_depth(metric: Any) -> int | None:
     return parse_metric(metric).depth()
 
 
-def check_details(details: str) -> None:
-    """Refuse a ``details`` level outside ``DETAILS``."""
-    if details not in DETAILS:
-        raise OptionError(f"details={details!r}: expected one of {', '.join(DETAILS)}")
+def check_details(details: str) -> Details:
+    """``details`` as a level of ``DETAILS``; any other value is refused.
+
+    >>> check_details("rated")
+    'rated'
+    """
+    for level in DETAILS:
+        if details == level:
+            return level
+    raise OptionError(f"details={details!r}: expected one of {', '.join(DETAILS)}")
 
 
 MAX_SIZE = 10_000
@@ -148,7 +157,7 @@ class RankEvalResult:
                              f"{first['type']}: {first['reason']}")
         return notes
 
-    def _entries(self, system: str, metric: Any, details: str = "all") -> Iterator[tuple[str, dict[str, Any]]]:
+    def _entries(self, system: str, metric: Any, details: Details = "all") -> Iterator[tuple[str, dict[str, Any]]]:
         """(request id, Elasticsearch's per-request entry) for one system and metric, one at a
         time. ``details``: ``all`` (score, hits, unrated_docs, metric_details), ``rated``
         (the rated hits only, no unrated_docs) or ``none`` (the score alone)."""
@@ -182,7 +191,7 @@ class RankEvalResult:
                     kind: {k: plain_value(v) for k, v in row.items() if k != "unrated_docs"}}
             yield request.id, entry
 
-    def _block(self, system: str, metric: Any, details: str = "all") -> dict[str, Any]:
+    def _block(self, system: str, metric: Any, details: Details = "all") -> dict[str, Any]:
         """Elasticsearch's response for one system and one metric."""
         return {"metric_score": self.score(system, metric_label(metric)),
                 "details": dict(self._entries(system, metric, details))}
@@ -199,7 +208,7 @@ class RankEvalResult:
                            "signatures": next((r.signatures for r in self.evaluations.values() if r), {})}
         return out
 
-    def to_dict(self, details: str = "all") -> dict[str, Any]:
+    def to_dict(self, details: Details = "all") -> dict[str, Any]:
         """Elasticsearch's shape (``metric_score``, ``details``, ``failures``) for the first
         system and metric; with several metrics or systems, ``systems`` holds one such block per
         system and metric, and ``comparison`` the paired tests between systems. ``details`` as
@@ -217,7 +226,7 @@ class RankEvalResult:
         out.update(self._footer())
         return out
 
-    def write_json(self, out: IO[str], details: str = "all", progress: Callable[[int, int], None] | None = None,
+    def write_json(self, out: IO[str], details: Details = "all", progress: Callable[[int, int], None] | None = None,
                    extra: dict[str, Any] | None = None) -> None:
         """Write ``to_dict(details)`` as compact JSON to a text stream, one request's entry at a
         time: memory stays bounded by one request's hits whatever the number of requests,
@@ -376,8 +385,8 @@ def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, s
             if qrels is not None:
                 warnings.append(f"{name}: no request returned a hit; every metric is 0")
             continue
-        evaluations[name] = evaluate(qrels, {name: run}, metrics, **CONVENTIONS)
-        warnings.extend(w for w in evaluations[name].warnings if getattr(w, "kind", None) != "missing_queries")
+        result = evaluations[name] = evaluate(qrels, {name: run}, metrics, **CONVENTIONS)
+        warnings.extend(w for w in result.warnings if getattr(w, "kind", None) != "missing_queries")
     comparison = None
     if len(systems) > 1:
         common = set.intersection(*({rid for rid in h.hits if rated.get(rid)} for h in systems.values()))

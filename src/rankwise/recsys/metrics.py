@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -30,6 +30,13 @@ from rankwise.recsys.inputs import RecsysData
 Value = tuple[float, np.ndarray | None]
 """The run's value and the per-user values (None for metrics of the whole run)."""
 
+
+Similarity = Literal["cosine", "jaccard", "cooccurrence"]
+"""Item similarity: cosine of feature vectors, Jaccard of feature sets, or co-occurrence in training."""
+Discount = Literal["none", "log2"]
+"""A rank discount: none, or 1 / log2(rank + 1)."""
+Unseen = Literal["zero", "skip"]
+"""A recommended item without training interactions: counted with 0, or left out."""
 
 def example() -> RecsysData:
     """The docstrings' example: lists u1 = [a, b], u2 = [b, c]; training u1: c, u2: a, a."""
@@ -124,7 +131,7 @@ def unique_items(data: RecsysData, k: int) -> Value:
     return float((np.bincount(items, minlength=len(data.vocabulary)) > 0).sum()), None
 
 
-def novelty(data: RecsysData, k: int, unseen: str = "zero") -> Value:
+def novelty(data: RecsysData, k: int, unseen: Unseen = "zero") -> Value:
     """Mean self-information of the recommended items: -log2(c(i) / N) per top-k slot,
     averaged over every slot (Castells et al. 2011, item choice model; Recommenders'
     ``novelty``). An item without a training interaction has no self-information:
@@ -145,7 +152,7 @@ def novelty(data: RecsysData, k: int, unseen: str = "zero") -> Value:
     return (float(kept.mean()) if len(kept) else math.nan), _per_user(np.nan_to_num(info), owner, data.n_lists)
 
 
-def expected_popularity_complement(data: RecsysData, k: int, discount: str = "none") -> Value:
+def expected_popularity_complement(data: RecsysData, k: int, discount: Discount = "none") -> Value:
     """EPC (Vargas & Castells 2011): per user, the mean over the top k of 1 - n(i) / |U_train|
     (the chance a random training user has not seen i), each rank r weighted 1 (``discount=
     "none"``) or 1/log2(r + 1) (``"log2"``, the weights normalised to sum 1); mean over users.
@@ -204,7 +211,7 @@ def long_tail_share(data: RecsysData, k: int, head_share: float = 0.2) -> Value:
     return _mean(per_user), per_user
 
 
-def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarray:
+def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Similarity) -> np.ndarray:
     """Similarity of item pairs (a[j], b[j]): ``cosine`` of feature vectors, ``jaccard`` of
     binary features, or ``cooccurrence`` (training users of both / sqrt(n(a) n(b)), Zhang et
     al. 2012; Recommenders' default). Pairs without features are refused by name."""
@@ -263,7 +270,7 @@ def _sum_rows(matrix: np.ndarray, items: np.ndarray, owner: np.ndarray, n_lists:
     return np.asarray(picks @ matrix)
 
 
-def intra_list_diversity(data: RecsysData, k: int, similarity: str = "cosine") -> Value:
+def intra_list_diversity(data: RecsysData, k: int, similarity: Similarity = "cosine") -> Value:
     """ILD (Ziegler et al. 2005): per user, 1 - the mean similarity of the distinct pairs of
     its top k (``similarity``: ``cosine`` of item features, ``jaccard`` of binary features,
     ``cooccurrence`` in the training data); a list of fewer than 2 items is undefined; mean
@@ -357,7 +364,7 @@ def calibration(data: RecsysData, k: int, alpha: float = 0.01) -> Value:
     return _mean(per_user), per_user
 
 
-def serendipity(data: RecsysData, k: int, similarity: str = "cooccurrence") -> Value:
+def serendipity(data: RecsysData, k: int, similarity: Similarity = "cooccurrence") -> Value:
     """Recommenders' serendipity (Zhang et al. 2012; Yan 2020): per recommended item, (1 - its
     mean similarity to the user's training items) x its relevance (1 if the held-out data has
     the user's interaction with it, else 0; 1 for every item without held-out data, as
@@ -408,7 +415,7 @@ class BeyondMetric(Declared):
 
 
 _K = Param("k", int, 10, "cut-off: the top k of each list", low=1)
-_SIMILARITY = Param("similarity", str, "cosine", "item similarity", choices=("cosine", "jaccard", "cooccurrence"))
+_SIMILARITY = Param("similarity", str, "cosine", "item similarity", choices=get_args(Similarity))
 
 BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
     BeyondMetric("catalogue_coverage", catalogue_coverage, "Distinct recommended items / catalogue size.", (_K,),
@@ -427,12 +434,12 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
                  aliases=("aggregate_diversity",), reference="Adomavicius & Kwon 2012", per_user=False),
     BeyondMetric("novelty", novelty, "Mean self-information -log2(c(i)/N) of the recommended items.",
                  (_K, Param("unseen", str, "zero", "slots of items without training interactions",
-                            choices=("zero", "skip"))),
+                            choices=get_args(Unseen))),
                  aliases=("self_information",),
                  reference="Castells et al. 2011; Microsoft Recommenders novelty", per_user=False),
     BeyondMetric("epc", expected_popularity_complement,
                  "Expected popularity complement: mean of 1 - n(i)/|U| over the top k.",
-                 (_K, Param("discount", str, "none", "rank discount", choices=("none", "log2"))),
+                 (_K, Param("discount", str, "none", "rank discount", choices=get_args(Discount))),
                  aliases=("expected_popularity_complement",), reference="Vargas & Castells 2011; Elliot EPC"),
     BeyondMetric("arp", average_popularity, "Average recommendation popularity (training interactions).", (_K,),
                  aliases=("average_popularity",), reference="Abdollahpouri et al. 2019; Elliot ARP",
@@ -451,7 +458,7 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
                  aliases=("miscalibration", "calibration_kl"), reference="Steck 2018", higher_is_better=False),
     BeyondMetric("serendipity", serendipity, "Relevance x unexpectedness against the user's history.",
                  (_K, Param("similarity", str, "cooccurrence", "item similarity",
-                            choices=("cosine", "jaccard", "cooccurrence"))),
+                            choices=get_args(Similarity))),
                  reference="Zhang et al. 2012; Microsoft Recommenders serendipity"),
 ), option="--metric")
 """Every beyond-accuracy metric, spelled ``name@k`` or ``name(k=10, ...)``."""

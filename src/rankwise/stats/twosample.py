@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -31,7 +31,12 @@ from rankwise.params import Declared, Registry
 from rankwise.stats.distributions import NORMAL, Normal, StudentT
 from rankwise.stats.distributions import distribution as _distribution
 
-RELATIVE = ("delta", "log")
+Relative = Literal["delta", "log"]
+"""How a relative difference's interval is formed: the delta method or on the log scale."""
+RELATIVE: tuple[Relative, ...] = get_args(Relative)
+Alternative = Literal["two-sided", "greater", "less"]
+"""The alternative hypothesis: the treatment differs from, is above, or is below the control."""
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,8 @@ def welch_df(control: Arm, treatment: Arm) -> float:
     return (a + b) ** 2 / denominator
 
 
-def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: str = "delta",
-                 alpha: float = 0.05, alternative: str = "two-sided") -> Difference:
+def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: Relative = "delta",
+                 alpha: float = 0.05, alternative: Alternative = "two-sided") -> Difference:
     """Difference of ``treatment`` against ``control`` under ``test``.
 
     >>> d = compare_arms(Arm(10.0, 4.0, 100), Arm(11.0, 4.0, 100), test="z")
@@ -95,7 +100,7 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: st
         raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     if relative not in RELATIVE:
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
-    if alternative not in ("two-sided", "greater", "less"):
+    if alternative not in ALTERNATIVES:
         raise OptionError(f"alternative must be two-sided, greater or less, got {alternative!r}")
     diff = treatment.mean - control.mean
     se = math.sqrt(control.variance / control.n + treatment.variance / treatment.n)
@@ -142,7 +147,7 @@ def relative_se(control: Arm, treatment: Arm) -> float:
         return math.inf
 
 
-def _p_value(dist: Normal | StudentT, statistic: float, alternative: str) -> float:
+def _p_value(dist: Normal | StudentT, statistic: float, alternative: Alternative) -> float:
     if math.isnan(statistic):
         return math.nan
     if alternative == "greater":
@@ -154,7 +159,7 @@ def _p_value(dist: Normal | StudentT, statistic: float, alternative: str) -> flo
 
 
 def _interval(dist: Normal | StudentT, estimate: float, se: float, alpha: float,
-              alternative: str) -> tuple[float, float]:
+              alternative: Alternative) -> tuple[float, float]:
     if alternative == "greater":
         return estimate - float(dist.ppf(1 - alpha)) * se, math.inf
     if alternative == "less":
@@ -164,7 +169,7 @@ def _interval(dist: Normal | StudentT, estimate: float, se: float, alpha: float,
 
 
 def relative_interval(control: Arm, treatment: Arm, dist: Normal | StudentT, method: str = "delta", alpha: float = 0.05,
-                      alternative: str = "two-sided") -> tuple[float, float, float]:
+                      alternative: Alternative = "two-sided") -> tuple[float, float, float]:
     """``m_t / m_c - 1`` and its interval (``delta`` or ``log``, see the module)."""
     if control.mean == 0:
         return math.nan, math.nan, math.nan

@@ -9,14 +9,22 @@ Definitions follow scikit-learn; the tests check each against it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from rankwise.state import Metric, MetricInputError, mask_of
 
-TASKS = ("binary", "multiclass", "multilabel")
-AVERAGES = ("micro", "macro", "weighted", None)
+Task = Literal["binary", "multiclass", "multilabel"]
+"""The shape of a classification problem."""
+TASKS: tuple[Task, ...] = get_args(Task)
+Average = Literal["micro", "macro", "weighted"]
+"""How per-class values are combined (None: one value per class)."""
+AVERAGES: tuple[Average | None, ...] = (*get_args(Average), None)
+MultilabelAccuracy = Literal["subset", "hamming"]
+"""Multilabel accuracy: every label of a row right, or the share of (row, label) cells right."""
+CalibrationNorm = Literal["l1", "l2", "max"]
+"""The norm of the calibration error over bins: expected (l1), root mean square (l2) or maximum."""
 
 
 def _labels_and_predictions(metric: Metric, inputs: dict[str, Any], need_scores: bool = False
@@ -43,6 +51,7 @@ def _labels_and_predictions(metric: Metric, inputs: dict[str, Any], need_scores:
     elif probs is not None:
         hard = (probs >= metric.params.get("threshold", 0.5)).astype(np.int64)
     else:
+        assert preds is not None  # exactly one of the two was given
         hard = preds.astype(np.int64)
     if task != "multilabel" and labels.shape != hard.shape:
         raise MetricInputError(f"{name}.update: labels have shape {labels.shape}, predictions {hard.shape}")
@@ -66,6 +75,13 @@ def _labels_and_predictions(metric: Metric, inputs: dict[str, Any], need_scores:
     return labels.astype(np.int64), hard, scores
 
 
+def _labels_and_scores(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(labels, hard predictions, probabilities) of the rows kept by ``where``; probabilities required."""
+    labels, hard, probs = _labels_and_predictions(metric, {**inputs, "predictions": None}, need_scores=True)
+    assert probs is not None  # need_scores refuses their absence
+    return labels, hard, probs
+
+
 class ConfusionMatrix(Metric):
     """Counts of (true class, predicted class): ``[C, C]`` (binary: C = 2, rows = true), or
     ``[L, 2, 2]`` per label for multilabel. Equal to ``sklearn.metrics.confusion_matrix`` /
@@ -78,7 +94,7 @@ class ConfusionMatrix(Metric):
     inputs = ("labels",)
     optional_inputs = ("probabilities", "predictions", "where")
 
-    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
+    def __init__(self, task: Task = "binary", num_classes: int | None = None, threshold: float = 0.5,
                  **params: Any) -> None:
         if task not in TASKS:
             raise MetricInputError(f"task {task!r}: expected one of {', '.join(TASKS)}")
@@ -155,8 +171,8 @@ def zero_division_value(value: Any) -> float:
 class _Averaged(ConfusionMatrix):
     """A per-class ratio averaged ``micro``, ``macro``, ``weighted`` or not at all (None)."""
 
-    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
-                 average: str | None = "macro", zero_division: Any = "nan", **params: Any) -> None:
+    def __init__(self, task: Task = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 average: Average | None = "macro", zero_division: Any = "nan", **params: Any) -> None:
         if average not in AVERAGES:
             raise MetricInputError(f"average {average!r}: expected one of micro, macro, weighted, None")
         zero_division_value(zero_division)
@@ -221,8 +237,8 @@ class FBeta(_Averaged):
     0.8
     """
 
-    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
-                 average: str | None = "macro", beta: float = 1.0, zero_division: Any = "nan") -> None:
+    def __init__(self, task: Task = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 average: Average | None = "macro", beta: float = 1.0, zero_division: Any = "nan") -> None:
         super().__init__(task, num_classes, threshold, average, zero_division, beta=beta)
 
     def _score(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
@@ -241,7 +257,7 @@ class MatthewsCorrCoef(ConfusionMatrix):
     0.5774
     """
 
-    def compute(self) -> float:
+    def compute(self) -> float:  # type: ignore[override]  # one number summarising the matrix
         """Multilabel: every (row, label) cell as one binary problem, as torchmetrics'
         ``multilabel_matthews_corrcoef``."""
         m = self.state["matrix"].astype(np.float64)
@@ -281,14 +297,14 @@ class Accuracy(Metric):
     inputs = ("labels",)
     optional_inputs = ("probabilities", "predictions", "where")
 
-    def __init__(self, task: str = "binary", num_classes: int | None = None, threshold: float = 0.5,
-                 top_k: int = 1, multilabel: str = "subset", average: str | None = "micro",
+    def __init__(self, task: Task = "binary", num_classes: int | None = None, threshold: float = 0.5,
+                 top_k: int = 1, multilabel: MultilabelAccuracy = "subset", average: Average | None = "micro",
                  ties: str = "argmax") -> None:
         if task not in TASKS:
             raise MetricInputError(f"task {task!r}: expected one of {', '.join(TASKS)}")
         if ties not in ("argmax", "sklearn"):
             raise MetricInputError(f"ties {ties!r}: expected argmax or sklearn")
-        if multilabel not in ("subset", "hamming"):
+        if multilabel not in get_args(MultilabelAccuracy):
             raise MetricInputError(f"multilabel {multilabel!r}: expected subset or hamming")
         per_class = average != "micro"
         if average not in ("micro", "macro", None) or (per_class and (task != "multiclass" or not num_classes)):
@@ -298,7 +314,8 @@ class Accuracy(Metric):
                          multilabel=multilabel, average=average, ties=ties)
 
     def _initial_state(self) -> dict[str, Any]:
-        state = {"correct": np.zeros((), dtype=np.int64), "total": np.zeros((), dtype=np.int64)}
+        state: dict[str, np.ndarray] = {"correct": np.zeros((), dtype=np.int64),
+                                        "total": np.zeros((), dtype=np.int64)}
         if self.params.get("average", "micro") != "micro":
             c = int(self.params["num_classes"])
             state["class_correct"] = np.zeros(c, dtype=np.int64)
@@ -371,7 +388,7 @@ def _unit_interval(metric: Metric, probs: np.ndarray) -> np.ndarray:
 def _probability_of_truth(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(labels, P(true class), full probability matrix) with rows masked; probabilities are
     clipped to [eps, 1 - eps] and multiclass rows renormalised, as scikit-learn's log_loss."""
-    labels, _, probs = _labels_and_predictions(metric, {**inputs, "predictions": None}, need_scores=True)
+    labels, _, probs = _labels_and_scores(metric, inputs)
     eps = np.finfo(np.float64).eps
     probs = _unit_interval(metric, probs)
     if metric.params["task"] == "multiclass":
@@ -395,7 +412,7 @@ class LogLoss(Metric):
 
     inputs = ("probabilities", "labels")
 
-    def __init__(self, task: str = "binary") -> None:
+    def __init__(self, task: Task = "binary") -> None:
         if task not in ("binary", "multiclass"):
             raise MetricInputError(f"task {task!r}: expected binary or multiclass")
         super().__init__(task=task)
@@ -423,14 +440,14 @@ class BrierScore(Metric):
 
     inputs = ("probabilities", "labels")
 
-    def __init__(self, task: str = "binary") -> None:
+    def __init__(self, task: Task = "binary") -> None:
         super().__init__(task=task)
 
     def _initial_state(self) -> dict[str, Any]:
         return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        labels, _, probs = _labels_and_predictions(self, {**inputs, "predictions": None}, need_scores=True)
+        labels, _, probs = _labels_and_scores(self, inputs)
         probs = _unit_interval(self, probs)
         if self.params["task"] == "multiclass":
             onehot = np.zeros_like(probs)
@@ -459,8 +476,8 @@ class CalibrationError(Metric):
 
     inputs = ("probabilities", "labels")
 
-    def __init__(self, task: str = "binary", n_bins: int = 15, norm: str = "l1") -> None:
-        if norm not in ("l1", "l2", "max"):
+    def __init__(self, task: Task = "binary", n_bins: int = 15, norm: CalibrationNorm = "l1") -> None:
+        if norm not in get_args(CalibrationNorm):
             raise MetricInputError(f"norm {norm!r}: expected l1, l2 or max")
         super().__init__(task=task, n_bins=n_bins, norm=norm)
 
@@ -469,7 +486,7 @@ class CalibrationError(Metric):
         return {"count": np.zeros(n, dtype=np.int64), "confidence": np.zeros(n), "accuracy": np.zeros(n)}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        labels, hard, probs = _labels_and_predictions(self, {**inputs, "predictions": None}, need_scores=True)
+        labels, hard, probs = _labels_and_scores(self, inputs)
         if self.params["task"] == "multiclass":
             confidence = probs.max(axis=1).astype(np.float64)
             accuracy = (hard == labels).astype(np.float64)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rankwise.state import Metric, MetricInputError, mask_of
+from rankwise.streaming.classification import Average, Task
 
 
 def grid(num_thresholds: int, rule: str = "above") -> np.ndarray:
@@ -114,8 +115,8 @@ def average_precision(tps: np.ndarray, fps: np.ndarray) -> float:
 class _Curve(Metric):
     inputs = ("probabilities", "labels")
 
-    def __init__(self, num_thresholds: int | None = None, task: str = "binary", num_classes: int | None = None,
-                 average: str | None = "macro", thresholds: int | None = None, **extra: Any) -> None:
+    def __init__(self, num_thresholds: int | None = None, task: Task = "binary", num_classes: int | None = None,
+                 average: Average | None = "macro", thresholds: int | None = None, **extra: Any) -> None:
         if num_thresholds is not None and thresholds is not None:
             raise MetricInputError("give num_thresholds (Keras / metrax grid) or thresholds (torchmetrics' grid), "
                                    "not both")
@@ -287,10 +288,10 @@ class ROCAUC(_Curve):
     0.75
     """
 
-    def __init__(self, num_thresholds: int | None = None, task: str = "binary", num_classes: int | None = None,
-                 average: str | None = "macro", multi_class: str = "ovr", max_fpr: float | None = None,
-                 thresholds: int | None = None) -> None:
-        if multi_class not in ("ovr", "ovo"):
+    def __init__(self, num_thresholds: int | None = None, task: Task = "binary", num_classes: int | None = None,
+                 average: Average | None = "macro", multi_class: Literal["ovr", "ovo"] = "ovr",
+                 max_fpr: float | None = None, thresholds: int | None = None) -> None:
+        if multi_class not in ("ovr", "ovo"):  # one-vs-rest, one-vs-one
             raise MetricInputError(f"multi_class {multi_class!r}: expected ovr or ovo")
         if multi_class == "ovo" and (task != "multiclass" or num_thresholds is not None
                                      or average not in ("macro", "weighted")):

@@ -14,11 +14,11 @@ R = (2^label - 1) / 2^max_label must not change from batch to batch).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from rankwise.engine.conventions import Conventions
+from rankwise.engine.conventions import Conventions, Gains, Missing, Ties
 from rankwise.engine.padded import ranked_from_padded
 from rankwise.errors import RankwiseError
 from rankwise.state import Metric, MetricInputError, mask_of
@@ -36,8 +36,8 @@ class RankingMetrics(Metric):
 
     inputs = ("scores", "labels")
 
-    def __init__(self, metrics: Sequence[str] = ("ndcg@10",), ties: str = "input", rel_level: int = 1,
-                 missing: str = "zero", gains: str = "labels", max_label: int | None = None,
+    def __init__(self, metrics: Sequence[str] = ("ndcg@10",), ties: Ties = "input", rel_level: int = 1,
+                 missing: Missing = "zero", gains: Gains = "labels", max_label: int | None = None,
                  **deprecated: Any) -> None:
         from dataclasses import replace
 
@@ -124,7 +124,7 @@ def column_means(state: dict[str, Any], columns: list[str], labels: list[str]) -
     return {name: float(v) for name, v in zip(names, means, strict=True)}
 
 
-def _renamed_missing(missing: str, deprecated: dict[str, Any], where: str) -> str:
+def _renamed_missing(missing: Missing, deprecated: dict[str, Any], where: str) -> Missing:
     """``missing``, or the deprecated ``empty`` with a warning (the only other keyword taken)."""
     from rankwise.errors import renamed
 
@@ -147,8 +147,8 @@ class _AtK(RankingMetrics):
     full_depth = ""
     """The batch name of the family without a cut-off (``ndcg``, ``recip_rank``, ``map``), if any."""
 
-    def __init__(self, k: int | Sequence[int] | None = None, ties: str = "input", rel_level: int = 1,
-                 missing: str = "zero", **deprecated: Any) -> None:
+    def __init__(self, k: int | Sequence[int] | None = None, ties: Ties = "input", rel_level: int = 1,
+                 missing: Missing = "zero", **deprecated: Any) -> None:
         from rankwise.errors import renamed
         from rankwise.metrics.family import ALL
 
@@ -158,13 +158,13 @@ class _AtK(RankingMetrics):
         k = options.pop("k", k)
         missing = _renamed_missing(missing, options, where)
         self.many = k is not None and not isinstance(k, (int, np.integer))
-        ks = list(k) if self.many else [ALL if k is None else k]
+        ks: list[Any] = list(cast(Sequence[int], k)) if self.many else [ALL if k is None else k]
         if not ks or any(int(c) <= 0 for c in ks):
             raise RankwiseError(f"{where}: k expects positive cut-offs (or None for the whole list), got {k!r}")
         self.ks = [int(c) for c in ks]
         names = [self.full_depth if c == ALL and self.full_depth else f"{self.family}@{c}" for c in self.ks]
         super().__init__(names, ties, rel_level, missing)
-        self.params = {"k": tuple(self.ks) if self.many else (None if k is None else int(k)), "ties": ties,
+        self.params = {"k": tuple(self.ks) if self.many else (None if k is None else self.ks[0]), "ties": ties,
                        "rel_level": rel_level, "missing": missing}
 
     def compute(self) -> Any:

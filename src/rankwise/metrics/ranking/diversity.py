@@ -23,6 +23,7 @@ matrices (documents x subtopics), with ndeval's order of floating-point operatio
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from rankwise.data.containers import Run
 from rankwise.data.prefs import Prefs
 from rankwise.engine.conventions import Conventions
 from rankwise.errors import RankwiseError
-from rankwise.metrics.family import Cutoff, Family, Param, QueryLists
+from rankwise.metrics.family import Compute, Cutoff, Family, Param, QueryLists
 
 LN2 = math.log(2.0)
 
@@ -312,15 +313,15 @@ def diversity_lists(subtopics: Prefs, run: Run, conventions: Conventions) -> tup
     return lists, notes
 
 
-def _per_topic_cut(fn) -> object:  # noqa: ANN001
-    def compute(lists: DiversityLists, conv: object, ks: tuple, params: dict) -> np.ndarray:
+def _per_topic_cut(fn: Callable[..., float]) -> Compute:
+    def compute(lists: DiversityLists, conv: Any, ks: tuple, params: Mapping[str, Any]) -> np.ndarray:
         extra = {k: v for k, v in params.items() if k in ("alpha",)}
         return np.array([[fn(t, int(k), **extra) for k in ks] for t in lists.topics], dtype=np.float64)
     return compute
 
 
-def _per_topic(fn) -> object:  # noqa: ANN001
-    def compute(lists: DiversityLists, conv: object, ks: tuple, params: dict) -> np.ndarray:
+def _per_topic(fn: Callable[..., float]) -> Compute:
+    def compute(lists: DiversityLists, conv: Any, ks: tuple, params: Mapping[str, Any]) -> np.ndarray:
         return np.array([fn(t, **params) for t in lists.topics], dtype=np.float64)
     return compute
 

@@ -34,6 +34,7 @@ class GroupedLists(QueryLists):
 
     def ties_straddling(self, k: int) -> int:
         """(query, group) lists where tied documents of different labels straddle cut-off k."""
+        assert self.ranked is not None, "built by group_lists"
         return self.ranked.ties_straddling(k)
 
     def average(self, values: np.ndarray) -> np.ndarray:
@@ -44,13 +45,15 @@ class GroupedLists(QueryLists):
         >>> g.average(np.array([0.25, 0.5])).tolist()
         [0.375]
         """
+        assert self.order is not None and self.first is not None and self.count is not None, "built by group_lists"
+        first, count = self.first, self.count
         v = np.asarray(values, dtype=np.float64)
         v = v.reshape(len(v), -1)[self.order]
         out = np.zeros((self.n_queries, v.shape[1]))
-        for step in range(int(self.count.max(initial=0))):  # few groups per query: a loop over groups
-            has = self.count > step
-            out[has] += v[self.first[has] + step]
-        out = np.where((self.count > 1)[:, None], out / np.maximum(self.count, 1)[:, None], out)
+        for step in range(int(count.max(initial=0))):  # few groups per query: a loop over groups
+            has = count > step
+            out[has] += v[first[has] + step]
+        out = np.where((count > 1)[:, None], out / np.maximum(count, 1)[:, None], out)
         return out[:, 0] if out.shape[1] == 1 else out
 
 
@@ -96,7 +99,9 @@ def grouped_lists(groups: Prefs, run: Run, conventions: Conventions) -> tuple[Gr
     order = np.asarray(sorted(range(len(keys)), key=lambda i: (keys[i][0].encode(), keys[i][1].encode())),
                        dtype=np.int64)
     queries = [keys[i][0] for i in order]
-    ids, first, count = [], [], []
+    ids: list[str] = []
+    first: list[int] = []
+    count: list[int] = []
     for i, q in enumerate(queries):
         if not ids or ids[-1] != q:
             ids.append(q)

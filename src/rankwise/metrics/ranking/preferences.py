@@ -19,6 +19,7 @@ query), so the counting runs per query on small matrices, exactly as trec_eval d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ import numpy as np
 from rankwise.data.containers import Run
 from rankwise.data.prefs import Prefs
 from rankwise.errors import RankwiseError
-from rankwise.metrics.family import Family, QueryLists, of_lists
+from rankwise.metrics.family import Compute, Family, QueryLists, of_lists
 
 
 @dataclass
@@ -93,8 +94,8 @@ def _classes_group(rows: list[tuple[str, float, int]], njr: int, counts: np.ndar
         if not classes or classes[-1][0] != level:
             classes.append((level, []))
         classes[-1][1].append(rank)
-    jg = JudgmentGroup(classes=[(lvl, np.asarray(r, dtype=np.int64)) for lvl, r in classes])
-    arrays = jg.classes
+    arrays = [(lvl, np.asarray(r, dtype=np.int64)) for lvl, r in classes]
+    jg = JudgmentGroup(classes=arrays)
     for i, (level, ranks) in enumerate(arrays):
         retrieved = int(np.count_nonzero(ranks < njr))
         if level > 0.0:
@@ -202,7 +203,7 @@ def query_prefs(query: str, run_docs: list[str], run_scores: np.ndarray,
 # --- the measures -------------------------------------------------------------------------
 
 
-def _per_query(fn) -> object:  # noqa: ANN001 - a function of one QueryPrefs
+def _per_query(fn: Callable[[QueryPrefs], float]) -> Compute:
     return of_lists(lambda lists: np.array([fn(q) for q in lists.queries], dtype=np.float64))
 
 
@@ -302,6 +303,7 @@ def _recount(g: JudgmentGroup, njr: int, retrieved_only: bool) -> tuple[int, int
             poss += int(np.count_nonzero(~good))
         return ful, poss + ful
     pa, levels = g.matrix, g.levels
+    assert pa is not None and levels is not None, "a judgment group has classes or a matrix"
     nj = len(levels)
     seen = np.cumsum(levels[: njr if retrieved_only else nj] == 0.0)
     over = np.flatnonzero(seen == g.num_rel + 1)
