@@ -12,6 +12,7 @@ from __future__ import annotations
 from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
 from rankwise.clicks.evaluate import evaluate_model
 from rankwise.clicks.log import ClickLog, read_yandex
+from rankwise.clicks.mixture import Mixture
 from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.persist import load_model, save_model
 from rankwise.clicks.read import read_log
@@ -21,6 +22,7 @@ from rankwise.clicks.store import LogWriter, StoredClickLog, open_log, save_log,
 from rankwise.clicks.ultra import LabelRankModel, from_ultra
 
 __all__ = ["CCM", "CascadeModel", "ClickLog", "ClickModel", "DBN", "DCM", "DocumentCTR", "GlobalCTR",
-           "LabelRankModel", "LogWriter", "MODELS", "ModelKind", "PBM", "RankCTR", "SDBN", "StoredClickLog", "UBM",
+           "LabelRankModel", "LogWriter", "MODELS", "Mixture", "ModelKind", "PBM", "RankCTR", "SDBN",
+           "StoredClickLog", "UBM",
            "evaluate_model", "from_ultra", "load_model", "open_log", "read_log", "read_yandex", "save_log",
            "save_model", "sessions_from_run", "simulate", "write_log"]

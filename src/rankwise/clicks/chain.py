@@ -34,6 +34,7 @@ from rankwise.clicks.models import (
     _per_cell,
     _ratio,
     last_click,
+    weighted,
 )
 from rankwise.clicks.shrinkage import EMPIRICAL
 
@@ -172,8 +173,8 @@ class DBN(_EMChain):
         attracted = np.where(clicked, 1.0, p["alpha"] * (1 - p["examined"]))
         decides = p["decides"]
         statistics = {"alpha": _pair_sum(chunk, attracted), "sigma": _pair_sum(chunk, satisfied),
-                      "gamma": np.array([_shift_up(p["examined"])[decides].sum()]),
-                      "decisions": np.array([(p["examined"] - satisfied)[decides].sum()])}
+                      "gamma": np.array([weighted(chunk, _shift_up(p["examined"]))[decides].sum()]),
+                      "decisions": np.array([weighted(chunk, p["examined"] - satisfied)[decides].sum()])}
         if self._first_pass:
             statistics.update(shown=_pair_sum(chunk, chunk.mask), clicks=_pair_sum(chunk, clicked))
         statistics.update(self._evidence_statistics(chunk, p, satisfied))
@@ -245,12 +246,13 @@ class CCM(_EMChain):
         skipped = decides & ~clicked & chunk.mask
         relevance = np.where(judged, relevant / norm, 0.0)
         attracted = np.where(clicked, 1.0, alpha * (1 - p["examined"])) + relevance
-        on = _shift_up(p["examined"])
+        on = weighted(chunk, _shift_up(p["examined"]))
         statistics = {"alpha": _pair_sum(chunk, attracted),
-                      "tau": np.array([on[skipped].sum(), ((1 - alpha) * tau2 * nb / norm)[judged].sum(),
-                                       (alpha * tau3 * nb / norm)[judged].sum()]),
-                      "decisions": np.array([p["examined"][skipped].sum(), (1 - relevance)[judged].sum(),
-                                             relevance[judged].sum()])}
+                      "tau": np.array([on[skipped].sum(), weighted(chunk, (1 - alpha) * tau2 * nb / norm)[judged].sum(),
+                                       weighted(chunk, alpha * tau3 * nb / norm)[judged].sum()]),
+                      "decisions": np.array([weighted(chunk, p["examined"])[skipped].sum(),
+                                             weighted(chunk, 1 - relevance)[judged].sum(),
+                                             weighted(chunk, relevance)[judged].sum()])}
         if self._first_pass:   # impressions, plus one relevance draw per click with a decision after it
             statistics["shown"] = _pair_sum(chunk, chunk.mask.astype(float) + judged)
             statistics["clicks"] = _pair_sum(chunk, clicked)
@@ -326,7 +328,8 @@ class DCM(_EMChain):
             ranks = np.arange(1, chunk.ranks + 1)
             not_last = clicked & (ranks[None, :] < last[:, None])
             return {"clicks": _pair_sum(chunk, examined & clicked), "examined": _pair_sum(chunk, examined),
-                    "followed": not_last.sum(axis=0), "rank_clicks": clicked.sum(axis=0)}, 0.0
+                    "followed": weighted(chunk, not_last).sum(axis=0),
+                    "rank_clicks": weighted(chunk, clicked).sum(axis=0)}, 0.0
         p = self._posteriors(chunk)
         clicked, decides = p["clicked"], p["decides"]
         lam = p["after_click"]
@@ -334,10 +337,10 @@ class DCM(_EMChain):
         judged = clicked & decides
         on = np.where(judged, went_on / np.maximum(went_on + (1 - lam) * p["next_z"], TINY), 0.0)
         statistics = {"alpha": _pair_sum(chunk, np.where(clicked, 1.0, p["alpha"] * (1 - p["examined"]))),
-                      "followed": on.sum(axis=0)}
+                      "followed": weighted(chunk, on).sum(axis=0)}
         if self._first_pass:
             statistics.update(shown=_pair_sum(chunk, chunk.mask), clicks=_pair_sum(chunk, clicked),
-                              rank_clicks=judged.sum(axis=0))
+                              rank_clicks=weighted(chunk, judged).sum(axis=0))
         statistics["examined"] = _pair_sum(chunk, p["examined"])
         return statistics, p["ll"]
 

@@ -49,8 +49,24 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, prior: tuple[float, f
     return (numerator + prior[0]) / (denominator + prior[1])
 
 
+def weighted(log: ClickLog, values: np.ndarray) -> np.ndarray:
+    """``values`` (sessions x ranks) times each session's weight when the log carries weights
+    (``log.cache["weight"]``: a mixture's responsibilities), else ``values`` unchanged. Every
+    statistic a model adds up goes through it, so a weighted E-step needs nothing else.
+
+    >>> log = ClickLog.from_arrays(["q", "q"], [["a"], ["a"]], [[1], [0]])
+    >>> log.cache["weight"] = np.array([0.25, 1.0])
+    >>> weighted(log, np.array([[1.0], [1.0]])).tolist()
+    [[0.25], [1.0]]
+    """
+    weight = log.cache.get("weight")
+    return values if weight is None else values * weight[:, None]
+
+
 def _pair_sum(log: ClickLog, values: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` (sessions x ranks) per (query, document) pair over shown cells."""
+    """Sum of ``values`` (sessions x ranks) per (query, document) pair over shown cells (each
+    session's cells times its weight, when the log carries weights)."""
+    values = weighted(log, values)
     weights = values if values.dtype == np.float64 else values.astype(np.float64)
     if _all_shown(log):
         return np.bincount(log.pairs.ravel(), weights=weights.ravel(), minlength=log.n_pairs)
@@ -784,8 +800,8 @@ class RankCTR(DocumentCTR):
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         statistics, _ = super()._statistics(chunk)
-        statistics["rank_clicks"] = (chunk.clicks * chunk.mask).sum(axis=0)
-        statistics["rank_shown"] = chunk.mask.sum(axis=0)
+        statistics["rank_clicks"] = weighted(chunk, chunk.clicks * chunk.mask).sum(axis=0)
+        statistics["rank_shown"] = weighted(chunk, chunk.mask).sum(axis=0)
         return statistics, 0.0
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
@@ -882,11 +898,12 @@ class PBM(ClickModel):
 
     def _examination_statistics(self, chunk: ClickLog, clicked: np.ndarray, g: np.ndarray,
                                 skip: np.ndarray) -> dict[str, np.ndarray]:
-        shown_clicks = clicked.sum(axis=0) if _all_shown(chunk) else (clicked & chunk.mask).sum(axis=0)
+        clicked, skip = weighted(chunk, clicked), weighted(chunk, skip)
+        shown_clicks = clicked.sum(axis=0) if _all_shown(chunk) else np.where(chunk.mask, clicked, 0).sum(axis=0)
         skipped = skip.sum(axis=0) if _all_shown(chunk) else np.where(chunk.mask, skip, 0.0).sum(axis=0)
         out = {"gamma": shown_clicks + self.gamma[:chunk.ranks] * skipped}
         if self._first_pass:
-            out["rank_shown"] = chunk.mask.sum(axis=0)
+            out["rank_shown"] = weighted(chunk, chunk.mask).sum(axis=0)
         return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
@@ -950,7 +967,7 @@ class UBM(PBM):
 
     def _examination_statistics(self, chunk: ClickLog, clicked: np.ndarray, g: np.ndarray,
                                 skip: np.ndarray) -> dict[str, np.ndarray]:
-        post_e = clicked + g * skip
+        post_e = weighted(chunk, clicked + g * skip)
         cell = _browsing_cell(chunk)
         size = chunk.ranks * chunk.ranks
         if _all_shown(chunk):
@@ -958,7 +975,9 @@ class UBM(PBM):
         else:
             out = {"gamma": np.bincount(cell[chunk.mask], weights=post_e[chunk.mask], minlength=size)}
         if self._first_pass:
-            out["cell_shown"] = np.bincount(cell[chunk.mask], minlength=size)
+            shown = weighted(chunk, chunk.mask)
+            out["cell_shown"] = np.bincount(cell[chunk.mask], weights=None if shown is chunk.mask
+                                            else shown[chunk.mask], minlength=size)
         return out
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:

@@ -30,7 +30,7 @@ VERSION = 1
 FIELD_SHAPES: dict[tuple[str, str], tuple[int | None, ...]] = {
     ("global-ctr", "ctr"): (), ("rank-ctr", "ctr"): (None,), ("pbm", "gamma"): (None,),
     ("ubm", "gamma_matrix"): (None, None), ("dbn", "gamma"): (), ("ccm", "tau"): (3,), ("dcm", "lam"): (None,),
-    ("label-rank", "table"): (None, None),
+    ("label-rank", "table"): (None, None), ("mixture", "weights"): (None,),
 }
 """The shape of each saved model's fitted parameters (None: any length)."""
 NOT_PROBABILITIES = {"label"}
@@ -60,6 +60,8 @@ def model_document(model: ClickModel) -> dict[str, Any]:
                                 "weights": _plain(fit["weights"]), "kappa": fit["kappa"], "l2": model.l2}
     if getattr(model, "posterior", None):
         document["posterior"] = {field: {"a": _plain(a), "b": _plain(b)} for field, (a, b) in model.posterior.items()}
+    if hasattr(model, "models"):   # a mixture: its components, each a whole model document
+        document["components"] = [model_document(component) for component in model.models]
     return document
 
 
@@ -159,7 +161,24 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     model.posterior = _posterior(document.get("posterior", {}), set(model.pair_fields.values()), order, str(path))
     if "features" in document:
         model.feature_fit, model.l2 = _feature_fit(document["features"], str(path))
+    if kind == "mixture":
+        _mixture_components(model, document.get("components"), str(path))
     return model
+
+
+def _mixture_components(model: Any, saved: Any, path: str) -> None:
+    """A mixture's components from their documents: one per weight, weights summing to 1."""
+    weights = np.asarray(model.weights)
+    if not isinstance(saved, list) or len(saved) != len(weights):
+        raise InputError(f"a mixture needs {len(weights)} component documents, one per weight", source=path,
+                         field="components")
+    if not abs(float(weights.sum()) - 1) < 1e-9:
+        raise InputError(f"mixture weights must sum to 1, got {float(weights.sum())}", source=path, field="weights")
+    components = [model_from_document(part, f"{path} (component {k})") for k, part in enumerate(saved)]
+    if any(c.name == "mixture" for c in components):
+        raise InputError("a mixture's components are click models, not mixtures", source=path, field="components")
+    model.models = components
+    model.components = "+".join(c.name for c in components)
 
 
 def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:

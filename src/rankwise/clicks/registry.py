@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankwise.clicks.chain import CCM, DBN, DCM, METHODS, SDBN
+from rankwise.clicks.mixture import Mixture
 from rankwise.clicks.models import FLOOR, PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.ultra import LabelRankModel
@@ -61,6 +62,10 @@ class ModelKind(Declared):
 
 METHOD = Param("method", str, "em", "em: the exact likelihood by EM; counting: PyClick's one-pass approximation "
                "(reads 'no later click' as 'stopped')", choices=METHODS)
+COMPONENTS = Param("components", str, "pbm+dbn", "the mixed click models, by name, joined by '+' (in Python: "
+                   "a list of names or of model objects with their own settings)")
+SEED = Param("seed", int, 0, "breaks the tie between components of one kind (their starting attractiveness is "
+             "perturbed)", low=0)
 COUNTED = (PRIOR_PARAM,)
 EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE)
 
@@ -85,6 +90,9 @@ MODELS: Registry[ModelKind] = Registry("click model", (
               reference="Chapelle & Zhang 2009; CLAX DynamicBayesianNetwork"),
     ModelKind("ccm", CCM, "Click chain model: continuation tau_1..tau_3 after no click, a click, a satisfying one.",
               EM, reference="Guo et al. 2009; CLAX ClickChainModel"),
+    ModelKind("mixture", Mixture, "Each session follows one of several click models, drawn with fitted weights; "
+              "one EM over the sessions' components and the components' own hidden variables.",
+              (COMPONENTS, SEED, ITERATIONS, TOLERANCE), reference="CLAX MixtureModel"),
     ModelKind("label-rank", LabelRankModel, "Click probabilities from relevance labels and examination per rank "
               "(ULTRA parameter files; not fitted).", COUNTED, fittable=False, reference="ULTRA ClickModel"),
 ), option="--model")

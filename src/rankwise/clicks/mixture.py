@@ -1,0 +1,209 @@
+"""A mixture of click models: each session follows one of K models, drawn with probabilities
+``weights`` (users who browse differently: scanners, one-click navigators, ...).
+
+The fit is one EM over both hidden layers. E-step: each session's responsibility
+``r_sk = w_k P_k(clicks_s) / sum_j w_j P_j(clicks_s)`` (``P_k`` the session's likelihood under
+component ``k`` at its current parameters); each component then computes its own expected
+statistics with every session weighted by ``r_sk``. M-step: ``w_k = sum_s r_sk / S``, and each
+component maximises on its weighted statistics (its empirical prior included). The
+log-likelihood of the mixture, ``sum_s log sum_k w_k P_k(clicks_s)``, is what the passes
+report and what the stopping rule reads.
+
+Predictions are exact mixtures: ``P(C_r = 1) = sum_k w_k P_k(C_r = 1)``, and the conditional
+``P(C_r = 1 | C_<r) = sum_k P(k | C_<r) P_k(C_r = 1 | C_<r)`` with the posterior over
+components given the clicks above rank r only. (CLAX's ``MixtureModel`` weighs each rank's
+conditional by the posterior given the whole session, its later clicks included; that is not a
+conditional probability of the click at r, and flatters conditional perplexity.) Relevance is
+``sum_k w_k relevance_k``, as in CLAX.
+
+>>> from rankwise.clicks.log import ClickLog
+>>> log = ClickLog.from_arrays(["q"] * 6, [["a", "b"]] * 6, [[1, 0], [1, 0], [0, 1], [1, 1], [0, 0], [1, 0]])
+>>> model = Mixture("pbm+cascade").fit(log, iterations=20)
+>>> round(float(model.weights.sum()), 6), [m.name for m in model.models]
+(1.0, ['pbm', 'cascade'])
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from rankwise.clicks.log import ClickLog
+from rankwise.clicks.models import TINY, ClickModel
+
+SEPARATOR = "+"
+"""Between the components' names in the registry spelling: ``mixture(components=pbm+dbn)``."""
+
+
+def _components(components: str | Sequence[ClickModel | str]) -> list[ClickModel]:
+    """Fresh component models from names (``"pbm+dbn"``, ``["pbm", "dbn(prior=1,2)"]``) or models."""
+    from rankwise.clicks.registry import MODELS
+
+    items = components.split(SEPARATOR) if isinstance(components, str) else list(components)
+    models = []
+    for item in items:
+        if isinstance(item, ClickModel):
+            model = item
+        else:
+            kind, values = MODELS.parse(str(item).strip())
+            if kind.name == "mixture" or not kind.fittable:
+                raise ValueError(f"a mixture's components are fittable click models, got {kind.name!r}")
+            model = kind.build(values)
+        if isinstance(model, Mixture):
+            raise ValueError("a mixture's components are click models, not mixtures")
+        models.append(model)
+    if len(models) < 2:
+        raise ValueError(f"a mixture needs at least two components, got {len(models)}")
+    return models
+
+
+def session_log_likelihoods(model: ClickModel, log: ClickLog) -> np.ndarray:
+    """Each session's log-likelihood of its clicks under ``model`` (the sum over shown cells of
+    log P(observed click | clicks above)).
+
+    >>> from rankwise.clicks.models import GlobalCTR
+    >>> log = ClickLog.from_arrays(["q", "q"], [["a", "b"], ["a", "b"]], [[1, 0], [0, 0]])
+    >>> model = GlobalCTR(prior=(0, 0)).fit(log)   # ctr 1/4
+    >>> np.round(session_log_likelihoods(model, log), 4).tolist()   # log(1/4) + log(3/4); 2 log(3/4)
+    [-1.674, -0.5754]
+    """
+    return _cell_log_likelihoods(model.conditional_click_probs(log), log).sum(axis=1)
+
+
+def _cell_log_likelihoods(p_click: np.ndarray, log: ClickLog) -> np.ndarray:
+    observed = np.where(log.clicks == 1, p_click, 1 - p_click)
+    return np.where(log.mask, np.log(np.clip(observed, TINY, 1.0)), 0.0)
+
+
+def _softmax_rows(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(softmax over the last axis, log-sum-exp over it)."""
+    top = logits.max(axis=-1, keepdims=True)
+    exp = np.exp(logits - top)
+    total = exp.sum(axis=-1, keepdims=True)
+    return exp / total, (np.log(total) + top)[..., 0]
+
+
+class Mixture(ClickModel):
+    """A mixture of click models fitted by EM (see the module's docstring): ``components``
+    names them (``"pbm+dbn"``, each spelled as ``--model`` spells a model) or gives model
+    objects; ``weights`` are the fitted mixing probabilities; ``models`` the fitted components.
+    ``seed`` breaks the tie between components of one kind (their starting attractiveness
+    is perturbed), so that a mixture of two DBNs can find two kinds of user."""
+
+    name = "mixture"
+    iterative = True
+    pair_fields: dict[str, str] = {}
+    fields = ("weights",)
+
+    def __init__(self, components: str | Sequence[ClickModel | str] = "pbm+dbn", seed: int = 0) -> None:
+        super().__init__()
+        self.models = _components(components)
+        self.components = SEPARATOR.join(m.name for m in self.models) if not isinstance(components, str) \
+            else components
+        self.seed = int(seed)
+        self.weights = np.full(len(self.models), 1 / len(self.models))
+
+    # -- fitting ---------------------------------------------------------------------------------
+    def _start(self, log: Any) -> None:
+        rng = np.random.default_rng(self.seed)
+        seen: set[type] = set()
+        for model in self.models:
+            model._remember_pairs(log)
+            model.hyper, model.posterior, model.feature_fit, model.history = {}, {}, None, []
+            model._start(log)
+            if type(model) in seen and hasattr(model, "alpha"):   # a second component of one kind
+                model.alpha = np.clip(model.alpha * rng.uniform(0.5, 1.5, len(model.alpha)), 0.01, 0.99)
+            seen.add(type(model))
+        self.weights = np.full(len(self.models), 1 / len(self.models))
+
+    def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
+        # a counting component has no parameters before its first M-step: it explains every
+        # session equally on the first pass
+        session = np.column_stack([session_log_likelihoods(m, chunk) if hasattr(m, "alpha")
+                                   else np.zeros(chunk.sessions) for m in self.models])
+        responsibility, mixture_ll = _softmax_rows(np.log(self.weights)[None, :] + session)
+        totals = {"weights": responsibility.sum(axis=0)}
+        for k, model in enumerate(self.models):
+            model._first_pass = True   # the weights change every pass: no statistic is constant
+            chunk.cache["weight"] = responsibility[:, k]
+            try:
+                statistics, _ = model._statistics(chunk)
+            finally:
+                chunk.cache.pop("weight", None)
+            totals.update({f"{k}:{key}": value for key, value in statistics.items()})
+        return totals, float(mixture_ll.sum())
+
+    def _maximise(self, totals: dict[str, np.ndarray]) -> None:
+        self.weights = np.maximum(totals["weights"], 1e-12) / max(float(totals["weights"].sum()), 1e-12)
+        for k, model in enumerate(self.models):
+            prefix = f"{k}:"
+            model._maximise({key[len(prefix):]: value for key, value in totals.items() if key.startswith(prefix)})
+
+    def use_features(self, features: Any, l2: float = 1.0) -> Mixture:
+        """Every component's attractiveness from (query, document) features (see
+        ``ClickModel.use_features``)."""
+        for model in self.models:
+            model.use_features(features, l2)
+        return self
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {"weights": self.weights.copy(), "models": copy.deepcopy(self.models)}
+
+    # -- predictions -----------------------------------------------------------------------------
+    def click_probs(self, log: ClickLog) -> np.ndarray:
+        return self._weighted(lambda m: m.click_probs(log))
+
+    def conditional_click_probs(self, log: ClickLog) -> np.ndarray:
+        probs = np.stack([m.conditional_click_probs(log) for m in self.models], axis=-1)   # S x R x K
+        cells = np.stack([_cell_log_likelihoods(probs[..., k], log) for k in range(len(self.models))], axis=-1)
+        above = np.cumsum(cells, axis=1) - cells            # the clicks above each rank only
+        posterior, _ = _softmax_rows(np.log(self.weights)[None, None, :] + above)
+        return (posterior * probs).sum(axis=-1)
+
+    def attractiveness(self, log: ClickLog) -> np.ndarray:
+        return self._weighted(lambda m: m.attractiveness(log))
+
+    def relevance_scores(self, values: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        if values is not None:
+            raise ValueError("a mixture's relevance comes from its components' parameters")
+        return self._weighted(lambda m: np.asarray(m.relevance_scores(), dtype=np.float64))
+
+    def unseen_relevance(self, bound: str = "mean", level: float = 0.95) -> float:
+        return float(self._weighted(lambda m: np.float64(m.unseen_relevance(bound, level))))
+
+    def relevance(self, name: str | None = None, log: Any = None, bound: str = "mean", level: float = 0.95) -> Any:
+        """The weighted sum of the components' relevance scores (``bound="lower"``: of their
+        lower credible bounds), as a ``Run``."""
+        from rankwise.data.containers import Run
+
+        runs = {id(m): m.relevance(name or self.name, log, bound, level) for m in self.models}
+        first = runs[id(self.models[0])]
+        return Run(first.query, first.doc, self._weighted(lambda m: runs[id(m)].score), name=name or self.name,
+                   source=f"<{self.name}>")
+
+    def intervals(self, level: float = 0.95) -> Any:
+        raise ValueError("a mixture has no per-pair parameters of its own: ask a component, "
+                         "model.models[k].intervals()")
+
+    def parameters(self) -> dict[str, Any]:
+        """``components``: each component's model and weight; then each component's tables,
+        keyed ``"k.name"`` (``"0.pairs"``, ``"1.ranks"`` ...)."""
+        import pandas as pd
+
+        out: dict[str, Any] = {"components": pd.DataFrame({"component": range(len(self.models)),
+                                                           "model": [m.name for m in self.models],
+                                                           "weight": self.weights})}
+        for k, model in enumerate(self.models):
+            out.update({f"{k}.{key}": value for key, value in model.parameters().items()})
+        return out
+
+    def _weighted(self, value: Callable[[ClickModel], Any]) -> np.ndarray:
+        """``sum_k weights[k] value(component k)``."""
+        terms = [w * np.asarray(value(m), dtype=np.float64) for w, m in zip(self.weights, self.models, strict=True)]
+        return np.asarray(np.sum(terms, axis=0))
+
+
+__all__ = ["Mixture", "SEPARATOR", "session_log_likelihoods"]
