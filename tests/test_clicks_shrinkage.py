@@ -325,3 +325,49 @@ def test_cli_fits_and_scores_with_features(tmp_path: Path) -> None:
     without = CliRunner().invoke(app, ["clicks", "evaluate", str(tmp_path / "test.csv"), "--model",
                                        str(tmp_path / "m.json")])
     assert without.exit_code == 2 and "feature table" in without.output
+
+
+def _dbn_feature_logs(seed: int) -> tuple[clicks.ClickLog, pd.DataFrame, np.ndarray]:
+    """DBN sessions from its definition (examine top-down; click an attractive document; after
+    a click stop if satisfied; go on with gamma = 0.9) where attractiveness follows one feature
+    and satisfaction another: ``alpha = sigmoid(1.5 x - 0.5)``, ``sigma = sigmoid(2 z - 0.5)``;
+    1,000 queries x 8 documents, 6 pages per query, 5 ranks."""
+    rng = np.random.default_rng(seed)
+    queries, per_query, pages, ranks = 1_000, 8, 6, 5
+    x, z = rng.normal(size=(queries, per_query)), rng.normal(size=(queries, per_query))
+    alpha, sigma = 1 / (1 + np.exp(-(1.5 * x - 0.5))), 1 / (1 + np.exp(-(2.0 * z - 0.5)))
+    query = np.repeat(np.arange(queries), pages)
+    shown = np.argsort(rng.random((len(query), per_query)), axis=1)[:, :ranks]
+    click = np.zeros(shown.shape, dtype=int)
+    going = np.ones(len(query), dtype=bool)
+    for r in range(ranks):
+        clicked = going & (rng.random(len(query)) < alpha[query, shown[:, r]])
+        click[clicked, r] = 1
+        satisfied = clicked & (rng.random(len(query)) < sigma[query, shown[:, r]])
+        going &= ~satisfied & (rng.random(len(query)) < 0.9)
+    log = clicks.ClickLog.from_arrays([f"q{q}" for q in query],
+                                      [[f"q{q}d{d}" for d in row] for q, row in zip(query, shown, strict=True)],
+                                      click.tolist())
+    table = pd.DataFrame({"query": np.repeat([f"q{q}" for q in range(queries)], per_query),
+                          "doc": [f"q{q}d{d}" for q in range(queries) for d in range(per_query)],
+                          "x": x.ravel(), "z": z.ravel()})
+    return log, table, alpha * sigma
+
+
+def test_dbn_satisfaction_follows_its_own_features(tmp_path: Path) -> None:
+    """Satisfaction gets its own logistic regression over the same features: on held-out
+    queries (every pair unseen) its weights come back near (0, 2), attractiveness's near
+    (1.5, 0), and the relevance alpha x sigma of unseen pairs tracks the truth."""
+    log, table, relevance = _dbn_feature_logs(seed=21)
+    train, test = log.split(0.3, seed=0, by="query")
+    featured = clicks.DBN().use_features(table).fit(train, iterations=40)
+    np.testing.assert_allclose(featured.feature_fit["weights"][:2], [1.5, 0.0], atol=0.2)
+    np.testing.assert_allclose(featured.feature_fit["sigma"]["weights"][:2], [0.0, 2.0], atol=0.25)
+    assert featured.log_likelihood(test) > clicks.DBN().fit(train, iterations=40).log_likelihood(test) + 0.3
+    pairs = featured.relevance("f", test)
+    truth = dict(zip(table["doc"], relevance.ravel(), strict=True))
+    assert np.corrcoef(pairs.score, [truth[d] for d in pairs.doc.to_pylist()])[0, 1] > 0.99
+    clicks.save_model(featured, tmp_path / "dbn.json")
+    loaded = clicks.load_model(tmp_path / "dbn.json").use_features(table)
+    np.testing.assert_array_equal(loaded.feature_fit["sigma"]["weights"], featured.feature_fit["sigma"]["weights"])
+    assert loaded.log_likelihood(test) == pytest.approx(featured.log_likelihood(test), rel=1e-12)

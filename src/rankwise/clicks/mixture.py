@@ -1,7 +1,8 @@
 """A mixture of click models: each session follows one of K models, drawn with probabilities
 ``weights`` (users who browse differently: scanners, one-click navigators, ...).
 
-The fit is one EM over both hidden layers. E-step: each session's responsibility
+The fit starts from each component fitted alone to the whole log, then runs one EM over both
+hidden layers. E-step: each session's responsibility
 ``r_sk = w_k P_k(clicks_s) / sum_j w_j P_j(clicks_s)`` (``P_k`` the session's likelihood under
 component ``k`` at its current parameters); each component then computes its own expected
 statistics with every session weighted by ``r_sk``. M-step: ``w_k = sum_s r_sk / S``, and each
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.clicks.log import ClickLog
-from rankwise.clicks.models import TINY, ClickModel
+from rankwise.clicks.models import CHUNK, TINY, ClickModel
 
 SEPARATOR = "+"
 """Between the components' names in the registry spelling: ``mixture(components=pbm+dbn)``."""
@@ -107,23 +108,27 @@ class Mixture(ClickModel):
         self.weights = np.full(len(self.models), 1 / len(self.models))
 
     # -- fitting ---------------------------------------------------------------------------------
+    def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
+            progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
+            validation: Any = None, patience: int = 3) -> Any:
+        """Each component first fitted alone to the whole log (the mixture's EM starts from
+        there: started from scratch, the component that fits fastest takes every session),
+        then the mixture's passes as ``ClickModel.fit`` makes them."""
+        for model in self.models:
+            model.fit(log, iterations=iterations, tolerance=tolerance, chunk_size=chunk_size, workers=workers)
+        return super().fit(log, iterations, tolerance, chunk_size, progress, workers, validation, patience)
+
     def _start(self, log: Any) -> None:
         rng = np.random.default_rng(self.seed)
         seen: set[type] = set()
         for model in self.models:
-            model._remember_pairs(log)
-            model.hyper, model.posterior, model.feature_fit, model.history = {}, {}, None, []
-            model._start(log)
             if type(model) in seen and hasattr(model, "alpha"):   # a second component of one kind
                 model.alpha = np.clip(model.alpha * rng.uniform(0.5, 1.5, len(model.alpha)), 0.01, 0.99)
             seen.add(type(model))
         self.weights = np.full(len(self.models), 1 / len(self.models))
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
-        # a counting component has no parameters before its first M-step: it explains every
-        # session equally on the first pass
-        session = np.column_stack([session_log_likelihoods(m, chunk) if hasattr(m, "alpha")
-                                   else np.zeros(chunk.sessions) for m in self.models])
+        session = np.column_stack([session_log_likelihoods(m, chunk) for m in self.models])
         responsibility, mixture_ll = _softmax_rows(np.log(self.weights)[None, :] + session)
         totals = {"weights": responsibility.sum(axis=0)}
         for k, model in enumerate(self.models):

@@ -45,6 +45,10 @@ FLOOR = 1e-6
 TINY = 1e-12
 
 
+FEATURE_FIELDS = ("alpha", "sigma")
+"""The per-pair parameters ``use_features`` makes functions of (query, document) features:
+attractiveness, and satisfaction where the model has it (DBN, SDBN)."""
+
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, prior: tuple[float, float]) -> np.ndarray:
     return (numerator + prior[0]) / (denominator + prior[1])
 
@@ -284,8 +288,10 @@ class ClickModel:
         """Each per-pair parameter's posterior Beta (a, b) per pair, from the last M-step."""
         self.features: Any = None
         self.feature_fit: dict[str, Any] | None = None
-        """With features: their names, standardisation, the logistic weights and the
-        concentration ``kappa`` around the pairs' feature-based means."""
+        """With features: their names and standardisation, and attractiveness's logistic
+        weights and concentration ``kappa`` around the pairs' feature-based means; a model
+        with satisfaction (DBN, SDBN) also has ``feature_fit["sigma"]``, its own weights and
+        ``kappa`` over the same features."""
         self.history: list[dict[str, float]] = []
 
     @property
@@ -317,8 +323,10 @@ class ClickModel:
         self.posterior[field] = (others + a, observed + b) if flipped else (observed + a, others + b)
         estimate = _ratio(successes, trials, self.fixed_prior) if self.prior != EMPIRICAL else posterior_mean(
             successes, trials, self.hyper[field])
-        if field == "alpha" and self.features is not None:
-            return self._feature_estimate(estimate, successes, trials, observed, exposed)
+        if field in FEATURE_FIELDS and self.features is not None:
+            if flipped:   # the regression reads the satisfied share, not its complement
+                observed = np.maximum(exposed - observed, 0.0)
+            return self._feature_estimate(field, estimate, successes, trials, observed, exposed)
         return estimate
 
     def use_features(self, features: Any, l2: float = 1.0) -> ClickModel:
@@ -355,17 +363,25 @@ class ClickModel:
         assert fit is not None
         return (x - fit["mean"]) / fit["scale"], known
 
-    def _feature_means(self, x: np.ndarray) -> np.ndarray:
+    def _feature_slot(self, field: str) -> dict[str, Any]:
+        """The logistic weights and ``kappa`` of one per-pair parameter (attractiveness's sit
+        at the top of ``feature_fit``, satisfaction's under ``"sigma"``)."""
+        assert self.feature_fit is not None
+        if field == "alpha":
+            return self.feature_fit
+        return self.feature_fit.setdefault(field, {"weights": None, "kappa": None})
+
+    def _feature_means(self, x: np.ndarray, field: str = "alpha") -> np.ndarray:
         from scipy.special import expit
 
-        assert self.feature_fit is not None
-        weights = self.feature_fit["weights"]
+        weights = self._feature_slot(field)["weights"]
         return np.asarray(expit(x @ weights[:-1] + weights[-1]))
 
-    def _feature_estimate(self, estimate: np.ndarray, successes: np.ndarray, trials: np.ndarray,
+    def _feature_estimate(self, field: str, estimate: np.ndarray, successes: np.ndarray, trials: np.ndarray,
                           observed: np.ndarray, exposed: np.ndarray) -> np.ndarray:
-        """Attractiveness of the pairs with features: their logistic prior mean ``m`` refitted,
-        the concentration ``kappa`` by marginal likelihood, then ``(s + kappa m) / (n + kappa)``."""
+        """A per-pair parameter (attractiveness, satisfaction) of the pairs with features: their
+        logistic prior mean ``m`` refitted, the concentration ``kappa`` by marginal likelihood,
+        then ``(s + kappa m) / (n + kappa)``."""
         from rankwise.clicks.features import fit_logistic
         from rankwise.clicks.shrinkage import concentration
 
@@ -375,36 +391,36 @@ class ClickModel:
             scale = raw[known].std(axis=0) if known.any() else np.ones(raw.shape[1])
             self.feature_fit = {"names": list(self.features.names), "mean": mean,
                                 "scale": np.where(scale > 0, scale, 1.0), "weights": None, "kappa": None}
-        fit = self.feature_fit
+        fit = self._feature_slot(field)
         x, known = self._feature_matrix(self.query_ids, self.doc_ids, self.pair_query, self.pair_doc)
         if not known.any():
             return estimate
         fit["weights"] = fit_logistic(x[known], observed[known], exposed[known], self.l2, start=fit["weights"])
-        m = self._feature_means(x[known])
+        m = self._feature_means(x[known], field)
         fit["kappa"] = concentration(observed[known], exposed[known], m) if self.prior == EMPIRICAL \
             else float(self.fixed_prior[1])
         kappa = fit["kappa"]
         out = estimate.copy()
         out[known] = (successes[known] + kappa * m) / (trials[known] + kappa)
-        a, b = self.posterior["alpha"]
+        a, b = self.posterior[field]
         a, b = a.copy(), b.copy()
         a[known] = observed[known] + kappa * m
         b[known] = np.maximum(exposed[known] - observed[known], 0.0) + kappa * (1 - m)
-        self.posterior["alpha"] = (a, b)
+        self.posterior[field] = (a, b)
         return out
 
-    def _unseen_alpha(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray
-                      ) -> np.ndarray:
-        """Attractiveness of pairs the model never saw: their features' prediction, or the
-        prior mean for pairs without a feature row."""
-        fallback = _fallback(self, "alpha")
-        if self.feature_fit is None or self.feature_fit.get("weights") is None:
+    def _unseen_alpha(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray,
+                      field: str = "alpha") -> np.ndarray:
+        """A per-pair parameter (attractiveness by default) of pairs the model never saw: their
+        features' prediction, or the prior mean for pairs without a feature row."""
+        fallback = _fallback(self, field)
+        if self.feature_fit is None or self._feature_slot(field).get("weights") is None:
             return np.full(len(pair_query), fallback)
         if self.features is None:
             raise InputError(f"{self.name}: the model scores pairs it never saw from their features; give it the "
                              f"feature table (model.use_features(table), or --features)")
         x, known = self._feature_matrix(query_ids, doc_ids, pair_query, pair_doc)
-        return np.where(known, self._feature_means(x), fallback)
+        return np.where(known, self._feature_means(x, field), fallback)
 
     def _prior_beta(self, field: str) -> tuple[float, float]:
         """The Beta (a, b) of a per-pair parameter's prior: fitted, or the fixed pseudo-counts."""
@@ -649,9 +665,10 @@ class ClickModel:
             scores = np.append(scores, self.unseen_relevance(bound, level))[matched]
             unseen = matched == len(self.pair_query)
             if unseen.any() and self.feature_fit is not None and bound == "mean":
-                alpha = self._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query[unseen], log.pair_doc[unseen])
-                values = {f: np.full(len(alpha), _fallback(self, f)) for f in self.pair_fields.values()}
-                scores[unseen] = self.relevance_scores({**values, "alpha": alpha})
+                values = {f: self._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query[unseen],
+                                                log.pair_doc[unseen], f) if f in FEATURE_FIELDS
+                          else np.full(int(unseen.sum()), _fallback(self, f)) for f in self.pair_fields.values()}
+                scores[unseen] = self.relevance_scores(values)
         queries = np.asarray(source.query_ids, dtype=object)[source.pair_query]
         docs = np.asarray(source.doc_ids, dtype=object)[source.pair_doc]
         return Run(pa.array(queries, pa.string()), pa.array(docs, pa.string()), scores, name=name or self.name,
@@ -733,21 +750,22 @@ def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray, field: str =
     feature model's attractiveness: its features' prediction)."""
     index = _pair_index(model, log)
     out = np.append(values, _fallback(model, field))[index]
-    if field == "alpha" and getattr(model, "feature_fit", None) is not None:
+    if field in FEATURE_FIELDS and getattr(model, "feature_fit", None) is not None:
         unseen = (index == len(values)) & log.mask
         if unseen.any():
-            out[unseen] = _unseen_alpha_by_log_pair(model, log)[log.pairs[unseen]]
+            out[unseen] = _unseen_by_log_pair(model, log, field)[log.pairs[unseen]]
     return out
 
 
-def _unseen_alpha_by_log_pair(model: ClickModel, log: ClickLog) -> np.ndarray:
-    """A feature model's attractiveness for every pair of ``log`` as if unseen (kept on the log
-    for the model's feature fit: the simulator asks at every rank)."""
-    cached = log.cache.get("feature_alpha")
+def _unseen_by_log_pair(model: ClickModel, log: ClickLog, field: str = "alpha") -> np.ndarray:
+    """A feature model's per-pair parameter for every pair of ``log`` as if unseen (kept on the
+    log for the model's feature fit: the simulator asks at every rank)."""
+    key = f"feature_{field}"
+    cached = log.cache.get(key)
     if cached is not None and cached[0] is model.feature_fit:
         return cached[1]
-    values = model._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query, log.pair_doc)
-    log.cache["feature_alpha"] = (model.feature_fit, values)
+    values = model._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query, log.pair_doc, field)
+    log.cache[key] = (model.feature_fit, values)
     return values
 
 

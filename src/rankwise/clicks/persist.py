@@ -56,8 +56,12 @@ def model_document(model: ClickModel) -> dict[str, Any]:
         document["prior"] = {field: list(hyper) for field, hyper in model.hyper.items()}
     fit = getattr(model, "feature_fit", None)
     if fit:
-        document["features"] = {"names": list(fit["names"]), "mean": _plain(fit["mean"]), "scale": _plain(fit["scale"]),
-                                "weights": _plain(fit["weights"]), "kappa": fit["kappa"], "l2": model.l2}
+        features: dict[str, Any] = {"names": list(fit["names"]), "mean": _plain(fit["mean"]),
+                                    "scale": _plain(fit["scale"]), "weights": _plain(fit["weights"]),
+                                    "kappa": fit["kappa"], "l2": model.l2}
+        if fit.get("sigma", {}).get("weights") is not None:   # satisfaction's own regression
+            features["sigma"] = {"weights": _plain(fit["sigma"]["weights"]), "kappa": fit["sigma"]["kappa"]}
+        document["features"] = features
     if getattr(model, "posterior", None):
         document["posterior"] = {field: {"a": _plain(a), "b": _plain(b)} for field, (a, b) in model.posterior.items()}
     if hasattr(model, "models"):   # a mixture: its components, each a whole model document
@@ -185,13 +189,7 @@ def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
     """A feature model's fit: names, standardisation, weights (one per name and an intercept),
     a positive concentration and a non-negative L2 penalty."""
     def numbers(key: str, length: int) -> np.ndarray:
-        try:
-            array = np.asarray(saved[key], dtype=np.float64)
-        except (KeyError, TypeError, ValueError):
-            raise InputError(f"expected numbers for features.{key}", source=path, field="features") from None
-        if array.shape != (length,) or not np.isfinite(array).all():
-            raise InputError(f"expected {length} finite numbers for features.{key}", source=path, field="features")
-        return array
+        return numbers_of(saved, key, length, path)
 
     if not isinstance(saved, dict) or not isinstance(saved.get("names"), list) or not saved["names"]:
         raise InputError("expected an object with the feature names", source=path, field="features")
@@ -205,7 +203,25 @@ def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
     if not isinstance(l2, (int, float)) or not 0 <= l2 < np.inf:
         raise InputError("expected a non-negative l2", source=path, field="features")
     fit["kappa"] = float(kappa)
+    if "sigma" in saved:   # satisfaction's own weights and concentration over the same features
+        sigma = saved["sigma"]
+        if not isinstance(sigma, dict) or not isinstance(sigma.get("kappa"), (int, float)) \
+                or not 0 < sigma["kappa"] < np.inf:
+            raise InputError("expected satisfaction's weights and a positive concentration", source=path,
+                             field="features")
+        fit["sigma"] = {"weights": numbers_of(sigma, "weights", width + 1, path), "kappa": float(sigma["kappa"])}
     return fit, float(l2)
+
+
+def numbers_of(saved: Any, key: str, length: int, path: str) -> np.ndarray:
+    """``saved[key]`` as ``length`` finite numbers (a feature fit's means, scales, weights)."""
+    try:
+        array = np.asarray(saved[key], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"expected numbers for features.{key}", source=path, field="features") from None
+    if array.shape != (length,) or not np.isfinite(array).all():
+        raise InputError(f"expected {length} finite numbers for features.{key}", source=path, field="features")
+    return array
 
 
 def _posterior(saved: Any, fields: set[str], order: np.ndarray, path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
