@@ -87,8 +87,13 @@ def fit(
     patience: Annotated[int, typer.Option("--patience", min=1, help="EM iterations without a better validation "
                                                                     "log-likelihood before stopping.")] = 3,
     features: Features = None,
-    l2: Annotated[float, typer.Option("--l2", min=0.0, help="With --features: L2 penalty on the feature "
-                                                            "weights.")] = 1.0,
+    l2: Annotated[float, typer.Option("--l2", min=0.0, help="With --features or --hash-ids: L2 penalty on the "
+                                                            "feature weights.")] = 1.0,
+    hash_ids: Annotated[str | None, typer.Option(
+        "--hash-ids", help="Hash these ids into features (doc, query or doc,query), with or without --features: a "
+                           "document's attractiveness carries to queries where it was never shown.")] = None,
+    buckets: Annotated[int, typer.Option("--buckets", min=1, max=2**24,
+                                         help="With --hash-ids: buckets per hashed id.")] = 4096,
 ) -> None:
     """Fit a click model (counting, or EM with a progress line per iteration) and save it."""
     from rankwise import clicks
@@ -111,8 +116,9 @@ def fit(
         data = _read(log, log_format)
         held_out = None if validation is None else _read(validation, log_format)
         built = kind.build(values)
-        if features is not None:
-            built.use_features(features, l2)
+        if features is not None or hash_ids:
+            built.use_features(features, l2, hashed=tuple(h.strip() for h in (hash_ids or "").split(",") if h.strip()),
+                               buckets=buckets)
         fitted = built.fit(data, chunk_size=chunk_size, workers=workers,
                                         progress=None if quiet else _progress, validation=held_out,
                                         patience=patience, **kind.fit_options(values))

@@ -4,9 +4,13 @@ M-step as a weighted logistic regression on the E-step's expected attractions, s
 scores pairs it never saw in the log from their features.
 
 Features come from a table keyed by ``query`` and ``doc`` (a DataFrame or any file rankwise
-reads) with one numeric column per feature. Columns are standardised with the fitted pairs'
-means and deviations; the regression has an L2 penalty ``l2`` on the weights (not the
-intercept).
+reads) with one numeric column per feature, and/or from the ids themselves, hashed: with
+``hashed=("doc",)`` each document id falls in one of ``buckets`` buckets (CRC-32 of its UTF-8
+bytes, the same on every machine) and each bucket has a weight of its own, so a document's
+attractiveness learnt under one query carries to the queries where it was never shown (CLAX's
+hashed embeddings, as one weight per bucket). Numeric columns are standardised with the fitted
+pairs' means and deviations; hashed columns are 0/1 and stored sparse. The regression has an
+L2 penalty ``l2`` on the weights (not the intercept).
 
 >>> import pandas as pd
 >>> table = pd.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "mean_rank": [1.0, 3.0]})
@@ -18,22 +22,66 @@ intercept).
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rankwise.errors import InputError
+from rankwise.errors import InputError, OptionError
+
+HASHABLE = ("query", "doc")
+"""The ids that can be hashed into features."""
+
+
+def bucket_of(ids: Any, buckets: int) -> np.ndarray:
+    """Each id's bucket: CRC-32 of its UTF-8 bytes modulo ``buckets``.
+
+    >>> bucket_of(["a", "b"], 16).tolist()   # crc32(b"a") = 0xe8b7be43, crc32(b"b") = 0x71beeff9
+    [3, 9]
+    """
+    return np.fromiter((zlib.crc32(str(i).encode("utf-8")) % buckets for i in ids), dtype=np.int64,
+                       count=len(ids))
 
 
 @dataclass(frozen=True)
 class PairFeatures:
-    """A numeric feature table keyed by (query, document)."""
+    """Features keyed by (query, document): a numeric table (``names``, ``index``,
+    ``values``; empty when only ids are hashed) and the ids hashed into ``buckets``."""
 
     names: tuple[str, ...]
-    index: Any          # pandas MultiIndex (query, doc)
+    index: Any          # pandas MultiIndex (query, doc), None without a table
     values: np.ndarray  # pairs x features
+    hashed: tuple[str, ...] = ()
+    buckets: int = 0
+
+    @classmethod
+    def ids_only(cls, hashed: tuple[str, ...], buckets: int) -> PairFeatures:
+        """Only hashed ids, no table: every pair has features."""
+        return cls((), None, np.zeros((0, 0)), *_hash_spec(hashed, buckets))
+
+    def with_hashed(self, hashed: tuple[str, ...], buckets: int) -> PairFeatures:
+        """These features with ``hashed`` ids added."""
+        return PairFeatures(self.names, self.index, self.values, *_hash_spec(hashed, buckets))
+
+    @property
+    def width(self) -> int:
+        """Columns of the design matrix: the numeric features, then the hashed buckets."""
+        return len(self.names) + len(self.hashed) * self.buckets
+
+    def hashed_matrix(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray) -> Any:
+        """The pairs' hashed ids as a sparse 0/1 matrix (pairs x buckets per hashed id)."""
+        from scipy import sparse
+
+        codes = {"query": (query_ids, pair_query), "doc": (doc_ids, pair_doc)}
+        blocks = []
+        for name in self.hashed:
+            ids, pair_code = codes[name]
+            column = bucket_of(ids, self.buckets)[pair_code]
+            blocks.append(sparse.csr_matrix((np.ones(len(column)), (np.arange(len(column)), column)),
+                                            shape=(len(column), self.buckets)))
+        return sparse.hstack(blocks, format="csr")
 
     @classmethod
     def from_table(cls, table: Any, source: str = "<features>") -> PairFeatures:
@@ -69,10 +117,13 @@ class PairFeatures:
 
     def matrix(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-        """The feature rows of pairs given by their query and document codes, and which pairs
-        have a row (those without get zeros)."""
+        """The numeric feature rows of pairs given by their query and document codes, and which
+        pairs have features (with a table: a row, those without get zeros; hashed ids only:
+        every pair)."""
         import pandas as pd
 
+        if self.index is None:
+            return np.zeros((len(pair_query), 0)), np.ones(len(pair_query), dtype=bool)
         keys = pd.MultiIndex.from_arrays([np.asarray(query_ids, dtype=object)[pair_query].astype(str),
                                           np.asarray(doc_ids, dtype=object)[pair_doc].astype(str)])
         at = self.index.get_indexer(keys)
@@ -110,4 +161,14 @@ def fit_logistic(x: np.ndarray, successes: np.ndarray, trials: np.ndarray, l2: f
     return np.asarray(minimize(objective, w0, jac=True, method="L-BFGS-B").x)
 
 
-__all__ = ["PairFeatures", "fit_logistic"]
+def _hash_spec(hashed: tuple[str, ...], buckets: int) -> tuple[tuple[str, ...], int]:
+    hashed = tuple(dict.fromkeys(hashed))
+    unknown = [h for h in hashed if h not in HASHABLE]
+    if unknown:
+        raise OptionError(f"--hash-ids: hashed ids must be among {', '.join(HASHABLE)}, got {', '.join(unknown)}")
+    if hashed and not 1 <= buckets <= 2**24:
+        raise OptionError(f"--buckets: expected 1 to 2^24 buckets, got {buckets}")
+    return hashed, int(buckets) if hashed else 0
+
+
+__all__ = ["HASHABLE", "PairFeatures", "bucket_of", "fit_logistic"]

@@ -147,11 +147,12 @@ class Mixture(ClickModel):
             prefix = f"{k}:"
             model._maximise({key[len(prefix):]: value for key, value in totals.items() if key.startswith(prefix)})
 
-    def use_features(self, features: Any, l2: float = 1.0) -> Mixture:
+    def use_features(self, features: Any = None, l2: float = 1.0, hashed: Sequence[str] = (),
+                     buckets: int = 4096) -> Mixture:
         """Every component's attractiveness from (query, document) features (see
         ``ClickModel.use_features``)."""
         for model in self.models:
-            model.use_features(features, l2)
+            model.use_features(features, l2, hashed, buckets)
         return self
 
     def _snapshot(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.shrinkage import EMPIRICAL, beta_hyperparameters, posterior_mean, pseudo_counts
-from rankwise.errors import InputError
+from rankwise.errors import InputError, OptionError
 
 PRIOR = (1.0, 2.0)
 """The fixed prior: pseudo-counts (clicks, impressions)."""
@@ -48,6 +48,12 @@ TINY = 1e-12
 FEATURE_FIELDS = ("alpha", "sigma")
 """The per-pair parameters ``use_features`` makes functions of (query, document) features:
 attractiveness, and satisfaction where the model has it (DBN, SDBN)."""
+
+
+def _feature_spelling(fit: Mapping[str, Any]) -> str:
+    """Features as a user named them: the table's columns and the hashed ids."""
+    parts = [*fit["names"], *(f"hashed {name} ({fit['buckets']} buckets)" for name in fit.get("hashed", ()))]
+    return ", ".join(parts) or "none"
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, prior: tuple[float, float]) -> np.ndarray:
     return (numerator + prior[0]) / (denominator + prior[1])
@@ -329,7 +335,8 @@ class ClickModel:
             return self._feature_estimate(field, estimate, successes, trials, observed, exposed)
         return estimate
 
-    def use_features(self, features: Any, l2: float = 1.0) -> ClickModel:
+    def use_features(self, features: Any = None, l2: float = 1.0, hashed: Sequence[str] = (),
+                     buckets: int = 4096) -> ClickModel:
         """Attractiveness from (query, document) features (``rankwise.clicks.features``): each
         pair's prior mean is ``sigmoid(w . x_qd + b)``, fitted at every M-step as a weighted
         logistic regression of the pairs' clicks on their expected examinations, with the
@@ -337,6 +344,10 @@ class ClickModel:
         features' prediction, not to one baseline, and pairs the log never showed (a held-out
         query) are scored from their features. Pairs without a feature row take the usual
         prior. Call before ``fit`` (or after ``load_model``, to score unseen pairs).
+
+        ``hashed=("doc",)`` (and/or ``"query"``) adds the ids, hashed into ``buckets`` buckets
+        with a weight each, with or without a table: a document's attractiveness carries to the
+        queries where it was never shown.
 
         >>> import pandas as pd
         >>> log = ClickLog.from_arrays(["q"] * 4, [["a", "b"]] * 4, [[1, 0], [1, 0], [0, 1], [1, 0]])
@@ -347,13 +358,26 @@ class ClickModel:
         """
         from rankwise.clicks.features import PairFeatures
 
-        self.features = features if isinstance(features, PairFeatures) else PairFeatures.from_table(features)
+        fitted = self.feature_fit
+        if not hashed and fitted is not None and fitted.get("hashed"):   # a loaded model keeps its hashing
+            hashed, buckets = tuple(fitted["hashed"]), int(fitted["buckets"])
+        if features is None and not hashed:
+            raise OptionError("use_features needs a feature table, hashed ids, or both")
+        if features is None:
+            chosen = PairFeatures.ids_only(tuple(hashed), buckets)
+        else:
+            chosen = features if isinstance(features, PairFeatures) else PairFeatures.from_table(features)
+            if hashed:
+                chosen = chosen.with_hashed(tuple(hashed), buckets)
         if not l2 >= 0:
             raise ValueError(f"l2 must be non-negative, got {l2}")
+        if fitted is not None and (tuple(fitted["names"]) != chosen.names or tuple(fitted.get("hashed", ())) !=
+                                   chosen.hashed or int(fitted.get("buckets", 0)) != chosen.buckets):
+            given = {"names": chosen.names, "hashed": chosen.hashed, "buckets": chosen.buckets}
+            raise InputError(f"the model was fitted with features {_feature_spelling(fitted)}; these are "
+                             f"{_feature_spelling(given)}")
+        self.features = chosen
         self.l2 = float(l2)
-        if self.feature_fit is not None and tuple(self.feature_fit["names"]) != self.features.names:
-            raise InputError(f"the model was fitted with features {', '.join(self.feature_fit['names'])}; these are "
-                             f"{', '.join(self.features.names)}")
         return self
 
     def _feature_matrix(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray
@@ -361,7 +385,13 @@ class ClickModel:
         x, known = self.features.matrix(query_ids, doc_ids, pair_query, pair_doc)
         fit = self.feature_fit
         assert fit is not None
-        return (x - fit["mean"]) / fit["scale"], known
+        x = (x - fit["mean"]) / fit["scale"]
+        if not self.features.hashed:
+            return x, known
+        from scipy import sparse
+
+        ids = self.features.hashed_matrix(query_ids, doc_ids, pair_query, pair_doc)
+        return sparse.hstack([sparse.csr_matrix(x), ids], format="csr"), known
 
     def _feature_slot(self, field: str) -> dict[str, Any]:
         """The logistic weights and ``kappa`` of one per-pair parameter (attractiveness's sit
@@ -391,6 +421,8 @@ class ClickModel:
             scale = raw[known].std(axis=0) if known.any() else np.ones(raw.shape[1])
             self.feature_fit = {"names": list(self.features.names), "mean": mean,
                                 "scale": np.where(scale > 0, scale, 1.0), "weights": None, "kappa": None}
+            if self.features.hashed:
+                self.feature_fit.update(hashed=list(self.features.hashed), buckets=self.features.buckets)
         fit = self._feature_slot(field)
         x, known = self._feature_matrix(self.query_ids, self.doc_ids, self.pair_query, self.pair_doc)
         if not known.any():

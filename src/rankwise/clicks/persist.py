@@ -59,6 +59,8 @@ def model_document(model: ClickModel) -> dict[str, Any]:
         features: dict[str, Any] = {"names": list(fit["names"]), "mean": _plain(fit["mean"]),
                                     "scale": _plain(fit["scale"]), "weights": _plain(fit["weights"]),
                                     "kappa": fit["kappa"], "l2": model.l2}
+        if fit.get("hashed"):
+            features.update(hashed=list(fit["hashed"]), buckets=int(fit["buckets"]))
         if fit.get("sigma", {}).get("weights") is not None:   # satisfaction's own regression
             features["sigma"] = {"weights": _plain(fit["sigma"]["weights"]), "kappa": fit["sigma"]["kappa"]}
         document["features"] = features
@@ -165,6 +167,8 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     model.posterior = _posterior(document.get("posterior", {}), set(model.pair_fields.values()), order, str(path))
     if "features" in document:
         model.feature_fit, model.l2 = _feature_fit(document["features"], str(path))
+        if not model.feature_fit["names"]:   # hashed ids only: the model can score unseen pairs as it is
+            model.use_features(l2=model.l2)
     if kind == "mixture":
         _mixture_components(model, document.get("components"), str(path))
     return model
@@ -186,17 +190,30 @@ def _mixture_components(model: Any, saved: Any, path: str) -> None:
 
 
 def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
-    """A feature model's fit: names, standardisation, weights (one per name and an intercept),
-    a positive concentration and a non-negative L2 penalty."""
+    """A feature model's fit: names, standardisation, the hashed ids and their buckets,
+    weights (one per name, one per bucket of each hashed id, and an intercept), a positive
+    concentration and a non-negative L2 penalty."""
+    from rankwise.clicks.features import HASHABLE
+
     def numbers(key: str, length: int) -> np.ndarray:
         return numbers_of(saved, key, length, path)
 
-    if not isinstance(saved, dict) or not isinstance(saved.get("names"), list) or not saved["names"]:
+    if not isinstance(saved, dict) or not isinstance(saved.get("names"), list):
         raise InputError("expected an object with the feature names", source=path, field="features")
+    hashed, buckets = saved.get("hashed", []), saved.get("buckets", 0)
+    if not isinstance(hashed, list) or not set(hashed) <= set(HASHABLE) or len(set(hashed)) != len(hashed) or (
+            hashed and not (isinstance(buckets, int) and 1 <= buckets <= 2**24)):
+        raise InputError(f"expected hashed ids among {', '.join(HASHABLE)} and 1 to 2^24 buckets", source=path,
+                         field="features")
+    if not saved["names"] and not hashed:
+        raise InputError("expected feature names or hashed ids", source=path, field="features")
     width = len(saved["names"])
+    columns = width + len(hashed) * (buckets if hashed else 0)
     scale = numbers("scale", width)
     fit: dict[str, Any] = {"names": [str(n) for n in saved["names"]], "mean": numbers("mean", width), "scale": scale,
-                           "weights": numbers("weights", width + 1)}
+                           "weights": numbers("weights", columns + 1)}
+    if hashed:
+        fit.update(hashed=list(hashed), buckets=buckets)
     kappa, l2 = saved.get("kappa"), saved.get("l2")
     if not isinstance(kappa, (int, float)) or not 0 < kappa < np.inf or bool((scale <= 0).any()):
         raise InputError("expected a positive concentration and positive scales", source=path, field="features")
@@ -209,7 +226,7 @@ def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
                 or not 0 < sigma["kappa"] < np.inf:
             raise InputError("expected satisfaction's weights and a positive concentration", source=path,
                              field="features")
-        fit["sigma"] = {"weights": numbers_of(sigma, "weights", width + 1, path), "kappa": float(sigma["kappa"])}
+        fit["sigma"] = {"weights": numbers_of(sigma, "weights", columns + 1, path), "kappa": float(sigma["kappa"])}
     return fit, float(l2)
 
 
