@@ -11,7 +11,9 @@ rankwise fits each model with its defaults (the empirical-Bayes prior; EM to 200
 or a 1e-7 change per session), with CLAX's protocol (EM on 90% of the training pages,
 stopped when the other 10% have not scored better for 3 iterations, the best iteration
 kept), and with the fixed prior (1, 2) of earlier versions. The nDCG of the lower-bound
-ranking (each pair's lower 95% credible bound) is shown for the default fit.
+ranking (each pair's lower 95% credible bound) is shown for the default fit. Beyond the
+defaults: PBM, UBM and DBN with hashed document ids as features (1,024 buckets; a url's
+attractiveness carries across queries), and a mixture of UBM and DCM.
 
 CLAX (``clax-models``, JAX on CPU) runs in a child process with the Python given by
 ``--clax-python`` (CLAX pins older JAX than rankwise's test extra, so it usually lives in its
@@ -48,6 +50,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from clax_models import BUILD  # noqa: E402
 
 MODELS = ["global-ctr", "rank-ctr", "document-ctr", "pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
+HASHED = ["pbm", "ubm", "dbn"]
+"""Also fitted with hashed document ids as features."""
+MIXTURES = ["mixture(components=ubm+dcm)"]
 CLAX_MODELS = ["pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 DEFAULT_DATA = Path(__file__).parents[2] / "shared/data/clicks/clara2"
 
@@ -184,6 +189,20 @@ def main() -> None:
                 rows.append((kind, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
                              table.loc["all", "conditional_perplexity"], seconds,
                              model.best_iteration or len(model.history) or 1, name))
+        for kind in HASHED + MIXTURES:
+            member, values = clicks.MODELS.parse(kind)
+            model = member.build(values)
+            if kind in HASHED:
+                model.use_features(hashed=("doc",), buckets=1024)
+            label = "rankwise, hashed doc ids" if kind in HASHED else "rankwise"
+            started = time.perf_counter()
+            model.fit(train, iterations=200, tolerance=1e-7)
+            seconds = time.perf_counter() - started
+            table = clicks.evaluate_model(model, test).set_index("rank")
+            name = f"{kind} / {label}"
+            runs[name] = model.relevance(name, log)
+            rows.append((member.name, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
+                         table.loc["all", "conditional_perplexity"], seconds, len(model.history) or 1, name))
         clax_results = run_clax(args.clax_python, args.data, split, args)
         if clax_results is not None:
             results, folder = clax_results
@@ -201,7 +220,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|---|---|---|")
         name = "all ties (no information)"
         print(f"| {name} | | | | | {ndcg[runs[name].name]:.4f} | | {mrr[runs[name].name]:.4f} | | |")
-        order = {kind: i for i, kind in enumerate(MODELS)}
+        order = {kind: i for i, kind in enumerate([*MODELS, "mixture"])}
         for kind, label, ll, ppl, cond, seconds, steps, run_name in sorted(rows, key=lambda r: order[r[0]]):
             lower = f"{ndcg[run_name + ' (lower)']:.4f}" if run_name + " (lower)" in ndcg else ""
             print(f"| {kind} | {label} | {ll:.5f} | {ppl:.4f} | {cond:.4f} | {ndcg[run_name]:.4f} | {lower} | "

@@ -10,6 +10,7 @@ import pytest
 from rankwise import clicks
 from rankwise.clicks.log import ClickLog, piece_of
 from rankwise.clicks.mixture import Mixture, session_log_likelihoods
+from rankwise.clicks.registry import mixture
 from rankwise.errors import InputError, ParameterError
 
 WEIGHTED_KINDS = [m.name for m in clicks.MODELS.values() if m.fittable and m.name != "mixture"]
@@ -66,7 +67,7 @@ def test_mixture_recovers_its_weights_and_its_components_examination() -> None:
     the PBM component's examination per rank within 0.03 of 0.9^(r-1)."""
     log, gamma, is_cascade = _simulated(15_000, seed=11)
     train, test = log.split(0.2, seed=0)
-    model = Mixture("pbm+cascade").fit(train, iterations=100)
+    model = mixture("pbm+cascade").fit(train, iterations=100)
     assert model.weights[1] == pytest.approx(is_cascade.mean(), abs=0.02)
     np.testing.assert_allclose(model.models[0].gamma, gamma, atol=0.03)
     # the mixture explains held-out sessions better than either model alone
@@ -80,7 +81,7 @@ def test_mixture_probabilities_of_every_click_pattern_sum_to_one() -> None:
     clicks above each rank: the session probabilities they define sum to 1 over all 2^R
     patterns (weighing by the posterior given the whole session would not)."""
     log, _, _ = _simulated(2_000, seed=5)
-    model = Mixture("pbm+dbn").fit(log, iterations=20)
+    model = mixture("pbm+dbn").fit(log, iterations=20)
     ranks = log.ranks
     patterns = np.array(list(itertools.product([0, 1], repeat=ranks)))
     docs = [[f"d{d}" for d in range(ranks)]] * len(patterns)
@@ -90,7 +91,7 @@ def test_mixture_probabilities_of_every_click_pattern_sum_to_one() -> None:
 
 def test_mixture_save_and_load_predict_the_same(tmp_path) -> None:
     log, _, _ = _simulated(1_000, seed=2)
-    model = Mixture(["pbm", clicks.MODELS["dbn"](prior=(1, 2))]).fit(log, iterations=10)
+    model = Mixture([clicks.PBM(), clicks.MODELS["dbn"](prior=(1, 2))]).fit(log, iterations=10)
     path = tmp_path / "mixture.json"
     clicks.save_model(model, path)
     loaded = clicks.load_model(path)
@@ -103,7 +104,7 @@ def test_mixture_save_and_load_predict_the_same(tmp_path) -> None:
 
 def test_mixture_relevance_is_the_weighted_sum_of_its_components() -> None:
     log, _, _ = _simulated(1_000, seed=4)
-    model = Mixture("pbm+cascade").fit(log, iterations=10)
+    model = mixture("pbm+cascade").fit(log, iterations=10)
     expected = sum(w * m.relevance().score for w, m in zip(model.weights, model.models, strict=True))
     np.testing.assert_allclose(model.relevance().score, expected, rtol=1e-15)
     np.testing.assert_allclose(model.click_probs(log), sum(w * m.click_probs(log) for w, m in zip(
@@ -112,15 +113,17 @@ def test_mixture_relevance_is_the_weighted_sum_of_its_components() -> None:
 
 def test_mixture_bad_settings_are_named() -> None:
     with pytest.raises(ValueError, match="at least two components"):
-        Mixture("pbm")
+        mixture("pbm")
+    with pytest.raises(ValueError, match="click models, got str"):
+        Mixture(["pbm", "dbn"])
     with pytest.raises(ParameterError, match="unknown click model 'dbm'; did you mean"):
-        Mixture("pbm+dbm")
+        mixture("pbm+dbm")
     with pytest.raises(ValueError, match="not mixtures"):
-        Mixture(["pbm", Mixture("pbm+dbn")])
-    with pytest.raises(ValueError, match="fittable"):
-        Mixture("pbm+label-rank")
+        Mixture([clicks.PBM(), mixture("pbm+dbn")])
+    with pytest.raises(ParameterError, match="fittable"):
+        mixture("pbm+label-rank")
     with pytest.raises(ValueError, match="model.models"):
-        Mixture().intervals()
+        mixture().intervals()
 
 
 def test_a_saved_mixture_with_missing_components_is_refused(tmp_path) -> None:
@@ -128,7 +131,7 @@ def test_a_saved_mixture_with_missing_components_is_refused(tmp_path) -> None:
 
     log, _, _ = _simulated(300, seed=6)
     path = tmp_path / "m.json"
-    clicks.save_model(Mixture("pbm+cascade").fit(log, iterations=2), path)
+    clicks.save_model(mixture("pbm+cascade").fit(log, iterations=2), path)
     document = json.loads(path.read_text())
     document["components"] = document["components"][:1]
     path.write_text(json.dumps(document))
@@ -153,7 +156,7 @@ def test_cli_fits_and_evaluates_a_mixture(tmp_path) -> None:
     assert clicks.load_model(out).name == "mixture"
     scored = runner.invoke(app, ["clicks", "evaluate", str(rows), "--model", str(out), "--format", "csv"])
     assert scored.exit_code == 0, scored.output
-    expected = clicks.evaluate_model(Mixture("pbm+cascade").fit(clicks.read_log(rows), iterations=5),
+    expected = clicks.evaluate_model(mixture("pbm+cascade").fit(clicks.read_log(rows), iterations=5),
                                      clicks.read_log(rows)).set_index("rank")
     import io
 

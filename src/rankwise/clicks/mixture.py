@@ -18,8 +18,9 @@ conditional probability of the click at r, and flatters conditional perplexity.)
 ``sum_k w_k relevance_k``, as in CLAX.
 
 >>> from rankwise.clicks.log import ClickLog
+>>> from rankwise.clicks.models import PBM, CascadeModel
 >>> log = ClickLog.from_arrays(["q"] * 6, [["a", "b"]] * 6, [[1, 0], [1, 0], [0, 1], [1, 1], [0, 0], [1, 0]])
->>> model = Mixture("pbm+cascade").fit(log, iterations=20)
+>>> model = Mixture([PBM(), CascadeModel()]).fit(log, iterations=20)
 >>> round(float(model.weights.sum()), 6), [m.name for m in model.models]
 (1.0, ['pbm', 'cascade'])
 """
@@ -36,26 +37,18 @@ from rankwise.clicks.log import ClickLog
 from rankwise.clicks.models import CHUNK, TINY, ClickModel
 
 SEPARATOR = "+"
-"""Between the components' names in the registry spelling: ``mixture(components=pbm+dbn)``."""
+"""Between the components' names in the registry spelling: ``mixture(components=pbm+dbn)``
+(``rankwise.clicks.registry`` builds the models from their names)."""
 
 
-def _components(components: str | Sequence[ClickModel | str]) -> list[ClickModel]:
-    """Fresh component models from names (``"pbm+dbn"``, ``["pbm", "dbn(prior=1,2)"]``) or models."""
-    from rankwise.clicks.registry import MODELS
-
-    items = components.split(SEPARATOR) if isinstance(components, str) else list(components)
-    models = []
-    for item in items:
-        if isinstance(item, ClickModel):
-            model = item
-        else:
-            kind, values = MODELS.parse(str(item).strip())
-            if kind.name == "mixture" or not kind.fittable:
-                raise ValueError(f"a mixture's components are fittable click models, got {kind.name!r}")
-            model = kind.build(values)
+def _components(components: Sequence[ClickModel]) -> list[ClickModel]:
+    """The component models, checked: at least two, none a mixture."""
+    models = list(components)
+    for model in models:
         if isinstance(model, Mixture):
             raise ValueError("a mixture's components are click models, not mixtures")
-        models.append(model)
+        if not isinstance(model, ClickModel):
+            raise ValueError(f"a mixture's components are click models, got {type(model).__name__}")
     if len(models) < 2:
         raise ValueError(f"a mixture needs at least two components, got {len(models)}")
     return models
@@ -89,8 +82,9 @@ def _softmax_rows(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class Mixture(ClickModel):
     """A mixture of click models fitted by EM (see the module's docstring): ``components``
-    names them (``"pbm+dbn"``, each spelled as ``--model`` spells a model) or gives model
-    objects; ``weights`` are the fitted mixing probabilities; ``models`` the fitted components.
+    are the models (each with its own settings; ``MODELS["mixture"](components="pbm+dbn")``
+    builds them from names, as ``--model 'mixture(components=pbm+dbn)'`` does); ``weights`` are
+    the fitted mixing probabilities; ``models`` the fitted components.
     ``seed`` breaks the tie between components of one kind (their starting attractiveness
     is perturbed), so that a mixture of two DBNs can find two kinds of user."""
 
@@ -99,11 +93,11 @@ class Mixture(ClickModel):
     pair_fields: dict[str, str] = {}
     fields = ("weights",)
 
-    def __init__(self, components: str | Sequence[ClickModel | str] = "pbm+dbn", seed: int = 0) -> None:
+    def __init__(self, components: Sequence[ClickModel], seed: int = 0) -> None:
         super().__init__()
         self.models = _components(components)
-        self.components = SEPARATOR.join(m.name for m in self.models) if not isinstance(components, str) \
-            else components
+        self.components = SEPARATOR.join(m.name for m in self.models)
+        """The components' names, as the registry spells them (what a saved model records)."""
         self.seed = int(seed)
         self.weights = np.full(len(self.models), 1 / len(self.models))
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankwise.clicks.chain import CCM, DBN, DCM, METHODS, SDBN
-from rankwise.clicks.mixture import Mixture
+from rankwise.clicks.mixture import SEPARATOR, Mixture
 from rankwise.clicks.models import FLOOR, PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.ultra import LabelRankModel
+from rankwise.errors import ParameterError
 from rankwise.params import Declared, Param, Registry
 
 PRIOR_PARAM = Param("prior", tuple, EMPIRICAL, "Beta prior of every per-pair parameter: 'empirical' fits it "
@@ -62,11 +63,27 @@ class ModelKind(Declared):
 
 METHOD = Param("method", str, "em", "em: the exact likelihood by EM; counting: PyClick's one-pass approximation "
                "(reads 'no later click' as 'stopped')", choices=METHODS)
-COMPONENTS = Param("components", str, "pbm+dbn", "the mixed click models, by name, joined by '+' (in Python: "
-                   "a list of names or of model objects with their own settings)")
+COMPONENTS = Param("components", str, "pbm+dbn", "the mixed click models, by name, joined by '+' (in Python, "
+                   "Mixture([models]) takes models with their own settings)")
 SEED = Param("seed", int, 0, "breaks the tie between components of one kind (their starting attractiveness is "
              "perturbed)", low=0)
 COUNTED = (PRIOR_PARAM,)
+
+
+def mixture(components: str = "pbm+dbn", seed: int = 0) -> Mixture:
+    """A ``Mixture`` of the click models named in ``components`` (``"pbm+dbn"``, each with its
+    defaults), as ``--model 'mixture(components=pbm+dbn)'`` builds it.
+
+    >>> [m.name for m in mixture("pbm+cascade").models]
+    ['pbm', 'cascade']
+    """
+    models = []
+    for name in components.split(SEPARATOR):
+        kind, values = MODELS.parse(name.strip())
+        if kind.name == "mixture" or not kind.fittable:
+            raise ParameterError(f"mixture: components are fittable click models, got {kind.name!r}")
+        models.append(kind.build(values))
+    return Mixture(models, seed=seed)
 EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE)
 
 MODELS: Registry[ModelKind] = Registry("click model", (
@@ -90,7 +107,7 @@ MODELS: Registry[ModelKind] = Registry("click model", (
               reference="Chapelle & Zhang 2009; CLAX DynamicBayesianNetwork"),
     ModelKind("ccm", CCM, "Click chain model: continuation tau_1..tau_3 after no click, a click, a satisfying one.",
               EM, reference="Guo et al. 2009; CLAX ClickChainModel"),
-    ModelKind("mixture", Mixture, "Each session follows one of several click models, drawn with fitted weights; "
+    ModelKind("mixture", mixture, "Each session follows one of several click models, drawn with fitted weights; "
               "one EM over the sessions' components and the components' own hidden variables.",
               (COMPONENTS, SEED, ITERATIONS, TOLERANCE), reference="CLAX MixtureModel"),
     ModelKind("label-rank", LabelRankModel, "Click probabilities from relevance labels and examination per rank "
@@ -103,4 +120,4 @@ def fittable() -> list[str]:
     return [m.name for m in MODELS.values() if m.fittable]
 
 
-__all__ = ["FIT_PARAMS", "MODELS", "ModelKind", "fittable"]
+__all__ = ["FIT_PARAMS", "MODELS", "ModelKind", "fittable", "mixture"]

@@ -25,11 +25,9 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.params import Declared, Param, Registry
+from rankwise.recsys.common import Value, _mean, _per_user
+from rankwise.recsys.fairness import ATTENTIONS, TARGETS, awrf, exposure_ratio, popularity_reo, popularity_rsp
 from rankwise.recsys.inputs import RecsysData
-
-Value = tuple[float, np.ndarray | None]
-"""The run's value and the per-user values (None for metrics of the whole run)."""
-
 
 Similarity = Literal["cosine", "jaccard", "cooccurrence"]
 """Item similarity: cosine of feature vectors, Jaccard of feature sets, or co-occurrence in training."""
@@ -41,19 +39,6 @@ Unseen = Literal["zero", "skip"]
 def example() -> RecsysData:
     """The docstrings' example: lists u1 = [a, b], u2 = [b, c]; training u1: c, u2: a, a."""
     return RecsysData.build({"u1": ["a", "b"], "u2": ["b", "c"]}, train={"u1": ["c"], "u2": ["a", "a"]})
-
-
-def _per_user(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
-    """The mean of ``values`` per list (NaN for an empty list)."""
-    total = np.bincount(owner, weights=values, minlength=n)
-    count = np.bincount(owner, minlength=n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def _mean(per_user: np.ndarray) -> float:
-    kept = per_user[~np.isnan(per_user)]
-    return float(kept.mean()) if len(kept) else math.nan
 
 
 def catalogue_coverage(data: RecsysData, k: int) -> Value:
@@ -416,6 +401,12 @@ class BeyondMetric(Declared):
 
 _K = Param("k", int, 10, "cut-off: the top k of each list", low=1)
 _SIMILARITY = Param("similarity", str, "cosine", "item similarity", choices=get_args(Similarity))
+_HEAD = Param("head_share", float, 0.8, "share of the (user, item) training pairs the short head holds (Elliot's "
+              "pop_ratio)", low=0, high=1)
+_ATTENTION = Param("attention", str, "geometric", "browsing model: patience^(r-1), 1/log2(r+1) or 1 per rank",
+                   choices=ATTENTIONS)
+_PATIENCE = Param("patience", float, 0.5, "geometric attention: the chance of looking one rank further", low=0,
+                  high=1)
 
 BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
     BeyondMetric("catalogue_coverage", catalogue_coverage, "Distinct recommended items / catalogue size.", (_K,),
@@ -460,6 +451,23 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
                  (_K, Param("similarity", str, "cooccurrence", "item similarity",
                             choices=get_args(Similarity))),
                  reference="Zhang et al. 2012; Microsoft Recommenders serendipity"),
+    BeyondMetric("pop_rsp", popularity_rsp, "Ranking-based statistical parity of short head and long tail: "
+                 "std / mean of their recommendation rates.", (_K, _HEAD), aliases=("poprsp",),
+                 reference="Zhu et al. 2021; Elliot PopRSP", per_user=False, higher_is_better=False),
+    BeyondMetric("pop_reo", popularity_reo, "Ranking-based equal opportunity of short head and long tail: "
+                 "std / mean of the rates at which their relevant items are recommended.", (_K, _HEAD),
+                 aliases=("popreo",), reference="Zhu et al. 2021; Elliot PopREO", per_user=False,
+                 higher_is_better=False),
+    BeyondMetric("awrf", awrf, "Attention-weighted rank fairness: 1 - Jensen-Shannon divergence between the "
+                 "list's attention per item group and a target distribution.",
+                 (_K, _ATTENTION, _PATIENCE, Param("target", str, "catalogue", "the fair distribution: the groups' "
+                                                   "catalogue shares, equal shares, or the user's relevant items'",
+                                                   choices=TARGETS)),
+                 aliases=("attention_weighted_rank_fairness",),
+                 reference="Sapiezynski et al. 2019; TREC Fair Ranking 2021-22"),
+    BeyondMetric("exposure_ratio", exposure_ratio, "Least over most exposed item group's exposure share / "
+                 "catalogue share (1: exposure in proportion to size).", (_K, _ATTENTION, _PATIENCE),
+                 aliases=("group_exposure_ratio",), reference="Singh & Joachims 2018 (exposure)", per_user=False),
 ), option="--metric")
 """Every beyond-accuracy metric, spelled ``name@k`` or ``name(k=10, ...)``."""
 

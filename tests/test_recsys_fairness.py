@@ -1,0 +1,122 @@
+"""Fairness of recommendation lists: popularity parity (PopRSP, PopREO) against the formulas
+of Elliot's implementation, group exposure against FairRankTune, AWRF by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankwise.errors import InputError
+from rankwise.recsys import beyond_accuracy
+from rankwise.recsys.fairness import group_exposure
+from rankwise.recsys.inputs import RecsysData
+
+
+def _random_case(seed: int, users: int = 40, items: int = 30, k: int = 6) -> dict:
+    rng = np.random.default_rng(seed)
+    ids = [f"i{j}" for j in range(items)]
+    weights = rng.pareto(1.5, items) + 0.1
+    p = weights / weights.sum()
+    train = {f"u{u}": list(rng.choice(ids, size=rng.integers(1, 8), p=p)) for u in range(users)}
+    test = {f"u{u}": list(rng.choice(ids, size=rng.integers(1, 4), replace=False)) for u in range(users)}
+    lists = {f"u{u}": list(rng.choice(ids, size=k, replace=False, p=p)) for u in range(users)}
+    groups = {i: ("A" if rng.random() < 0.4 else "B") for i in ids}
+    return {"lists": lists, "train": train, "test": test, "groups": groups, "catalogue": ids, "k": k}
+
+
+def _elliot_short_head(train: dict, catalogue: list, share: float) -> set:
+    """Elliot's ``get_short_head``: items by distinct training users, most first, until their
+    users reach ``share`` of the (user, item) pairs; catalogue order breaks ties."""
+    users = {i: sum(i in set(seen) for seen in train.values()) for i in catalogue}
+    limit = share * sum(users.values())
+    head = set()
+    for item in sorted(catalogue, key=lambda i: (-users[i], sorted(catalogue).index(i))):
+        head.add(item)
+        limit -= users[item]
+        if limit <= 0:
+            break
+    return head
+
+
+def _elliot_rsp_reo(case: dict, share: float = 0.8) -> tuple[float, float]:
+    """PopRSP and PopREO as Elliot's metrics compute them, user by user with sets."""
+    head = _elliot_short_head(case["train"], case["catalogue"], share)
+    tail = set(case["catalogue"]) - head
+    num, den, hit, rel = np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2)
+    for user, ranked in case["lists"].items():
+        top, seen, liked = set(ranked[:case["k"]]), set(case["train"].get(user, [])), set(case["test"][user])
+        for g, group in enumerate((head, tail)):
+            num[g] += len(top & group)
+            den[g] += len(group - seen)
+            hit[g] += len(top & group & liked)
+            rel[g] += len(group & liked)
+    rsp, reo = num / den, hit / rel
+    return float(np.std(rsp) / np.mean(rsp)), float(np.std(reo) / np.mean(reo))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_popularity_parity_equals_elliots_formulas(seed: int) -> None:
+    case = _random_case(seed)
+    k = case["k"]
+    out = beyond_accuracy(case["lists"], [f"pop_rsp@{k}", f"pop_reo@{k}", f"pop_rsp(head_share=0.5)@{k}"],
+                          train=case["train"], test=case["test"], catalogue=case["catalogue"])
+    values = out.table.set_index("metric")["value"]
+    rsp, reo = _elliot_rsp_reo(case)
+    assert values[f"pop_rsp@{k}"] == pytest.approx(rsp, rel=1e-12)
+    assert values[f"pop_reo@{k}"] == pytest.approx(reo, rel=1e-12)
+    assert values[f"pop_rsp(head_share=0.5)@{k}"] == pytest.approx(_elliot_rsp_reo(case, 0.5)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize(("attention", "patience"), [("geometric", 0.5), ("geometric", 0.8), ("log", 0.5)])
+def test_exposure_ratio_equals_fairranktune(attention: str, patience: float) -> None:
+    """FairRankTune's ``AWRF`` (geometric attention, p = 1 - patience) and ``EXP`` (1/log2(r+1)),
+    both with the ``MinMaxRatio`` combination: group attention per item, least over most."""
+    metrics = pytest.importorskip("FairRankTune.Metrics")
+    case = _random_case(7, users=25)
+    k = case["k"]
+    frame = pd.DataFrame({u: ranked[:k] for u, ranked in case["lists"].items()})
+    if attention == "geometric":
+        expected, _ = metrics.AWRF(frame, case["groups"], 1 - patience, "MinMaxRatio")
+    else:
+        expected, _ = metrics.EXP(frame, case["groups"], "MinMaxRatio")
+    out = beyond_accuracy(case["lists"], [f"exposure_ratio(attention={attention}, patience={patience})@{k}"],
+                          catalogue=case["catalogue"], groups=case["groups"])
+    assert out.table["value"].iloc[0] == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_awrf_by_hand_and_its_bounds() -> None:
+    # one list [x, y], attention (1, 1/2): d = (2/3, 1/3); equal target t = (1/2, 1/2); m = (7/12, 5/12)
+    # KL(d||m) = 2/3 log2(8/7) + 1/3 log2(4/5) = 0.021121; KL(t||m) = 1/2 log2(6/7) + 1/2 log2(6/5) = 0.020321
+    data = {"u": ["x", "y"]}
+    groups = {"x": "A", "y": "B", "z": "B"}
+    out = beyond_accuracy(data, ["awrf(target=equal)@2", "awrf(attention=uniform, target=equal)@2"],
+                          catalogue=["x", "y", "z"], groups=groups)
+    values = out.table["value"].tolist()
+    assert values[0] == pytest.approx(1 - (0.0211206 + 0.0203213) / 2, abs=1e-6)
+    assert values[1] == pytest.approx(1.0)          # uniform attention on one A and one B: exactly the target
+    # relevant target: the user's held-out items are both B; the list gives B a third of its attention
+    relevant = beyond_accuracy(data, ["awrf(target=relevant)@2"], catalogue=["x", "y", "z"], groups=groups,
+                               test={"u": ["y", "z"]})
+    d, t = np.array([2 / 3, 1 / 3]), np.array([0.0, 1.0])
+    m = (d + t) / 2
+    jsd = (np.sum(d * np.log2(d / m)) + np.log2(1 / m[1])) / 2
+    assert relevant.table["value"].iloc[0] == pytest.approx(1 - jsd, rel=1e-12)
+
+
+def test_group_exposure_table() -> None:
+    data = RecsysData.build({"u1": ["x", "y"], "u2": ["y", "x"]}, catalogue=["x", "y", "z", "w"],
+                            groups={"x": "A", "y": "B", "z": "B", "w": "B"})
+    table = group_exposure(data, 2, attention="uniform").set_index("group")
+    # every list shows one A and one B: exposure shares 1/2 each; catalogue 1/4 and 3/4
+    assert table["exposure_share"].tolist() == [0.5, 0.5]
+    assert table["exposure_ratio"].round(12).tolist() == [2.0, round(2 / 3, 12)]
+
+
+def test_fairness_metrics_name_what_they_miss() -> None:
+    with pytest.raises(InputError, match="groups") as error:
+        beyond_accuracy({"u": ["x"]}, ["awrf@1"], train={"u": ["x"]})
+    assert error.value.field == "groups"
+    with pytest.raises(InputError, match="held-out interactions") as error:
+        beyond_accuracy({"u": ["x"]}, ["pop_reo@1"], train={"u": ["x"]})
+    assert error.value.field == "test"
