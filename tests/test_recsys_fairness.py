@@ -120,3 +120,63 @@ def test_fairness_metrics_name_what_they_miss() -> None:
     with pytest.raises(InputError, match="held-out interactions") as error:
         beyond_accuracy({"u": ["x"]}, ["pop_reo@1"], train={"u": ["x"]})
     assert error.value.field == "test"
+
+
+def _brute_expected_exposure(draws: list[list[str]], relevant: set, catalogue: list, k: int,
+                             patience: float) -> tuple[float, float, float, float]:
+    """EE-L, EE-D, EE-R and ||e*||^2 of one user from the definitions: the policy's exposure averaged over
+    its draws, the ideal policy's over every ranking it can draw (relevant items in any order on
+    top, the others in any order below), exposure patience^(r-1) within the top k."""
+    import itertools
+
+    def exposure_of(rankings: list) -> dict:
+        out = dict.fromkeys(catalogue, 0.0)
+        for ranking in rankings:
+            for r, item in enumerate(ranking[:k]):
+                out[item] += patience ** r / len(rankings)
+        return out
+
+    e = exposure_of(draws)
+    others = [i for i in catalogue if i not in relevant]
+    ideal = [list(a) + list(b) for a in itertools.permutations(sorted(relevant))
+             for b in itertools.permutations(others)]
+    star = exposure_of(ideal)
+    loss = sum((e[i] - star[i]) ** 2 for i in catalogue)
+    return (loss, sum(v * v for v in e.values()), 2 * sum(e[i] * star[i] for i in catalogue),
+            sum(v * v for v in star.values()))
+
+
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_expected_exposure_equals_its_definition_with_stochastic_rankings(k: int) -> None:
+    """Two users; u1's policy drew three rankings (a sample column), u2's one. Every value
+    equals the brute-force computation over the ideal policy's every ranking."""
+    catalogue = ["a", "b", "c", "d", "e", "f"]
+    draws = {"u1": [["a", "b", "c"], ["b", "a", "d"], ["c", "e", "a"]], "u2": [["f", "e", "d"]]}
+    relevant = {"u1": {"a", "c"}, "u2": {"d", "e", "f"}}
+    rows = pd.DataFrame([{"user": u, "item": i, "sample": s, "rank": r + 1}
+                         for u, rankings in draws.items() for s, ranking in enumerate(rankings)
+                         for r, i in enumerate(ranking)])
+    out = beyond_accuracy(rows, [f"ee_loss@{k}", f"ee_disparity@{k}", f"ee_relevance(patience=0.8)@{k}"],
+                          test={u: sorted(v) for u, v in relevant.items()}, catalogue=catalogue)
+    values = out.table.set_index("metric")["value"]
+    brute = {u: _brute_expected_exposure(draws[u], relevant[u], catalogue, k, 0.5) for u in draws}
+    brute_r = {u: _brute_expected_exposure(draws[u], relevant[u], catalogue, k, 0.8)[2] for u in draws}
+    assert values[f"ee_loss@{k}"] == pytest.approx(np.mean([b[0] for b in brute.values()]), rel=1e-12)
+    assert values[f"ee_disparity@{k}"] == pytest.approx(np.mean([b[1] for b in brute.values()]), rel=1e-12)
+    assert values[f"ee_relevance(patience=0.8)@{k}"] == pytest.approx(np.mean(list(brute_r.values())), rel=1e-12)
+    # EE-L = EE-D - EE-R + ||e*||^2, user by user
+    per_user = out.per_user.drop_duplicates("user").set_index("user")
+    for u, (loss, disparity, relevance, ideal) in brute.items():
+        assert per_user.loc[u, f"ee_loss@{k}"] == pytest.approx(loss, rel=1e-12)
+        assert loss == pytest.approx(disparity - relevance + ideal, rel=1e-12)
+
+
+def test_stochastic_draws_keep_every_other_metric_per_list() -> None:
+    """With a sample column each draw is a list: the history-based metrics see the user's
+    training items in every draw."""
+    rows = pd.DataFrame({"user": ["u", "u", "u", "u"], "item": ["x", "y", "y", "x"], "sample": [0, 0, 1, 1],
+                         "rank": [1, 2, 1, 2]})
+    data = RecsysData.build(rows, train={"u": ["x"]}, test={"u": ["y"]})
+    assert data.n_lists == 2 and data.draws.tolist() == [0, 1]
+    assert sorted(data.relevant) == [(0, 1), (1, 1)]           # y is relevant in both draws
+    assert data.train_by_list()[0].tolist() == [0, 1]          # x is history in both draws

@@ -73,11 +73,8 @@ def short_head(data: RecsysData, head_share: float = 0.8) -> np.ndarray:
 
 def _train_lists(data: RecsysData) -> tuple[np.ndarray, np.ndarray]:
     """(list index, item code) of the distinct training pairs of users who have a list."""
-    if data.train_user is None or data.train_item is None or data.train_users is None:
-        raise InputError("no training interactions: give train= (each user's already seen items)", field="train")
-    position = {u: i for i, u in enumerate(data.users.tolist())}
-    owner = np.array([position.get(u, -1) for u in data.train_users.tolist()], dtype=np.int64)[data.train_user]
-    key = np.unique(owner[owner >= 0] * len(data.vocabulary) + data.train_item[owner >= 0])
+    owner, item = data.train_by_list()
+    key = np.unique(owner * len(data.vocabulary) + item)
     return key // len(data.vocabulary), key % len(data.vocabulary)
 
 
@@ -247,5 +244,93 @@ def exposure_ratio(data: RecsysData, k: int, attention: Attention = "geometric",
     return (float(ratio.min() / ratio.max()) if len(ratio) and ratio.max() > 0 else math.nan), None
 
 
-__all__ = ["ATTENTIONS", "Attention", "TARGETS", "Target", "attention_weights", "awrf", "exposure_ratio",
+Part = Literal["loss", "disparity", "relevance"]
+"""Which of expected exposure's three numbers (Diaz et al. 2020): EE-L, EE-D or EE-R."""
+
+
+def expected_exposure(data: RecsysData, k: int, patience: float = 0.5, part: Part = "loss") -> Value:
+    """Expected exposure (Diaz et al. 2020; TREC Fair Ranking 2020): per user, each catalogue
+    item's exposure under RBP's browsing model, ``e(d) = mean over the user's draws of
+    patience^(r-1)`` at the rank r it holds in the top k (0 when not shown; one list is one
+    draw, a ``sample`` column gives several), against the exposure an ideal stochastic policy
+    gives it: the user's m relevant (held-out) items shuffled over the top ranks, so each gets
+    ``r* = sum_{i<min(m,k)} patience^i / m``, and the other n - m catalogue items shuffled
+    below them, ``q* = sum_{m<=i<k} patience^i / (n - m)``. ``part="loss"``: EE-L = ||e -
+    e*||^2; ``"disparity"``: EE-D = ||e||^2 (how unequally the policy spreads exposure);
+    ``"relevance"``: EE-R = 2 e . e* (how much of it reaches relevant items); EE-L = EE-D -
+    EE-R + ||e*||^2. Users without relevant items are undefined for loss and relevance; mean
+    over users.
+
+    >>> data = RecsysData.build({"u": ["x", "y"]}, test={"u": ["y"]}, catalogue=["x", "y", "z"])
+    >>> # e = (x 1, y 0.5, z 0); m = 1: r* = 1, q* = 0.5 / 2 = 0.25 for x and z
+    >>> round(expected_exposure(data, 2, part="loss")[0], 6)   # (1 - .25)^2 + (.5 - 1)^2 + (0 - .25)^2
+    0.875
+    >>> round(expected_exposure(data, 2, part="disparity")[0], 6), round(expected_exposure(data, 2,
+    ...     part="relevance")[0], 6)   # 1 + .25; 2 (1 x .25 + .5 x 1)
+    (1.25, 1.5)
+    """
+    import pandas as pd
+
+    items, owner, rank = data.top(k)
+    user_of_list, user_ids = pd.factorize(pd.Series(data.users, dtype=object), sort=False)
+    users = len(user_ids)
+    draws = np.bincount(user_of_list, minlength=users).astype(np.float64)
+    width = len(data.vocabulary)
+    key = user_of_list[owner].astype(np.int64) * width + items
+    shown, at = np.unique(key, return_inverse=True)
+    exposure = np.bincount(at, weights=attention_weights(rank, "geometric", patience),
+                           minlength=len(shown)) / draws[shown // width]
+    shown_user = shown // width
+    disparity = np.bincount(shown_user, weights=exposure ** 2, minlength=users)
+    if part == "disparity":   # per list for the per-user table: each draw carries its user's value
+        return _mean(disparity), disparity[user_of_list]
+    rel_list, rel_item = _relevant_pairs(data)
+    relevant = np.unique(user_of_list[rel_list].astype(np.int64) * width + rel_item)
+    rel_user = relevant // width
+    m = np.bincount(rel_user, minlength=users).astype(np.float64)
+    n = float(universe(data).sum())
+    powers = np.power(float(patience), np.arange(k, dtype=np.float64))
+    cumulative = np.concatenate(([0.0], np.cumsum(powers)))
+    top = cumulative[np.minimum(m, k).astype(np.int64)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_star = np.where(m > 0, top / np.maximum(m, 1), np.nan)
+        q_star = np.where(n - m > 0, (cumulative[k] - top) / np.maximum(n - m, 1), 0.0)
+    is_relevant = np.isin(shown, relevant)
+    position = np.searchsorted(shown, relevant)
+    found = (position < len(shown)) & (shown[np.minimum(position, len(shown) - 1)] == relevant) if len(shown) \
+        else np.zeros(len(relevant), dtype=bool)
+    exposure_of_relevant = np.where(found, exposure[np.minimum(position, max(len(shown) - 1, 0))] if len(shown)
+                                    else 0.0, 0.0)
+    other = ~is_relevant
+    if part == "relevance":
+        per_user = 2 * (np.bincount(rel_user, weights=exposure_of_relevant * r_star[rel_user], minlength=users)
+                        + np.bincount(shown_user[other], weights=exposure[other] * q_star[shown_user[other]],
+                                      minlength=users))
+    else:
+        shown_other = np.bincount(shown_user[other], minlength=users).astype(np.float64)
+        per_user = (np.bincount(rel_user, weights=(exposure_of_relevant - r_star[rel_user]) ** 2, minlength=users)
+                    + np.bincount(shown_user[other], weights=(exposure[other] - q_star[shown_user[other]]) ** 2,
+                                  minlength=users)
+                    + (n - m - shown_other) * q_star ** 2)
+    per_user = np.where(m > 0, per_user, np.nan)
+    return _mean(per_user), per_user[user_of_list]
+
+
+def expected_exposure_loss(data: RecsysData, k: int, patience: float = 0.5) -> Value:
+    """EE-L, ``expected_exposure(part="loss")``."""
+    return expected_exposure(data, k, patience, "loss")
+
+
+def expected_exposure_disparity(data: RecsysData, k: int, patience: float = 0.5) -> Value:
+    """EE-D, ``expected_exposure(part="disparity")``."""
+    return expected_exposure(data, k, patience, "disparity")
+
+
+def expected_exposure_relevance(data: RecsysData, k: int, patience: float = 0.5) -> Value:
+    """EE-R, ``expected_exposure(part="relevance")``."""
+    return expected_exposure(data, k, patience, "relevance")
+
+
+__all__ = ["ATTENTIONS", "Attention", "Part", "TARGETS", "Target", "attention_weights", "awrf", "expected_exposure",
+           "expected_exposure_disparity", "expected_exposure_loss", "expected_exposure_relevance", "exposure_ratio",
            "group_exposure", "list_exposure", "popularity_reo", "popularity_rsp", "short_head", "universe"]

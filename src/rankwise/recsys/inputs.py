@@ -34,6 +34,8 @@ RANK_COLUMNS = ("rank", "position", "pos")
 RATING_COLUMNS = ("rating", "rating:float", "label", "relevance", "weight")
 FEATURE_COLUMNS = ("features", "embedding", "vector", "item_features")
 GROUP_COLUMNS = ("group", "genre", "genres", "category", "categories", "provider", "class")
+DRAW_COLUMNS = ("sample", "draw", "sample_id", "draw_id")
+"""A column numbering the rankings drawn from a stochastic policy: each (user, draw) is one list."""
 
 
 class _Table:
@@ -159,6 +161,9 @@ class RecsysData:
     features: np.ndarray | None = None
     groups: np.ndarray | None = None
     group_names: list[str] = field(default_factory=list)
+    draws: np.ndarray | None = None
+    """Per list, the draw it is of a stochastic ranking (a ``sample`` column); None when each
+    user has one list."""
     notes: list[str] = field(default_factory=list)
     _tops: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
     _matrices: dict[int, Any] = field(default_factory=dict, repr=False)
@@ -182,6 +187,26 @@ class RecsysData:
             raise InputError("no training interactions: give train=", field="train")
         key = np.unique(self.train_user.astype(np.int64) * len(self.vocabulary) + self.train_item)
         return np.bincount(key % len(self.vocabulary), minlength=len(self.vocabulary))
+
+    def lists_of(self, user_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position in ``user_ids``, list index) for every list of every given user (a user
+        without a list has none; a user with several draws has one pair per draw), in the
+        order of ``user_ids``."""
+        import pandas as pd
+
+        lists = pd.DataFrame({"user": pd.Series(self.users, dtype=object), "list": np.arange(self.n_lists)})
+        rows = pd.DataFrame({"user": pd.Series(np.asarray(user_ids, dtype=object), dtype=object),
+                             "row": np.arange(len(user_ids))})
+        merged = rows.merge(lists, on="user", how="inner", sort=False)
+        return merged["row"].to_numpy(dtype=np.int64), merged["list"].to_numpy(dtype=np.int64)
+
+    def train_by_list(self) -> tuple[np.ndarray, np.ndarray]:
+        """(list index, item code) of every training interaction of a user with a list, once
+        per list of that user."""
+        if self.train_item is None or self.train_user is None or self.train_users is None:
+            raise InputError("no training interactions: give train= (each user's history)", field="train")
+        row, owner = self.lists_of(self.train_users[self.train_user])
+        return owner, self.train_item[row]
 
     def top(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(item codes, list index, rank 0-based) of every row within the top ``k`` of its list,
@@ -231,11 +256,21 @@ class RecsysData:
         source = "<recommendations>" if not isinstance(recommendations, (str, os.PathLike)) else str(recommendations)
         users, items, _, frame = _pairs(recommendations, source, "recommendations")
         notes: list[str] = []
+        draw_ids = None
         if frame is not None:
             order = _order(frame, source)
             users, items = users[order], items[order]
-        # group by user, keeping the order of first appearance and the rank order inside each list
-        user_codes, user_ids = pd.factorize(pd.Series(users, dtype=object), sort=False)
+            draw = _column(frame, DRAW_COLUMNS, "draw", source, required=False)
+            draw_ids = None if draw is None else frame.ids(draw)[order]
+        # group by user (and draw), keeping the order of first appearance and the rank order inside each list
+        if draw_ids is None:
+            user_codes, user_ids = pd.factorize(pd.Series(users, dtype=object), sort=False)
+            list_draws = None
+        else:
+            keys = pd.DataFrame({"user": pd.Series(users, dtype=object), "draw": pd.Series(draw_ids, dtype=object)})
+            user_codes = keys.groupby(["user", "draw"], sort=False).ngroup().to_numpy()
+            first = np.unique(user_codes, return_index=True)[1]
+            user_ids, list_draws = users[first], np.asarray(draw_ids[first], dtype=object)
         order = np.argsort(user_codes, kind="stable")
         users_sorted, items = user_codes[order], items[order]
         extra: list[np.ndarray] = [items]
@@ -269,7 +304,7 @@ class RecsysData:
             users_sorted, item_codes = users_sorted[~duplicated], item_codes[~duplicated]
         counts = np.bincount(users_sorted, minlength=len(user_ids))
         data = cls(np.asarray(user_ids, dtype=object), np.concatenate(([0], np.cumsum(counts))), item_codes,
-                   vocabulary, notes=notes)
+                   vocabulary, notes=notes, draws=list_draws)
         if train_pairs is not None:
             n = len(train_pairs[1])
             train_user_codes, train_user_ids = pd.factorize(pd.Series(train_pairs[0], dtype=object))
@@ -284,11 +319,9 @@ class RecsysData:
                 if test_pairs[2] is None:
                     raise InputError("rating_threshold needs a rating column in the test data", field="test")
                 keep = test_pairs[2] >= rating_threshold
-            position = {u: i for i, u in enumerate(data.users.tolist())}
-            data.relevant = {(position[u], int(c)) for u, c, k in zip(test_pairs[0].tolist(),
-                                                                        codes[at:at + n].tolist(), keep.tolist(),
-                                                                        strict=True)
-                             if k and u in position}
+            test_codes = codes[at:at + n]
+            row, owner = data.lists_of(test_pairs[0][keep])
+            data.relevant = set(zip(owner.tolist(), test_codes[keep][row].tolist(), strict=True))
             at += n
         if catalogue_ids is not None:
             data.catalogue = np.unique(codes[at:at + len(catalogue_ids)])

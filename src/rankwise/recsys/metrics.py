@@ -26,7 +26,17 @@ import numpy as np
 from rankwise.errors import InputError
 from rankwise.params import Declared, Param, Registry
 from rankwise.recsys.common import Value, _mean, _per_user
-from rankwise.recsys.fairness import ATTENTIONS, TARGETS, awrf, exposure_ratio, popularity_reo, popularity_rsp
+from rankwise.recsys.fairness import (
+    ATTENTIONS,
+    TARGETS,
+    awrf,
+    expected_exposure_disparity,
+    expected_exposure_loss,
+    expected_exposure_relevance,
+    exposure_ratio,
+    popularity_reo,
+    popularity_rsp,
+)
 from rankwise.recsys.inputs import RecsysData
 
 Similarity = Literal["cosine", "jaccard", "cooccurrence"]
@@ -335,10 +345,8 @@ def calibration(data: RecsysData, k: int, alpha: float = 0.01) -> Value:
         raise InputError("calibration needs training interactions (train=)", field="train")
     items, owner, _ = data.top(k)
     groups = data.groups
-    position = {u: i for i, u in enumerate(data.users.tolist())}
-    train_list = np.array([position.get(u, -1) for u in data.train_users.tolist()])[data.train_user]
-    known = train_list >= 0
-    history = _sum_rows(groups, data.train_item[known], train_list[known], data.n_lists)
+    train_list, train_item = data.train_by_list()
+    history = _sum_rows(groups, train_item, train_list, data.n_lists)
     shown = _sum_rows(groups, items, owner, data.n_lists)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = history / history.sum(axis=1, keepdims=True)
@@ -363,10 +371,7 @@ def serendipity(data: RecsysData, k: int, similarity: Similarity = "cooccurrence
     if data.train_item is None or data.train_user is None or data.train_users is None:
         raise InputError("serendipity needs training interactions (train=)", field="train")
     items, owner, _ = data.top(k)
-    position = {u: i for i, u in enumerate(data.users.tolist())}
-    train_list = np.array([position.get(u, -1) for u in data.train_users.tolist()])[data.train_user]
-    keep = train_list >= 0
-    history_list, history_item = train_list[keep], data.train_item[keep]
+    history_list, history_item = data.train_by_list()
     order = np.argsort(history_list, kind="stable")
     history_list, history_item = history_list[order], history_item[order]
     starts = np.searchsorted(history_list, np.arange(data.n_lists + 1))
@@ -468,6 +473,16 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
     BeyondMetric("exposure_ratio", exposure_ratio, "Least over most exposed item group's exposure share / "
                  "catalogue share (1: exposure in proportion to size).", (_K, _ATTENTION, _PATIENCE),
                  aliases=("group_exposure_ratio",), reference="Singh & Joachims 2018 (exposure)", per_user=False),
+    BeyondMetric("ee_loss", expected_exposure_loss,
+                 "Expected exposure loss ||e - e*||^2 against an ideal stochastic policy (RBP browsing).",
+                 (_K, _PATIENCE), aliases=("expected_exposure", "ee_l"),
+                 reference="Diaz et al. 2020; TREC Fair Ranking 2020", higher_is_better=False),
+    BeyondMetric("ee_disparity", expected_exposure_disparity,
+                 "Expected exposure disparity ||e||^2: how unequally exposure is spread over items.",
+                 (_K, _PATIENCE), aliases=("ee_d",), reference="Diaz et al. 2020", higher_is_better=False),
+    BeyondMetric("ee_relevance", expected_exposure_relevance,
+                 "Expected exposure relevance 2 e . e*: how much exposure reaches relevant items.",
+                 (_K, _PATIENCE), aliases=("ee_r",), reference="Diaz et al. 2020"),
 ), option="--metric")
 """Every beyond-accuracy metric, spelled ``name@k`` or ``name(k=10, ...)``."""
 
