@@ -45,7 +45,20 @@ def write_images(folder: Path) -> list[Path]:
             plots.precision_recall(qrels, runs, path=out["pr"], rel_level=2)
             plots.roc(qrels, runs, path=out["roc"], rel_level=2)
             written += [out["ndcg10_violin"], out["pr"], out["roc"]]
+    written.append(_recsys_tradeoff(folder / "recsys_tradeoff.png"))
     return written
+
+
+def _recsys_tradeoff(path: Path) -> Path:
+    """docs/recsys.md's trade-off plot: two runs of recommendation lists, ndcg@5 against ILD."""
+    from rankwise.recsys import beyond_accuracy
+
+    data = ROOT / "tests" / "data" / "recsys"
+    result = beyond_accuracy({"reco": str(data / "reco.csv"), "random": str(data / "random.csv")},
+                             ["ndcg@5", "ild(similarity=cooccurrence)@5"], train=str(data / "train.csv"),
+                             test=str(data / "test.csv"))
+    plots.tradeoff(result, "ndcg@5", "ild(similarity=cooccurrence)@5", path=path)
+    return path
 
 
 def main() -> None:

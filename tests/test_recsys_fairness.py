@@ -3,6 +3,8 @@ of Elliot's implementation, group exposure against FairRankTune, AWRF by hand.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -180,3 +182,80 @@ def test_stochastic_draws_keep_every_other_metric_per_list() -> None:
     assert data.n_lists == 2 and data.draws.tolist() == [0, 1]
     assert sorted(data.relevant) == [(0, 1), (1, 1)]           # y is relevant in both draws
     assert data.train_by_list()[0].tolist() == [0, 1]          # x is history in both draws
+
+
+RECSYS = Path(__file__).parent / "data" / "recsys"
+
+
+def test_accuracy_metrics_beside_beyond_accuracy_equal_evaluate() -> None:
+    """ndcg@5 and recall@5 of a recommendation file against held-out interactions equal
+    rankwise.evaluate on the same lists and judgments written as dicts."""
+    import rankwise
+
+    out = beyond_accuracy(str(RECSYS / "reco.csv"), ["ndcg@5", "recall@5", "novelty@5"],
+                          train=str(RECSYS / "train.csv"), test=str(RECSYS / "test.csv"))
+    reco, held = pd.read_csv(RECSYS / "reco.csv"), pd.read_csv(RECSYS / "test.csv")
+    run = {str(u): {str(i): s for i, s in zip(g["itemID"], g["prediction"], strict=True)}
+           for u, g in reco.groupby("userID")}
+    qrels = {str(u): {str(i): 1 for i in g["itemID"]} for u, g in held.groupby("userID")}
+    expected = rankwise.evaluate(qrels, run, ["ndcg@5", "recall@5"]).summary
+    values = out.table.set_index("metric")["value"]
+    assert values["ndcg@5"] == pytest.approx(float(expected["ndcg@5"].iloc[0]), rel=1e-12)
+    assert values["recall@5"] == pytest.approx(float(expected["recall@5"].iloc[0]), rel=1e-12)
+    assert out.table.set_index("metric").loc["ndcg@5", "signature"].startswith("nDCG@5|")
+
+
+def test_runs_are_tested_per_user_against_the_baseline_and_corrected() -> None:
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    runs = {"reco": str(RECSYS / "reco.csv"), "random": str(RECSYS / "random.csv")}
+    metrics = ["ndcg@5", "ild(similarity=cooccurrence)@5", "coverage@5"]
+    out = beyond_accuracy(runs, metrics, train=str(RECSYS / "train.csv"), test=str(RECSYS / "test.csv"),
+                          baseline="random")
+    per_user = out.per_user.pivot(index="user", columns="run")
+    tested = out.table[out.table["p_value"].notna()].set_index("metric")
+    assert set(tested.index) == {"ndcg@5", "ild(similarity=cooccurrence)@5"}   # coverage has no per-user values
+    assert (tested["run"] == "reco").all() and (tested["baseline"] == "random").all()
+    for metric in tested.index:
+        expected = stats.ttest_rel(per_user[(metric, "reco")], per_user[(metric, "random")]).pvalue
+        assert tested.loc[metric, "p_value"] == pytest.approx(expected, rel=1e-12)
+    holm = multipletests(tested["p_value"].to_numpy(), method="holm")[1]
+    np.testing.assert_allclose(tested["p_adjusted"].to_numpy(), holm, rtol=1e-12)
+    with pytest.raises(Exception, match="baseline 'nope' is not one of the runs"):
+        beyond_accuracy(runs, metrics, train=str(RECSYS / "train.csv"), baseline="nope")
+
+
+def test_user_group_rows_are_the_means_of_their_users() -> None:
+    groups = {u: "odd" if u % 2 else "even" for u in range(30)}
+    out = beyond_accuracy(str(RECSYS / "reco.csv"), ["arp@5", "coverage@5"], train=str(RECSYS / "train.csv"),
+                          user_groups=groups)
+    rows = out.table.set_index(["metric", "user_group"])
+    per_user = out.per_user.assign(group=out.per_user["user"].map(groups))
+    for group in ("odd", "even"):
+        assert rows.loc[("arp@5", group), "value"] == pytest.approx(
+            per_user.loc[per_user["group"] == group, "arp@5"].mean(), rel=1e-12)
+        assert rows.loc[("arp@5", group), "users"] == 15
+    assert ("coverage@5", "odd") not in rows.index   # a metric of the whole run has no per-group value
+
+
+def test_cli_beyond_with_accuracy_groups_plot_and_the_old_test_flag(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    groups = tmp_path / "groups.csv"
+    pd.DataFrame({"userID": range(30), "segment": ["odd" if u % 2 else "even" for u in range(30)]}).to_csv(
+        groups, index=False)
+    plot = tmp_path / "trade.png"
+    out = CliRunner().invoke(app, ["beyond", f"reco={RECSYS / 'reco.csv'}", f"random={RECSYS / 'random.csv'}",
+                                   "--train", str(RECSYS / "train.csv"), "--held-out", str(RECSYS / "test.csv"),
+                                   "-m", "ndcg@5", "-m", "arp@5", "--user-groups", str(groups), "--plot", str(plot),
+                                   "-f", "text"])
+    assert out.exit_code == 0, out.output
+    assert "random · odd" in out.stdout and "ndcg@5 ↑" in out.stdout and plot.stat().st_size > 10_000
+    old = CliRunner().invoke(app, ["beyond", str(RECSYS / "reco.csv"), "--train", str(RECSYS / "train.csv"),
+                                   "--test", str(RECSYS / "test.csv"), "-m", "recall@5", "-f", "csv"])
+    assert old.exit_code == 0 and "--test FILE is deprecated here: write --held-out" in old.output
+    bad = CliRunner().invoke(app, ["beyond", str(RECSYS / "reco.csv"), "-m", "ndcg@5", "--plot", str(plot)])
+    assert bad.exit_code == 2 and "held-out" in bad.output

@@ -27,8 +27,25 @@ def beyond(
                                "'rankwise list beyond-accuracy' lists them.")],
     train: Annotated[str | None, typer.Option(
         "--train", help="Training interactions (user, item): popularity, novelty, history.")] = None,
-    test: Annotated[str | None, typer.Option(
-        "--test", help="Held-out interactions (user, item[, rating]): relevance for serendipity.")] = None,
+    held_out: Annotated[str | None, typer.Option(
+        "--held-out", help="Held-out interactions (user, item[, rating]): relevance for accuracy metrics "
+                           "(ndcg@10, recall@20 ...), serendipity, PopREO and expected exposure.")] = None,
+    test: Annotated[str, typer.Option(
+        "--test", help="With several runs: the paired test of each per-user metric against the baseline; "
+                       "'rankwise list comparison-tests' lists them.")] = "t",
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="The run the others are tested against (default: the first).")] = None,
+    correction: Annotated[str, typer.Option(
+        "--correction", help="Over every test of the table; 'rankwise list corrections' lists them.")] = "holm",
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    user_groups: Annotated[str | None, typer.Option(
+        "--user-groups", help="A user column and a group column: every per-user metric also per user group.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Draw the runs' trade-off, --plot-x against --plot-y (.png, .svg or .pdf).")] = None,
+    plot_x: Annotated[str | None, typer.Option(
+        "--plot-x", help="The plot's x metric (default: the first metric).")] = None,
+    plot_y: Annotated[str | None, typer.Option(
+        "--plot-y", help="The plot's y metric (default: the second metric).")] = None,
     features: Annotated[str | None, typer.Option(
         "--features", help="Item features: an item column and numeric columns (or a vector column).")] = None,
     groups: Annotated[str | None, typer.Option(
@@ -48,6 +65,10 @@ def beyond(
     from rankwise.recsys import beyond_accuracy
     from rankwise.report import recsys as render
 
+    if Path(test).is_file():   # the held-out file, as --test named it before --held-out
+        _warn([f"--test FILE is deprecated here: write --held-out {test} (--test is the significance test, as "
+               "in compare)"])
+        held_out, test = held_out or test, "t"
     named: dict[str, str] = {}
     for run in runs:
         name, _, path = run.partition("=") if "=" in run and not Path(run).exists() else (Path(run).stem, "", run)
@@ -58,8 +79,16 @@ def beyond(
             if not Path(catalogue).exists():
                 raise RankwiseError(f"{catalogue}: no such file")
             items = [line.strip() for line in Path(catalogue).read_text(encoding="utf-8").splitlines() if line.strip()]
-        result = beyond_accuracy(named, metric, train=train, test=test, catalogue=items, features=features,
-                                 groups=groups, rating_threshold=rating_threshold)
+        result = beyond_accuracy(named, metric, train=train, test=held_out, catalogue=items, features=features,
+                                 groups=groups, rating_threshold=rating_threshold, user_groups=user_groups,
+                                 test_name=test, baseline=baseline, correction=correction, alpha=alpha)
+        if plot is not None:
+            from rankwise.report.plots import tradeoff
+
+            labels = list(dict.fromkeys(result.table["metric"]))
+            if len(labels) < 2 and (plot_x is None or plot_y is None):
+                raise RankwiseError("--plot needs two metrics (or --plot-x and --plot-y)")
+            tradeoff(result, plot_x or labels[0], plot_y or labels[1], plot)
     except RankwiseError as exc:
         _fail(str(exc))
         return

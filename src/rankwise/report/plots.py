@@ -271,3 +271,49 @@ def click_perplexity_per_rank(tables: dict[str, Any], log_name: str, path: str |
     ax.set_ylabel(f"{what} (1 is perfect)")
     title = f"{what.capitalize()} per rank on {log_name}: {', '.join(tables)}"
     return _finish(fig, ax, title, f"{what}|CLAX definitions|log={log_name}|{_version()}", path)
+
+
+def tradeoff(result: Any, x: str, y: str, path: str | Path | None = None) -> Any:
+    """Each run of a ``rankwise.recsys.beyond_accuracy`` result as one point: metric ``x``
+    (typically accuracy, ``ndcg@10``) against metric ``y`` (diversity, novelty, coverage ...),
+    named, with the better direction of each axis in its label.
+
+    >>> from rankwise.recsys import beyond_accuracy
+    >>> out = beyond_accuracy({"a": {"u": ["x", "y"]}, "b": {"u": ["y", "z"]}}, ["P@1", "arp@2"],
+    ...                       train={"u": ["x", "x", "z"]}, test={"u": ["x"]})
+    >>> fig = tradeoff(out, "P@1", "arp@2")
+    >>> fig.axes[0].get_xlabel(), [t.get_text() for t in fig.axes[0].texts]
+    ('P@1 (higher is better)', ['a', 'b'])
+    """
+    table = result.table
+    if "user_group" in table.columns:
+        table = table[table["user_group"] == "all"]
+    missing = [m for m in (x, y) if m not in set(table["metric"])]
+    if missing:
+        from rankwise.errors import OptionError
+
+        raise OptionError(f"the trade-off plot needs metric(s) {', '.join(missing)} among those computed "
+                          f"({', '.join(dict.fromkeys(table['metric']))})")
+    values = table.pivot_table(index="run", columns="metric", values="value", sort=False)
+    direction = dict(zip(table["metric"], table["higher_is_better"], strict=True))
+    fig, ax = _figure(6.4, 5.2)
+    ax.scatter(values[x], values[y], color="tab:blue", zorder=3, label=f"runs ({len(values)})")
+    span = float(values[x].max() - values[x].min()) or 1.0
+    for name, px, py in zip(values.index, values[x], values[y], strict=True):
+        right = px > values[x].min() + 0.66 * span   # names in the right third go left of their point
+        ax.annotate(str(name), (px, py), textcoords="offset points", xytext=(-4, 4) if right else (4, 4),
+                    fontsize=7, ha="right" if right else "left")
+
+    def axis(metric: str) -> str:
+        higher = direction.get(metric)
+        better = "" if higher is None else " (higher is better)" if higher else " (lower is better)"
+        return f"{metric}{better}"
+
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.set_xlabel(axis(x))
+    ax.set_ylabel(axis(y))
+    users = int(result.per_user.groupby("run").size().max()) if len(result.per_user) else 0
+    title = f"{y} against {x}: {', '.join(map(str, values.index))} ({users} users)"
+    return _finish(fig, ax, title, f"{x} vs {y}|beyond accuracy|{_version()}", path, result.warnings)

@@ -12,7 +12,9 @@ from rankwise.report.grid import number_cell as _number
 
 
 def beyond_grid(result: Any, digits: int = 4) -> Grid:
-    """One row per run, one column per metric (``↑`` higher is better, ``↓`` lower is better).
+    """One row per run (and per run x user group), one column per metric (``↑`` higher is
+    better, ``↓`` lower is better); with several runs, ``*`` marks a value that differs from
+    the baseline run's (the paired test, corrected over the table).
 
     >>> from rankwise.recsys import beyond_accuracy
     >>> out = beyond_accuracy({"u1": ["a", "b"], "u2": ["b", "c"]}, ["coverage@2", "arp@2"],
@@ -27,12 +29,28 @@ def beyond_grid(result: Any, digits: int = 4) -> Grid:
     metrics = list(dict.fromkeys(table["metric"]))
     arrows = {r["metric"]: {True: " ↑", False: " ↓"}.get(r["higher_is_better"], "")
               for r in table.to_dict("records")}
+    grouped = "user_group" in table.columns
+    marked = "significant" in table.columns
     rows = []
-    for run, part in table.groupby("run", sort=False):
-        values = dict(zip(part["metric"], part["value"], strict=True))
-        rows.append([str(run)] + [_number(values.get(m, float("nan")), digits) for m in metrics])
+    parts = [("all", table[table["user_group"] == "all"])] if grouped else [("all", table)]
+    if grouped:
+        parts += [(str(g), part) for g, part in table[table["user_group"] != "all"].groupby("user_group", sort=True)]
+    for group, selection in parts:
+        for run, part in selection.groupby("run", sort=False):
+            cells = {}
+            for record in part.to_dict("records"):
+                star = "*" if marked and bool(record.get("significant")) else ""
+                cells[record["metric"]] = _number(record["value"], digits) + star
+            label = str(run) if group == "all" else f"{run} · {group}"
+            rows.append([label] + [cells.get(m, "") for m in metrics])
     users = int(result.per_user.groupby("run").size().max()) if len(result.per_user) else 0
-    notes = [f"warning: {w}" for w in result.warnings]
+    notes = []
+    if marked and bool(table["significant"].any()):
+        settings = result.settings
+        baseline = table["baseline"].dropna().iloc[0]
+        notes.append(f"* differs from {baseline}: paired {settings.get('test')} test on the users both runs have, "
+                     f"{settings.get('correction')}-corrected over the table, p < {settings.get('alpha')}")
+    notes += [f"warning: {w}" for w in result.warnings]
     return Grid(f"beyond accuracy ({users} users)", ["run"] + [m + arrows[m] for m in metrics], rows,
                 [False] + [True] * len(metrics), note="\n".join(notes))
 
