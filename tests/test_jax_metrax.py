@@ -65,3 +65,23 @@ def test_image_audio_text_and_ranking(data: dict) -> None:
         theirs = value(metric)
         got = rs.RankingMetrics([f"{ours}@3", f"{ours}@5"]).update(predictions=scores, targets=labels).compute()
         np.testing.assert_allclose(list(got.values()), theirs, rtol=1e-6)
+
+
+def test_bleu_on_metrax_scale() -> None:
+    """``BLEU.metrax()``: whitespace tokens, no smoothing, the shortest reference, 0-1; sacrebleu's
+    default scores the same sentences 0-100 with exp smoothing and the closest reference."""
+    preds = ["the cat sat on the mat", "a quick brown fox jumps over the lazy dog", "hello there general kenobi",
+             "it is a test of the bleu"]
+    refs = [["the cat is on the mat", "there is a cat on the mat"], ["the quick brown fox jumps over the lazy dog"],
+            ["hello there general kenobi you are a bold one"], ["it is a test", "this is a test of bleu here"]]
+    theirs = value(metrax.BLEU.from_model_output(preds[:2], refs[:2]).merge(
+        metrax.BLEU.from_model_output(preds[2:], refs[2:])))
+    ours = rs.BLEU.metrax().update(predictions=preds[:2], targets=refs[:2]).merge(
+        rs.BLEU.metrax().update(predictions=preds[2:], targets=refs[2:]))
+    assert ours.compute() == pytest.approx(float(theirs), rel=1e-6)
+    assert ours.signature().endswith("|scale:1|ref:shortest")
+    # one sentence without a 4-gram match: metrax (no smoothing) 0, sacrebleu's exp smoothing > 0
+    one = (["the cat sat on the mat"], [["the cat is on the mat"]])
+    assert value(metrax.BLEU.from_model_output(*one)) == 0.0
+    assert rs.BLEU.metrax().update(predictions=one[0], targets=one[1]).compute() == 0.0
+    assert rs.BLEU().update(predictions=one[0], targets=one[1]).compute() == pytest.approx(37.99, abs=0.01)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -54,22 +54,44 @@ class BLEU(Metric):
     order and signature): the state sums n-gram matches, n-gram totals, hypothesis and closest
     reference lengths over sentences, so chunks and processes merge exactly.
 
+    ``scale`` is 100 (sacrebleu's) or 1; ``reference_length`` is the reference closest in
+    length to each hypothesis (sacrebleu's) or the shortest (metrax's). ``BLEU.metrax()`` is
+    metrax's ``BLEU``: whitespace tokens, no smoothing, the shortest reference, 0-1.
+
     >>> m = BLEU().update(predictions=["the cat sat on the mat"], targets=["the cat is on the mat"])
     >>> round(m.compute(), 2), m.signature()
     (37.99, 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0')
+    >>> m = BLEU.metrax().update(predictions=["the cat sat on the mat"], targets=["the cat is on the mat"])
+    >>> round(m.compute(), 4)   # 4-gram precision 0 and no smoothing: 0
+    0.0
     """
 
     inputs = ("predictions", "references")
     _raw_inputs = ("predictions", "references", "where")
 
     def __init__(self, tokenize: str = "13a", smooth_method: str = "exp", smooth_value: float | None = None,
-                 lowercase: bool = False, max_ngram_order: int = 4, effective_order: bool = False) -> None:
+                 lowercase: bool = False, max_ngram_order: int = 4, effective_order: bool = False,
+                 scale: float = 100.0, reference_length: Literal["closest", "shortest"] = "closest") -> None:
+        if reference_length not in ("closest", "shortest"):
+            raise MetricInputError(f"reference_length={reference_length!r}: expected closest or shortest")
+        if reference_length == "shortest" and tokenize != "none":
+            raise MetricInputError("reference_length='shortest' counts whitespace tokens: use tokenize='none'")
+        if not scale > 0:
+            raise MetricInputError(f"scale must be positive, got {scale}")
         super().__init__(tokenize=tokenize, smooth_method=smooth_method, smooth_value=smooth_value,
-                         lowercase=lowercase, max_ngram_order=max_ngram_order, effective_order=effective_order)
+                         lowercase=lowercase, max_ngram_order=max_ngram_order, effective_order=effective_order,
+                         scale=float(scale), reference_length=reference_length)
+
+    @classmethod
+    def metrax(cls, max_ngram_order: int = 4) -> BLEU:
+        """metrax's ``BLEU``: whitespace tokens, no smoothing, the shortest reference's length
+        for the brevity penalty, on a 0-1 scale."""
+        return cls(tokenize="none", smooth_method="none", max_ngram_order=max_ngram_order, scale=1.0,
+                   reference_length="shortest")
 
     def _scorer(self) -> Any:
         bleu = _need("sacrebleu.metrics.bleu")
-        return bleu.BLEU(**self.params)
+        return bleu.BLEU(**{k: v for k, v in self.params.items() if k not in ("scale", "reference_length")})
 
     def _initial_state(self) -> dict[str, Any]:
         return {"stats": np.zeros(2 + 2 * self.params["max_ngram_order"], dtype=np.int64),
@@ -81,8 +103,11 @@ class BLEU(Metric):
             return
         width = max(len(r) for r in refs)
         streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
-        stats = self._scorer()._extract_corpus_statistics(preds, streams)
-        self.state["stats"] += np.asarray(stats, dtype=np.int64).sum(axis=0)
+        stats = np.asarray(self._scorer()._extract_corpus_statistics(preds, streams), dtype=np.int64)
+        if self.params["reference_length"] == "shortest":   # metrax: the shortest reference's tokens
+            case = str.lower if self.params["lowercase"] else str
+            stats[:, 1] = [min(len(case(r).split()) for r in sentence) for sentence in refs]
+        self.state["stats"] += stats.sum(axis=0)
         self.state["nrefs"] = np.maximum(self.state["nrefs"], width)
 
     def _merge(self, other: dict[str, Any]) -> None:
@@ -94,13 +119,16 @@ class BLEU(Metric):
         return self._scorer()._compute_score_from_stats([int(x) for x in self.state["stats"]])
 
     def compute(self) -> float:
-        return float(self.score().score)
+        return float(self.score().score) * self.params["scale"] / 100.0
 
     def signature(self) -> str:
-        """sacrebleu's signature string (nrefs from the references seen)."""
+        """sacrebleu's signature string (nrefs from the references seen), with the scale and the
+        reference length when they are not sacrebleu's."""
         scorer = self._scorer()
         scorer.num_refs = int(self.state["nrefs"]) or 1  # what sacrebleu records after a corpus_score
-        return str(scorer.get_signature())
+        extra = "" if self.params["scale"] == 100.0 else f"|scale:{self.params['scale']:g}"
+        extra += "" if self.params["reference_length"] == "closest" else "|ref:shortest"
+        return str(scorer.get_signature()) + extra
 
 
 class _UnicodeTokenizer:
