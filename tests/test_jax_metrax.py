@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rankwise import streaming as rs
+from rankwise.state import MetricInputError
 
 metrax = pytest.importorskip("metrax")
 jnp = pytest.importorskip("jax.numpy")
@@ -85,3 +86,36 @@ def test_bleu_on_metrax_scale() -> None:
     assert value(metrax.BLEU.from_model_output(*one)) == 0.0
     assert rs.BLEU.metrax().update(predictions=one[0], targets=one[1]).compute() == 0.0
     assert rs.BLEU().update(predictions=one[0], targets=one[1]).compute() == pytest.approx(37.99, abs=0.01)
+
+
+def test_sample_weights_equal_metrax_and_scikit_learn(data: dict) -> None:
+    """``sample_weights`` on MAE, MSE, RMSE, R² and Accuracy: metrax's values (float32) and
+    scikit-learn's (to 1e-12), merged across two batches."""
+    from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score
+
+    t, q, y, p = data["t"], data["q"], data["y"], data["p"]
+    w = np.random.default_rng(5).uniform(0, 2, len(t))
+    hard = (p >= 0.5).astype(np.int32)
+
+    def merged(metric: object, **inputs: np.ndarray) -> float:
+        first = metric.empty().update(**{k: v[:600] for k, v in inputs.items()})   # type: ignore[attr-defined]
+        second = metric.empty().update(**{k: v[600:] for k, v in inputs.items()})   # type: ignore[attr-defined]
+        return float(first.merge(second).compute())
+
+    cases = ((rs.MeanAbsoluteError(), metrax.MAE, mean_absolute_error(t, q, sample_weight=w)),
+             (rs.MeanSquaredError(), metrax.MSE, mean_squared_error(t, q, sample_weight=w)),
+             (rs.RootMeanSquaredError(), metrax.RMSE, np.sqrt(mean_squared_error(t, q, sample_weight=w))),
+             (rs.R2Score(), metrax.RSQUARED, r2_score(t, q, sample_weight=w)))
+    for ours, theirs, sklearn_value in cases:
+        got = merged(ours, predictions=q, targets=t, sample_weights=w)
+        assert got == pytest.approx(sklearn_value, rel=1e-12)
+        assert got == pytest.approx(float(value(theirs.from_model_output(jnp.array(q), jnp.array(t),
+                                                                          sample_weights=jnp.array(w)))), rel=1e-5)
+    accuracy = merged(rs.Accuracy(), predictions=p, targets=y, sample_weights=w)
+    assert accuracy == pytest.approx(accuracy_score(y, hard, sample_weight=w), rel=1e-12)
+    assert accuracy == pytest.approx(float(value(metrax.Accuracy.from_model_output(
+        jnp.array(hard), jnp.array(y), sample_weights=jnp.array(w)))), rel=1e-6)
+    with pytest.raises(MetricInputError, match="finite, non-negative"):
+        rs.Accuracy().update(predictions=p[:3], targets=y[:3], sample_weights=[1.0, -1.0, 1.0])
+    with pytest.raises(MetricInputError, match="fit neither predictions"):
+        rs.MeanSquaredError().update(predictions=q[:3], targets=t[:3], sample_weights=[1.0, 2.0])

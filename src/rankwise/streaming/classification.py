@@ -292,10 +292,16 @@ class Accuracy(Metric):
     1.0
     >>> Accuracy(task="multiclass", num_classes=3, ties="sklearn").update(predictions=tied, targets=[0]).compute()
     0.0
+
+    ``sample_weights`` (one per row, binary or multiclass, micro average) weigh each row, as
+    metrax's and scikit-learn's: sum(weight x right) / sum(weight).
+
+    >>> Accuracy().update(predictions=[0.9, 0.2, 0.7], targets=[1, 0, 0], sample_weights=[1, 1, 2]).compute()
+    0.5
     """
 
     inputs = ("labels",)
-    optional_inputs = ("probabilities", "predictions", "where")
+    optional_inputs = ("probabilities", "predictions", "where", "sample_weights")
 
     def __init__(self, task: Task = "binary", num_classes: int | None = None, threshold: float = 0.5,
                  top_k: int = 1, multilabel: MultilabelAccuracy = "subset", average: Average | None = "micro",
@@ -315,7 +321,8 @@ class Accuracy(Metric):
 
     def _initial_state(self) -> dict[str, Any]:
         state: dict[str, np.ndarray] = {"correct": np.zeros((), dtype=np.int64),
-                                        "total": np.zeros((), dtype=np.int64)}
+                                        "total": np.zeros((), dtype=np.int64),
+                                        "weighted_correct": np.zeros(()), "weight": np.zeros(())}
         if self.params.get("average", "micro") != "micro":
             c = int(self.params["num_classes"])
             state["class_correct"] = np.zeros(c, dtype=np.int64)
@@ -348,8 +355,12 @@ class Accuracy(Metric):
             right = (cells | (~mask if mask is not None else False)).all(axis=1)[rows]
         else:
             right = labels == hard
+        weights = self._row_weights(inputs, len(right))
         self.state["correct"] += int(right.sum())
         self.state["total"] += int(right.size)
+        self.state["weighted_correct"] = self.state["weighted_correct"] + (
+            int(right.sum()) if weights is None else float((weights * right).sum()))
+        self.state["weight"] = self.state["weight"] + (right.size if weights is None else float(weights.sum()))
         if "class_total" in self.state:  # per true class: the share of its rows that are right
             c = int(self.params["num_classes"])
             self.state["class_correct"] += np.bincount(labels[right], minlength=c)
@@ -364,8 +375,26 @@ class Accuracy(Metric):
                 return per_class
             seen = ~np.isnan(per_class)
             return float(per_class[seen].mean()) if seen.any() else float("nan")
-        total = int(self.state["total"])
-        return float(self.state["correct"]) / total if total else float("nan")
+        weight = float(self.state["weight"])
+        return float(self.state["weighted_correct"]) / weight if weight else float("nan")
+
+    def _row_weights(self, inputs: dict[str, Any], rows: int) -> np.ndarray | None:
+        """The rows' ``sample_weights`` after ``where`` (None when not given)."""
+        given = inputs.get("sample_weights")
+        if given is None:
+            return None
+        weights = np.asarray(given, dtype=np.float64)
+        labels = np.asarray(inputs["labels"])
+        if self.params["task"] == "multilabel" or self.params.get("average", "micro") != "micro" or labels.ndim != 1:
+            raise MetricInputError("Accuracy.update: sample_weights weigh rows of binary or multiclass labels "
+                                   "(one label per row, average='micro')")
+        if weights.shape != labels.shape or not (np.isfinite(weights) & (weights >= 0)).all():
+            raise MetricInputError(f"Accuracy.update: sample_weights must be {labels.shape[0]} finite, non-negative "
+                                   f"weights, one per row; got shape {weights.shape}")
+        mask = mask_of(inputs.get("where"), labels.shape)
+        weights = weights if mask is None else weights[mask]
+        assert len(weights) == rows
+        return weights
 
 
 def _unit_interval(metric: Metric, probs: np.ndarray) -> np.ndarray:

@@ -29,26 +29,58 @@ def paired(metric: Metric, inputs: dict[str, Any], per_row: bool = False) -> tup
     return (pred, target) if per_row else (pred.ravel(), target.ravel())
 
 
+def weighted_pairs(metric: Metric, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``paired``'s flattened predictions and targets, and the ``sample_weights`` of each cell
+    (None when not given): one weight per cell, or one per row spread over the row's cells, as
+    metrax's ``sample_weights``; weights must be finite and non-negative.
+
+    >>> m = MeanSquaredError()
+    >>> weighted_pairs(m, {"predictions": np.ones((2, 2)), "targets": np.zeros((2, 2)),
+    ...                    "sample_weights": np.array([1.0, 3.0])})[2].tolist()
+    [1.0, 1.0, 3.0, 3.0]
+    """
+    weights = inputs.get("sample_weights")
+    pred = inputs["predictions"]
+    if weights is None:
+        return (*paired(metric, inputs), None)
+    name = type(metric).__name__
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape == pred.shape[:1] and pred.ndim > 1:
+        w = np.broadcast_to(w.reshape(w.shape + (1,) * (pred.ndim - 1)), pred.shape)
+    if w.shape != pred.shape:
+        raise MetricInputError(f"{name}.update: sample_weights {w.shape} fit neither predictions {pred.shape} nor "
+                               "their rows")
+    if not (np.isfinite(w) & (w >= 0)).all():
+        raise MetricInputError(f"{name}.update: sample_weights must be finite and non-negative")
+    mask = mask_of(inputs.get("where"), pred.shape)
+    x, y = paired(metric, inputs)
+    return x, y, (w[mask] if mask is not None else w.ravel())
+
+
 class _Mean(Metric):
-    """Mean over cells of an error term; subclasses give the term."""
+    """Mean over cells of an error term (weighted by ``sample_weights`` when given);
+    subclasses give the term. ``weight`` is the cells' total weight (their count unweighted)."""
 
     inputs = ("predictions", "targets")
-    nonnegative_state = ("total",)
+    optional_inputs = ("where", "sample_weights")
+    nonnegative_state = ("total", "weight")
 
     def _initial_state(self) -> dict[str, Any]:
-        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64)}
+        return {"total": np.zeros(()), "count": np.zeros((), dtype=np.int64), "weight": np.zeros(())}
 
     def _term(self, pred: np.ndarray, target: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        pred, target = paired(self, inputs)
-        self.state["total"] = self.state["total"] + self._term(pred, target).sum()
+        pred, target, w = weighted_pairs(self, inputs)
+        term = self._term(pred, target)
+        self.state["total"] = self.state["total"] + (term.sum() if w is None else (w * term).sum())
         self.state["count"] += pred.size
+        self.state["weight"] = self.state["weight"] + (pred.size if w is None else w.sum())
 
     def compute(self) -> float:
-        n = int(self.state["count"])
-        return float(self.state["total"]) / n if n else float("nan")
+        weight = float(self.state["weight"])
+        return float(self.state["total"]) / weight if weight else float("nan")
 
 
 class MeanAbsoluteError(_Mean):
@@ -116,7 +148,9 @@ def RootMeanSquaredLogError() -> MeanSquaredLogError:  # noqa: N802
 
 
 class _Moments(Metric):
-    """count, means, M2 of x and y, and the co-moment C = sum (x - mean_x)(y - mean_y).
+    """count, means, M2 of x and y, and the co-moment C = sum (x - mean_x)(y - mean_y); with
+    ``sample_weights``, the total weight and the weighted means, M2 and co-moment (Chan et al.'s
+    merge holds with weights as counts).
 
     Means are kept relative to a shift (the first pair of values seen), so data far from 0
     with a small spread (values near 1e9 with unit spread) keep their digits: every batch
@@ -124,6 +158,7 @@ class _Moments(Metric):
     """
 
     inputs = ("predictions", "targets")
+    optional_inputs = ("where", "sample_weights")
 
     nonnegative_state = ("n", "m2_x", "m2_y", "sse")
 
@@ -133,20 +168,33 @@ class _Moments(Metric):
                 "c_xy": z.copy(), "sse": z.copy(), "shift_x": z.copy(), "shift_y": z.copy()}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        x, y = paired(self, inputs)
+        x, y, w = weighted_pairs(self, inputs)
+        if w is not None:   # cells of weight 0 are left out: they change none of the sums
+            x, y, w = x[w > 0], y[w > 0], w[w > 0]
         if not x.size:
             return
         empty = float(self.state["n"]) == 0
         shift_x = x[0] if empty else float(self.state["shift_x"])
         shift_y = y[0] if empty else float(self.state["shift_y"])
         xs, ys = x - shift_x, y - shift_y
-        batch = {"n": np.array(float(x.size)), "mean_x": np.array(xs.mean()), "mean_y": np.array(ys.mean()),
-                 "shift_x": np.array(shift_x), "shift_y": np.array(shift_y)}
-        dx, dy = xs - batch["mean_x"], ys - batch["mean_y"]
-        batch["m2_x"] = np.array((dx * dx).sum())
-        batch["m2_y"] = np.array((dy * dy).sum())
-        batch["c_xy"] = np.array((dx * dy).sum())
-        batch["sse"] = np.array(((x - y) ** 2).sum())
+        if w is None:
+            batch = {"n": np.array(float(x.size)), "mean_x": np.array(xs.mean()), "mean_y": np.array(ys.mean()),
+                     "shift_x": np.array(shift_x), "shift_y": np.array(shift_y)}
+            dx, dy = xs - batch["mean_x"], ys - batch["mean_y"]
+            batch["m2_x"] = np.array((dx * dx).sum())
+            batch["m2_y"] = np.array((dy * dy).sum())
+            batch["c_xy"] = np.array((dx * dy).sum())
+            batch["sse"] = np.array(((x - y) ** 2).sum())
+        else:   # weighted moments: n the total weight, means and squared deviations weighted
+            total = float(w.sum())
+            batch = {"n": np.array(total), "mean_x": np.array((w * xs).sum() / total),
+                     "mean_y": np.array((w * ys).sum() / total), "shift_x": np.array(shift_x),
+                     "shift_y": np.array(shift_y)}
+            dx, dy = xs - batch["mean_x"], ys - batch["mean_y"]
+            batch["m2_x"] = np.array((w * dx * dx).sum())
+            batch["m2_y"] = np.array((w * dy * dy).sum())
+            batch["c_xy"] = np.array((w * dx * dy).sum())
+            batch["sse"] = np.array((w * (x - y) ** 2).sum())
         self._merge(batch)
 
     def _merge(self, other: dict[str, Any]) -> None:
