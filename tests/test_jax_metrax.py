@@ -119,3 +119,23 @@ def test_sample_weights_equal_metrax_and_scikit_learn(data: dict) -> None:
         rs.Accuracy().update(predictions=p[:3], targets=y[:3], sample_weights=[1.0, -1.0, 1.0])
     with pytest.raises(MetricInputError, match="fit neither predictions"):
         rs.MeanSquaredError().update(predictions=q[:3], targets=t[:3], sample_weights=[1.0, 2.0])
+
+
+def test_interpolated_pr_auc_equals_metrax_aucpr() -> None:
+    """``AveragePrecision.metrax()``: Davis & Goadrich's interpolation on metrax's 200-threshold
+    grid, equal to metrax's ``AUCPR``; the step-wise default is scikit-learn's average precision."""
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 500)
+    p = np.clip(0.3 * y + rng.uniform(0, 0.7, 500), 0, 1)
+    theirs = float(value(metrax.AUCPR.from_model_output(jnp.array(p), jnp.array(y))))
+    ours = rs.AveragePrecision.metrax().update(predictions=p[:200], targets=y[:200]).merge(
+        rs.AveragePrecision.metrax().update(predictions=p[200:], targets=y[200:]))
+    assert ours.compute() == pytest.approx(theirs, rel=1e-6)
+    assert rs.AveragePrecision().update(predictions=p, targets=y).compute() == pytest.approx(
+        average_precision_score(y, p), rel=1e-12)
+    small = {"predictions": [0.1, 0.4, 0.35, 0.8], "targets": [0, 0, 1, 1]}   # where the two differ
+    assert rs.AveragePrecision().update(**small).compute() == pytest.approx(0.8333, abs=1e-4)
+    assert rs.AveragePrecision.metrax().update(**small).compute() == pytest.approx(float(value(
+        metrax.AUCPR.from_model_output(jnp.array(small["predictions"]), jnp.array(small["targets"])))), rel=1e-6)

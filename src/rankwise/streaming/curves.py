@@ -112,6 +112,31 @@ def average_precision(tps: np.ndarray, fps: np.ndarray) -> float:
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 
+def interpolated_pr_auc(tps: np.ndarray, fps: np.ndarray) -> float:
+    """PR AUC with Davis & Goadrich's interpolation (metrax's ``AUCPR``, Keras' ``AUC(curve="PR")``):
+    between two successive thresholds, true positives and predicted positives P move linearly
+    together, so precision is (TP_B + s (P - P_B)) / P with s = dTP / dP, and the area over the
+    interval is s (dTP + (TP_B - s P_B) ln(P_A / P_B)) / positives (ln taken as 0 when either P
+    is 0: constant precision over the first interval with positives). ``tps``/``fps``: counts at
+    each threshold from the highest down.
+
+    >>> # scores 0.8 (+), 0.4 (-), 0.35 (+), 0.1 (-); (TP, P) from the top: (0,0) (1,1) (1,2) (2,3) (2,4)
+    >>> # intervals: s = 1: 1 + 0; s = 0; s = 1, intercept 1 - 2 = -1: 1 - ln(3/2); s = 0. Sum / 2 positives
+    >>> round(interpolated_pr_auc(np.array([1.0, 1.0, 2.0, 2.0]), np.array([0.0, 1.0, 1.0, 2.0])), 4)
+    0.7973
+    """
+    tp = np.r_[0.0, np.asarray(tps, dtype=np.float64)]
+    p = np.r_[0.0, np.asarray(tps, dtype=np.float64) + np.asarray(fps, dtype=np.float64)]
+    if not len(tps) or tp[-1] <= 0:
+        return float("nan")
+    tp_b, tp_a, p_b, p_a = tp[:-1], tp[1:], p[:-1], p[1:]
+    dtp, dp = tp_a - tp_b, p_a - p_b
+    slope = np.divide(dtp, dp, out=np.zeros_like(dtp), where=dp > 0)
+    intercept = tp_b - slope * p_b
+    ratio = np.divide(p_a, p_b, out=np.ones_like(p_a), where=(p_a > 0) & (p_b > 0))
+    return float((slope * (dtp + intercept * np.log(ratio))).sum() / tp[-1])
+
+
 class _Curve(Metric):
     inputs = ("probabilities", "labels")
 
@@ -343,14 +368,35 @@ class ROCAUC(_Curve):
 
 class AveragePrecision(_Curve):
     """PR AUC as average precision: sum over thresholds of (R_i - R_{i-1}) P_i, as
-    ``sklearn.metrics.average_precision_score`` (step-wise, no interpolation); NaN without
-    positives. Exact by default (5 or 9 bytes per score), or on ``num_thresholds``.
+    ``sklearn.metrics.average_precision_score`` (``interpolation="step"``, the default); or
+    with Davis & Goadrich's interpolation between thresholds (``"davis_goadrich"``: metrax's
+    ``AUCPR`` and Keras' on their 200-threshold grid, ``AveragePrecision.metrax()``; see
+    ``interpolated_pr_auc``); NaN without positives. Exact by default (5 or 9 bytes per
+    score), or on ``num_thresholds``.
 
     >>> round(AveragePrecision().update(predictions=[0.1, 0.4, 0.35, 0.8], targets=[0, 0, 1, 1]).compute(), 4)
     0.8333
+    >>> round(AveragePrecision(interpolation="davis_goadrich").update(
+    ...     predictions=[0.1, 0.4, 0.35, 0.8], targets=[0, 0, 1, 1]).compute(), 4)
+    0.7973
     """
 
+    def __init__(self, num_thresholds: int | None = None, task: Task = "binary", num_classes: int | None = None,
+                 average: Average | None = "macro", thresholds: int | None = None,
+                 interpolation: Literal["step", "davis_goadrich"] = "step") -> None:
+        if interpolation not in ("step", "davis_goadrich"):
+            raise MetricInputError(f"interpolation={interpolation!r}: expected step or davis_goadrich")
+        super().__init__(num_thresholds=num_thresholds, task=task, num_classes=num_classes, average=average,
+                         thresholds=thresholds, interpolation=interpolation)
+
+    @classmethod
+    def metrax(cls, num_thresholds: int = 200) -> AveragePrecision:
+        """metrax's ``AUCPR``: Davis & Goadrich's interpolation on its threshold grid."""
+        return cls(num_thresholds=num_thresholds, interpolation="davis_goadrich")
+
     def _area(self, tps: np.ndarray, fps: np.ndarray) -> float:
+        if self.params.get("interpolation", "step") == "davis_goadrich":
+            return interpolated_pr_auc(tps, fps)
         return average_precision(tps, fps)
 
     def curve(self, column: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
