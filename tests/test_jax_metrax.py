@@ -139,3 +139,27 @@ def test_interpolated_pr_auc_equals_metrax_aucpr() -> None:
     assert rs.AveragePrecision().update(**small).compute() == pytest.approx(0.8333, abs=1e-4)
     assert rs.AveragePrecision.metrax().update(**small).compute() == pytest.approx(float(value(
         metrax.AUCPR.from_model_output(jnp.array(small["predictions"]), jnp.array(small["targets"])))), rel=1e-6)
+
+
+def test_dice_and_iou_with_metrax_arguments() -> None:
+    """``Dice.metrax()``: soft counts on positive-class probabilities, epsilon 1e-7, metrax's
+    binary ``Dice``; ``IoU.metrax(...)``: logits' argmax, the mean over target classes, epsilon:
+    metrax's ``IoU`` on one batch. The default hard Dice averages both classes (0.7333 here)
+    where the positive class alone is 0.8; ``target_class_ids=[1]`` reports the positive class."""
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=(4, 8, 8))
+    t = (rng.uniform(size=(4, 8, 8)) < p).astype(int)
+    assert rs.Dice.metrax().update(predictions=p, targets=t).compute() == pytest.approx(
+        float(value(metrax.Dice.from_model_output(jnp.array(p), jnp.array(t)))), rel=1e-6)
+    logits, target = rng.normal(size=(2, 6, 6, 3)), rng.integers(0, 3, (2, 6, 6))
+    theirs = metrax.IoU.from_model_output(jnp.array(logits), jnp.array(target), num_classes=3,
+                                          target_class_ids=jnp.array([0, 2]), from_logits=True)
+    ours = rs.IoU.metrax(3, [0, 2], from_logits=True).update(predictions=logits, targets=target)
+    assert ours.compute() == pytest.approx(float(value(theirs)), rel=1e-6)
+    # class 1: TP 2, FP 1, FN 1 -> 2*2 / (2*2 + 1 + 1) = 2/3; class 0: TP 1, FP 1, FN 1 -> 2 / 4 = 1/2
+    hard = {"predictions": [1, 1, 0, 0, 1], "targets": [1, 1, 1, 0, 0]}
+    both = rs.Dice(num_classes=2).update(**hard)
+    assert both.compute_per_class().tolist() == pytest.approx([0.5, 2 * 2 / (2 * 2 + 1 + 1)])
+    assert rs.Dice(num_classes=2, target_class_ids=[1]).update(**hard).compute() == pytest.approx(4 / 6)
+    with pytest.raises(MetricInputError, match="soft counts take probabilities"):
+        rs.Dice(num_classes=3, soft=True)

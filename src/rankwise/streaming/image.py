@@ -5,6 +5,7 @@ extra), IoU and Dice per class, and SNR. Images are [batch, height, width] or
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -96,19 +97,46 @@ class SSIM(Metric):
 
 
 class _Overlap(Metric):
-    """True positives, false positives and false negatives per class of two class maps."""
+    """True positives, false positives and false negatives per class of two class maps.
+
+    ``from_logits``: predictions are scores per class on the last axis ([..., C]), their argmax
+    the predicted class. ``soft`` (two classes): predictions are probabilities of class 1 and
+    the counts are expected ones (TP_1 = sum p t, FP_1 = sum p (1 - t), FN_1 = sum (1 - p) t,
+    class 0 alike), the soft Dice / IoU of probability maps. ``target_class_ids``: the classes
+    ``compute()`` averages (all present ones by default). ``epsilon`` is added to every
+    denominator (then an absent class scores 0, not NaN), as metrax does."""
 
     inputs = ("predictions", "targets")
 
-    def __init__(self, num_classes: int, ignore_index: int | None = None) -> None:
-        super().__init__(num_classes=num_classes, ignore_index=ignore_index)
+    def __init__(self, num_classes: int, ignore_index: int | None = None, from_logits: bool = False,
+                 soft: bool = False, target_class_ids: Sequence[int] | None = None, epsilon: float = 0.0) -> None:
+        if soft and (num_classes != 2 or from_logits):
+            raise MetricInputError(f"{type(self).__name__}: soft counts take probabilities of class 1 of two classes")
+        ids = None if target_class_ids is None else [int(c) for c in target_class_ids]
+        if ids is not None and (not ids or min(ids) < 0 or max(ids) >= num_classes):
+            raise MetricInputError(f"{type(self).__name__}: target_class_ids must be classes in 0..{num_classes - 1}")
+        if not epsilon >= 0:
+            raise MetricInputError(f"{type(self).__name__}: epsilon must be non-negative, got {epsilon}")
+        super().__init__(num_classes=num_classes, ignore_index=ignore_index, from_logits=bool(from_logits),
+                         soft=bool(soft), target_class_ids=ids, epsilon=float(epsilon))
 
     def _initial_state(self) -> dict[str, Any]:
-        return {"counts": np.zeros((3, self.params["num_classes"]), dtype=np.int64)}
+        dtype = np.float64 if self.params.get("soft") else np.int64
+        return {"counts": np.zeros((3, self.params["num_classes"]), dtype=dtype)}
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
         pred = inputs["predictions"]
         target = inputs["targets"]
+        if self.params.get("from_logits"):
+            if pred.ndim < 1 or pred.shape[-1] != self.params["num_classes"]:
+                raise MetricInputError(f"{type(self).__name__}.update: from_logits needs scores per class on the "
+                                       f"last axis ({self.params['num_classes']}), got shape {pred.shape}")
+            pred = pred.argmax(axis=-1)
+            if target.shape == pred.shape + (1,):
+                target = target[..., 0]
+        if self.params.get("soft"):
+            self._soft_update(pred, target, inputs.get("where"))
+            return
         if pred.shape != target.shape:
             raise MetricInputError(f"{type(self).__name__}.update: predictions {pred.shape} and targets "
                                    f"{target.shape} differ")
@@ -128,25 +156,51 @@ class _Overlap(Metric):
         tp = np.bincount(t[p == t], minlength=c)
         self.state["counts"] += np.stack([tp, np.bincount(p, minlength=c) - tp, np.bincount(t, minlength=c) - tp])
 
+    def _soft_update(self, prob: np.ndarray, target: np.ndarray, where: Any) -> None:
+        name = type(self).__name__
+        if prob.shape != target.shape:
+            raise MetricInputError(f"{name}.update: probabilities {prob.shape} and targets {target.shape} differ")
+        keep = mask_of(where, prob.shape)
+        p = prob.astype(np.float64) if keep is None else prob[keep].astype(np.float64)
+        t = target.astype(np.float64) if keep is None else target[keep].astype(np.float64)
+        if not ((p >= 0) & (p <= 1)).all() or not np.isin(t, (0, 1)).all():
+            raise MetricInputError(f"{name}.update: soft counts need probabilities in [0, 1] and 0/1 targets")
+        tp1, fp1, fn1 = (p * t).sum(), (p * (1 - t)).sum(), ((1 - p) * t).sum()
+        tp0 = ((1 - p) * (1 - t)).sum()
+        self.state["counts"] = self.state["counts"] + np.array([[tp0, tp1], [fn1, fp1], [fp1, fn1]])
+
     def compute_per_class(self) -> np.ndarray:
         """The value of each class (NaN for a class never seen); each overlap metric defines it."""
         raise NotImplementedError
 
     def _ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        epsilon = self.params.get("epsilon", 0.0)
+        if epsilon:
+            return num / (den + epsilon)
         return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
 
     def compute(self) -> float:
         per_class = self.compute_per_class()
+        if self.params.get("target_class_ids") is not None:
+            per_class = per_class[self.params["target_class_ids"]]
         return float(np.nanmean(per_class)) if (~np.isnan(per_class)).any() else float("nan")
 
 
 class IoU(_Overlap):
     """Intersection over union per class, TP / (TP + FP + FN) (``compute_per_class()``, NaN for
-    a class absent from both maps); ``compute()`` the mean over present classes.
+    a class absent from both maps); ``compute()`` the mean over present classes (or over
+    ``target_class_ids``). Counts add up over batches: metrax's ``IoU`` averages each batch's
+    mean instead, the same for one batch (``IoU.metrax`` takes its arguments).
 
     >>> IoU(num_classes=2).update(predictions=[[0, 1, 1]], targets=[[0, 1, 0]]).compute_per_class().tolist()
     [0.5, 0.5]
     """
+
+    @classmethod
+    def metrax(cls, num_classes: int, target_class_ids: Sequence[int], from_logits: bool = False,
+               epsilon: float = 1e-7) -> IoU:
+        """metrax's ``IoU`` arguments: the mean over ``target_class_ids`` with ``epsilon`` added."""
+        return cls(num_classes, from_logits=from_logits, target_class_ids=target_class_ids, epsilon=epsilon)
 
     def compute_per_class(self) -> np.ndarray:
         tp, fp, fn = self.state["counts"].astype(np.float64)
@@ -155,11 +209,19 @@ class IoU(_Overlap):
 
 class Dice(_Overlap):
     """Dice coefficient per class, 2 TP / (2 TP + FP + FN); ``compute()`` the mean over present
-    classes.
+    classes (or over ``target_class_ids``). ``Dice.metrax()`` is metrax's binary ``Dice``: the
+    positive class, soft counts on probabilities, 2 sum p t / (sum p + sum t + 1e-7).
 
     >>> Dice(num_classes=2).update(predictions=[[0, 1, 1]], targets=[[0, 1, 0]]).compute_per_class().tolist()
     [0.6666666666666666, 0.6666666666666666]
+    >>> round(Dice.metrax().update(predictions=[0.9, 0.2, 0.6], targets=[1, 0, 0]).compute(), 6)   # 1.8 / 2.7
+    0.666667
     """
+
+    @classmethod
+    def metrax(cls) -> Dice:
+        """metrax's ``Dice``: probabilities of the positive class, soft counts, epsilon 1e-7."""
+        return cls(2, soft=True, target_class_ids=[1], epsilon=1e-7)
 
     def compute_per_class(self) -> np.ndarray:
         tp, fp, fn = self.state["counts"].astype(np.float64)
