@@ -163,3 +163,18 @@ def test_dice_and_iou_with_metrax_arguments() -> None:
     assert rs.Dice(num_classes=2, target_class_ids=[1]).update(**hard).compute() == pytest.approx(4 / 6)
     with pytest.raises(MetricInputError, match="soft counts take probabilities"):
         rs.Dice(num_classes=3, soft=True)
+
+
+@pytest.mark.parametrize(("filter_size", "filter_sigma", "k1", "k2"), [(11, 1.5, 0.01, 0.03), (7, 1.0, 0.02, 0.05)])
+def test_ssim_with_metrax_parameters(filter_size: int, filter_sigma: float, k1: float, k2: float) -> None:
+    rng = np.random.default_rng(2)
+    target = rng.uniform(size=(3, 16, 14, 2))
+    pred = np.clip(target + rng.normal(0, 0.1, target.shape), 0, 1)
+    theirs = metrax.SSIM.from_model_output(jnp.array(pred), jnp.array(target), max_val=1.0, filter_size=filter_size,
+                                           filter_sigma=filter_sigma, k1=k1, k2=k2)
+    ours = rs.SSIM.metrax(1.0, filter_size, filter_sigma, k1, k2)
+    ours = ours.update(predictions=pred[:1], targets=target[:1]).merge(
+        ours.empty().update(predictions=pred[1:], targets=target[1:]))
+    assert ours.compute() == pytest.approx(float(value(theirs)), rel=1e-6)
+    with pytest.raises(MetricInputError, match=r"\[N, H, W, C\] images at least"):
+        rs.SSIM.metrax(1.0).update(predictions=pred[:, :8], targets=target[:, :8])

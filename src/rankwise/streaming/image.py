@@ -59,15 +59,56 @@ class PSNR(Metric):
         return float("inf") if mse == 0 else float(10 * np.log10(self.params["data_range"] ** 2 / mse))
 
 
+def gaussian_ssim(x: np.ndarray, y: np.ndarray, max_val: float, filter_size: int = 11, filter_sigma: float = 1.5,
+                  k1: float = 0.01, k2: float = 0.03) -> np.ndarray:
+    """SSIM of each image of two [N, H, W, C] batches with a ``filter_size`` Gaussian window of
+    ``filter_sigma`` over the valid positions (no padding), per channel then averaged (Wang et
+    al. 2004 as TensorFlow's ``tf.image.ssim`` and metrax's ``SSIM`` compute it): local means,
+    variances and covariance from the window, c1 = (k1 max_val)^2, c2 = (k2 max_val)^2.
+
+    >>> img = np.linspace(0, 1, 144).reshape(1, 12, 12, 1)
+    >>> gaussian_ssim(img, img, 1.0).tolist()
+    [1.0]
+    """
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    radius = (filter_size - 1) // 2
+    g = np.exp(-0.5 * (np.arange(-radius, radius + 1) / filter_sigma) ** 2)
+    g /= g.sum()
+    kernel = np.outer(g, g)
+
+    def local(values: np.ndarray) -> np.ndarray:   # [N, H', W', C]: the window's weighted mean
+        windows = sliding_window_view(values, kernel.shape, axis=(1, 2))   # [N, H', W', C, kh, kw]
+        return np.einsum("nhwcij,ij->nhwc", windows, kernel)
+
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    mu_x, mu_y = local(x), local(y)
+    var_x, var_y = local(x * x) - mu_x ** 2, local(y * y) - mu_y ** 2
+    cov = local(x * y) - mu_x * mu_y
+    ssim_map = ((2 * mu_x * mu_y + c1) * (2 * cov + c2)) / ((mu_x ** 2 + mu_y ** 2 + c1) * (var_x + var_y + c2))
+    return np.asarray(ssim_map.mean(axis=(1, 2)).mean(axis=-1))
+
+
 class SSIM(Metric):
     """Mean structural similarity over images, each computed by
     ``skimage.metrics.structural_similarity`` with the options given (``data_range`` required;
     ``gaussian_weights``, ``sigma``, ``win_size``, ``use_sample_covariance``, ``channel_axis``).
+    ``SSIM.metrax(max_val, filter_size, filter_sigma, k1, k2)`` takes metrax's parameters and
+    its [N, H, W, C] images (``gaussian_ssim``).
 
     >>> img = np.linspace(0, 1, 64).reshape(1, 8, 8)
     >>> SSIM(data_range=1.0).update(predictions=img, targets=img).compute()
     1.0
     """
+
+    @classmethod
+    def metrax(cls, max_val: float, filter_size: int = 11, filter_sigma: float = 1.5, k1: float = 0.01,
+               k2: float = 0.03) -> SSIM:
+        """metrax's ``SSIM``: a Gaussian window over valid positions, NHWC images."""
+        if filter_size < 1 or filter_sigma <= 0 or max_val <= 0:
+            raise MetricInputError("SSIM.metrax: filter_size >= 1, filter_sigma > 0 and max_val > 0")
+        return cls(data_range=max_val, filter_size=int(filter_size), filter_sigma=float(filter_sigma),
+                   k1=float(k1), k2=float(k2))
 
     inputs = ("predictions", "targets")
 
@@ -83,6 +124,16 @@ class SSIM(Metric):
         except ImportError:
             raise MetricInputError("SSIM needs scikit-image: pip install 'rankwise[image]'") from None
         pred, target = paired(self, inputs, per_row=True)
+        if "filter_size" in self.params:   # metrax's parameters: the Gaussian-window SSIM of NHWC images
+            size = self.params["filter_size"]
+            if pred.ndim != 4 or pred.shape[1] < size or pred.shape[2] < size:
+                raise MetricInputError(f"SSIM.update: metrax's SSIM takes [N, H, W, C] images at least {size} x "
+                                       f"{size}, got shape {pred.shape}")
+            values = gaussian_ssim(pred, target, self.params["data_range"], size, self.params["filter_sigma"],
+                                   self.params["k1"], self.params["k2"])
+            self.state["total"] = self.state["total"] + values.sum()
+            self.state["count"] += len(values)
+            return
         for p, t in zip(pred, target, strict=True):
             try:
                 value = structural_similarity(p, t, **self.params)
