@@ -32,7 +32,21 @@ def _subtopics(rng: np.random.Generator, n: int) -> dict:
     return {"predictions": rng.normal(size=(n, 6)), "targets": rng.integers(0, 2, (n, 6, 3))}
 
 
+def _values(rng: np.random.Generator, n: int) -> dict:
+    return {"values": rng.normal(size=(n, 3)), "sample_weights": rng.uniform(0, 2, n),
+            "where": rng.uniform(size=(n, 3)) < 0.9}
+
+
+def mean_label_of_top_two(scores: np.ndarray, labels: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+    """The mean label of each list's two best-scored kept items (a per-list ranking function)."""
+    masked = np.where(where if where is not None else True, scores, -np.inf)
+    top = np.argsort(-masked, axis=1, kind="stable")[:, :2]
+    return labels[np.arange(len(labels))[:, None], top].mean(axis=1)
+
+
 CASES = {**METRICS,
+         "average": (lambda: rs.Average(), _values),
+         "function": (lambda: rs.FunctionMetric(mean_label_of_top_two), padded),
          "ndcg": (lambda: rs.NDCG(k=[3, 8]), padded), "map": (lambda: rs.MAP(), padded),
          "mrr": (lambda: rs.MRR(), padded), "hit_rate": (lambda: rs.HitRate(k=5), padded),
          "precision_at_k": (lambda: rs.PrecisionAtK(k=4), padded), "recall_at_k": (lambda: rs.RecallAtK(k=4), padded),

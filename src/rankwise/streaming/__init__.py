@@ -15,6 +15,7 @@ from rankwise.streaming.classification import (
 from rankwise.streaming.clicks import ConditionalPerplexity, CTRCalibration, LogLikelihood, Perplexity
 from rankwise.streaming.curves import ROCAUC, AveragePrecision
 from rankwise.streaming.diversity import DiversityMetrics
+from rankwise.streaming.generic import Average, FunctionMetric
 from rankwise.streaming.image import PSNR, SNR, SSIM, Dice, IoU
 from rankwise.streaming.label_ranking import (
     CoverageError,
@@ -54,4 +55,4 @@ __all__ = ["Accuracy", "AveragePrecision", "BrierScore", "CalibrationError", "Co
            "PrecisionAtK", "RankingMetrics", "RecallAtK", "BLEU", "ROUGE", "CharErrorRate", "TokenPerplexity",
            "WordErrorRate", "PSNR", "SNR", "SSIM", "Dice", "IoU", "CoverageError", "DCGScore",
            "LabelRankingAveragePrecision", "LabelRankingLoss", "NDCGScore", "MatchErrorRate",
-           "WordInformationLost", "WordInformationPreserved", "DiversityMetrics"]
+           "WordInformationLost", "WordInformationPreserved", "DiversityMetrics", "Average", "FunctionMetric"]
