@@ -165,3 +165,26 @@ def test_jax_states_follow_the_protocol() -> None:
     for merged in (a + b, b.merge(a), merge_all([state, a, b])):
         for key, value in whole.compute().items():
             np.testing.assert_allclose(np.asarray(merged.compute()[key]), np.asarray(value), rtol=1e-5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), cut=st.integers(1, 29))
+def test_fusion_training_counts_follow_the_protocol(seed: int, cut: int) -> None:
+    """A trained fusion method's counts of two disjoint sets of training queries merge into the
+    counts of all of them (SegFuse's segments)."""
+    from rankwise.fusion.methods import SEGFUSE_BOUNDS, segment_counts
+
+    rng = np.random.default_rng(seed)
+    query = np.repeat(np.arange(30), 20)
+    position = np.tile(np.arange(20), 30) * rng.integers(1, 4)
+    relevant = (rng.uniform(size=len(query)) < 0.3).astype(np.float64)
+    first = query < cut
+    whole = segment_counts(position, relevant, 30, SEGFUSE_BOUNDS)
+    a = segment_counts(position[first], relevant[first], cut, SEGFUSE_BOUNDS)
+    b = segment_counts(position[~first], relevant[~first], 30 - cut, SEGFUSE_BOUNDS)
+    before = a.sums.copy()
+    assert isinstance(a, Mergeable)
+    np.testing.assert_allclose((a + b).sums, whole.sums, rtol=1e-12)
+    np.testing.assert_allclose((b + a).estimates(), whole.estimates(), rtol=1e-12)
+    assert (a + b).queries == 30 and (a.empty() + a).queries == a.queries
+    np.testing.assert_array_equal(a.sums, before)

@@ -120,16 +120,53 @@ def _training_rows(r: np.ndarray, t: PairTable, rel_level: int) -> tuple[np.ndar
     return seen, r[seen].astype(np.int64) - 1, relevant, queries
 
 
-def _segment_probs(r: np.ndarray, t: PairTable, rel_level: int, bounds: np.ndarray) -> np.ndarray:
-    """Mean over the training queries of the share of relevant documents in each fixed segment
-    [bounds[k], bounds[k + 1]) of positions (a segment's size counts in full even where a list
-    is shorter, as in SegFuse and BayesFuse)."""
-    _, position, relevant, queries = _training_rows(r, t, rel_level)
+@dataclass(frozen=True)
+class TrainingCounts:
+    """What a trained fusion method learns from one run on the training queries: per segment
+    (or position), the sum over training queries of the relevant share, and how many training
+    queries there were; the estimates are ``sums / queries``. Counts of disjoint sets of
+    training queries merge by addition (``rankwise.merging``), so training can be split.
+
+    >>> a = TrainingCounts(np.array([1.0, 0.5]), 2)
+    >>> (a + TrainingCounts(np.array([0.0, 0.5]), 1)).estimates().tolist()   # (1 + 0) / 3, (0.5 + 0.5) / 3
+    [0.3333333333333333, 0.3333333333333333]
+    """
+
+    sums: np.ndarray
+    queries: int
+
+    def merge(self, other: TrainingCounts) -> TrainingCounts:
+        if self.sums.shape != other.sums.shape:
+            raise RankwiseError(f"cannot merge training counts of {len(self.sums)} and {len(other.sums)} segments")
+        return TrainingCounts(self.sums + other.sums, self.queries + other.queries)
+
+    def __add__(self, other: TrainingCounts) -> TrainingCounts:
+        return self.merge(other)
+
+    def empty(self) -> TrainingCounts:
+        return TrainingCounts(np.zeros_like(self.sums), 0)
+
+    def estimates(self) -> np.ndarray:
+        """The mean relevant share per segment over the training queries (0 without any)."""
+        return self.sums / max(self.queries, 1)
+
+
+def segment_counts(position: np.ndarray, relevant: np.ndarray, queries: int, bounds: np.ndarray) -> TrainingCounts:
+    """``TrainingCounts`` of fixed segments [bounds[k], bounds[k + 1]) of 0-based positions:
+    each row's relevance over its segment's full size (a segment's size counts in full even
+    where a list is shorter, as in SegFuse and BayesFuse)."""
     inside = position < bounds[-1]
     segment = np.searchsorted(bounds, position[inside], side="right") - 1
     sizes = np.diff(bounds).astype(np.float64)
     sums = np.bincount(segment, weights=relevant[inside] / sizes[segment], minlength=len(sizes))
-    return sums / max(queries, 1)
+    return TrainingCounts(sums, int(queries))
+
+
+def _segment_probs(r: np.ndarray, t: PairTable, rel_level: int, bounds: np.ndarray) -> np.ndarray:
+    """Mean over the training queries of the share of relevant documents in each fixed segment
+    [bounds[k], bounds[k + 1]) of positions (``segment_counts``)."""
+    _, position, relevant, queries = _training_rows(r, t, rel_level)
+    return segment_counts(position, relevant, queries, bounds).estimates()
 
 
 def _segment_of(r: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
