@@ -23,7 +23,7 @@ LAYERS: dict[str, float] = {
     "streaming": 5, "stats": 5, "torch": 5,
     "jax": 6,  # the JAX states reuse the streaming definitions (threshold grids)
     "fusion": 5, "agreement": 6,
-    "recsys": 5,  # beyond-accuracy metrics of recommendation lists
+    "recsys": 6,  # beyond-accuracy metrics of recommendation lists, tested per user (stats)
     "comparison": 6, "clicks": 6,
     "online": 7,  # interleaving's simulated users come from clicks
     "report": 8, "rankeval": 8, "scale": 8,  # scale wraps evaluate, click models and A/B states
@@ -173,7 +173,7 @@ INTENDED: dict[str, set[str]] = {
     "jax": {"errors", "metrics", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
     "rankeval": {"_version", "errors", "data", "engine", "metrics", "evaluation", "comparison"},
-    "recsys": {"_version", "errors", "params", "results", "data"},
+    "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
     "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",

@@ -70,7 +70,7 @@ def _accuracy(data: RecsysData, metrics: list[str], rating_threshold: float | No
     NaN for a list without relevant items), the evaluation's warnings and its signatures."""
     import pandas as pd
 
-    import rankwise
+    from rankwise.evaluation import evaluate
 
     if data.relevant is None:
         from rankwise.errors import InputError
@@ -87,7 +87,7 @@ def _accuracy(data: RecsysData, metrics: list[str], rating_threshold: float | No
         run.setdefault(str(o), {})[str(data.vocabulary[i])] = -float(r)
     for o in range(data.n_lists):
         run.setdefault(str(o), {})
-    result = rankwise.evaluate(qrels, {"run": {q: d for q, d in run.items() if d}}, metrics)
+    result = evaluate(qrels, {"run": {q: d for q, d in run.items() if d}}, metrics)
     table = result.per_query.droplevel("run") if len(result.per_query) else pd.DataFrame(columns=metrics)
     values = table.reindex([str(o) for o in range(data.n_lists)])
     skipped = data.n_lists - int(values.notna().any(axis=1).sum())
