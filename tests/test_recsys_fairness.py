@@ -259,3 +259,20 @@ def test_cli_beyond_with_accuracy_groups_plot_and_the_old_test_flag(tmp_path: Pa
     assert old.exit_code == 0 and "--test FILE is deprecated here: write --held-out" in old.output
     bad = CliRunner().invoke(app, ["beyond", str(RECSYS / "reco.csv"), "-m", "ndcg@5", "--plot", str(plot)])
     assert bad.exit_code == 2 and "held-out" in bad.output
+
+
+def test_beyond_takes_compares_statistics_options(tmp_path: Path) -> None:
+    """``beyond`` shares compare's statistics options: --test names a paired test, and the
+    resampled ones read --permutations and --seed."""
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    args = ["beyond", f"reco={RECSYS / 'reco.csv'}", f"random={RECSYS / 'random.csv'}", "--train",
+            str(RECSYS / "train.csv"), "--held-out", str(RECSYS / "test.csv"), "-m", "ndcg@5", "-f", "json"]
+    out = CliRunner().invoke(app, args + ["--test", "randomization", "--permutations", "200", "--seed", "3"])
+    assert out.exit_code == 0, out.output
+    runs = {"reco": str(RECSYS / "reco.csv"), "random": str(RECSYS / "random.csv")}
+    expected = beyond_accuracy(runs, ["ndcg@5"], train=str(RECSYS / "train.csv"), test=str(RECSYS / "test.csv"),
+                               test_name="randomization", permutations=200, seed=3)
+    assert f'"p_value": {float(expected.table["p_value"].iloc[1])!r}' in out.stdout

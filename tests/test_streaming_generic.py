@@ -21,6 +21,8 @@ def test_average_equals_numpy_and_metrax() -> None:
     theirs = metrax.Average.from_model_output(jnp.array(values), sample_weights=jnp.array(weights)).compute()
     assert ours.compute() == pytest.approx(float(theirs), rel=1e-6)
     assert np.isnan(rs.Average().compute()) and rs.Average(zero_division=0.0).compute() == 0.0
+    # a saved state loads into a metric of the same parameters (an undefined mean is None, not NaN)
+    assert rs.Average().load_state_dict(ours.state_dict()).compute() == ours.compute()
     with pytest.raises(MetricInputError, match="finite and non-negative"):
         rs.Average().update(values=[1.0, 2.0], sample_weights=[1.0, -1.0])
 

@@ -106,6 +106,9 @@ _STATISTICS_OPTIONS: list[inspect.Parameter] = [
 ]
 
 with_statistics = _with_options(_STATISTICS_OPTIONS, "statistics", dict)
+with_paired_tests = _with_options([p for p in _STATISTICS_OPTIONS if p.name != "bootstrap_ci"], "statistics", dict)
+"""The statistics options of ``compare`` a command with per-user paired tests takes (no
+bootstrap interval): ``rankwise beyond``'s runs against a baseline."""
 """Add the statistics options of ``compare`` and ``report`` (the keywords of
 ``rankwise.compare``); the command receives them as one ``statistics`` dict."""
 

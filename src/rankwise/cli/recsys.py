@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat
+from rankwise.cli.options import ReportFormat, with_paired_tests
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
@@ -18,6 +18,7 @@ from rankwise.errors import RankwiseError
 
 
 @app.command("beyond")
+@with_paired_tests
 def beyond(
     runs: Annotated[list[str], typer.Argument(
         help="Recommendation lists: CSV, TSV or Parquet with user, item and score or rank columns (several files "
@@ -30,14 +31,6 @@ def beyond(
     held_out: Annotated[str | None, typer.Option(
         "--held-out", help="Held-out interactions (user, item[, rating]): relevance for accuracy metrics "
                            "(ndcg@10, recall@20 ...), serendipity, PopREO and expected exposure.")] = None,
-    test: Annotated[str, typer.Option(
-        "--test", help="With several runs: the paired test of each per-user metric against the baseline; "
-                       "'rankwise list comparison-tests' lists them.")] = "t",
-    baseline: Annotated[str | None, typer.Option(
-        "--baseline", help="The run the others are tested against (default: the first).")] = None,
-    correction: Annotated[str, typer.Option(
-        "--correction", help="Over every test of the table; 'rankwise list corrections' lists them.")] = "holm",
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     user_groups: Annotated[str | None, typer.Option(
         "--user-groups", help="A user column and a group column: every per-user metric also per user group.")] = None,
     plot: Annotated[Path | None, typer.Option(
@@ -59,16 +52,19 @@ def beyond(
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    statistics: dict | None = None,
 ) -> None:
     """Coverage, novelty, popularity bias, diversity, personalisation, calibration and
-    serendipity of recommendation lists, beside each other for one or several runs."""
+    serendipity of recommendation lists, beside each other for one or several runs (with
+    several, each per-user metric is tested against --baseline with compare's options)."""
     from rankwise.recsys import beyond_accuracy
     from rankwise.report import recsys as render
 
-    if Path(test).is_file():   # the held-out file, as --test named it before --held-out
-        _warn([f"--test FILE is deprecated here: write --held-out {test} (--test is the significance test, as "
-               "in compare)"])
-        held_out, test = held_out or test, "t"
+    statistics = dict(statistics or {})
+    if Path(statistics.get("test", "t")).is_file():   # the held-out file, as --test named it before --held-out
+        _warn([f"--test FILE is deprecated here: write --held-out {statistics['test']} (--test is the significance "
+               "test, as in compare)"])
+        held_out, statistics["test"] = held_out or statistics["test"], "t"
     named: dict[str, str] = {}
     for run in runs:
         name, _, path = run.partition("=") if "=" in run and not Path(run).exists() else (Path(run).stem, "", run)
@@ -81,7 +77,9 @@ def beyond(
             items = [line.strip() for line in Path(catalogue).read_text(encoding="utf-8").splitlines() if line.strip()]
         result = beyond_accuracy(named, metric, train=train, test=held_out, catalogue=items, features=features,
                                  groups=groups, rating_threshold=rating_threshold, user_groups=user_groups,
-                                 test_name=test, baseline=baseline, correction=correction, alpha=alpha)
+                                 test_name=statistics.get("test", "t"), baseline=statistics.get("baseline"),
+                                 correction=statistics.get("correction", "holm"), alpha=statistics.get("alpha", 0.05),
+                                 permutations=statistics.get("permutations", 10_000), seed=statistics.get("seed", 0))
         if plot is not None:
             from rankwise.report.plots import tradeoff
 

@@ -77,17 +77,20 @@ def _accuracy(data: RecsysData, metrics: list[str], rating_threshold: float | No
 
         raise InputError(f"accuracy metrics ({', '.join(metrics)}) need held-out interactions: give test=",
                          field="test")
-    qrels: dict[str, dict[str, int]] = {}
-    for list_index, item in sorted(data.relevant):
-        qrels.setdefault(str(list_index), {})[str(data.vocabulary[item])] = 1
+    import pyarrow as pa
+
+    from rankwise.data.containers import Qrels, Run
+
+    def ids(codes: np.ndarray) -> Any:   # list indices or item codes as the string ids evaluate reads
+        return pa.array(np.asarray(codes).astype(str))
+
+    names = np.asarray(data.vocabulary).astype(str)
+    pairs = np.array(sorted(data.relevant), dtype=np.int64).reshape(-1, 2)
+    qrels = Qrels(ids(pairs[:, 0]), pa.array(names[pairs[:, 1]]), np.ones(len(pairs), dtype=np.int64), "<held-out>")
     longest = int(np.diff(data.offsets).max()) if data.n_lists else 0
-    items, owner, rank = data.top(longest)
-    run: dict[str, dict[str, float]] = {}
-    for o, i, r in zip(owner.tolist(), items.tolist(), rank.tolist(), strict=True):
-        run.setdefault(str(o), {})[str(data.vocabulary[i])] = -float(r)
-    for o in range(data.n_lists):
-        run.setdefault(str(o), {})
-    result = evaluate(qrels, {"run": {q: d for q, d in run.items() if d}}, metrics)
+    items, owner, rank = data.top(longest)   # every list in full, ranked by its order (score = -rank)
+    run = Run(ids(owner), pa.array(names[items]), -rank.astype(np.float64), "run", "<lists>")
+    result = evaluate(qrels, {"run": run}, metrics)
     table = result.per_query.droplevel("run") if len(result.per_query) else pd.DataFrame(columns=metrics)
     values = table.reindex([str(o) for o in range(data.n_lists)])
     skipped = data.n_lists - int(values.notna().any(axis=1).sum())
@@ -112,7 +115,7 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
                     catalogue: Any = None, features: Any = None, groups: Any = None,
                     rating_threshold: float | None = None, user_groups: Any = None,
                     test_name: str = "t", baseline: str | None = None, correction: str = "holm",
-                    alpha: float = 0.05) -> BeyondAccuracyResult:
+                    alpha: float = 0.05, permutations: int = 10_000, seed: int = 0) -> BeyondAccuracyResult:
     """Beyond-accuracy metrics (``rankwise.recsys.metrics.BEYOND_ACCURACY``: ``coverage@10``,
     ``novelty@10``, ``ild(similarity=cosine)@10`` ...) of ``runs``, beside any accuracy metric
     of the ranking catalogue (``ndcg@10``, ``recall@20``: scored per user by
@@ -129,7 +132,8 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     test of ``rankwise.stats.paired.PAIRED_TESTS``, paired t by default): the table's
     ``baseline``, ``p_value`` and ``p_adjusted`` columns, the last corrected over every test of
     the table (``correction``, ``rankwise.stats.corrections``; Holm by default) and compared with
-    ``alpha`` in ``significant``.
+    ``alpha`` in ``significant`` (``permutations`` and ``seed``: the randomisation and bootstrap
+    tests' resamples, as in ``compare``).
 
     >>> lists = {"u1": ["a", "b"], "u2": ["b", "c"]}
     >>> out = beyond_accuracy(lists, ["coverage@2", "arp@2"], train={"u1": ["c"], "u2": ["a", "a"]})
@@ -196,7 +200,10 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     table = pd.DataFrame(rows)
     if len(named) > 1:
         first = baseline if baseline is not None else named[0][0]
-        table = _paired_tests(table, per_user_table, first, test_member.name, p_value, correction, alpha)
+        def paired(a: np.ndarray, b: np.ndarray) -> float:
+            return p_value(test_member.name, a, b, permutations, seed)
+
+        table = _paired_tests(table, per_user_table, first, paired, correction, alpha)
     if by_user_group is not None:
         table = _user_group_rows(table, per_user_table, by_user_group, warnings)
     settings = {"metrics": names, "inputs": inputs, "rating_threshold": rating_threshold,
@@ -205,8 +212,7 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     return BeyondAccuracyResult(table, per_user_table, warnings, settings)
 
 
-def _paired_tests(table: Any, per_user: Any, baseline: str, test: str, p_value: Any, correction: str,
-                  alpha: float) -> Any:
+def _paired_tests(table: Any, per_user: Any, baseline: str, p_value: Any, correction: str, alpha: float) -> Any:
     """``baseline``, ``p_value``, ``p_adjusted`` and ``significant`` columns: each per-user metric
     of each other run against the baseline run, over the users both have a value for (per-run
     metrics: no test), corrected together."""
@@ -221,7 +227,7 @@ def _paired_tests(table: Any, per_user: Any, baseline: str, test: str, p_value: 
         both = first[[row["metric"]]].merge(other[[row["metric"]]], left_index=True, right_index=True,
                                             suffixes=("_a", "_b")).dropna()
         if len(both) >= 2:
-            table.loc[index, "p_value"] = p_value(test, both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy())
+            table.loc[index, "p_value"] = p_value(both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy())
             table.loc[index, "baseline"] = baseline
     tested = table["p_value"].notna()
     if tested.any():

@@ -132,8 +132,8 @@ def popularity_reo(data: RecsysData, k: int, head_share: float = 0.8) -> Value:
     inside = universe(data)
     items, owner, _ = data.top(k)
     rel_list, rel_item = _relevant_pairs(data)
-    recommended = set(zip(owner.tolist(), items.tolist(), strict=True))
-    hit = np.array([(int(u), int(i)) in recommended for u, i in zip(rel_list, rel_item, strict=True)], dtype=bool)
+    width = len(data.vocabulary)
+    hit = np.isin(rel_list * width + rel_item, owner.astype(np.int64) * width + items)
     rates = []
     for group in (head & inside, ~head & inside):
         relevant = group[rel_item]

@@ -16,7 +16,8 @@ from rankwise.state import Metric, MetricInputError, mask_of
 class Average(Metric):
     """The weighted mean of ``values``, sum(w v) / sum(w), over every cell seen (``where``
     masks cells; ``sample_weights`` one per cell or per row); merged exactly. An empty state
-    is NaN, or ``zero_division`` (metrax's ``Average`` divides safely: 0).
+    is NaN (``zero_division=None``), or ``zero_division`` (metrax's ``Average`` divides
+    safely: 0).
 
     >>> Average().update(values=[1.0, 2.0, 6.0], sample_weights=[1.0, 1.0, 2.0]).compute()   # (1 + 2 + 12) / 4
     3.75
@@ -28,8 +29,9 @@ class Average(Metric):
     optional_inputs = ("where", "sample_weights")
     nonnegative_state = ("weight",)
 
-    def __init__(self, zero_division: float = float("nan")) -> None:
-        super().__init__(zero_division=float(zero_division))
+    def __init__(self, zero_division: float | None = None) -> None:
+        # None, not NaN, stands for "undefined": parameters compare equal after a save and load
+        super().__init__(zero_division=None if zero_division is None else float(zero_division))
 
     def _initial_state(self) -> dict[str, Any]:
         return {"total": np.zeros(()), "weight": np.zeros(())}
@@ -56,7 +58,9 @@ class Average(Metric):
 
     def compute(self) -> float:
         weight = float(self.state["weight"])
-        return float(self.state["total"]) / weight if weight else self.params["zero_division"]
+        if weight:
+            return float(self.state["total"]) / weight
+        return float("nan") if self.params["zero_division"] is None else self.params["zero_division"]
 
 
 def _name_of(function: Callable[..., Any]) -> str:
