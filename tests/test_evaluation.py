@@ -8,7 +8,7 @@ import pytest
 from conftest import DATA
 
 import rankwise
-from rankwise.errors import InputError, MetricParameterError, RankwiseError, UnknownMetricError
+from rankwise.errors import InputError, RankwiseError, UnknownMetricError
 
 QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 1, "d9": -1}, "q2": {"a": 1}, "q3": {"z": 1}}
 RUN = {"q1": {"d1": 5.0, "d5": 4.0, "d2": 3.0, "d3": 2.0, "d9": 1.0}, "q2": {"b": 2.0, "a": 1.0},
@@ -219,8 +219,9 @@ def test_a_family_is_known_by_its_own_name() -> None:
     qrels, run = {"q": {"a": 2, "b": 1}}, {"q": {"a": 1.0, "b": 2.0}}
     got = rankwise.evaluate(qrels, run, ["es_dcg"]).summary["es_dcg"].iloc[0]
     assert got == pytest.approx(1 / math.log2(2) + 3 / math.log2(3))  # b (gain 2^1-1) first, a (2^2-1) second
-    with pytest.raises(MetricParameterError, match="needs maximum_relevance"):
-        rankwise.evaluate(qrels, run, ["es_expected_reciprocal_rank"])
+    # maximum_relevance defaults to 3, as in Elasticsearch: R = (2^r - 1) / 8 -> b 1/8, then a 3/8
+    got = rankwise.evaluate(qrels, run, ["es_expected_reciprocal_rank"]).summary.iloc[0, 0]
+    assert got == pytest.approx(1 / 8 + (7 / 8) * (3 / 8) / 2)
 
 
 @pytest.mark.parametrize(("typo", "suggested"), [("recal@100", "recall@100"), ("precison@5", "precision@5"),

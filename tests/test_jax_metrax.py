@@ -178,3 +178,26 @@ def test_ssim_with_metrax_parameters(filter_size: int, filter_sigma: float, k1: 
     assert ours.compute() == pytest.approx(float(value(theirs)), rel=1e-6)
     with pytest.raises(MetricInputError, match=r"\[N, H, W, C\] images at least"):
         rs.SSIM.metrax(1.0).update(predictions=pred[:, :8], targets=target[:, :8])
+
+
+def test_perplexity_from_probabilities_with_token_weights(data: dict) -> None:
+    rng = data["rng"]
+    probs = rng.uniform(0.01, 1.0, (3, 6, 5))     # unnormalised: both divide by the vocabulary sum
+    probs[0, 0, 2] = 0.0                          # a zero probability: metrax clips it to 1e-7
+    tokens = rng.integers(0, 5, (3, 6))
+    tokens[0, 0] = 2
+    weights = rng.integers(0, 3, (3, 6)).astype(np.float64)
+    theirs = value(metrax.Perplexity.from_model_output(jnp.array(probs), jnp.array(tokens),
+                                                       sample_weights=jnp.array(weights)))
+    ours = rs.TokenPerplexity.metrax().update(predictions=probs, targets=tokens, sample_weights=weights)
+    assert ours.compute() == pytest.approx(theirs, rel=1e-5)
+    # without the clip the zero-probability target (weight > 0) makes the perplexity infinite
+    weights[0, 0] = 1.0
+    assert rs.TokenPerplexity().update(predictions=probs, targets=tokens, sample_weights=weights).compute() == np.inf
+    # two updates weigh every token once: the same as one update over both batches
+    a = rs.TokenPerplexity.metrax().update(predictions=probs[:1], targets=tokens[:1], sample_weights=weights[:1])
+    a.update(predictions=probs[1:], targets=tokens[1:], sample_weights=weights[1:])
+    whole = rs.TokenPerplexity.metrax().update(predictions=probs, targets=tokens, sample_weights=weights)
+    assert a.compute() == pytest.approx(whole.compute(), rel=1e-12)
+    with pytest.raises(MetricInputError, match="sample_weights"):
+        rs.TokenPerplexity().update(predictions=probs, targets=tokens, sample_weights=weights[:, :2])

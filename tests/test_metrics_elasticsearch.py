@@ -66,8 +66,18 @@ def test_bad_elasticsearch_metrics() -> None:
         rankwise.evaluate(QRELS, RUN, {"ndcg": {"k": 10}})
     with pytest.raises(MetricParameterError, match="unknown parameter"):
         rankwise.evaluate(QRELS, RUN, {"dcg": {"k": 10, "gain": "exp"}})
-    with pytest.raises(MetricParameterError, match="needs maximum_relevance"):
-        rankwise.evaluate(QRELS, RUN, '{"expected_reciprocal_rank": {"k": 10}}')
+
+
+def test_definitions_are_re_serialised_with_their_defaults() -> None:
+    """Elasticsearch writes a metric back with every default filled in; so does the column label,
+    and two spellings of one metric are one column. maximum_relevance defaults to 3."""
+    res = rankwise.evaluate(QRELS, RUN, ['{"expected_reciprocal_rank": {"k": 3}}', {"precision": {}}])
+    assert list(res.summary.columns) == ['{"expected_reciprocal_rank": {"k": 3, "maximum_relevance": 3}}',
+                                         '{"precision": {"ignore_unlabeled": false, "k": 10, '
+                                         '"relevant_rating_threshold": 1}}']
+    r = [7 / 8, 3 / 8, 7 / 8]
+    err = r[0] + (1 - r[0]) * r[1] / 2 + (1 - r[0]) * (1 - r[1]) * r[2] / 3
+    assert res.summary.iloc[0, 0] == pytest.approx(err)
 
 
 def test_per_query_details() -> None:

@@ -223,7 +223,8 @@ def test_cli_index_build_and_rank_eval(tmp_path: Path) -> None:
     assert "| system | es:P@2 | mrr@10 | failed | q/s |" in res.output
     out = json.loads((tmp_path / "out.json").read_text())
     assert set(out["systems"]) == {"body", "title"} and "comparison" in out
-    assert set(out["systems"]["title"]["metrics"]) == {'{"precision": {"k": 2}}', "mrr@10"}
+    assert set(out["systems"]["title"]["metrics"]) == {
+        '{"precision": {"ignore_unlabeled": false, "k": 2, "relevant_rating_threshold": 1}}', "mrr@10"}
     assert (tmp_path / "todo.csv").read_text().startswith("request_id,_index,_id,rating,systems,best_rank,query")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"requests": [{"id": "q", "template_id": "t", "ratings": []}],
@@ -232,6 +233,15 @@ def test_cli_index_build_and_rank_eval(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "requests[0].template_id: unknown template 't'" in res.output
     res = runner.invoke(app, ["rank-eval", str(spec), "--index", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "not a rankwise index" in res.output
+    # --search-type: checked, and said to change nothing on Tantivy's one shard; --match-index: the
+    # spec's ratings carry _index "ix", the index directory's name, so the scores stay the same
+    res = runner.invoke(app, ["rank-eval", str(spec), "--index", str(tmp_path / "ix"), "--search-type", "dfs"])
+    assert res.exit_code == 2 and "--search-type 'dfs': expected one of query_then_fetch" in res.output
+    res = runner.invoke(app, ["rank-eval", str(spec), "--index", str(tmp_path / "ix"), "--quiet", "--format",
+                              "markdown", "--search-type", "dfs_query_then_fetch", "--match-index"])
+    assert res.exit_code == 0, res.output
+    assert "one shard, where both search types score the same" in res.output
+    assert "| system | es:P@2 | mrr@10 | failed | q/s |" in res.output
 
 
 # --- end to end on Cranfield --------------------------------------------------------------------

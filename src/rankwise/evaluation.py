@@ -115,6 +115,10 @@ class Result:
         relevant rank, dcg / ideal_dcg, unrated_docs), one row per (run, query)."""
         import pandas as pd
 
+        if metric.lstrip().startswith("{"):  # an Elasticsearch metric in any spelling: its re-serialised label
+            from rankwise.metrics.names import parse_metric
+
+            metric = parse_metric(metric).label
         frames = []
         for rs in self.runs:
             if metric not in rs.details:

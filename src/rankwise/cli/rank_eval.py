@@ -126,6 +126,12 @@ def rank_eval(
                                                       "merged over the spec's.")] = None,
     unrated_out: Annotated[Path | None, typer.Option(help="Write the unrated documents of the top k to this CSV.")]
     = None,
+    match_index: Annotated[bool, typer.Option(
+        "--match-index", help="Match ratings to hits on _index and _id, as Elasticsearch does (default: _id "
+                              "alone, so a spec runs against any index).")] = False,
+    search_type: Annotated[str | None, typer.Option(
+        help="Elasticsearch's search_type: query_then_fetch | dfs_query_then_fetch (term statistics of the whole "
+             "index; one shard scores both the same).")] = None,
     test: Annotated[str, typer.Option(help="Significance test between systems.")] = "t",
     correction: Annotated[str, typer.Option(help="'rankwise list corrections' lists them.")] = "holm",
     cross_check: Annotated[bool, typer.Option(help="Also ask the server's _rank_eval and compare.")] = False,
@@ -147,7 +153,8 @@ def rank_eval(
 
     try:
         parsed = load_spec(spec)
-        engine = _backend(backend, index, url, api_key, user, password, function)
+        search_type = _search_type(search_type, backend)
+        engine = _backend(backend, index, url, api_key, user, password, function, search_type)
         if system_index:
             engines = {s.name: engine for s in parsed.systems}
             for item in system_index:
@@ -155,16 +162,16 @@ def rank_eval(
                 if not sep or name not in engines:
                     raise RankwiseError(f"--system-index {item!r}: expected SYSTEM=INDEX with SYSTEM one of "
                                         f"{', '.join(engines)}")
-                engines[name] = _backend(backend, where, url, api_key, user, password, function)
+                engines[name] = _backend(backend, where, url, api_key, user, password, function, search_type)
             engine = engines
         extra = None
         if ratings is not None:
-            extra, skipped = judging.read_ratings(ratings)
+            extra, skipped = judging.read_ratings(ratings, match_index)
             if skipped:
                 _warn([f"{ratings}: {skipped} row(s) without a rating were skipped"])
         level = check_details(details)  # before searching, not after
         result = run_rank_eval(parsed, engine, size=size, concurrency=concurrency, ratings=extra, test=test,
-                               correction=correction, progress=_progress(not quiet))
+                               correction=correction, match_index=match_index, progress=_progress(not quiet))
         checks = None
         if cross_check:
             from rankwise.rankeval.elastic import ElasticsearchBackend
@@ -201,8 +208,24 @@ def rank_eval(
                        f"{check['rankwise_metric_score']}, max difference {check['max_abs_difference']:.3g}")
 
 
+def _search_type(value: str | None, kind: BackendKind) -> str | None:
+    """``--search-type`` checked; on a one-shard backend it changes nothing (said once)."""
+    from rankwise.errors import RankwiseError
+    from rankwise.rankeval.backends import SEARCH_TYPES
+
+    if value is None:
+        return None
+    if value not in SEARCH_TYPES:
+        raise RankwiseError(f"--search-type {value!r}: expected one of {', '.join(SEARCH_TYPES)}")
+    if kind in (BackendKind.tantivy, BackendKind.callable):
+        _warn([f"--search-type {value}: the {kind.value} backend searches one shard, where both search types "
+               "score the same"])
+        return None
+    return value
+
+
 def _backend(kind: BackendKind, index: str | None, url: str | None, api_key: str | None, user: str | None,
-             password: str | None, function: str | None) -> Any:
+             password: str | None, function: str | None, search_type: str | None = None) -> Any:
     from rankwise.errors import RankwiseError
 
     if kind is BackendKind.tantivy:
@@ -221,7 +244,8 @@ def _backend(kind: BackendKind, index: str | None, url: str | None, api_key: str
         raise RankwiseError(f"--backend {kind.value} needs --url URL and --index NAME")
     from rankwise.rankeval.elastic import ElasticsearchBackend
 
-    return ElasticsearchBackend(url, index, flavor=kind.value, api_key=api_key, username=user, password=password)
+    return ElasticsearchBackend(url, index, flavor=kind.value, api_key=api_key, username=user, password=password,
+                                search_type=search_type)
 
 
 def _grids(result: Any) -> list[Any]:

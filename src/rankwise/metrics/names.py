@@ -134,14 +134,20 @@ def _unknown(name: str) -> UnknownMetricError:
 def parse_elasticsearch(metric: dict | str) -> MetricSpec:
     """An Elasticsearch rank_eval metric object, as a dict or its JSON text.
 
+    The label is the metric re-serialised with every default filled in, as Elasticsearch
+    writes it back (so ``{"dcg": {}}`` and ``{"dcg": {"k": 10}}`` are one column).
+
     >>> s = parse_elasticsearch({"dcg": {"k": 10, "normalize": True}})
     >>> s.name, s.params
     ('es_dcg', (('k', 10), ('normalize', True)))
+    >>> parse_elasticsearch({"expected_reciprocal_rank": {"k": 5}}).label
+    '{"expected_reciprocal_rank": {"k": 5, "maximum_relevance": 3}}'
     """
     import json
 
-    label = metric if isinstance(metric, str) else json.dumps(metric, sort_keys=True)
+    written = metric if isinstance(metric, str) else json.dumps(metric, sort_keys=True)
     obj = json.loads(metric) if isinstance(metric, str) else metric
+    label = written
     if not isinstance(obj, dict) or len(obj) != 1:
         raise MetricParameterError(f"{label}: expected one Elasticsearch metric, e.g. {{\"dcg\": {{\"k\": 10}}}}")
     (kind, params), = obj.items()
@@ -161,6 +167,9 @@ def parse_elasticsearch(metric: dict | str) -> MetricSpec:
     values = tuple((p.name, p.convert(params[p.name], label)) for p in family.params
                    if params.get(p.name) is not None)
     printable = ",".join(f"{k}={params[k]}" for k in allowed if k in params) or None
+    given = dict(values)
+    filled = {p.name: given.get(p.name, p.default) for p in family.params}
+    label = json.dumps({kind: {k: v for k, v in filled.items() if v is not None}}, sort_keys=True)
     return MetricSpec(family, (), values, printable, label)
 
 

@@ -18,6 +18,33 @@ class Hit:
     doc_id: str
     score: float
 
+    def key(self, match_index: bool = False) -> str:
+        """The key ratings are matched on (``document_key``)."""
+        return document_key(self.index, self.doc_id, match_index)
+
+
+INDEX_SEPARATOR = "\x1f"
+"""Joins ``_index`` and ``_id`` into one document key when ratings are matched on both."""
+SEARCH_TYPES = ("query_then_fetch", "dfs_query_then_fetch")
+"""Elasticsearch's ``search_type`` values: per-shard term statistics, or the whole index's
+(``dfs_``: one extra round trip). A one-shard backend scores both the same."""
+
+
+def document_key(index: str | None, doc_id: str, match_index: bool) -> str:
+    """The key a rating and a hit are matched on: the ``_id``, or ``_index`` and ``_id``
+    (Elasticsearch's own matching) with ``match_index``.
+
+    >>> document_key("docs", "12", False), split_key(document_key("docs", "12", True))
+    ('12', ('docs', '12'))
+    """
+    return f"{index}{INDEX_SEPARATOR}{doc_id}" if match_index else doc_id
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """(``_index`` or None, ``_id``) of a document key."""
+    index, sep, doc = key.partition(INDEX_SEPARATOR)
+    return (index, doc) if sep else (None, key)
+
 
 class Backend(Protocol):
     """Anything that runs a search body and returns hits in rank order."""

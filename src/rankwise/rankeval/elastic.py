@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rankwise.errors import RankwiseError
-from rankwise.rankeval.backends import BackendError, Hit
+from rankwise.rankeval.backends import SEARCH_TYPES, BackendError, Hit, split_key
 
 FLAVORS = ("elasticsearch", "opensearch")
 
@@ -40,9 +40,12 @@ class ElasticsearchBackend:
 
     def __init__(self, url: str, index: str, *, flavor: str = "elasticsearch", api_key: str | None = None,
                  username: str | None = None, password: str | None = None, verify_certs: bool = True,
-                 timeout: float = 30.0, client: Any = None) -> None:
+                 timeout: float = 30.0, client: Any = None, search_type: str | None = None) -> None:
         if flavor not in FLAVORS:
             raise RankwiseError(f"backend {flavor!r}: expected one of {', '.join(FLAVORS)}")
+        if search_type is not None and search_type not in SEARCH_TYPES:
+            raise RankwiseError(f"search_type {search_type!r}: expected one of {', '.join(SEARCH_TYPES)}")
+        self.search_type = search_type
         self.flavor = flavor
         self.url = url
         self.name = index
@@ -56,8 +59,11 @@ class ElasticsearchBackend:
     def msearch(self, bodies: list[dict[str, Any]], size: int, concurrency: int) -> list[list[Hit] | Exception]:
         """One ``_msearch`` round trip; each search's hits, or its error as an exception."""
         searches: list[dict[str, Any]] = []
+        header: dict[str, Any] = {"index": self.name}
+        if self.search_type is not None:
+            header["search_type"] = self.search_type
         for body in bodies:
-            searches += [{"index": self.name}, {**body, "size": size}]
+            searches += [header, {**body, "size": size}]
         try:
             if self.flavor == "elasticsearch":
                 response = self.client.msearch(searches=searches, max_concurrent_searches=concurrency)
@@ -79,10 +85,12 @@ class ElasticsearchBackend:
 
     def rank_eval(self, body: dict[str, Any]) -> dict[str, Any]:
         """The server's own ``_rank_eval`` answer for ``body`` (requests, metric)."""
+        extra = {} if self.search_type is None else {"search_type": self.search_type}
         if self.flavor == "elasticsearch":
-            response = self.client.rank_eval(index=self.name, requests=body["requests"], metric=body["metric"])
+            response = self.client.rank_eval(index=self.name, requests=body["requests"], metric=body["metric"],
+                                             **extra)
         else:
-            response = self.client.rank_eval(index=self.name, body=body)
+            response = self.client.rank_eval(index=self.name, body=body, params=extra or None)
         return _body(response)
 
 
@@ -117,8 +125,10 @@ def cross_check(result: Any, backend: ElasticsearchBackend) -> dict[str, Any]:
         for rid, body in hits.bodies.items():
             ratings = result.ratings.get(rid, {})
             if rid in hits.hits and ratings:
+                keys = [split_key(d) for d in ratings]
                 requests.append({"id": rid, "request": body, "ratings": [
-                    {"_index": backend.name, "_id": d, "rating": r} for d, r in ratings.items()]})
+                    {"_index": index or backend.name, "_id": d, "rating": r}
+                    for (index, d), r in zip(keys, ratings.values(), strict=True)]})
         server = backend.rank_eval({"requests": requests, "metric": metric})
         ours = result.evaluations[name].per_query.loc[name][label] if result.evaluations[name] else None
         diffs = {}

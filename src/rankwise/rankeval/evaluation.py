@@ -2,7 +2,8 @@
 answer in Elasticsearch's ``_rank_eval`` shape (plus comparison statistics for several systems).
 
 Ratings are matched to hits by document id (``_index`` is reported, not matched, so a spec
-written for one Elasticsearch index runs unchanged against a Tantivy directory). Hits keep the
+written for one Elasticsearch index runs unchanged against a Tantivy directory); with
+``match_index`` by ``_index`` and ``_id``, as Elasticsearch matches them. Hits keep the
 engine's order (``ties='input'``, scores as float64); a successful request without hits scores
 0; failed requests are left out of that system's scores (and out of comparisons).
 """
@@ -23,7 +24,7 @@ from rankwise.engine.conventions import ConventionKeywords
 from rankwise.errors import OptionError, RankwiseError
 from rankwise.evaluation import Result, evaluate, plain_value
 from rankwise.metrics.names import parse_metric
-from rankwise.rankeval.backends import Backend, Hit
+from rankwise.rankeval.backends import Backend, Hit, document_key
 from rankwise.rankeval.runner import SystemHits, run_system
 from rankwise.rankeval.spec import RankEvalSpec
 
@@ -113,6 +114,8 @@ class RankEvalResult:
     comparison: Comparison | None
     size: int
     warnings: list[str] = field(default_factory=list)
+    match_index: bool = False
+    """Ratings were matched on ``_index`` and ``_id`` (keys of ``ratings``: ``document_key``)."""
 
     def score(self, system: str, metric: str) -> float:
         """Mean over the system's evaluated requests (0 when it has none)."""
@@ -180,12 +183,13 @@ class RankEvalResult:
             if details != "none":
                 rated = self.ratings.get(request.id, {})
                 found = hits.hits[request.id][:depth]
+                keyed = [(h, h.key(self.match_index)) for h in found]
                 if details == "all":
-                    entry["unrated_docs"] = [{"_index": h.index, "_id": h.doc_id} for h in found
-                                             if h.doc_id not in rated]
+                    entry["unrated_docs"] = [{"_index": h.index, "_id": h.doc_id} for h, key in keyed
+                                             if key not in rated]
                 entry["hits"] = [{"hit": {"_index": h.index, "_id": h.doc_id, "_score": h.score},
-                                  "rating": rated.get(h.doc_id)} for h in found
-                                 if details == "all" or h.doc_id in rated]
+                                  "rating": rated.get(key)} for h, key in keyed
+                                 if details == "all" or key in rated]
                 row = detail_rows.get(request.id)
                 entry["metric_details"] = {} if row is None else {
                     kind: {k: plain_value(v) for k, v in row.items() if k != "unrated_docs"}}
@@ -284,9 +288,9 @@ class RankEvalResult:
             for request in self.spec.requests:
                 rated = self.ratings.get(request.id, {})
                 for rank, h in enumerate(hits.hits.get(request.id, [])[:depth], start=1):
-                    if h.doc_id in rated:
+                    if h.key(self.match_index) in rated:
                         continue
-                    key = (request.id, h.doc_id)
+                    key = (request.id, h.key(self.match_index))
                     if key not in rows:
                         rows[key] = {"request_id": request.id, "_index": h.index, "_id": h.doc_id, "rating": "",
                                      "systems": name, "best_rank": rank,
@@ -307,21 +311,61 @@ def _qrels(ratings: Mapping[str, Mapping[str, int]], requests: set[str]) -> Qrel
     return Qrels(np.repeat(np.asarray(keep, dtype=object), counts), docs, labels, source="<ratings>")
 
 
-def _run(hits: Mapping[str, list[Hit]], requests: set[str], name: str) -> Run | None:
+def _run(hits: Mapping[str, list[Hit]], requests: set[str], name: str, match_index: bool = False) -> Run | None:
     keep = [q for q in hits if q in requests and hits[q]]
     if not keep:
         return None
     counts = [len(hits[q]) for q in keep]
-    docs = [h.doc_id for q in keep for h in hits[q]]
+    docs = [h.key(match_index) for q in keep for h in hits[q]]
     scores = np.fromiter((h.score for q in keep for h in hits[q]), dtype=np.float64, count=len(docs))
     return Run(np.repeat(np.asarray(keep, dtype=object), counts), docs, scores, name=name, source=f"<{name} hits>")
 
 
+def spec_ratings(spec: RankEvalSpec, match_index: bool = False) -> dict[str, dict[str, int]]:
+    """The spec's ratings per request, keyed by ``document_key``. Without ``match_index`` an
+    ``_id`` rated in two indices is an error (which one would a hit match?); with it, every
+    rating needs its ``_index``.
+
+    >>> from rankwise.rankeval.spec import parse_spec
+    >>> spec = parse_spec({"requests": [{"id": "q", "request": {}, "ratings": [
+    ...     {"_index": "a", "_id": "1", "rating": 2}, {"_index": "b", "_id": "1", "rating": 0}]}], "metrics": ["P@5"]})
+    >>> spec_ratings(spec, match_index=True)["q"] == {"a\x1f1": 2, "b\x1f1": 0}
+    True
+    """
+    out: dict[str, dict[str, int]] = {}
+    for r in spec.requests:
+        docs = out[r.id] = {}
+        for x in r.ratings:
+            if match_index and x.index is None:
+                raise RankwiseError(f"request {r.id!r}: document {x.doc_id!r} has no _index; matching ratings on "
+                                    "_index and _id needs it on every rating")
+            key = document_key(x.index, x.doc_id, match_index)
+            if key in docs:
+                raise RankwiseError(f"request {r.id!r}: document {x.doc_id!r} is rated in two indices; match "
+                                    "ratings on _index and _id (match_index=True, --match-index)")
+            docs[key] = x.rating
+    return out
+
+
 def merged_ratings(spec: RankEvalSpec, extra: Mapping[str, Mapping[str, int]] | None,
-                   warnings: list[str]) -> dict[str, dict[str, int]]:
-    """The spec's ratings per request, with ``extra`` ones (a judging round) merged in: a new
-    rating is added, a changed one replaces the spec's (both counted in a warning)."""
-    out = {r.id: {x.doc_id: x.rating for x in r.ratings} for r in spec.requests}
+                   warnings: list[str], match_index: bool = False,
+                   searched: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, dict[str, int]]:
+    """The spec's ratings per request, under the ones its ``rating_queries`` found
+    (``searched``: a rating written out wins), with ``extra`` ones (a judging round) merged
+    over both: a new rating is added, a changed one replaces the old (both counted in a
+    warning)."""
+    out = spec_ratings(spec, match_index)
+    if searched:
+        overruled = 0
+        for rid, docs in searched.items():
+            for doc, rating in docs.items():
+                if doc in out[rid]:
+                    overruled += out[rid][doc] != rating
+                else:
+                    out[rid][doc] = rating
+        found = sum(len(d) for d in searched.values())
+        warnings.append(f"rating queries rated {found} document(s) of {len(searched)} request(s); "
+                        f"{overruled} of them carry another rating written in the spec, which wins")
     if not extra:
         return out
     added = changed = 0
@@ -342,13 +386,16 @@ def merged_ratings(spec: RankEvalSpec, extra: Mapping[str, Mapping[str, int]] | 
 
 def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, size: int | None = None,
               concurrency: int | None = None, ratings: Mapping[str, Mapping[str, int]] | None = None,
-              test: str = "t", correction: str = "holm", seed: int = 0,
+              test: str = "t", correction: str = "holm", seed: int = 0, match_index: bool = False,
               progress: Callable[[int], Callable[[], None]] | None = None) -> RankEvalResult:
     """Run every request of every system of ``spec`` and evaluate every metric.
 
     ``backend`` serves every system, or is a ``{system: backend}`` mapping. ``ratings``
-    (``{request id: {doc id: rating}}``) are merged over the spec's. With two systems or more,
-    ``test`` and ``correction`` choose the paired comparison (see ``rankwise.compare``).
+    (``{request id: {document key: rating}}``) are merged over the spec's. With two systems or
+    more, ``test`` and ``correction`` choose the paired comparison (see ``rankwise.compare``).
+    ``match_index`` matches ratings to hits on ``_index`` and ``_id`` (Elasticsearch's rule)
+    instead of ``_id`` alone. A request's ``rating_queries`` run on the first system's backend
+    before the evaluation; their hits get their rating (the highest when several match).
 
     >>> from rankwise.rankeval.spec import parse_spec
     >>> from rankwise.rankeval.backends import CallableBackend
@@ -366,9 +413,10 @@ def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, s
     missing = [s.name for s in spec.systems if s.name not in backends]
     if missing:
         raise RankwiseError(f"no backend for system(s) {', '.join(missing)}")
+    searched = searched_ratings(spec, backends[spec.systems[0].name], match_index, warnings)
     advance = progress(len(spec.requests) * len(spec.systems)) if progress else None
     systems = {s.name: run_system(spec, s, backends[s.name], depth, workers, advance) for s in spec.systems}
-    rated = merged_ratings(spec, ratings, warnings)
+    rated = merged_ratings(spec, ratings, warnings, match_index, searched)
     unrated_requests = [rid for rid, docs in rated.items() if not docs]
     if unrated_requests:
         warnings.append(f"{len(unrated_requests)} request(s) have no ratings and are not scored "
@@ -379,7 +427,7 @@ def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, s
         if hits.failures:
             warnings.append(f"{name}: {len(hits.failures)} request(s) failed and are left out of its scores")
         ok = {rid for rid in hits.hits if rated.get(rid)}
-        qrels, run = _qrels(rated, ok), _run(hits.hits, ok, name)
+        qrels, run = _qrels(rated, ok), _run(hits.hits, ok, name, match_index)
         if qrels is None or run is None:
             evaluations[name] = None
             if qrels is not None:
@@ -391,9 +439,44 @@ def rank_eval(spec: RankEvalSpec, backend: Backend | Mapping[str, Backend], *, s
     if len(systems) > 1:
         common = set.intersection(*({rid for rid in h.hits if rated.get(rid)} for h in systems.values()))
         qrels = _qrels(rated, common)
-        runs = {name: _run(h.hits, common, name) for name, h in systems.items()}
+        runs = {name: _run(h.hits, common, name, match_index) for name, h in systems.items()}
         if qrels is not None and all(r is not None for r in runs.values()) and len(common) > 1:
             comparison = compare(qrels, runs, metrics, test=test, correction=correction, seed=seed, **CONVENTIONS)
         else:
             warnings.append("too few requests succeeded in every system to compare them")
-    return RankEvalResult(spec, systems, rated, evaluations, comparison, depth, warnings)
+    return RankEvalResult(spec, systems, rated, evaluations, comparison, depth, warnings, match_index)
+
+
+def searched_ratings(spec: RankEvalSpec, backend: Backend, match_index: bool = False,
+                     warnings: list[str] | None = None) -> dict[str, dict[str, int]]:
+    """Ratings found by the requests' ``rating_queries``: every hit of a rating query gets its
+    rating, the highest one when several rating queries find the same document. A rating query
+    that fails is left out, counted in ``warnings``.
+
+    >>> from rankwise.rankeval.spec import parse_spec
+    >>> from rankwise.rankeval.backends import CallableBackend
+    >>> spec = parse_spec({"requests": [{"id": "q", "request": {}, "rating_queries": [
+    ...     {"request": {"query": {"term": {"tag": "good"}}}, "rating": 2},
+    ...     {"request": {"query": {"term": {"tag": "ok"}}}, "rating": 1}]}], "metrics": ["P@5"]})
+    >>> hits = {"good": ["a"], "ok": ["a", "b"]}
+    >>> searched_ratings(spec, CallableBackend(lambda body, size: hits[body["query"]["term"]["tag"]]))
+    {'q': {'a': 2, 'b': 1}}
+    """
+    out: dict[str, dict[str, int]] = {}
+    failed = 0
+    first_error = ""
+    for request in spec.requests:
+        for query in request.rating_queries:
+            try:
+                found = backend.search(query.request, query.size)
+            except RankwiseError as err:
+                failed += 1
+                first_error = first_error or str(err)
+                continue
+            docs = out.setdefault(request.id, {})
+            for hit in found:
+                key = hit.key(match_index)
+                docs[key] = max(docs.get(key, query.rating), query.rating)
+    if failed and warnings is not None:
+        warnings.append(f"{failed} rating query(ies) failed and rated nothing; the first: {first_error}")
+    return out

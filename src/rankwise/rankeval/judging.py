@@ -25,9 +25,11 @@ def write_unrated(rows: list[dict[str, Any]], path: str | Path) -> int:
     return len(rows)
 
 
-def read_ratings(path: str | Path) -> tuple[dict[str, dict[str, int]], int]:
+def read_ratings(path: str | Path, match_index: bool = False) -> tuple[dict[str, dict[str, int]], int]:
     """Ratings from a CSV with ``request_id``, ``_id`` and ``rating`` columns (rows whose rating
-    is still empty are skipped and counted) or from TREC qrels; returns (ratings, skipped).
+    is still empty are skipped and counted) or from TREC qrels; returns (ratings, skipped),
+    keyed by ``document_key``: with ``match_index`` the CSV needs an ``_index`` column (TREC
+    qrels have none).
 
     >>> import tempfile, os
     >>> with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
@@ -39,7 +41,10 @@ def read_ratings(path: str | Path) -> tuple[dict[str, dict[str, int]], int]:
     if not path.exists():
         raise InputError("no such file", source=str(path))
     if path.suffix.lower() == ".csv":
-        return _csv(path)
+        return _csv(path, match_index)
+    if match_index:
+        raise InputError("TREC qrels carry no _index; matching ratings on _index and _id needs a CSV with "
+                         "request_id,_index,_id,rating", source=str(path))
     from rankwise.data.load import load_qrels
 
     qrels = load_qrels(str(path))
@@ -49,7 +54,9 @@ def read_ratings(path: str | Path) -> tuple[dict[str, dict[str, int]], int]:
     return out, 0
 
 
-def _csv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
+def _csv(path: Path, match_index: bool = False) -> tuple[dict[str, dict[str, int]], int]:
+    from rankwise.rankeval.backends import document_key
+
     out: dict[str, dict[str, int]] = {}
     skipped = 0
     import io
@@ -58,9 +65,10 @@ def _csv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
 
     with io.StringIO(read_text(path), newline="") as f:
         reader = csv.DictReader(f)
-        missing = [c for c in ("request_id", "_id", "rating") if c not in (reader.fieldnames or [])]
+        needed = ("request_id", "_index", "_id", "rating") if match_index else ("request_id", "_id", "rating")
+        missing = [c for c in needed if c not in (reader.fieldnames or [])]
         if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}; expected request_id, _id, rating",
+            raise InputError(f"missing column(s) {', '.join(missing)}; expected {', '.join(needed)}",
                              source=str(path), line=1)
         for row in reader:
             text = (row["rating"] or "").strip()
@@ -69,10 +77,11 @@ def _csv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
                 continue
             rating = integral_rating(text, str(path), reader.line_num)
             docs = out.setdefault(row["request_id"], {})
-            if row["_id"] in docs and docs[row["_id"]] != rating:
+            key = document_key(row.get("_index"), row["_id"], match_index)
+            if key in docs and docs[key] != rating:
                 raise InputError(f"document {row['_id']!r} is rated twice for request {row['request_id']!r} "
                                  "with different ratings", source=str(path), line=reader.line_num, field="_id")
-            docs[row["_id"]] = rating
+            docs[key] = rating
     return out, skipped
 
 

@@ -36,15 +36,27 @@ class Rating:
     rating: int
 
 
+@dataclass(frozen=True)
+class RatingQuery:
+    """Semi-automatic judgments: a search whose top ``size`` hits all get ``rating`` (a rating
+    written out for a document wins over it)."""
+
+    request: dict[str, Any]
+    rating: int
+    size: int = 100
+
+
 @dataclass
 class RatedRequest:
-    """One request: a literal search body or a template with parameters, and its ratings."""
+    """One request: a literal search body or a template with parameters, its ratings, and
+    searches that rate their hits (``rating_queries``)."""
 
     id: str
     request: dict[str, Any] | None
     template_id: str | None
     params: dict[str, Any]
     ratings: list[Rating]
+    rating_queries: list[RatingQuery] = field(default_factory=list)
 
 
 @dataclass
@@ -204,7 +216,8 @@ def _requests(raw: Any, systems: list[System], fail: Any) -> list[RatedRequest]:
         path = f"requests[{i}]"
         if not isinstance(r, dict):
             raise fail("expected an object", path)
-        unknown = sorted(set(r) - {"id", "request", "template_id", "params", "ratings", "summary_fields"})
+        unknown = sorted(set(r) - {"id", "request", "template_id", "params", "ratings", "summary_fields",
+                                   "rating_queries"})
         if unknown:
             raise fail(f"unknown key(s) {', '.join(unknown)}", path)
         if "id" not in r:
@@ -228,7 +241,30 @@ def _requests(raw: Any, systems: list[System], fail: Any) -> list[RatedRequest]:
         params = r.get("params", {})
         if not isinstance(params, dict):
             raise fail("expected an object of template parameters", f"{path}.params")
-        out.append(RatedRequest(rid, r.get("request"), template_id, params, _ratings(r.get("ratings"), path, fail)))
+        queries = _rating_queries(r.get("rating_queries", []), f"{path}.rating_queries", fail)
+        ratings = _ratings(r.get("ratings", [] if queries else None), path, fail)
+        out.append(RatedRequest(rid, r.get("request"), template_id, params, ratings, queries))
+    return out
+
+
+def _rating_queries(raw: Any, where: str, fail: Any) -> list[RatingQuery]:
+    """``[{"request": {search body}, "rating": 1, "size": 100}]``."""
+    if not isinstance(raw, list):
+        raise fail("expected a list of {\"request\": {...}, \"rating\": N}", where)
+    out = []
+    for j, item in enumerate(raw):
+        path = f"{where}[{j}]"
+        if not isinstance(item, dict) or set(item) - {"request", "rating", "size"}:
+            raise fail("expected {\"request\": {search body}, \"rating\": N, \"size\": hits (default 100)}", path)
+        if not isinstance(item.get("request"), dict):
+            raise fail("missing: expected a search body object", f"{path}.request")
+        rating = item.get("rating")
+        if isinstance(rating, bool) or not isinstance(rating, int):
+            raise fail(f"expected an integer, got {rating!r}", f"{path}.rating")
+        size = item.get("size", 100)
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 10_000:
+            raise fail(f"expected a number of hits in 1..10000, got {size!r}", f"{path}.size")
+        out.append(RatingQuery(item["request"], rating, size))
     return out
 
 
@@ -238,7 +274,7 @@ def _ratings(raw: Any, path: str, fail: Any) -> list[Rating]:
     if not isinstance(raw, list):
         raise fail("expected a list of {\"_index\", \"_id\", \"rating\"}", f"{path}.ratings")
     out: list[Rating] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str | None, str], int] = {}
     for j, item in enumerate(raw):
         where = f"{path}.ratings[{j}]"
         if not isinstance(item, dict):
@@ -251,11 +287,11 @@ def _ratings(raw: Any, path: str, fail: Any) -> list[Rating]:
         if isinstance(rating, bool) or not isinstance(rating, int):
             raise fail(f"expected an integer, got {rating!r}", f"{where}.rating")
         doc = str(item["_id"])
-        if doc in seen:
-            raise fail(f"document {doc!r} is rated twice (first at ratings[{seen[doc]}])", f"{where}._id")
-        seen[doc] = j
-        index = item.get("_index")
-        out.append(Rating(None if index is None else str(index), doc, rating))
+        index = None if item.get("_index") is None else str(item["_index"])
+        if (index, doc) in seen:
+            raise fail(f"document {doc!r} is rated twice (first at ratings[{seen[index, doc]}])", f"{where}._id")
+        seen[index, doc] = j
+        out.append(Rating(index, doc, rating))
     return out
 
 

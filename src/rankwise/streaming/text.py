@@ -277,57 +277,109 @@ def _token_ids(targets: np.ndarray, vocabulary: int) -> np.ndarray:
 
 
 class TokenPerplexity(Metric):
-    """exp(mean negative log-likelihood per token), from ``log_probs`` of the target tokens
-    ([batch, tokens], natural log), from ``log_probs`` over the vocabulary ([batch, tokens,
-    vocabulary]) with ``targets`` (token ids), or from ``logits`` ([batch, tokens, vocabulary])
-    and ``targets``; ``where`` masks padding.
+    """exp(weighted mean negative log-likelihood per token). The target tokens' probability comes
+    from ``log_probs`` of the target tokens ([batch, tokens], natural log), ``log_probs`` over the
+    vocabulary ([batch, tokens, vocabulary]) with ``targets`` (token ids), ``logits`` with
+    ``targets`` (log-softmax over the vocabulary), or ``predictions``: probabilities ([batch,
+    tokens, vocabulary] with ``targets``, each distribution divided by its sum; or [batch, tokens]
+    of the target tokens), as metrax's ``Perplexity`` takes them. ``sample_weights`` ([batch,
+    tokens]) weight the tokens; ``where`` masks padding.
+
+    ``clip`` bounds the probabilities to [clip, 1 - clip] before the log (none by default: a
+    target of probability 0 makes the perplexity infinite). ``TokenPerplexity.metrax()`` is
+    metrax's ``Perplexity``: clip 1e-7. Over several updates rankwise weights every token once;
+    metrax weights each batch's mean by its batch size, which agrees when the batches hold the
+    same number of tokens (same weight total).
 
     >>> round(TokenPerplexity().update(log_probs=[[np.log(0.5), np.log(0.25)]]).compute(), 9)   # exp((ln 2 + ln 4) / 2)
     2.828427125
     >>> full = np.log([[[0.5, 0.5], [0.25, 0.75]]])              # [1, 2 tokens, 2 words]; targets 0 and 0
     >>> round(TokenPerplexity().update(log_probs=full, targets=[[0, 0]]).compute(), 9)   # the same two tokens
     2.828427125
+    >>> probs = [[[1.0, 1.0], [1.0, 3.0]]]                       # normalised: 0.5 and 0.25 for targets 0, 0
+    >>> weighted = TokenPerplexity().update(predictions=probs, targets=[[0, 0]], sample_weights=[[1, 3]])
+    >>> round(weighted.compute(), 9)   # exp((ln 2 + 3 ln 4) / 4)
+    3.363585661
     """
 
     inputs = ()
-    optional_inputs = ("log_probs", "logits", "targets", "where")
+    optional_inputs = ("log_probs", "logits", "probabilities", "targets", "where", "sample_weights")
+
+    @classmethod
+    def metrax(cls) -> TokenPerplexity:
+        """metrax's ``Perplexity``: probabilities clipped to [1e-7, 1 - 1e-7]."""
+        return cls(clip=1e-7)
+
+    def __init__(self, clip: float | None = None) -> None:
+        if clip is not None and not 0.0 <= clip < 0.5:
+            raise MetricInputError(f"TokenPerplexity: clip must be in [0, 0.5), got {clip}")
+        super().__init__(clip=None if clip is None else float(clip))
 
     def _initial_state(self) -> dict[str, Any]:
-        return {"nll": np.zeros(()), "tokens": np.zeros((), dtype=np.int64)}
+        return {"nll": np.zeros(()), "tokens": np.zeros(())}
 
-    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
-        if ("log_probs" in inputs) == ("logits" in inputs):
-            raise MetricInputError("TokenPerplexity.update: give log_probs, or logits with targets")
-        if "logits" in inputs:
+    def _target_log_probs(self, inputs: dict[str, Any]) -> np.ndarray:
+        given = [name for name in ("log_probs", "logits", "probabilities") if name in inputs]
+        if len(given) != 1:
+            raise MetricInputError("TokenPerplexity.update: give one of predictions (probabilities), log_probs, "
+                                   f"or logits with targets (got {', '.join(given) or 'none'})")
+        clip = self.params["clip"]
+        if given[0] == "logits":
             from scipy.special import log_softmax
 
             if "targets" not in inputs:
                 raise MetricInputError("TokenPerplexity.update: logits need targets (token ids)")
-            logits = inputs["logits"].astype(np.float64)
-            if logits.shape[:-1] != inputs["targets"].shape:
-                raise MetricInputError(f"TokenPerplexity.update: logits {logits.shape} and targets "
-                                       f"{inputs['targets'].shape}")
-            targets = _token_ids(inputs["targets"], logits.shape[-1])
-            logp = np.take_along_axis(log_softmax(logits, axis=-1), targets[..., None], axis=-1)[..., 0]
+            logp = log_softmax(inputs["logits"].astype(np.float64), axis=-1)
+            if clip is not None:
+                logp = np.log(np.clip(np.exp(logp), clip, 1.0 - clip))
+        elif given[0] == "probabilities":
+            p = inputs["probabilities"].astype(np.float64)
+            if np.isnan(p).any() or (p < 0).any():
+                raise MetricInputError("TokenPerplexity.update: probabilities must be non-negative (not NaN)")
+            if "targets" in inputs:
+                total = p.sum(axis=-1, keepdims=True)
+                if (total <= 0).any():
+                    raise MetricInputError("TokenPerplexity.update: a distribution over the vocabulary sums to 0")
+                p = p / total
+            elif (p > 1).any():
+                raise MetricInputError("TokenPerplexity.update: probabilities of the target tokens must be <= 1")
+            with np.errstate(divide="ignore"):
+                logp = np.log(p if clip is None else np.clip(p, clip, 1.0 - clip))
         else:
             logp = inputs["log_probs"].astype(np.float64)
-            if "targets" in inputs:
-                targets = inputs["targets"]
-                if logp.shape[:-1] != targets.shape or logp.ndim < 2:
-                    raise MetricInputError(f"TokenPerplexity.update: with targets, log_probs must be [batch, tokens, "
-                                           f"vocabulary] over targets [batch, tokens]; got {logp.shape} and "
-                                           f"{targets.shape} (give log_probs of the target tokens alone without "
-                                           "targets)")
-                ids = _token_ids(targets, logp.shape[-1])
-                logp = np.take_along_axis(logp, ids[..., None], axis=-1)[..., 0]
             if np.isnan(logp).any() or (logp > 0).any():
                 raise MetricInputError("TokenPerplexity.update: log_probs must be natural-log probabilities "
                                        "(<= 0, not NaN)")
+            if clip is not None:
+                logp = np.log(np.clip(np.exp(logp), clip, 1.0 - clip))
+        if "targets" in inputs:
+            targets = inputs["targets"]
+            if logp.shape[:-1] != targets.shape or logp.ndim < 2:
+                raise MetricInputError(f"TokenPerplexity.update: with targets, {given[0]} must be [batch, tokens, "
+                                       f"vocabulary] over targets [batch, tokens]; got {logp.shape} and "
+                                       f"{targets.shape} (give the target tokens' values alone without targets)")
+            ids = _token_ids(targets, logp.shape[-1])
+            logp = np.take_along_axis(logp, ids[..., None], axis=-1)[..., 0]
+        return logp
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        logp = self._target_log_probs(inputs)
+        weights = np.ones(logp.shape)
+        if "sample_weights" in inputs:
+            w = inputs["sample_weights"].astype(np.float64)
+            if w.shape != logp.shape:
+                raise MetricInputError(f"TokenPerplexity.update: sample_weights {w.shape} must be [batch, tokens] "
+                                       f"{logp.shape}")
+            if not np.isfinite(w).all() or (w < 0).any():
+                raise MetricInputError("TokenPerplexity.update: sample_weights must be finite and non-negative")
+            weights = w
         mask = mask_of(inputs.get("where"), logp.shape)
-        values = logp if mask is None else logp[mask]
-        self.state["nll"] = self.state["nll"] - values.sum()
-        self.state["tokens"] += values.size
+        if mask is not None:
+            logp, weights = logp[mask], weights[mask]
+        terms = np.where(weights > 0, -logp * weights, 0.0)
+        self.state["nll"] = self.state["nll"] + terms.sum()
+        self.state["tokens"] = self.state["tokens"] + weights.sum()
 
     def compute(self) -> float:
-        n = int(self.state["tokens"])
-        return float(np.exp(float(self.state["nll"]) / n)) if n else float("nan")
+        n = float(self.state["tokens"])
+        return float(np.exp(float(self.state["nll"]) / n)) if n > 0 else float("nan")

@@ -225,7 +225,7 @@ ES_EXPECTED_RECIPROCAL_RANK = Family(
     "es_expected_reciprocal_rank",
     lambda rl, conv, cutoffs, a: expected_reciprocal_rank(rl, a["k"], a["maximum_relevance"], a["unknown_doc_rating"]),
     "Elasticsearch ERR@k, R = (2^r - 1) / 2^maximum_relevance.",
-    params=(_K, Param("maximum_relevance", int, None, "largest rating", low=1, required=True), _UNKNOWN),
+    params=(_K, Param("maximum_relevance", int, 3, "largest rating (Elasticsearch's default 3)", low=1), _UNKNOWN),
     syntax="pairs", elasticsearch="expected_reciprocal_rank", short_name="ERR", details=err_details,
     matches="Elasticsearch (and gdeval's ERR, max 4)",
     profiles=(ProfileName("elasticsearch", ("err",), "only", cutoff_param="k", max_label="maximum_relevance"),))

@@ -136,6 +136,25 @@ def dcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None
     return np.column_stack([sparse.upto(k) for k in ks])
 
 
+def mean_dcg_at(rl: RankedLists, k: int, start: int = 1, gains: Mapping[int, float] | None = None) -> np.ndarray:
+    """MDCG@k: the mean of DCG@j over the window of cut-offs j = start..k. A document at rank r
+    counts in the k - max(r, start) + 1 cut-offs of the window that include it.
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> mean_dcg_at(example(), 4).round(4).tolist()   # DCG@1..4 = 2, 2, 2, 2 + 1/log2 5 -> 8.4307 / 4
+    [2.1077]
+    >>> mean_dcg_at(example(), 4, start=4).round(4).tolist()   # the window is DCG@4 alone
+    [2.4307]
+    """
+    if not 1 <= start <= k:
+        raise ValueError(f"MDCG: the window start must be in [1, k = {k}], got {start}")
+    sparse = _dcg_sparse(rl, gains)
+    inside = sparse.rank0 < k
+    times = np.where(inside, k - np.maximum(sparse.rank0 + 1, start) + 1, 0)
+    weighted = SparseTerms(sparse.values * times / (k - start + 1), sparse.rank0, sparse.offsets)
+    return weighted.total()
+
+
 def ndcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None = None) -> np.ndarray:
     """nDCG@k (trec_eval ``ndcg_cut``): DCG of the top k / ideal DCG of the top k.
 
@@ -321,6 +340,11 @@ NDCG_CUT = Family("ndcg_cut", lambda rl, conv, ks, params: ndcg_at(rl, ks, conve
                   cutoff_aliases=("ndcg", "ndcg_cut"), variants=_GAIN_VARIANTS,
                   profiles=(ProfileName("torchmetrics", ("ndcg",), "only", conventions=(("ties", "expected"),)),),
                   undefined="no_relevant")
+MDCG = Family("MDCG", lambda rl, conv, ks, params: np.column_stack(
+                  [mean_dcg_at(rl, k, min(params["start"], k), convention_gains(rl, conv)) for k in ks]),
+              "Mean DCG over a window of cut-offs: the mean of DCG@j for j = start..k.", cutoff=Cutoff(int, (10,)),
+              params=(Param("start", int, 1, "first cut-off of the window (a cut-off below it uses k alone)", low=1),),
+              gain_based=True, canonical="MDCG", cutoff_aliases=("mdcg",))
 DCG_CUT = Family("dcg_cut", lambda rl, conv, ks, params: dcg_at(rl, ks, convention_gains(rl, conv)),
                  "DCG at cut-off k (linear gain, log2(rank+1) discount), not normalised.", cutoff=Cutoff(int, (10,)),
                  tie_aware=True, gain_based=True, canonical="DCG", cutoff_aliases=("dcg",),
