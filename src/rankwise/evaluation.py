@@ -17,7 +17,7 @@ from rankwise.engine.align import QrelsIndex, align, empty_rankings
 from rankwise.engine.conventions import Conventions, Missing
 from rankwise.engine.ranked import RankedLists
 from rankwise.errors import Notice, RankwiseError, notice_dicts
-from rankwise.metrics.compute import RunScores, compute_scores
+from rankwise.metrics.compute import RunScores, check_continuous, compute_scores
 from rankwise.metrics.names import MetricSpec, canonical_name, parse_metric
 
 if TYPE_CHECKING:
@@ -27,15 +27,18 @@ if TYPE_CHECKING:
     from rankwise.engine.conventions import ConventionKeywords
 
 
-def signature(spec: MetricSpec, column: str, conv: Conventions) -> str:
+def signature(spec: MetricSpec, column: str, conv: Conventions, continuous: bool = False) -> str:
     """The reproducibility signature of one column: its canonical name and every convention
-    (``conv`` already holds the metric's own conventions).
+    (``conv`` already holds the metric's own conventions); ``continuous``: the qrels hold
+    continuous relevance (``gain=values``).
 
     >>> signature(parse_metric("ndcg@10"), "ndcg_cut_10", Conventions())
     'nDCG@10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float64|rankwise-0.1.0'
     """
     parts = [canonical_name(spec, column)]
-    if spec.family.gain_based:
+    if spec.family.gain_based and continuous:
+        parts.append("gain=values")
+    elif spec.family.gain_based:
         gains = spec.arguments().get("gains") or {}
         parts.append("gain=" + (",".join(f"{k}={v:g}" for k, v in gains.items()) if gains else "linear"))
     conv_part = conv.signature_part()
@@ -315,6 +318,8 @@ class EvaluationPlan:
         max_label = int(q.label.max()) if len(q.label) else 1
         specs = [profiles.metric_of(profile, m, max_label) or parse_metric(m) for m in metrics]
         check_judgments(specs, "qrels")
+        if q.continuous:
+            check_continuous(specs)
         groups: dict[tuple[Any, ...], list[MetricSpec]] = {}
         for spec in specs:  # metrics with conventions of their own are computed on their own alignment
             groups.setdefault(spec.conventions, []).append(spec)
@@ -368,10 +373,10 @@ class EvaluationPlan:
         for s in self.specs:
             cols = s.result_columns()
             if len(cols) == 1:
-                sigs[s.label] = signature(s, cols[0], self.own[s.conventions])
+                sigs[s.label] = signature(s, cols[0], self.own[s.conventions], self.qrels.continuous)
             else:
                 for c in cols:
-                    sigs[c] = signature(s, c, self.own[s.conventions])
+                    sigs[c] = signature(s, c, self.own[s.conventions], self.qrels.continuous)
         return Result(scores, labels, sigs, self.conventions, warnings)
 
 

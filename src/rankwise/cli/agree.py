@@ -1,4 +1,5 @@
-"""``rankwise agree``: how far two qrels (two judges) agree, on labels and on system rankings."""
+"""``rankwise agree``: how far two qrels (two judges) agree, on labels and on system rankings;
+``rankwise offline-online``: how far an offline metric's changes predict the online ones."""
 
 from __future__ import annotations
 
@@ -67,4 +68,58 @@ def agree_command(
         from rankwise.report.plots import system_agreement_scatter
 
         system_agreement_scatter(systems, plot)
+        typer.echo(f"wrote {plot}", err=True)
+
+
+@app.command("offline-online")
+def offline_online_command(
+    experiments: Annotated[str, typer.Argument(help="One row per experiment (CSV, TSV, Parquet, JSON lines) with "
+                                                    "its offline and online change.")],
+    offline: Annotated[str, typer.Option("--offline", help="Column of the offline change (e.g. the nDCG@10 "
+                                                           "difference from rankwise compare).")] = "offline",
+    online: Annotated[str, typer.Option("--online", help="Column of the online change (e.g. the CTR difference "
+                                                         "from rankwise ab).")] = "online",
+    experiment: Annotated[str, typer.Option("--experiment", help="Column naming the experiment ('' to number "
+                                                                 "them).")] = "experiment",
+    online_p: Annotated[str | None, typer.Option("--online-p", help="Column of the online test's p-value (adds "
+                                                                    "the significant sign agreement).")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the online tests and the "
+                                                         "interval.")] = 0.05,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples over experiments.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON keeps every digit).")] = 4,
+    output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Write the scatter of offline against online changes "
+                                                            "(PNG, SVG, PDF).")] = None,
+) -> None:
+    """Does the offline metric predict the online one? Kendall's tau (with a bootstrap interval
+    over experiments), Spearman, Pearson and the share of experiments whose offline and online
+    changes have the same sign; with --online-p, the sign agreement on the significant online
+    changes and the precision of "offline win" as a launch filter."""
+    from rankwise.agreement import offline_online
+
+    try:
+        result = offline_online(experiments, offline, online, experiment or None, online_p, alpha, resamples, seed)
+    except RankwiseError as exc:
+        _fail(str(exc))
+        return
+    _warn(result.warnings)
+    from rankwise.report import agreement as render
+
+    grids = [render.offline_online_grid(result, digits), render.experiments_grid(result, digits)]
+    if output_format in (ReportFormat.table, ReportFormat.text):
+        _show_grids(grids, output, plain=output_format == ReportFormat.text)
+    elif output_format == ReportFormat.markdown:
+        _emit("\n\n".join(g.markdown() for g in grids), output)
+    elif output_format == ReportFormat.json:
+        import json
+
+        _emit(json.dumps(result.to_dict(), indent=2), output)
+    else:
+        _emit(result.table.to_csv(index=False), output)
+    if plot is not None:
+        from rankwise.report.plots import offline_online_scatter
+
+        offline_online_scatter(result, plot)
         typer.echo(f"wrote {plot}", err=True)

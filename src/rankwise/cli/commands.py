@@ -50,6 +50,9 @@ def evaluate(
     runs: Runs,
     metric: Metrics = None,
     per_query: Annotated[bool, typer.Option("-q", "--per-query", help="Add per-query rows.")] = False,
+    continuous: Annotated[bool, typer.Option("--continuous", help="The qrels' labels are continuous relevance "
+                                             "(watch time, percentages, signed values): the gain-based measures "
+                                             "(nDCG, DCG, MDCG, nDCG_signed) use them as gains.")] = False,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format (table: rich on a terminal, "
                                               "plain text otherwise; text: always plain).")] = OutputFormat.table,
     digits: Digits = 4,
@@ -69,7 +72,8 @@ def evaluate(
     from rankwise.cli.evaluating import evaluate_files
 
     evaluate_files(qrels, runs, metric, per_query=per_query, fmt=fmt.value, digits=digits, output=output,
-                   engine=engine.value, chunk_rows=chunk_rows, scheduler=scheduler, conventions=conventions)
+                   engine=engine.value, chunk_rows=chunk_rows, scheduler=scheduler, conventions=conventions,
+                   continuous=continuous)
 
 
 @app.command()

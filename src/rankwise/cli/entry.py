@@ -49,7 +49,8 @@ COMMAND_MODULES = {
     "evaluate": "commands", "metrics": "commands", "compare": "commands", "plot": "commands",
     "report": "commands", "trec-eval": "commands", "ndeval": "commands", "ab": "ab", "assign": "ab",
     "clicks": "clicks", "interleave": "interleave", "ope": "ope", "rank-eval": "rank_eval",
-    "index": "rank_eval", "fuse": "fuse", "agree": "agree", "list": "catalogue", "beyond": "recsys",
+    "index": "rank_eval", "fuse": "fuse", "agree": "agree", "offline-online": "agree",
+    "list": "catalogue", "beyond": "recsys",
 }
 """The module of ``rankwise.cli`` that registers each command (a test checks it against the
 whole application)."""

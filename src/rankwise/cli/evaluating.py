@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None, *, per_query: bool = False,
                    fmt: str = "table", digits: int = 4, output: Path | None = None, engine: Engine = "memory",
                    chunk_rows: int | None = None, scheduler: str | None = None,
-                   conventions: dict[str, Any] | None = None) -> None:
+                   conventions: dict[str, Any] | None = None, continuous: bool = False) -> None:
     """Evaluate the runs (paths, ``NAME=PATH``, ``-``) against the qrels and print runs x
     metrics in ``fmt`` (table, text, json, csv, trec, markdown, latex), or write it to ``output``.
+    ``continuous``: the qrels' labels are continuous relevance values.
 
     >>> import pathlib, tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -35,6 +36,10 @@ def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None
 
     with inputs(qrels, runs) as (qrels_in, runs_in):
         try:
+            if continuous:
+                from rankwise.data.load import load_qrels
+
+                qrels_in = load_qrels(qrels_in, continuous=True)
             result = run_evaluate(qrels_in, runs_in, metrics or list(DEFAULT_METRICS), engine=engine,
                                   chunk_rows=chunk_rows, client=scheduler, **(conventions or {}))
         except RankwiseError as exc:

@@ -30,6 +30,7 @@ class QuickOption(NamedTuple):
 EVALUATE_OPTIONS: tuple[QuickOption, ...] = (
     QuickOption("metric", ("-m", "--metric"), "str", None, (), True),
     QuickOption("per_query", ("-q", "--per-query"), "flag", False),
+    QuickOption("continuous", ("--continuous",), "flag", False),
     QuickOption("fmt", ("--format", "-f"), "choice", "table",
                 ("table", "text", "json", "csv", "trec", "markdown", "latex")),
     QuickOption("digits", ("--digits",), "int", 4),
@@ -164,7 +165,8 @@ def quick_evaluate(argv: Sequence[str]) -> int | None:
     try:
         evaluate_files(given["qrels"], given["runs"], given["metric"], per_query=given["per_query"],
                        fmt=given["fmt"], digits=given["digits"], output=given["output"], engine=given["engine"],
-                       chunk_rows=given["chunk_rows"], scheduler=given["scheduler"], conventions=conventions)
+                       chunk_rows=given["chunk_rows"], scheduler=given["scheduler"], conventions=conventions,
+                       continuous=given["continuous"])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     return 0

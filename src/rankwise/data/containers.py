@@ -124,8 +124,48 @@ def integer_labels(values: Any, source: str, lines: np.ndarray | None = None) ->
 
 def _label_error(value: Any, source: str, lines: np.ndarray | None, row: int) -> InputError:
     value = value.item() if isinstance(value, np.generic) else value
-    return InputError(f"expected an integer between -2^63 and 2^63 - 1, got {value!r}",
+    hint = ""
+    if isinstance(value, float) and np.isfinite(value):
+        hint = ("; for continuous relevance (watch time, percentages) read the qrels with continuous=True "
+                "(rankwise evaluate --continuous)")
+    return InputError(f"expected an integer between -2^63 and 2^63 - 1, got {value!r}{hint}",
                       source=source, line=line_of(lines, row), field="label")
+
+
+def relevance_values(values: Any, source: str, lines: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, dict[int, float]]:
+    """Continuous relevance (any finite number) as integer level codes and each code's value.
+
+    Code 0 is the value 0 (judged, no gain); the other distinct values get codes 1, 2, ... in
+    increasing order, negative values included (a negative value is a negative gain, not
+    trec_eval's "unjudged"). The gain-based measures read each code's value as its gain.
+
+    >>> codes, table = relevance_values([0.5, 0.0, 12.25, 0.5, -1.0], "<dict>")
+    >>> codes.tolist(), table
+    ([2, 0, 3, 2, 1], {0: 0.0, 1: -1.0, 2: 0.5, 3: 12.25})
+    """
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = np.asarray(values, dtype=object)
+        for row, value in enumerate(arr.tolist()):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise InputError(f"expected a number (continuous relevance), got {value!r}", source=source,
+                                 line=line_of(lines, row), field="label") from None
+        raise
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if len(bad):
+        raise InputError(f"expected a finite number (continuous relevance), got {arr[bad[0]]!r}", source=source,
+                         line=line_of(lines, int(bad[0])), field="label")
+    distinct = np.unique(arr[arr != 0])
+    codes = np.zeros(len(arr), dtype=np.int64)
+    nonzero = arr != 0
+    codes[nonzero] = np.searchsorted(distinct, arr[nonzero]) + 1
+    table = {0: 0.0}
+    table.update({i + 1: float(v) for i, v in enumerate(distinct.tolist())})
+    return codes, table
 
 
 def _frame(query: Any, doc: Any, value_name: str, values: np.ndarray) -> Any:
@@ -160,6 +200,9 @@ class Qrels:
     lines: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
     """What the reader skipped or read differently (comment lines, non-numeric labels)."""
+    level_gains: dict[int, float] | None = None
+    """Continuous relevance: ``label`` holds level codes and this maps each code to its value
+    (see :func:`relevance_values`); None for trec_eval's integer grades."""
 
     def __post_init__(self) -> None:
         self.query = as_string_array(self.query, source=self.source, field="query", lines=self.lines)
@@ -173,9 +216,44 @@ class Qrels:
     def __len__(self) -> int:
         return len(self.label)
 
+    @property
+    def continuous(self) -> bool:
+        """True when the labels are continuous relevance values (``level_gains`` is set)."""
+        return self.level_gains is not None
+
+    @property
+    def values(self) -> np.ndarray:
+        """Each judgment's relevance value: the label, or the continuous value it encodes."""
+        if self.level_gains is None:
+            return self.label
+        table = np.array([self.level_gains[c] for c in range(len(self.level_gains))], dtype=np.float64)
+        values: np.ndarray = table[self.label]
+        return values
+
     @classmethod
-    def from_dict(cls, judgments: dict[str, dict[str, int]], source: str = "<dict>") -> Qrels:
-        """Build from the pytrec_eval/ranx shape ``{qid: {docid: label}}``."""
+    def from_values(cls, query: Any, doc: Any, values: Any, source: str = "<values>",
+                    lines: np.ndarray | None = None, notes: list[str] | None = None) -> Qrels:
+        """Continuous relevance (watch time, a percentage, a signed grade): any finite number.
+
+        The gain-based measures (nDCG, DCG, MDCG, signed nDCG) use the values as gains; the
+        measures of integer grades refuse such qrels.
+
+        >>> q = Qrels.from_values(["q1", "q1", "q1"], ["a", "b", "c"], [0.75, 0.0, 31.5])
+        >>> q.continuous, q.values.tolist()
+        (True, [0.75, 0.0, 31.5])
+        """
+        codes, table = relevance_values(values, source, lines)
+        return cls(query, doc, codes, source, lines, list(notes or []), table)
+
+    @classmethod
+    def from_dict(cls, judgments: dict[str, dict[str, Any]], source: str = "<dict>",
+                  continuous: bool = False) -> Qrels:
+        """Build from the pytrec_eval/ranx shape ``{qid: {docid: label}}``; with
+        ``continuous=True`` the labels are continuous relevance values (:meth:`from_values`).
+
+        >>> Qrels.from_dict({"q1": {"d1": 0.25, "d2": 3.5}}, continuous=True).values.tolist()
+        [0.25, 3.5]
+        """
         queries, docs, labels = [], [], []
         for qid, docmap in judgments.items():
             if not isinstance(docmap, dict):
@@ -187,10 +265,12 @@ class Qrels:
                 queries.append(qid)
                 docs.append(doc)
                 labels.append(label)
+        if continuous:
+            return cls.from_values(queries, docs, labels, source)
         return cls(queries, docs, np.asarray(labels, dtype=object), source)
 
     @classmethod
-    def from_dataframe(cls, frame: Any, source: str = "<DataFrame>") -> Qrels:
+    def from_dataframe(cls, frame: Any, source: str = "<DataFrame>", continuous: bool = False) -> Qrels:
         """Build from a pandas DataFrame with query, doc and label columns (common names accepted).
 
         Without a label column the rows are implicit feedback (held-out interactions, as
@@ -209,6 +289,8 @@ class Qrels:
         qcol = pick_column(frame.columns, QUERY_COLUMNS, "query id", source)
         dcol = pick_column(frame.columns, DOC_COLUMNS, "document id", source)
         lcol = pick_column(frame.columns, LABEL_COLUMNS, "relevance label", source, required=False)
+        if lcol is not None and continuous:
+            return cls.from_values(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[lcol].to_numpy(), source)
         if lcol is not None:
             return cls(frame[qcol].to_numpy(), frame[dcol].to_numpy(), frame[lcol].to_numpy(), source)
         pairs = frame[[qcol, dcol]]
@@ -248,11 +330,11 @@ class Qrels:
 
     def to_dataframe(self) -> Any:
         """Return the judgments as a pandas DataFrame (query_id, doc_id, relevance)."""
-        return _frame(self.query, self.doc, "relevance", self.label)
+        return _frame(self.query, self.doc, "relevance", self.values)
 
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        """Return ``{qid: {docid: label}}``."""
-        return _nested(self.query, self.doc, self.label)
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Return ``{qid: {docid: label}}`` (continuous relevance: the values)."""
+        return _nested(self.query, self.doc, self.values)
 
 
 @dataclass

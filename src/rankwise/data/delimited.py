@@ -135,8 +135,9 @@ def read_delimited_run(path: str | os.PathLike[str], name: str | None = None) ->
     return Run(cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object), scores, name, path, lines)
 
 
-def read_delimited_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """Qrels from a CSV or TSV file (see the module)."""
+def read_delimited_qrels(path: str | os.PathLike[str], continuous: bool = False) -> Qrels:
+    """Qrels from a CSV or TSV file (see the module); ``continuous``: the labels are continuous
+    relevance values (:meth:`Qrels.from_values`)."""
     from rankwise.data.columns import DOC_COLUMNS, LABEL_COLUMNS, QUERY_COLUMNS
 
     path = os.fspath(path)
@@ -146,6 +147,10 @@ def read_delimited_qrels(path: str | os.PathLike[str]) -> Qrels:
                     optional=("label",))
     cols = {{"query id": "query", "document id": "doc"}.get(k, k): v for k, v in cols.items()}
     lines = np.arange(first, first + len(frame), dtype=np.int64)
+    if "label" in cols and continuous:
+        values = _numbers(cols["label"], path, first, "label", integer=False)
+        return Qrels.from_values(cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object), values,
+                                 path, lines)
     if "label" in cols:
         labels = _numbers(cols["label"], path, first, "label", integer=True)
         return Qrels(cols["query"].to_numpy(dtype=object), cols["doc"].to_numpy(dtype=object), labels, path, lines)

@@ -17,32 +17,37 @@ def _is_pandas(obj: Any) -> bool:
     return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
 
 
-def load_qrels(obj: Any) -> Qrels:
+def load_qrels(obj: Any, continuous: bool = False) -> Qrels:
     """Accept a Qrels, a path (TREC, CSV, TSV, Parquet, JSON, JSONL, optionally .gz), a DataFrame
-    or a dict.
+    or a dict. ``continuous=True`` reads the labels as continuous relevance values (watch time,
+    percentages, signed grades: any finite number), which the gain-based measures use as gains.
 
     >>> load_qrels({"q1": {"d1": 1}}).label.tolist()
     [1]
+    >>> load_qrels({"q1": {"d1": 0.35}}, continuous=True).values.tolist()
+    [0.35]
     """
     if isinstance(obj, Qrels):
+        if continuous and not obj.continuous:
+            return Qrels.from_values(obj.query, obj.doc, obj.label, obj.source, obj.lines, obj.notes)
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
         if path.endswith(_TABULAR_SUFFIXES):
             from rankwise.data.tabular_io import read_tabular_qrels
 
-            return read_tabular_qrels(path)
+            return read_tabular_qrels(path, continuous)
         if path.lower().endswith(_DELIMITED_SUFFIXES):
             from rankwise.data.delimited import read_delimited_qrels
 
-            return read_delimited_qrels(path)
+            return read_delimited_qrels(path, continuous)
         from rankwise.data.trec_io import read_trec_qrels
 
-        return read_trec_qrels(path)
+        return read_trec_qrels(path, continuous)
     if _is_pandas(obj):
-        return Qrels.from_dataframe(obj)
+        return Qrels.from_dataframe(obj, continuous=continuous)
     if isinstance(obj, dict):
-        return Qrels.from_dict(obj)
+        return Qrels.from_dict(obj, continuous=continuous)
     raise InputError(f"cannot read qrels from a {type(obj).__name__}; expected a path, DataFrame or dict")
 
 

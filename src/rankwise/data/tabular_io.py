@@ -106,10 +106,11 @@ def read_tabular_run(path: str | os.PathLike[str], name: str | None = None) -> R
     return Run.from_dataframe(obj, name=name, source=source, default_name=default_name)
 
 
-def read_tabular_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """Read qrels from Parquet, JSON (``{qid: {doc: label}}`` or records) or JSONL records."""
+def read_tabular_qrels(path: str | os.PathLike[str], continuous: bool = False) -> Qrels:
+    """Read qrels from Parquet, JSON (``{qid: {doc: label}}`` or records) or JSONL records;
+    ``continuous``: the labels are continuous relevance values."""
     source = str(path)
     obj = _read_parquet(path) if source.endswith(".parquet") else _read_json_any(path)
     if isinstance(obj, dict):
-        return Qrels.from_dict(obj, source=source)
-    return Qrels.from_dataframe(obj, source=source)
+        return Qrels.from_dict(obj, source=source, continuous=continuous)
+    return Qrels.from_dataframe(obj, source=source, continuous=continuous)

@@ -149,9 +149,10 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
     return run
 
 
-def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
+def read_trec_qrels(path: str | os.PathLike[str], continuous: bool = False) -> Qrels:
     """Read a TREC qrels file ``qid iter docid label`` exactly as trec_eval 10.0 reads it (the
-    second column is ignored).
+    second column is ignored); ``continuous``: the labels are continuous relevance values
+    (any finite number, :meth:`Qrels.from_values`), each line checked.
 
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
@@ -162,6 +163,8 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     """
     source = str(path)
     check_file(path)
+    if continuous:
+        return _read_trec_values(path, source)
     delim = fast_delimiter(path)
     if delim is not None:
         types = {"query": pa.string(), "iteration": pa.binary(), "doc": pa.string(), "label": pa.int64()}
@@ -173,6 +176,30 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
                   np.asarray(lines.numbers))
     qrels.notes = [*lines.notes(source, "label")]
     return qrels
+
+
+def _read_trec_values(path: str | os.PathLike[str], source: str) -> Qrels:
+    """TREC qrels lines whose fourth field is a continuous relevance value."""
+    queries, docs, values, numbers = [], [], [], []
+    for number, raw in enumerate(read_bytes(path).decode("utf-8", errors="replace").splitlines(), start=1):
+        fields = raw.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise InputError(f"expected 4 fields 'qid iter docid value', got {len(fields)}", source=source,
+                             line=number)
+        try:
+            value = float(fields[3])
+        except ValueError:
+            raise InputError(f"expected a number (continuous relevance), got {fields[3]!r}", source=source,
+                             line=number, field="label") from None
+        queries.append(fields[0])
+        docs.append(fields[2])
+        values.append(value)
+        numbers.append(number)
+    if not queries:
+        raise InputError("no judgments: the qrels are empty", source=source)
+    return Qrels.from_values(arrow.strings(queries), arrow.strings(docs), values, source, np.asarray(numbers))
 
 
 def write_trec_run(run: Run, path: str | os.PathLike[str]) -> None:

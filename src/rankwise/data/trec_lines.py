@@ -76,6 +76,18 @@ def c_atof(token: bytes) -> tuple[float, bool]:
     return value, len(text) == len(token)
 
 
+def _is_decimal(token: bytes) -> bool:
+    """True for a finite decimal number such as ``b"0.35"`` (a continuous label, not a typo).
+
+    >>> _is_decimal(b"0.35"), _is_decimal(b"abc")
+    (True, False)
+    """
+    try:
+        return bool(np.isfinite(float(token)))
+    except ValueError:
+        return False
+
+
 def c_atol(token: bytes) -> tuple[int, bool]:
     """C ``atol``: the integer prefix (0 if none) and whether it was the whole token.
 
@@ -136,8 +148,13 @@ class Lines:
             if what in self.counts:
                 shown = self.examples[what].decode("utf-8", "backslashreplace")
                 example = f" ({shown!r})" if shown else ""
+                hint = ""
+                if what == "inexact" and number_field == "label" and _is_decimal(self.examples[what]):
+                    hint = (" (continuous relevance: read the qrels with continuous=True, rankwise evaluate "
+                            "--continuous)")
                 out.append(Notice(f"{source}: {self.counts[what]} {message}; first at line "
-                                  f"{self.first_line[what]}{example}", f"reader_{what}", count=self.counts[what]))
+                                  f"{self.first_line[what]}{example}{hint}", f"reader_{what}",
+                                  count=self.counts[what]))
         return out
 
 

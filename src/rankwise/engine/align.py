@@ -54,6 +54,8 @@ class QrelsIndex:
     level_counts: np.ndarray
     source: str = "<qrels>"
     notes: list[str] = field(default_factory=list)
+    level_gains: dict[int, float] | None = None
+    """Continuous relevance: the value of each level code (``Qrels.level_gains``)."""
 
     @classmethod
     def build(cls, qrels: Qrels) -> QrelsIndex:
@@ -92,7 +94,7 @@ class QrelsIndex:
             lvl = np.searchsorted(level_values, labels[judged])
             np.add.at(level_counts, (qcode[sort][judged], lvl), 1)
         return cls(query_ids, arrow.strings([str(q) for q in query_ids]), doc_vocab, keys, labels,
-                   level_values, level_counts, qrels.source)
+                   level_values, level_counts, qrels.source, level_gains=qrels.level_gains)
 
     @cached_property
     def key_query(self) -> np.ndarray:
@@ -532,6 +534,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         run_name=run.name,
         in_run=present[evaluated],
         judged_only=conv.judged_only,
+        level_gains=index.level_gains,
     )
     precision = np.float32 if conv.score_precision == "float32" else np.float64
     # in file order the tie patch only exchanges rows of equal scores (at this precision), so
@@ -570,6 +573,7 @@ def empty_rankings(index: QrelsIndex, codes: np.ndarray, conv: Conventions, run_
         run_name=run_name,
         in_run=np.zeros(len(codes), dtype=bool),
         judged_only=conv.judged_only,
+        level_gains=index.level_gains,
     )
     if conv.ties == "expected":
         lists.tie_start, lists.tie_size = _tie_groups(np.empty(0), lists.offsets)

@@ -13,10 +13,13 @@ from rankwise.errors import RankwiseError
 
 
 def ranked_from_padded(scores: np.ndarray, labels: np.ndarray, where: np.ndarray | None = None,
-                       ties: str = "input", rel_level: int = 1) -> tuple[RankedLists, np.ndarray]:
+                       ties: str = "input", rel_level: int = 1, continuous: bool = False
+                       ) -> tuple[RankedLists, np.ndarray]:
     """Sort every row by score (descending; tied items keep their column order, or
     ``ties='expected'`` averages over their orders) and return the lists and the indices of the
-    rows kept (rows without a valid item are padding and left out).
+    rows kept (rows without a valid item are padding and left out). ``continuous``: the labels
+    are continuous relevance values, encoded as level codes with their values in
+    ``level_gains`` (each batch its own codes: per-query values do not depend on them).
 
     >>> rl, kept = ranked_from_padded(np.array([[0.2, 0.9, 0.5], [0.1, 0.3, 0.0]]),
     ...                               np.array([[1, 0, 2], [0, 1, 0]]), np.array([[1, 1, 1], [1, 1, 0]], bool))
@@ -31,6 +34,13 @@ def ranked_from_padded(scores: np.ndarray, labels: np.ndarray, where: np.ndarray
     valid = np.ones(scores.shape, dtype=bool) if where is None else where
     if np.isnan(scores[valid]).any():
         raise RankwiseError("NaN scores among the valid items")
+    table = None
+    if continuous:
+        from rankwise.data.containers import relevance_values
+
+        values = np.where(valid, np.asarray(labels, dtype=np.float64), 0.0)
+        codes, table = relevance_values(values.ravel(), "batch")
+        labels = codes.reshape(values.shape)
     int_labels = labels.astype(np.int64)
     if (int_labels[valid] != labels[valid]).any() or (int_labels[valid] < 0).any():
         raise RankwiseError("labels of valid items must be non-negative integers (graded relevance)")
@@ -49,7 +59,7 @@ def ranked_from_padded(scores: np.ndarray, labels: np.ndarray, where: np.ndarray
         np.add.at(level_counts, (rows, np.searchsorted(level_values, label)), 1)
     lists = RankedLists(query_ids=kept.astype(str).astype(object), offsets=offsets, label=label,
                         level_values=level_values, level_counts=level_counts, rel_level=rel_level,
-                        run_name="batch", in_run=np.ones(len(kept), dtype=bool))
+                        run_name="batch", in_run=np.ones(len(kept), dtype=bool), level_gains=table)
     if ties == "expected":
         lists.tie_start, lists.tie_size = _tie_groups(ranked_scores, offsets)
     else:

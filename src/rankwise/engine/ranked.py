@@ -45,6 +45,8 @@ class RankedLists:
     """With ties='expected': size of each row's group of tied rows."""
     tie_spans: np.ndarray | None = field(default=None, repr=False)
     """Other tie rules: (query, first rank, size) of tied groups with differing labels."""
+    level_gains: dict[int, float] | None = None
+    """Continuous relevance: each label code's value (the gain-based measures' gains)."""
 
     def ties_straddling(self, k: int) -> int:
         """Queries where tied documents with different labels straddle cut-off ``k`` (so the
@@ -58,7 +60,8 @@ class RankedLists:
     def with_rel_level(self, rel_level: int) -> RankedLists:
         """The same rankings judged at another relevance level (arrays shared, caches fresh)."""
         twin = RankedLists(self.query_ids, self.offsets, self.label, self.level_values, self.level_counts,
-                           rel_level, self.run_name, self.in_run, judged_only=self.judged_only)
+                           rel_level, self.run_name, self.in_run, judged_only=self.judged_only,
+                           level_gains=self.level_gains)
         twin.tie_start, twin.tie_size, twin.tie_spans = self.tie_start, self.tie_size, self.tie_spans
         return twin
 

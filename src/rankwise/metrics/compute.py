@@ -68,6 +68,27 @@ def _tie_aware_names() -> str:
     return ", ".join(f.canonical or f.name for f in all_families() if f.tie_aware and f.kind == "float")
 
 
+def continuous_families() -> str:
+    """The families defined on continuous relevance, for messages."""
+    return ", ".join(dict.fromkeys(f.canonical or f.name for f in all_families() if f.continuous))
+
+
+def check_continuous(specs: Sequence[MetricSpec]) -> None:
+    """Refuse, before any work, a metric that needs integer grades on continuous relevance.
+
+    >>> from rankwise.metrics.names import parse_metric
+    >>> check_continuous([parse_metric("ndcg@10"), parse_metric("ndcg_signed@5")])
+    >>> check_continuous([parse_metric("P@10")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.RankwiseError: P@10 needs integer relevance grades; continuous relevance feeds nDCG, ...
+    """
+    for spec in specs:
+        if not spec.family.continuous or spec.rel is not None:
+            raise RankwiseError(f"{spec.label} needs integer relevance grades; continuous relevance feeds "
+                                f"{continuous_families()} (their gains are the values)")
+
+
 def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventions) -> RunScores:
     """Compute every requested column on one aligned run, each family once per parameter set.
 
@@ -82,6 +103,8 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
     notes: list[str] = []
     details: dict[str, dict[str, Any]] = {}
     done: set[tuple] = set()
+    if getattr(rl, "level_gains", None) is not None:
+        check_continuous(specs)
     for spec in sorted(specs, key=lambda s: ORDER.get(s.name, len(ORDER))):
         if spec.key() in done:
             continue

@@ -106,6 +106,8 @@ class Family:
     """Has a closed form under ``ties='expected'`` (McSherry & Najork)."""
     gain_based: bool = False
     """Sums per-grade gains (the signature names them)."""
+    continuous: bool = False
+    """Defined on continuous relevance (``Qrels.from_values``): its gains are the values."""
     undefined: str | None = None
     """When its value is undefined (0/0): ``no_relevant`` (a query without a relevant judged
     document), ``no_nonrelevant`` (without a judged non-relevant one) or ``no_retrieved``

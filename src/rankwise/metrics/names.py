@@ -286,6 +286,9 @@ def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None)
             raise MetricParameterError(f"{name}: rel must be an integer") from None
     overrides = _convention_arguments(name, args)
     values = dict(spec.params)
+    grades = [k for k in args if re.fullmatch(r"[+-]?\d+", k)]
+    if grades and family.param("gains") is not None:  # per-grade gains: ndcg(1=3,2=9), ndcg_signed(0=-1)@10
+        values["gains"] = _stored(family, "gains", {int(k): _atof(str(args.pop(k))) for k in grades})
     for key in [k for k in args if family.param(k) is not None]:
         param = family.param(key)
         values[param.name] = _stored(family, param.name, param.convert(args.pop(key), name))  # type: ignore[union-attr]

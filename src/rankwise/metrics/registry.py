@@ -102,6 +102,7 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
     ("nERR", "ntcir", "NERR"),
     ("GAP", "ntcir", "GAP"),
     ("MDCG", "gain", "MDCG"),
+    ("ndcg_signed", "signed", "NDCG_SIGNED"),
     ("AUC", "roc", "AUC"),
     ("compat", "compat", "COMPAT"),
     ("accuracy", "pairwise_accuracy", "ACCURACY"),

@@ -115,6 +115,8 @@ AT: dict[str, str] = {
     'q_measure': 'Q_cut',
     'nerr': 'nERR',
     'mdcg': 'MDCG',
+    'ndcg_signed': 'ndcg_signed',
+    'signed_ndcg': 'ndcg_signed',
     'accuracy': 'accuracy_cut',
     'fallout': 'fallout',
     'fall_out': 'fallout',

@@ -64,6 +64,37 @@ def system_grid(systems: Any, digits: int = 4) -> Grid:
                 [False, True, True, True, True, True], note=note)
 
 
+def offline_online_grid(result: Any, digits: int = 4) -> Grid:
+    """One row per statistic (Kendall's tau with its bootstrap interval); the experiments in
+    the title.
+
+    >>> from rankwise.agreement import offline_online
+    >>> rows = [{"experiment": f"e{i}", "offline": d, "online": d / 10} for i, d in enumerate([0.1, -0.2, 0.3])]
+    >>> print(offline_online_grid(offline_online(rows, resamples=0), 2).text().splitlines()[0])
+    offline changes (offline) against online changes (online) over 3 experiments
+    """
+    rows = []
+    for name, value in result.statistics.items():
+        if name == "experiments":
+            continue
+        interval = result.intervals.get(name)
+        shown = "" if interval is None else f"[{_number(interval[0], digits)}, {_number(interval[1], digits)}]"
+        rows.append([name, str(int(value)) if name == "online_significant" else _number(value, digits), shown])
+    return Grid(f"offline changes ({result.offline}) against online changes ({result.online}) over "
+                f"{len(result.experiments)} experiments", ["statistic", "value", "interval"], rows,
+                [False, True, True], note="\n".join(f"note: {w}" for w in result.warnings))
+
+
+def experiments_grid(result: Any, digits: int = 4) -> Grid:
+    """One row per experiment: the two changes, whether their signs agree, the online p-value."""
+    frame = result.table
+    columns = ["experiment", "offline", "online", "same sign"] + (["online p"] if "online_p" in frame else [])
+    rows = [[str(r["experiment"]), _number(r["offline"], digits), _number(r["online"], digits),
+             "yes" if r["same_sign"] else "no"] + ([_number(r["online_p"], digits)] if "online_p" in r else [])
+            for r in frame.to_dict("records")]
+    return Grid("experiments", columns, rows, [False, True, True, False] + [True] * ("online_p" in frame))
+
+
 def agreement_grids(labels: Any, systems: Any | None, digits: int = 4) -> list[Grid]:
     """The label table, the confusion matrix, then the system table when runs were given."""
     return [label_grid(labels, digits), confusion_grid(labels)] + \

@@ -244,6 +244,50 @@ def system_agreement_scatter(agreement: Any, path: str | Path | None = None) -> 
     return _finish(fig, ax, title, f"{agreement.metric}|system agreement|{_version()}", path)
 
 
+def offline_online_scatter(result: Any, path: str | Path | None = None) -> Any:
+    """Each experiment's offline change (x) against its online change (y), the quadrants where
+    the two agree shaded, significant online changes filled, the statistics in the title
+    (``rankwise.agreement.OfflineOnline``).
+
+    >>> from rankwise.agreement import offline_online
+    >>> rows = [{"experiment": f"e{i}", "offline": d, "online": d / 10} for i, d in enumerate([0.1, -0.2, 0.3])]
+    >>> fig = offline_online_scatter(offline_online(rows, resamples=50))
+    >>> fig.axes[0].get_xlabel()
+    'offline change (offline)'
+    """
+    fig, ax = _figure(6.4, 5.2)
+    x, y = result.offline_change, result.online_change
+    pad_x, pad_y = 0.08 * (float(np.ptp(x)) or 1.0), 0.08 * (float(np.ptp(y)) or 1.0)
+    lo_x, hi_x = min(float(x.min()), 0.0) - pad_x, max(float(x.max()), 0.0) + pad_x
+    lo_y, hi_y = min(float(y.min()), 0.0) - pad_y, max(float(y.max()), 0.0) + pad_y
+    ax.fill_between([0, hi_x], 0, hi_y, color="tab:green", alpha=0.07, lw=0)
+    ax.fill_between([lo_x, 0], lo_y, 0, color="tab:green", alpha=0.07, lw=0, label="signs agree")
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.axvline(0, color="0.5", lw=0.8)
+    significant = (result.online_p < result.settings["alpha"]) if result.online_p is not None else None
+    if significant is None:
+        ax.scatter(x, y, color="tab:blue", zorder=3, label=f"experiments ({len(x)})")
+    else:
+        ax.scatter(x[significant], y[significant], color="tab:blue", zorder=3,
+                   label=f"online p < {result.settings['alpha']:g} ({int(significant.sum())})")
+        ax.scatter(x[~significant], y[~significant], facecolors="none", edgecolors="tab:blue", zorder=3,
+                   label=f"not significant online ({int((~significant).sum())})")
+    if len(x) <= 40:
+        for name, px, py in zip(result.experiments, x, y, strict=True):
+            right = px > lo_x + 0.66 * (hi_x - lo_x)
+            ax.annotate(name, (px, py), textcoords="offset points", xytext=(-4, 4) if right else (4, 4), fontsize=7,
+                        ha="right" if right else "left", annotation_clip=True, clip_on=True)
+    ax.set_xlim(lo_x, hi_x)
+    ax.set_ylim(lo_y, hi_y)
+    ax.set_xlabel(f"offline change ({result.offline})")
+    ax.set_ylabel(f"online change ({result.online})")
+    stats = result.statistics
+    low, high = result.intervals["kendall_tau"]
+    title = (f"{result.offline} vs {result.online} over {len(x)} experiments\nKendall tau "
+             f"{stats['kendall_tau']:.3f} [{low:.3f}, {high:.3f}], sign agreement {stats['sign_agreement']:.2f}")
+    return _finish(fig, ax, title, f"{result.offline}~{result.online}|offline-online|{_version()}", path)
+
+
 def click_perplexity_per_rank(tables: dict[str, Any], log_name: str, path: str | Path | None = None,
                               column: str = "conditional_perplexity") -> Any:
     """Conditional perplexity (or ``column``) per rank of several click models on one

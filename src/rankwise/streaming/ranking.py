@@ -8,7 +8,10 @@ orders (``ties='expected'``); a label >= ``rel_level`` is relevant; the judged d
 list's items. A row whose mask is all False is padding and left out; a row without a relevant
 item scores 0 (``missing='zero'``, trec_eval and torchmetrics' default) or is left out
 (``missing='skip'``; ``empty`` is the deprecated name). ERR needs ``max_label`` (its
-R = (2^label - 1) / 2^max_label must not change from batch to batch).
+R = (2^label - 1) / 2^max_label must not change from batch to batch). ``continuous=True``
+takes labels that are continuous relevance values (watch time, percentages, signed values):
+the gain-based measures (nDCG, DCG, MDCG, nDCG_signed) use them as gains, as
+``rankwise.evaluate`` does on ``load_qrels(..., continuous=True)``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class RankingMetrics(Metric):
 
     def __init__(self, metrics: Sequence[str] = ("ndcg@10",), ties: Ties = "input", rel_level: int = 1,
                  missing: Missing = "zero", gains: Gains = "labels", max_label: int | None = None,
-                 **deprecated: Any) -> None:
+                 continuous: bool = False, **deprecated: Any) -> None:
         from dataclasses import replace
 
         from rankwise.metrics.names import parse_metric
@@ -62,9 +65,13 @@ class RankingMetrics(Metric):
         for spec in self._specs:
             if spec.family.kind not in ("float", "int"):
                 raise RankwiseError(f"{spec.label}: not a per-query number; it cannot be averaged over batches")
+        if continuous:
+            from rankwise.metrics.compute import check_continuous
+
+            check_continuous(self._specs)
         self._conv = Conventions(ties=ties, rel_level=rel_level, gains=gains, score_precision="float64")
         super().__init__(metrics=tuple(metrics), ties=ties, rel_level=rel_level, missing=missing, gains=gains,
-                         max_label=max_label)
+                         max_label=max_label, continuous=continuous)
 
     def columns(self) -> list[str]:
         return [c for spec in self._specs for c in spec.result_columns()]
@@ -77,12 +84,13 @@ class RankingMetrics(Metric):
         scores = np.atleast_2d(inputs["scores"])
         labels = np.atleast_2d(inputs["labels"])
         mask = mask_of(inputs.get("where"), scores.shape)
+        continuous = bool(self.params.get("continuous"))
         key = ("padded", id(inputs["scores"]), id(inputs["labels"]), id(inputs.get("where")), self.params["ties"],
-               self.params["rel_level"])
+               self.params["rel_level"], continuous)
         if key not in shared:
             try:
                 shared[key] = ranked_from_padded(scores, labels, None if mask is None else np.asarray(mask),
-                                                 self.params["ties"], self.params["rel_level"])[0]
+                                                 self.params["ties"], self.params["rel_level"], continuous)[0]
             except RankwiseError as err:
                 raise MetricInputError(f"{type(self).__name__}.update: {err}") from None
         rl = shared[key]
@@ -148,7 +156,7 @@ class _AtK(RankingMetrics):
     """The batch name of the family without a cut-off (``ndcg``, ``recip_rank``, ``map``), if any."""
 
     def __init__(self, k: int | Sequence[int] | None = None, ties: Ties = "input", rel_level: int = 1,
-                 missing: Missing = "zero", **deprecated: Any) -> None:
+                 missing: Missing = "zero", continuous: bool = False, **deprecated: Any) -> None:
         from rankwise.errors import renamed
         from rankwise.metrics.family import ALL
 
@@ -163,9 +171,11 @@ class _AtK(RankingMetrics):
             raise RankwiseError(f"{where}: k expects positive cut-offs (or None for the whole list), got {k!r}")
         self.ks = [int(c) for c in ks]
         names = [self.full_depth if c == ALL and self.full_depth else f"{self.family}@{c}" for c in self.ks]
-        super().__init__(names, ties, rel_level, missing)
+        super().__init__(names, ties, rel_level, missing, continuous=continuous)
         self.params = {"k": tuple(self.ks) if self.many else (None if k is None else self.ks[0]), "ties": ties,
                        "rel_level": rel_level, "missing": missing}
+        if continuous:  # a saved state of the integer form keeps its parameters
+            self.params["continuous"] = True
 
     def compute(self) -> Any:
         values = list(super().compute().values())
@@ -173,7 +183,12 @@ class _AtK(RankingMetrics):
 
 
 class NDCG(_AtK):
-    """nDCG@k (linear gains, trec_eval's ideal list cut at k) per query, averaged.
+    """nDCG@k (linear gains, trec_eval's ideal list cut at k) per query, averaged;
+    ``continuous=True`` takes continuous relevance (negative values count 0).
+
+    >>> m = NDCG(k=2, continuous=True).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0.0, 0.5, 2.5]])
+    >>> round(m.compute(), 6)   # (0.5 / log2 3) / (2.5 + 0.5 / log2 3)
+    0.112047
 
     >>> NDCG(k=2).update(predictions=[[0.9, 0.5, 0.1]], targets=[[0, 1, 1]]).compute()   # (1/log2 3) / (1 + 1/log2 3)
     0.38685280723454163

@@ -17,6 +17,7 @@ import numpy as np
 
 from rankwise.engine import libm, segments
 from rankwise.engine.ranked import RankedLists
+from rankwise.errors import RankwiseError
 from rankwise.metrics.family import Cutoff, Family, Param, ProfileName, of_lists
 from rankwise.metrics.ranking._seq import SparseTerms, safe_divide, seq_sum
 
@@ -281,13 +282,20 @@ def binary_g(rl: RankedLists) -> np.ndarray:
 def convention_gains(rl: RankedLists, conv: Any, custom: Mapping[int, float] | None = None
                      ) -> dict[int, float] | None:
     """Per-grade gains under the ``gains`` convention (``labels``, ``binary``, ``above_level``);
-    custom per-grade gains win. None means "the labels themselves".
+    custom per-grade gains win. None means "the labels themselves". On continuous relevance
+    the gains are the values, negative ones zeroed (``ndcg_signed`` keeps them).
 
     >>> from rankwise.metrics.ranking._example import example
     >>> from rankwise.engine.conventions import Conventions
     >>> convention_gains(example(), Conventions(gains="binary"))
     {0: 0.0, 1: 1.0, 2: 1.0}
     """
+    if rl.level_gains is not None:  # continuous relevance: the values, negative ones zeroed
+        if custom:
+            raise RankwiseError("per-grade gains do not apply to continuous relevance: its values are the gains")
+        if conv.gains != "labels":
+            raise RankwiseError(f"gains={conv.gains!r} needs integer grades; continuous relevance uses its values")
+        return {level: max(value, 0.0) for level, value in rl.level_gains.items()}
     if conv.gains == "labels":
         return dict(custom) if custom else None
     out: dict[int, float] = {}
@@ -325,7 +333,7 @@ G = Family("G", lambda rl, conv, cutoffs, params: g_measure(rl, params["gains"])
 NDCG = Family("ndcg", lambda rl, conv, cutoffs, params: ndcg(rl, convention_gains(rl, conv, params["gains"])),
               "nDCG over the whole ranking; gains = labels unless set per grade (1=3,2=9).",
               params=(_GAINS,), syntax="pairs", tie_aware=True, gain_based=True, trec_eval=True, canonical="nDCG",
-              aliases=("ndcg",), variants=_GAIN_VARIANTS,
+              aliases=("ndcg",), variants=_GAIN_VARIANTS, continuous=True,
               profiles=(ProfileName("torchmetrics", ("ndcg",), "none", conventions=(("ties", "expected"),)),),
               undefined="no_relevant")
 NDCG_REL = Family("ndcg_rel", lambda rl, conv, cutoffs, params: ndcg_rel(rl, params["gains"]),
@@ -337,17 +345,17 @@ RNDCG = Family("Rndcg", lambda rl, conv, cutoffs, params: rndcg(rl, params["gain
 NDCG_CUT = Family("ndcg_cut", lambda rl, conv, ks, params: ndcg_at(rl, ks, convention_gains(rl, conv)),
                   "nDCG at cut-off k (linear gain, log2(rank+1) discount, ideal cut at k).", cutoff=_CUTS,
                   tie_aware=True, gain_based=True, trec_eval=True, canonical="nDCG",
-                  cutoff_aliases=("ndcg", "ndcg_cut"), variants=_GAIN_VARIANTS,
+                  cutoff_aliases=("ndcg", "ndcg_cut"), variants=_GAIN_VARIANTS, continuous=True,
                   profiles=(ProfileName("torchmetrics", ("ndcg",), "only", conventions=(("ties", "expected"),)),),
                   undefined="no_relevant")
 MDCG = Family("MDCG", lambda rl, conv, ks, params: np.column_stack(
                   [mean_dcg_at(rl, k, min(params["start"], k), convention_gains(rl, conv)) for k in ks]),
               "Mean DCG over a window of cut-offs: the mean of DCG@j for j = start..k.", cutoff=Cutoff(int, (10,)),
               params=(Param("start", int, 1, "first cut-off of the window (a cut-off below it uses k alone)", low=1),),
-              gain_based=True, canonical="MDCG", cutoff_aliases=("mdcg",))
+              gain_based=True, continuous=True, canonical="MDCG", cutoff_aliases=("mdcg",))
 DCG_CUT = Family("dcg_cut", lambda rl, conv, ks, params: dcg_at(rl, ks, convention_gains(rl, conv)),
                  "DCG at cut-off k (linear gain, log2(rank+1) discount), not normalised.", cutoff=Cutoff(int, (10,)),
-                 tie_aware=True, gain_based=True, canonical="DCG", cutoff_aliases=("dcg",),
+                 tie_aware=True, gain_based=True, continuous=True, canonical="DCG", cutoff_aliases=("dcg",),
                  variants=(("dcg", "exp-log2", "dcg_exp_cut"), ("dcg", "exp", "dcg_exp_cut")),
                  matches="ir_measures DCG@k, ranx dcg@k")
 NDCG_EXP_CUT = Family("ndcg_exp_cut", lambda rl, conv, ks, params: ndcg_at(rl, ks, exponential_gains(rl, conv)),
