@@ -201,3 +201,31 @@ def test_perplexity_from_probabilities_with_token_weights(data: dict) -> None:
     assert a.compute() == pytest.approx(whole.compute(), rel=1e-12)
     with pytest.raises(MetricInputError, match="sample_weights"):
         rs.TokenPerplexity().update(predictions=probs, targets=tokens, sample_weights=weights[:, :2])
+
+
+def test_average_precision_at_ks_per_row_equals_metrax() -> None:
+    rng = np.random.default_rng(11)
+    scores = rng.random((8, 12))
+    labels = (rng.random((8, 12)) < 0.3).astype(np.float64)
+    labels[0] = 0                                                    # no relevant item: 0, as metrax's divide_no_nan
+    ks = [1, 3, 5, 12]
+    expected = np.asarray(metrax.AveragePrecisionAtK.average_precision_at_ks(jnp.array(scores), jnp.array(labels),
+                                                                             jnp.array(ks)))
+    np.testing.assert_allclose(rs.average_precision_at_ks(scores, labels, ks), expected, atol=1e-6)   # float32
+    where = np.tile(np.arange(12) < 6, (8, 1))
+    where[3] = False                                                 # a padding row: NaN, not 0
+    rows = rs.per_row(["map@5"], scores, labels, where=where)["map_cut_5"]
+    first_six = rs.average_precision_at_ks(scores[:, :6], labels[:, :6], [5])[:, 0]
+    assert np.isnan(rows[3]) and np.allclose(np.delete(rows, 3), np.delete(first_six, 3))
+
+
+def test_replace_and_construction_from_state_fields() -> None:
+    mae = rs.MeanAbsoluteError().update(predictions=[1.0, 3.0], targets=[0.0, 0.0])   # total 4, weight 2
+    doubled = mae.replace(total=8.0)
+    assert (doubled.compute(), mae.compute()) == (4.0, 2.0)
+    rebuilt = rs.MeanAbsoluteError.from_state(dict(mae.state))
+    assert rebuilt.compute() == 2.0 and rebuilt.state is not mae.state
+    with pytest.raises(Exception, match="no state field 'totl'"):
+        mae.replace(totl=1.0)
+    with pytest.raises(Exception, match="state fields .* do not match"):
+        rs.MeanAbsoluteError.from_state({"total": 1.0})

@@ -219,18 +219,57 @@ class Metric:
         if saved.get("metric") != type(self).__name__ or dict(saved.get("params", {})) != _plain(self.params):
             raise RankwiseError(f"cannot load a {saved.get('metric')}({saved.get('params')}) state into "
                                 f"{type(self).__name__}({self.params})")
+        fields = {k: _from_portable(v) for k, v in saved["state"].items()}
         fresh = self._initial_state()
-        saved = {**saved, "state": {k: _from_portable(v) for k, v in saved["state"].items()}}
-        if set(saved["state"]) != set(fresh):
-            raise RankwiseError(f"{type(self).__name__}: state keys {sorted(saved['state'])} do not match "
+        if set(fields) != set(fresh):
+            raise RankwiseError(f"{type(self).__name__}: state keys {sorted(fields)} do not match "
                                 f"{sorted(fresh)}")
-        for key, value in saved["state"].items():
-            if isinstance(fresh[key], np.ndarray) and np.shape(value) != fresh[key].shape:
-                raise RankwiseError(f"{type(self).__name__}: state {key!r} has shape {np.shape(value)}, "
-                                    f"expected {fresh[key].shape}")
-            _check_loaded(type(self).__name__, key, value, fresh[key], key in self.nonnegative_state)
-        self.state = {k: _copy_state(v) for k, v in saved["state"].items()}
+        self.state = self._checked(fields, fresh)
         return self
+
+    def _checked(self, fields: Mapping[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` checked against an empty state (known keys, shapes, counts not negative),
+        copied."""
+        for key, value in fields.items():
+            if key not in fresh:
+                raise RankwiseError(f"{type(self).__name__}: no state field {key!r}; it has {', '.join(fresh)}")
+            if isinstance(fresh[key], np.ndarray):
+                if np.shape(value) != fresh[key].shape:
+                    raise RankwiseError(f"{type(self).__name__}: state {key!r} has shape {np.shape(value)}, "
+                                        f"expected {fresh[key].shape}")
+            _check_loaded(type(self).__name__, key, value, fresh[key], key in self.nonnegative_state)
+        return {k: _copy_state(v) for k, v in fields.items()}
+
+    def replace(self, **updates: Any) -> Metric:
+        """A new metric with the same parameters and this state, the fields named in
+        ``updates`` replaced (metrax's ``replace``); ``self`` is unchanged.
+
+        >>> from rankwise.streaming import MeanAbsoluteError
+        >>> m = MeanAbsoluteError().update(predictions=[1.0, 2.0], targets=[0.0, 0.0])
+        >>> sorted(m.state), m.compute()
+        (['count', 'total', 'weight'], 1.5)
+        >>> m.replace(total=6.0).compute(), m.compute()   # 6 / 2
+        (3.0, 1.5)
+        """
+        out = self.empty()
+        out.state = {**copy.deepcopy(self.state), **self._checked(updates, self._initial_state())}
+        return out
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], **params: Any) -> Metric:
+        """A metric built with ``params`` holding ``state`` (every field of its state), as a
+        metrax metric is built from its fields.
+
+        >>> from rankwise.streaming import MeanAbsoluteError
+        >>> MeanAbsoluteError.from_state({"total": 3.0, "count": np.array(2), "weight": 2.0}).compute()
+        1.5
+        """
+        metric = cls(**params)
+        fresh = metric._initial_state()
+        if set(state) != set(fresh):
+            raise RankwiseError(f"{cls.__name__}: state fields {sorted(state)} do not match {sorted(fresh)}")
+        metric.state = metric._checked(state, fresh)
+        return metric
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

@@ -24,7 +24,17 @@ from rankwise.streaming.label_ranking import (
     LabelRankingLoss,
     NDCGScore,
 )
-from rankwise.streaming.ranking import MAP, MRR, NDCG, HitRate, PrecisionAtK, RankingMetrics, RecallAtK
+from rankwise.streaming.ranking import (
+    MAP,
+    MRR,
+    NDCG,
+    HitRate,
+    PrecisionAtK,
+    RankingMetrics,
+    RecallAtK,
+    average_precision_at_ks,
+    per_row,
+)
 from rankwise.streaming.regression import (
     CosineSimilarity,
     MeanAbsoluteError,
@@ -47,7 +57,8 @@ from rankwise.streaming.text import (
     WordInformationPreserved,
 )
 
-__all__ = ["Accuracy", "AveragePrecision", "BrierScore", "CalibrationError", "ConditionalPerplexity",
+__all__ = ["average_precision_at_ks", "per_row",
+           "Accuracy", "AveragePrecision", "BrierScore", "CalibrationError", "ConditionalPerplexity",
            "ConfusionMatrix", "CosineSimilarity", "CTRCalibration", "LogLikelihood", "Perplexity",
            "FBeta", "LogLoss", "MatthewsCorrCoef", "MeanAbsoluteError", "MeanSquaredError", "MeanSquaredLogError",
            "Metric", "MultiMetric", "PearsonCorrCoef", "Precision", "R2Score", "ROCAUC", "Recall",

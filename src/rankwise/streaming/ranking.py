@@ -109,6 +109,49 @@ class RankingMetrics(Metric):
         return column_means(self.state, self.columns(), [s.label for s in self._specs])
 
 
+def per_row(metrics: str | Sequence[str], predictions: Any, targets: Any, where: Any = None, ties: Ties = "input",
+            rel_level: int = 1, continuous: bool = False) -> dict[str, np.ndarray]:
+    """Each metric's value on every row of one padded batch (no averaging): ``{column:
+    [batch]}``; a row without a valid item is NaN. The values ``RankingMetrics`` averages.
+
+    >>> per_row(["P@1", "ndcg@2"], [[0.9, 0.5, 0.1], [0.2, 0.8, 0.4]], [[0, 1, 1], [0, 1, 0]])["P_1"].tolist()
+    [0.0, 1.0]
+    """
+    from rankwise.metrics.compute import compute_scores
+    from rankwise.state import as_array
+
+    metric = RankingMetrics([metrics] if isinstance(metrics, str) else list(metrics), ties, rel_level,
+                            continuous=continuous)
+    scores, labels = np.atleast_2d(as_array(predictions)), np.atleast_2d(as_array(targets))
+    mask = mask_of(where, scores.shape)
+    try:
+        rl, kept = ranked_from_padded(scores, labels, None if mask is None else np.asarray(mask), ties, rel_level,
+                                      continuous)
+    except RankwiseError as err:
+        raise MetricInputError(f"per_row: {err}") from None
+    values = compute_scores(rl, metric._specs, metric._conv).values
+    out = {}
+    for column in metric.columns():
+        full = np.full(len(scores), np.nan)
+        full[kept] = np.asarray(values[column], dtype=np.float64)
+        out[column] = full
+    return out
+
+
+def average_precision_at_ks(predictions: Any, targets: Any, ks: Sequence[int], where: Any = None) -> np.ndarray:
+    """AP@k of every row for each k in ``ks``, shape [batch, len(ks)] (metrax's
+    ``AveragePrecisionAtK.average_precision_at_ks``): the precision at each relevant rank
+    within k, summed and divided by all relevant items of the row (trec_eval's map_cut);
+    ties keep their column order.
+
+    >>> # k = 1: 0; k = 2: (1/2) / 2; k = 3: (1/2 + 2/3) / 2
+    >>> average_precision_at_ks([[0.9, 0.5, 0.1]], [[0, 1, 1]], [1, 2, 3]).round(4).tolist()
+    [[0.0, 0.25, 0.5833]]
+    """
+    values = per_row([f"map@{int(k)}" for k in ks], predictions, targets, where)
+    return np.column_stack(list(values.values()))
+
+
 def add_columns(state: dict[str, Any], values: dict[str, Any], columns: list[str], keep: np.ndarray | None = None
                 ) -> None:
     """Add per-query values into a state's ``total`` and ``count`` per column (NaN left out)."""
