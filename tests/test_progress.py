@@ -83,3 +83,25 @@ def test_the_command_line_draws_bars_only_when_asked_or_on_a_terminal(tmp_path: 
     assert out.returncode == 0, out.stderr
     assert ("fitting pbm" in out.stderr) is shown
     assert "iteration   3" in out.stderr          # the per-iteration lines stay in both
+
+
+def test_fuse_ab_and_every_bootstrap_report_their_work() -> None:
+    import numpy as np
+
+    from rankwise.fusion import fuse
+    from rankwise.online import analyze
+    from rankwise.stats.resampling import bootstrap_statistic
+
+    recorder = Recorder()
+    with reporting(recorder):
+        fuse({"x": {"q": {"a": 1.0}}, "y": {"q": {"b": 1.0}}}, "rrf")
+        bootstrap_statistic(np.arange(10.0), lambda picks: picks.mean(axis=1), 250, np.random.default_rng(0),
+                            budget=1000)   # 100 draws per chunk: 100 + 100 + 50
+        analyze({"unit": [1, 2, 3, 4], "variant": ["a", "b", "a", "b"], "clicks": [1.0, 0.0, 2.0, 1.0]},
+                metrics={"clicks": "clicks"})
+    starts = [e[1:] for e in recorder.events if e[0] == "start"]
+    assert ("reading runs", 2) in starts and ("resampling", 250) in starts
+    assert ("reading events", 1) in starts and ("summing 4 events per unit", None) in starts
+    assert ("analysing metrics", 1) in starts
+    resampled = [e[2] for e in recorder.events if e[0] == "advance" and e[1] == "resampling"]
+    assert resampled == [100, 100, 50]

@@ -95,9 +95,10 @@ def aligned(runs: Any, ties: str = "trec", ranks: str = "score", input_depth: in
     ['a', 'b']
     """
     from rankwise.evaluation import _as_runs
+    from rankwise.progress import tracked
 
     inputs = _as_runs(runs)
-    loaded = [r if isinstance(r, Run) else load_run(r, name=n) for r, n in inputs]
+    loaded = [r if isinstance(r, Run) else load_run(r, name=n) for r, n in tracked(inputs, "reading runs")]
     given: list[np.ndarray | None] | None = None
     if ranks == "file":
         given = [file_ranks(r, run) for (r, _), run in zip(inputs, loaded, strict=True)]

@@ -375,8 +375,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         warnings.append(srm.message())
 
     def comparisons(moments: VariantMoments, units: Units | None, where: str = "") -> list[dict[str, Any]]:
+        from rankwise.progress import tracked
+
         rows = []
-        for name, metric in table.items():
+        for name, metric in tracked(list(table.items()), f"analysing metrics{where}"):
             for arm in names:
                 if arm == control:
                     continue

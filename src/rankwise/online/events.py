@@ -129,7 +129,10 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
     parts = []
     unit_ids = [_unit_ids(name, first, table.column(unit).combine_chunks(), unit) for name, first, table in pieces]
     unit_type = pa.int64() if all(pa.types.is_integer(a.type) for a in unit_ids) else pa.string()
-    for (name, first, table), values, ids in zip(pieces, labels, unit_ids, strict=True):
+    from rankwise.progress import step, tracked
+
+    for (name, first, table), values, ids in tracked(list(zip(pieces, labels, unit_ids, strict=True)),
+                                                     "reading events"):
         codes = _codes(values, names)
         if codes.null_count:
             row = int(np.flatnonzero(np.asarray(codes.is_null().to_numpy(zero_copy_only=False)))[0])
@@ -144,9 +147,10 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
                 part[c] = number_column(name, first, column, c, c in counts)
         parts.append(part)
     summed = [c for c in value_columns if c not in constants]
-    grouped = _dense_group(parts, summed, constants) if unit_type == pa.int64() else None
-    if grouped is None:
-        grouped = _hash_group(parts, value_columns, summed, constants, events, ordered)
+    with step(f"summing {events:,} events per unit"):
+        grouped = _dense_group(parts, summed, constants) if unit_type == pa.int64() else None
+        if grouped is None:
+            grouped = _hash_group(parts, value_columns, summed, constants, events, ordered)
     low, both, uniques, out = grouped
     if both.any() and mixed == "error":
         first_unit = pc.min(uniques.filter(pa.array(both))).as_py()

@@ -37,10 +37,14 @@ def bootstrap_indices(sizes: Sequence[int], resamples: int, rng: np.random.Gener
     >>> [(a.shape, b.shape) for a, b in bootstrap_indices((2, 3), 4, rng)]
     [((4, 2), (4, 3))]
     """
+    from rankwise.progress import step
+
     chunk = max(1, budget // max(sum(sizes), 1))
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        yield tuple(rng.integers(0, n, size=(size, n), dtype=dtype) for n in sizes)
+    with step("resampling", total=resamples) as advance:   # shown on a terminal, one unit per draw
+        for start in range(0, resamples, chunk):
+            size = min(chunk, resamples - start)
+            yield tuple(rng.integers(0, n, size=(size, n), dtype=dtype) for n in sizes)
+            advance(size)
 
 
 def bootstrap_statistic(values: np.ndarray, statistic: Any, resamples: int, rng: np.random.Generator,
