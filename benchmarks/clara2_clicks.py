@@ -13,7 +13,9 @@ stopped when the other 10% have not scored better for 3 iterations, the best ite
 kept), and with the fixed prior (1, 2) of earlier versions. The nDCG of the lower-bound
 ranking (each pair's lower 95% credible bound) is shown for the default fit. Beyond the
 defaults: PBM, UBM and DBN with hashed document ids as features (1,024 buckets; a url's
-attractiveness carries across queries), and a mixture of UBM and DCM.
+attractiveness carries across queries), PBM, UBM, DBN and CCM with the placement features
+(``clicks.placement_features``: each pair's mean log2(rank + 1) over the whole log, where the
+engine placed it; no click is read), and a mixture of UBM and DCM.
 
 CLAX (``clax-models``, JAX on CPU) runs in a child process with the Python given by
 ``--clax-python`` (CLAX pins older JAX than rankwise's test extra, so it usually lives in its
@@ -52,6 +54,9 @@ from clax_models import BUILD  # noqa: E402
 MODELS = ["global-ctr", "rank-ctr", "document-ctr", "pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 HASHED = ["pbm", "ubm", "dbn"]
 """Also fitted with hashed document ids as features."""
+PLACED = ["pbm", "ubm", "dbn", "ccm"]
+"""Also fitted with the placement features (each pair's mean log2(rank + 1) in the whole log: where
+the engine put it, known for every page shown; no click is read)."""
 MIXTURES = ["mixture(components=ubm+dcm)"]
 CLAX_MODELS = ["pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 DEFAULT_DATA = Path(__file__).parents[2] / "shared/data/clicks/clara2"
@@ -189,18 +194,25 @@ def main() -> None:
                 rows.append((kind, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
                              table.loc["all", "conditional_perplexity"], seconds,
                              model.best_iteration or len(model.history) or 1, name))
-        for kind in HASHED + MIXTURES:
+        placement = clicks.placement_features(log)
+        for kind, extra in [(k, "hashed") for k in HASHED] + [(k, "placement") for k in PLACED] + \
+                [(k, "") for k in MIXTURES]:
             member, values = clicks.MODELS.parse(kind)
             model = member.build(values)
-            if kind in HASHED:
+            if extra == "hashed":
                 model.use_features(hashed=("doc",), buckets=1024)
-            label = "rankwise, hashed doc ids" if kind in HASHED else "rankwise"
+            elif extra == "placement":
+                model.use_features(placement)
+            label = {"hashed": "rankwise, hashed doc ids", "placement": "rankwise, placement features"}.get(extra,
+                                                                                                          "rankwise")
             started = time.perf_counter()
             model.fit(train, iterations=200, tolerance=1e-7)
             seconds = time.perf_counter() - started
             table = clicks.evaluate_model(model, test).set_index("rank")
             name = f"{kind} / {label}"
             runs[name] = model.relevance(name, log)
+            if extra == "placement":
+                runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
             rows.append((member.name, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
                          table.loc["all", "conditional_perplexity"], seconds, len(model.history) or 1, name))
         clax_results = run_clax(args.clax_python, args.data, split, args)

@@ -431,3 +431,57 @@ def test_cli_hashes_ids(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["clicks", "fit", str(tmp_path / "train.csv"), "--model", "pbm", "--hash-ids", "url",
                                    "-o", str(tmp_path / "x.json")])
     assert bad.exit_code == 2 and "--hash-ids: hashed ids must be among query, doc" in bad.output
+
+
+def _placed_logs(seed: int) -> tuple[clicks.ClickLog, np.ndarray]:
+    """PBM sessions from its definition on an engine that places documents by a noisy view of
+    their attractiveness (``alpha ~ Beta(1, 4)``, placed by ``alpha + N(0, 0.15)``); 1,500
+    queries x 10 documents, 2 pages per query (most pairs seen twice), 10 ranks,
+    ``gamma_r = 1 / r``."""
+    rng = np.random.default_rng(seed)
+    queries, docs, pages = 1_500, 10, 2
+    alpha = rng.beta(1.0, 4.0, size=(queries, docs))
+    query = np.repeat(np.arange(queries), pages)
+    shown = np.argsort(-(alpha[query] + rng.normal(0, 0.15, size=(len(query), docs))), axis=1)
+    click = rng.random(shown.shape) < alpha[query[:, None], shown] / np.arange(1, docs + 1)
+    log = clicks.ClickLog.from_arrays([f"q{q}" for q in query],
+                                      [[f"q{q}d{d}" for d in row] for q, row in zip(query, shown, strict=True)],
+                                      click.astype(int).tolist())
+    return log, alpha
+
+
+def test_placement_features_rank_rare_pairs_by_where_the_engine_put_them(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    log, alpha = _placed_logs(seed=21)
+    table = clicks.placement_features(log)
+    # each pair's mean of log2(rank + 1) over its impressions, from the long form of the log
+    cells = log.to_long().to_pandas()
+    expected = np.log2(cells["rank"] + 1.0).groupby([cells["query"], cells["doc"]]).mean()
+    got = table.set_index(["query", "doc"])["mean_log_rank"]
+    assert len(got) == 15_000 and np.allclose(got.sort_index().to_numpy(), expected.sort_index().to_numpy(),
+                                              rtol=1e-12)
+    plain = clicks.PBM().fit(log, iterations=30)
+    placed = clicks.PBM().use_features(table).fit(log, iterations=30)
+    truth = {f"q{q}d{d}": alpha[q, d] for q in range(alpha.shape[0]) for d in range(alpha.shape[1])}
+
+    def correlation(model: clicks.ClickModel) -> float:   # within-query rank correlation with the truth
+        run = model.relevance("r", log).to_dataframe()
+        run["truth"] = run["doc_id"].map(truth)
+        return float(run.groupby("query_id")[["score", "truth"]].corr(method="spearman").xs("score", level=1)
+                     ["truth"].mean())
+    assert correlation(placed) > correlation(plain) + 0.1       # two impressions say little; the placement more
+    assert placed.feature_fit["weights"][0] < 0                  # a lower place, a lower attractiveness
+    # the command line computes the same features from the log it is given
+    log.to_long().to_pandas().to_csv(tmp_path / "log.csv", index=False)
+    fit = CliRunner().invoke(app, ["clicks", "fit", str(tmp_path / "log.csv"), "--model", "pbm", "--iterations", "30",
+                                   "--features", "placement", "-o", str(tmp_path / "m.json"), "--quiet"])
+    assert fit.exit_code == 0, fit.output
+    ranked = CliRunner().invoke(app, ["clicks", "rank", "--model", str(tmp_path / "m.json"), str(tmp_path / "log.csv"),
+                                      "--features", "placement", "-o", str(tmp_path / "run.trec")])
+    assert ranked.exit_code == 0, ranked.output
+    missing = CliRunner().invoke(app, ["clicks", "rank", "--model", str(tmp_path / "m.json"), "--features",
+                                       "placement", "-o", str(tmp_path / "run2.trec")])
+    assert missing.exit_code != 0 and "give the click log too" in missing.output

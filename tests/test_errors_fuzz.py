@@ -188,23 +188,38 @@ READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
 }
 
 
-def _saved_model(tmp: Path) -> bytes:
-    from rankwise.clicks import PBM, ClickLog
+def _saved_model(tmp: Path, kind: str = "click model") -> bytes:
+    """A saved model: a PBM with the fixed prior; a DBN with the empirical prior, a feature
+    table and hashed document ids (hyperparameters, logistic weights for attractiveness and
+    satisfaction, hashing); a mixture of PBM and DCM (weights and components)."""
+    import pandas as pd
+
+    from rankwise.clicks import DBN, DCM, PBM, ClickLog, Mixture
     from rankwise.clicks.persist import save_model
 
     log = ClickLog.from_arrays(["q", "q", "r"], [["a", "b"], ["b", "a"], ["a", "c"]], [[1, 0], [0, 0], [0, 1]])
     path = tmp / "model.json"
-    save_model(PBM(prior=(1, 2)).fit(log, iterations=3), path)
+    if kind == "click model":
+        model = PBM(prior=(1, 2)).fit(log, iterations=3)
+    elif kind == "featured click model":
+        table = pd.DataFrame({"query": ["q", "q", "r", "r"], "doc": ["a", "b", "a", "c"], "x": [1.0, 2.0, 0.5, 3.0]})
+        model = DBN().use_features(table, hashed=("doc",), buckets=8).fit(log, iterations=3)
+    else:
+        model = Mixture([PBM(), DCM()]).fit(log, iterations=3)
+    save_model(model, path)
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("name", [*READERS, "click model"])
+SAVED_MODELS = ("click model", "featured click model", "mixture")
+
+
+@pytest.mark.parametrize("name", [*READERS, *SAVED_MODELS])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=EDITS)
 def test_mutated_files_raise_only_rankwise_errors(name: str, edits: list[tuple[int, int, int]],
                                                   tmp_path: Path) -> None:
-    if name == "click model":
-        suffix, seed, reader = ".json", _saved_model(tmp_path), _model
+    if name in SAVED_MODELS:
+        suffix, seed, reader = ".json", _saved_model(tmp_path, name), _model
     else:
         suffix, seed, reader = READERS[name]
     path = tmp_path / f"input{suffix}"

@@ -21,9 +21,10 @@ from rankwise.errors import RankwiseError
 clicks_app = typer.Typer(help="Click models: fit, evaluate, rank, simulate, convert, split.", no_args_is_help=True)
 app.add_typer(clicks_app, name="clicks")
 
-Features = Annotated[Path | None, typer.Option(
+Features = Annotated[str | None, typer.Option(
     "--features", help="A (query, doc, numeric features...) table: attractiveness becomes a logistic function of "
-                       "the features, so pairs the log never showed are scored from them.")]
+                       "the features, so pairs the log never showed are scored from them; 'placement': where the "
+                       "engine placed each pair in the command's log (its mean log rank, no clicks read).")]
 LogFormat = Annotated[str, typer.Option(
     "--log-format", help="auto | stored | yandex | long (session, query, rank, doc, click columns)")]
 ChunkSize = Annotated[int, typer.Option(
@@ -117,8 +118,8 @@ def fit(
         held_out = None if validation is None else _read(validation, log_format)
         built = kind.build(values)
         if features is not None or hash_ids:
-            built.use_features(features, l2, hashed=tuple(h.strip() for h in (hash_ids or "").split(",") if h.strip()),
-                               buckets=buckets)
+            hashed = tuple(h.strip() for h in (hash_ids or "").split(",") if h.strip())
+            built.use_features(_feature_table(features, data), l2, hashed=hashed, buckets=buckets)
         fitted = built.fit(data, chunk_size=chunk_size, workers=workers,
                                         progress=None if quiet else _progress, validation=held_out,
                                         patience=patience, **kind.fit_options(values))
@@ -131,11 +132,22 @@ def fit(
                + (f", {len(fitted.history)} iterations{best}" if fitted.history else "") + f" -> {output}", err=True)
 
 
-def _model(path: Path, features: Path | None = None) -> Any:
+def _feature_table(features: str | None, log: Any) -> Any:
+    """The ``--features`` value: a table's path, or the placement features of ``log``."""
+    from rankwise.clicks.features import PLACEMENT, placement_features
+
+    if features != PLACEMENT:
+        return None if features is None else Path(features)
+    if log is None:
+        raise RankwiseError("--features placement reads where the engine placed each pair: give the click log too")
+    return placement_features(log)
+
+
+def _model(path: Path, features: str | None = None, log: Any = None) -> Any:
     from rankwise import clicks
 
     model = clicks.load_model(path)
-    return model if features is None else model.use_features(features)
+    return model if features is None else model.use_features(_feature_table(features, log))
 
 
 @clicks_app.command("evaluate")
@@ -161,7 +173,7 @@ def evaluate(
 
     try:
         data = _read(log, log_format)
-        fitted = [_model(path, features) for path in paths]
+        fitted = [_model(path, features, data) for path in paths]
         names = _model_names(paths, fitted)
         tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size) for name, m in zip(names, fitted,
                                                                                               strict=True)}
@@ -244,8 +256,8 @@ def rank(
     from rankwise.data.trec_io import write_trec_run
 
     try:
-        fitted = _model(model, features)
         data = None if log is None else _read(log, log_format)
+        fitted = _model(model, features, data)
         if bound not in ("mean", "lower"):
             raise RankwiseError(f"--bound must be mean or lower, got {bound!r}")
         run = fitted.relevance(name, data, bound=bound, level=level)

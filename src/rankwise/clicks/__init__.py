@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
 from rankwise.clicks.evaluate import evaluate_model
+from rankwise.clicks.features import placement_features
 from rankwise.clicks.log import ClickLog, read_yandex
 from rankwise.clicks.mixture import Mixture
 from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
@@ -24,5 +25,6 @@ from rankwise.clicks.ultra import LabelRankModel, from_ultra
 __all__ = ["CCM", "CascadeModel", "ClickLog", "ClickModel", "DBN", "DCM", "DocumentCTR", "GlobalCTR",
            "LabelRankModel", "LogWriter", "MODELS", "Mixture", "ModelKind", "PBM", "RankCTR", "SDBN",
            "StoredClickLog", "UBM",
-           "evaluate_model", "from_ultra", "load_model", "open_log", "read_log", "read_yandex", "save_log",
+           "evaluate_model", "from_ultra", "load_model", "open_log", "placement_features", "read_log", "read_yandex",
+           "save_log",
            "save_model", "sessions_from_run", "simulate", "write_log"]

@@ -133,6 +133,46 @@ class PairFeatures:
         return out, known
 
 
+PLACEMENT = "placement"
+"""The ``--features`` word for :func:`placement_features` of the log at hand."""
+
+
+def placement_features(*logs: Any, chunk_size: int = 250_000) -> Any:
+    """Where the engine placed each (query, document) pair: ``mean_log_rank``, the mean of
+    log2(rank + 1) over the pair's impressions in ``logs`` (clicks are not read). The
+    engine's placement is known wherever the model is used (it is the input of a result page,
+    not its outcome), and it is the strongest evidence a click log carries about a pair seen a
+    few times: as a feature (``model.use_features(placement_features(log))``, ``--features
+    placement``) rare pairs shrink to the attractiveness of their usual rank, not to one
+    baseline for all.
+
+    >>> from rankwise.clicks.log import ClickLog
+    >>> log = ClickLog.from_arrays(["q", "q"], [["a", "b"], ["b", "a"]], [[1, 0], [0, 0]])
+    >>> placement_features(log).round(4).to_dict("records")   # a and b: ranks 1 and 2 once each
+    [{'query': 'q', 'doc': 'a', 'mean_log_rank': 1.2925}, {'query': 'q', 'doc': 'b', 'mean_log_rank': 1.2925}]
+    """
+    import pandas as pd
+
+    frames = []
+    for log in logs:
+        impressions = np.zeros(log.n_pairs)
+        total = np.zeros(log.n_pairs)
+        for chunk in log.chunks(chunk_size):
+            rank = np.broadcast_to(np.arange(1, chunk.pairs.shape[1] + 1), chunk.pairs.shape)
+            shown = chunk.mask
+            impressions += np.bincount(chunk.pairs[shown], minlength=log.n_pairs)
+            total += np.bincount(chunk.pairs[shown], weights=np.log2(rank[shown] + 1.0), minlength=log.n_pairs)
+        seen = impressions > 0
+        frames.append(pd.DataFrame({"query": np.asarray(log.query_ids, dtype=object)[log.pair_query][seen],
+                                    "doc": np.asarray(log.doc_ids, dtype=object)[log.pair_doc][seen],
+                                    "impressions": impressions[seen], "total": total[seen]}))
+    if not frames:
+        raise OptionError("placement_features needs at least one click log")
+    both = pd.concat(frames).groupby(["query", "doc"], sort=False, as_index=False)[["impressions", "total"]].sum()
+    return pd.DataFrame({"query": both["query"], "doc": both["doc"],
+                         "mean_log_rank": both["total"] / both["impressions"]})
+
+
 def fit_logistic(x: np.ndarray, successes: np.ndarray, trials: np.ndarray, l2: float,
                  start: np.ndarray | None = None) -> np.ndarray:
     """Weights ``[w..., b]`` maximising ``sum_i s_i ln p_i + (n_i - s_i) ln(1 - p_i) - l2 |w|^2 / 2``
@@ -171,4 +211,4 @@ def _hash_spec(hashed: tuple[str, ...], buckets: int) -> tuple[tuple[str, ...], 
     return hashed, int(buckets) if hashed else 0
 
 
-__all__ = ["HASHABLE", "PairFeatures", "bucket_of", "fit_logistic"]
+__all__ = ["HASHABLE", "PLACEMENT", "PairFeatures", "bucket_of", "fit_logistic", "placement_features"]
