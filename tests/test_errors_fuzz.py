@@ -138,6 +138,30 @@ def _template(path: Path) -> Any:
     return [body_of(request, system) for system in spec.systems for request in spec.requests]
 
 
+def _user_groups(path: Path) -> Any:
+    from rankwise.recsys.evaluate import _read_user_groups
+
+    groups = _read_user_groups(str(path))
+    assert all(isinstance(g, str) for g in groups.values())
+    return groups
+
+
+def _item_groups(path: Path) -> Any:
+    from rankwise.recsys.inputs import _groups
+
+    ids, groups = _groups(str(path))
+    assert len(ids) == len(groups)
+    return groups
+
+
+def _item_features(path: Path) -> Any:
+    from rankwise.recsys.inputs import _features
+
+    ids, matrix = _features(str(path))
+    assert len(ids) == len(matrix) and np.isfinite(matrix).all()
+    return matrix
+
+
 def _recommendations(path: Path) -> Any:
     from rankwise.recsys import RecsysData
 
@@ -181,6 +205,9 @@ READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "rank-eval ratings": (".csv", b"request_id,_index,_id,rating\nq1,i,d1,2\nq1,i,d2,0\nq2,i,d1,\n", _ratings),
     "recommendation lists": (".csv", b"user_id,item_id,score\nu1,a,0.9\nu1,b,0.5\nu2,b,0.7\nu2,c,0.1\n",
                              _recommendations),
+    "user groups": (".csv", b"user_id,group\nu1,new\nu2,returning\nu3,new\n", _user_groups),
+    "item groups": (".csv", b"item_id,genre\na,Drama|Comedy\nb,Drama\nc,Horror\n", _item_groups),
+    "item features": (".csv", b"item_id,f1,f2\na,0.5,1.0\nb,-1.0,2.5\nc,0.0,0.25\n", _item_features),
     "metric definitions": (".yaml", b"metrics:\n  ctr: count(click) / count(view)\n  revenue:\n"
                            b"    numerator: sum(value)\n    where: event = buy\n", _definitions),
     "event log": (".csv", b"user,arm,event,value\n1,a,view,\n1,a,click,\n2,a,view,\n3,b,view,\n3,b,buy,4.5\n"

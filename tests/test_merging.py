@@ -37,6 +37,14 @@ def _values(rng: np.random.Generator, n: int) -> dict:
             "where": rng.uniform(size=(n, 3)) < 0.9}
 
 
+POPULARITY = np.arange(30, 0, -1).astype(float)   # 30 item ids, the first the most popular
+
+
+def _top_ids(rng: np.random.Generator, n: int) -> dict:
+    ids = np.stack([rng.permutation(30)[:6] for _ in range(n)])
+    return {"predictions": ids, "where": rng.uniform(size=(n, 6)) < 0.9}
+
+
 def mean_label_of_top_two(scores: np.ndarray, labels: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
     """The mean label of each list's two best-scored kept items (a per-list ranking function)."""
     masked = np.where(where if where is not None else True, scores, -np.inf)
@@ -55,6 +63,8 @@ CASES = {**METRICS,
          "lrap": (lambda: rs.LabelRankingAveragePrecision(), _label_sets),
          "label_ranking_loss": (lambda: rs.LabelRankingLoss(), _label_sets),
          "diversity": (lambda: rs.DiversityMetrics(["alpha_nDCG@5", "P_IA@3"]), _subtopics),
+         "item_exposure": (lambda: rs.ItemExposure(30, k=4, popularity=POPULARITY, train_users=POPULARITY / 2,
+                                                   users_in_train=20), _top_ids),
          "mer": (lambda: rs.MatchErrorRate(), sentences), "wil": (lambda: rs.WordInformationLost(), sentences),
          "wip": (lambda: rs.WordInformationPreserved(), sentences)}
 """Every streaming metric class at least once (``test_streaming.METRICS`` and the rest)."""

@@ -102,11 +102,12 @@ def _read_user_groups(user_groups: Any) -> dict[Any, str]:
     """{user: group} from a dict or a table with a user column and a group column."""
     if isinstance(user_groups, Mapping):
         return {u: str(g) for u, g in user_groups.items()}
-    from rankwise.recsys.inputs import GROUP_COLUMNS, USER_COLUMNS, _column, _frame
+    from rankwise.recsys.inputs import GROUP_COLUMNS, USER_COLUMNS, _column, _frame, source_of
 
-    frame = _frame(user_groups, "<user groups>")
-    user = _column(frame, USER_COLUMNS, "user id", "<user groups>")
-    group = _column(frame, GROUP_COLUMNS + ("segment", "cohort"), "group", "<user groups>")
+    source = source_of(user_groups, "<user groups>")
+    frame = _frame(user_groups, source)
+    user = _column(frame, USER_COLUMNS, "user id", source)
+    group = _column(frame, GROUP_COLUMNS + ("segment", "cohort"), "group", source)
     assert user is not None and group is not None
     return dict(zip(frame.ids(user).tolist(), (str(g) for g in frame.values(group)), strict=True))
 

@@ -101,6 +101,15 @@ class _Table:
         return [v for _, _, table in self.pieces for v in table.column(column).to_pylist()]
 
 
+def source_of(data: Any, default: str) -> str:
+    """The name errors give an input: its path, or ``default`` for a DataFrame or a dict.
+
+    >>> source_of("groups.csv", "<groups>"), source_of({"a": "x"}, "<groups>")
+    ('groups.csv', '<groups>')
+    """
+    return os.fspath(data) if isinstance(data, (str, os.PathLike)) else default
+
+
 def _frame(data: Any, source: str) -> _Table:
     if isinstance(data, (str, os.PathLike, Mapping)) or hasattr(data, "columns") or isinstance(data, list):
         return _Table(data, source)
@@ -361,22 +370,24 @@ def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:
         ids = np.asarray(list(data), dtype=object)
         rows = [np.asarray(v, dtype=np.float64).ravel() for v in data.values()]
     else:
-        frame = _frame(data, "<features>")
-        item = _column(frame, ITEM_COLUMNS, "item id", "<features>")
+        source = source_of(data, "<features>")
+        frame = _frame(data, source)
+        item = _column(frame, ITEM_COLUMNS, "item id", source)
         assert item is not None
         ids = frame.ids(item)
-        vector = _column(frame, FEATURE_COLUMNS, "feature vector", "<features>", required=False)
+        vector = _column(frame, FEATURE_COLUMNS, "feature vector", source, required=False)
         if vector is not None:
             rows = [np.asarray(v, dtype=np.float64).ravel() for v in frame.values(vector)]
         else:
             numeric = [c for c in frame.columns if c != item]
             if not numeric:
                 raise InputError("no feature columns: expected a vector column "
-                                 f"({', '.join(FEATURE_COLUMNS)}) or numeric columns", source="<features>")
+                                 f"({', '.join(FEATURE_COLUMNS)}) or numeric columns", source=source)
             return ids, np.column_stack([frame.numbers(c) for c in numeric])
     widths = {len(r) for r in rows}
     if len(widths) > 1:
-        raise InputError(f"feature vectors of different lengths {sorted(widths)}", source="<features>")
+        raise InputError(f"feature vectors of different lengths {sorted(widths)}",
+                         source=source_of(data, "<features>"))
     return ids, np.vstack(rows) if rows else np.zeros((0, 0))
 
 
@@ -387,9 +398,10 @@ def _groups(data: Any) -> tuple[np.ndarray, list[list[str]]]:
         ids = np.asarray(list(data), dtype=object)
         values = list(data.values())
     else:
-        frame = _frame(data, "<groups>")
-        item = _column(frame, ITEM_COLUMNS, "item id", "<groups>")
-        group = _column(frame, GROUP_COLUMNS, "group", "<groups>")
+        source = source_of(data, "<groups>")
+        frame = _frame(data, source)
+        item = _column(frame, ITEM_COLUMNS, "item id", source)
+        group = _column(frame, GROUP_COLUMNS, "group", source)
         assert item is not None and group is not None
         ids, values = frame.ids(item), frame.values(group)
     lists = [[str(g) for g in v] if isinstance(v, (list, tuple, set, np.ndarray))

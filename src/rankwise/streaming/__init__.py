@@ -13,6 +13,7 @@ from rankwise.streaming.classification import (
     Recall,
 )
 from rankwise.streaming.clicks import ConditionalPerplexity, CTRCalibration, LogLikelihood, Perplexity
+from rankwise.streaming.coverage import ItemExposure
 from rankwise.streaming.curves import ROCAUC, AveragePrecision
 from rankwise.streaming.diversity import DiversityMetrics
 from rankwise.streaming.generic import Average, FunctionMetric
@@ -57,7 +58,7 @@ from rankwise.streaming.text import (
     WordInformationPreserved,
 )
 
-__all__ = ["average_precision_at_ks", "per_row",
+__all__ = ["average_precision_at_ks", "per_row", "ItemExposure",
            "Accuracy", "AveragePrecision", "BrierScore", "CalibrationError", "ConditionalPerplexity",
            "ConfusionMatrix", "CosineSimilarity", "CTRCalibration", "LogLikelihood", "Perplexity",
            "FBeta", "LogLoss", "MatthewsCorrCoef", "MeanAbsoluteError", "MeanSquaredError", "MeanSquaredLogError",
