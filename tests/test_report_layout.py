@@ -80,8 +80,9 @@ def test_agreement_offline_online_and_tradeoff_plots() -> None:
     rows = [{"experiment": f"experiment-{i}", "offline": d, "online": d / 10 + 0.001 * (-1) ** i}
             for i, d in enumerate([0.02, -0.01, 0.03, 0.005, -0.02])]
     _check(plots.offline_online_scatter(offline_online(rows, resamples=50)), "offline", "online")
-    out = beyond_accuracy({"popular": {"u": ["x", "y"], "v": ["x", "y"]}, "diverse": {"u": ["y", "z"], "v": ["w", "x"]}},
-                          ["P@1", "coverage@2"], train={"u": ["x", "x", "z"], "v": ["w"]}, test={"u": ["x"], "v": ["w"]})
+    lists = {"popular": {"u": ["x", "y"], "v": ["x", "y"]}, "diverse": {"u": ["y", "z"], "v": ["w", "x"]}}
+    out = beyond_accuracy(lists, ["P@1", "coverage@2"], train={"u": ["x", "x", "z"], "v": ["w"]},
+                          test={"u": ["x"], "v": ["w"]})
     _check(plots.tradeoff(out, "P@1", "coverage@2"), "P@1", "coverage@2")
 
 
