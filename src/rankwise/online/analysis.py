@@ -329,7 +329,14 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
 
         if engine not in ENGINES:
             raise OptionError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-        if engine == "duckdb" or isinstance(data, DuckDBSource):
+        from rankwise.online.ibis_source import is_ibis_table
+
+        in_ibis = is_ibis_table(data)
+        if in_ibis:
+            units = _ibis_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
+                                timestamp, sequential, bool(cupac), bool(slices))
+            pushed, mixed_units = None, units.mixed
+        elif engine == "duckdb" or isinstance(data, DuckDBSource):
             if cupac:
                 raise OptionError("engine='duckdb' does not fit CUPAC models yet: use engine='memory'")
             if slices:
@@ -345,7 +352,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             data, left_out = _derived_rows(data, table, definitions, unit, variant, event, exposures, window,
                                            timestamp, list(dict.fromkeys(plain)))
             warnings += left_out
-        if engine == "memory" and not isinstance(data, DuckDBSource):
+        if engine == "memory" and not isinstance(data, DuckDBSource) and not in_ibis:
             units = aggregate_units(data, unit, variant, sums=sums, counts=counts,
                                     constants=list(dict.fromkeys([*constants, *cupac])), variants=variants,
                                     mixed=mixed, ordered=test == "bootstrap" or bool(cupac))
@@ -871,6 +878,23 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
         return None, moments, mixed_units, left_out_warnings(left_out)
     units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, **options)
     return units, None, units.mixed, left_out_warnings(left_out)
+
+
+def _ibis_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
+                event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any, timestamp: str | None,
+                sequential: str | None, cupac: bool, slices: bool) -> Units:
+    """The data as an Ibis table expression: the per-unit sums computed by its backend
+    (``rankwise.online.ibis_source``)."""
+    from rankwise.online.ibis_source import ibis_units
+
+    for given, what in ((exposures is not None, "an exposure table (join and window the events in the expression)"),
+                        (bool(_columns(table)[2]), "covariates (CUPED)"), (cupac, "CUPAC models"),
+                        (slices, "slices"), (sequential in SPENDING or timestamp is not None, "daily looks")):
+        if given:
+            raise OptionError(f"an Ibis table does not take {what} yet: use engine='memory' or 'duckdb'")
+    named = {d.name for d in definitions}
+    sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
+    return ibis_units(data, definitions, [*sums, *counts], unit, variant, event, counts, variants, mixed)
 
 
 def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]]:

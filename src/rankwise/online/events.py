@@ -298,7 +298,7 @@ def _hash_group(parts: list[dict[str, Any]], value_columns: Sequence[str], summe
     aggregations += [(c, "min") for c in constants] + [(c, "max") for c in constants]
     aggregations += [(c, "sum") for c in summed]
     grouped = table.group_by("unit", use_threads=exact).aggregate(aggregations)
-    if exact and ordered:
+    if ordered:   # by id, as DuckDB and Ibis return them: a seeded resampling draws the same units
         grouped = grouped.take(pc.sort_indices(grouped.column("unit")))
     low = np.asarray(grouped.column("variant_min").to_numpy(), dtype=np.int64)
     both = low != np.asarray(grouped.column("variant_max").to_numpy(), dtype=np.int64)

@@ -1,0 +1,137 @@
+"""Event logs in any warehouse Ibis reaches (DuckDB, Postgres, BigQuery, Snowflake, Spark,
+ClickHouse ...): the per-unit aggregation written as one Ibis expression and run where the
+data lies; one row per unit comes back and the same analysis code reads it.
+
+``analyze(table, ...)`` with an Ibis table expression (``con.table("events")``, a filtered or
+joined expression) takes this path by itself. Each metric definition becomes a sum per unit of
+``ifelse(conditions, value, 0)`` (``count(click)``: 1 on a click row; ``sum(value where event =
+purchase)``: the value on a purchase row), the unit's variant its lowest and highest value (a
+unit seen in two variants is left out or refused, as in memory). Integer sums come back as
+integers, so the analysis equals the in-memory one bit for bit on counts.
+
+Not on this path yet: an exposure table with windows, CUPED covariates, daily looks, slices
+and CUPAC (give the joined, windowed events as the expression, or use ``engine='memory'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rankwise.errors import InputError, OptionError
+from rankwise.online.definitions import Clause, Definition
+from rankwise.online.events import MIXED, Mixed, Units
+
+
+def is_ibis_table(data: Any) -> bool:
+    """True for an Ibis table expression (checked by type name: Ibis is not imported for it).
+
+    >>> is_ibis_table({"a": [1]})
+    False
+    """
+    return any(cls.__module__.startswith("ibis.") and cls.__name__ == "Table" for cls in type(data).__mro__)
+
+
+def _describe(table: Any) -> str:
+    try:
+        name = table.get_name()
+    except Exception:   # an expression (a filter, a join) has no name of its own
+        name = None
+    return f"<ibis table {name}>" if name else "<ibis expression>"
+
+
+def _condition(table: Any, clause: Clause, numeric: bool) -> Any:
+    import ibis
+
+    column = table[clause.column]
+    values = [float(v) for v in clause.values] if numeric else [str(v) for v in clause.values]
+    if not numeric:
+        column = column.cast("string")
+    if clause.op == "in":
+        test = column.isin(values)
+    else:
+        value = ibis.literal(values[0])
+        test = {"=": column == value, "!=": column != value, "<": column < value, "<=": column <= value,
+                ">": column > value, ">=": column >= value}[clause.op]
+    return test.fill_null(False)
+
+
+def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
+               event: str, plain_counts: Sequence[str] = (), variants: Sequence[str] | None = None,
+               mixed: Mixed = "exclude") -> Units:
+    """One row per unit with its variant and the sums the metrics read, computed by the Ibis
+    backend holding ``table`` (see the module).
+
+    >>> import ibis
+    >>> from rankwise.online.definitions import parse_definition
+    >>> events = ibis.memtable({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]})
+    >>> units = ibis_units(events, [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event")
+    >>> units.variants, units.codes.tolist(), units.values["count(click)"].tolist()
+    (['a', 'b'], [0, 1], [1, 0])
+    """
+    import ibis
+
+    from rankwise.online.event_rows import aggregates_of
+    from rankwise.online.warehouse import _units
+
+    if mixed not in MIXED:
+        raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
+    source = _describe(table)
+    schema = table.schema()
+    aggregates = aggregates_of(definitions)
+    needed = [unit, variant, *plain_sums, *(c for a in aggregates for c in a.source_columns(event))]
+    missing = [c for c in dict.fromkeys(needed) if c not in schema]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
+                         source=source)
+    numeric = {c for c in schema.names if schema[c].is_numeric()}
+    for target in [*(a.target for a in aggregates if a.function == "sum"), *plain_sums]:
+        if target not in numeric:
+            raise InputError(f"the column holds {schema[target]}, not numbers", source=source, field=target)
+    contributions, integer = [], []
+    for a in aggregates:
+        conditions = [_condition(table, c, c.column in numeric) for c in a.clauses(event)]
+        value = table[a.target] if a.function == "sum" else ibis.literal(1)
+        if conditions:
+            met = conditions[0]
+            for c in conditions[1:]:
+                met = met & c
+            value = ibis.ifelse(met, value, 0)
+        contributions.append(value)
+        integer.append(a.function != "sum" or schema[a.target].is_integer())
+    for c in plain_sums:
+        contributions.append(table[c])
+        integer.append(schema[c].is_integer())
+    names = [f"c{i}" for i in range(len(contributions))]
+    checks = {f"no {unit}": table[unit].isnull(), f"no {variant}": table[variant].isnull()}
+    for a, contribution in zip(aggregates, contributions, strict=False):
+        if a.function == "sum":
+            checks[f"no number in {a.target}"] = contribution.isnull()
+    for c in plain_sums:
+        checks[f"no number in {c}"] = table[c].isnull()
+    for c in plain_counts:
+        checks[f"a negative count in {c}"] = table[c] < 0
+    counted = table.aggregate(rows=table.count(),
+                              **{f"k{i}": test.cast("int64").sum() for i, test in enumerate(checks.values())})
+    found = counted.to_pyarrow().to_pylist()[0]
+    if found["rows"] == 0:
+        raise InputError("no events", source=source)
+    for i, problem in enumerate(checks):
+        if found[f"k{i}"]:
+            raise InputError(f"{found[f'k{i}']} row(s) with {problem}", source=source)
+    label = table[variant].cast("string")
+    unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
+    rows = table.select(u=unit_value, v=label, **{n: value.cast("int64" if whole else "float64")
+                                                 for n, value, whole in zip(names, contributions, integer,
+                                                                            strict=True)})
+    per_unit = (rows.group_by("u").aggregate(v_max=rows.v.max(), **{n: rows[n].sum() for n in names},
+                                             v=rows.v.min())
+                .select("u", "v", "v_max", *names).order_by("u"))
+    columns = [a.column for a in aggregates] + list(plain_sums)
+    result = per_unit.to_pyarrow()
+    if result.num_rows and result.schema.field("u").type != unit_value.type().to_pyarrow():
+        result = result.set_column(0, "u", result.column("u").cast(unit_value.type().to_pyarrow()))
+    return _units(result, columns, names, variants, mixed, unit, int(found["rows"]), source)
+
+
+__all__ = ["ibis_units", "is_ibis_table"]
