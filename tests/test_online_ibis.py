@@ -61,3 +61,23 @@ def test_bad_tables_and_options_are_named(events: pd.DataFrame) -> None:
         online.analyze(ibis.memtable(events), unit="user_id", metrics=METRICS, exposures=DATA / "exposures.csv")
     with pytest.raises(InputError, match="unknown variant 'treatment'"):
         online.analyze(ibis.memtable(events), unit="user_id", metrics=METRICS, variants=["control", "other"])
+
+
+def test_command_line_reads_a_database_through_ibis(tmp_path: Path, events: pd.DataFrame) -> None:
+    import duckdb
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    path = tmp_path / "events.ddb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute(f"CREATE TABLE events AS SELECT * FROM read_csv('{DATA / 'events.csv'}')")
+    args = ["ab", "--unit", "user_id", "-m", "ctr = count(click) / count(impression)", "-f", "csv"]
+    through_ibis = CliRunner().invoke(app, [*args, "--ibis", f"duckdb://{path}", "--table", "events"])
+    from_file = CliRunner().invoke(app, [*args, str(DATA / "events.csv")])
+    assert through_ibis.exit_code == 0, through_ibis.output
+    assert through_ibis.stdout == from_file.stdout
+    neither = CliRunner().invoke(app, [*args, "--ibis", f"duckdb://{path}"])
+    assert neither.exit_code != 0 and "give --table NAME or --query SQL" in neither.output
+    missing = CliRunner().invoke(app, [*args, "--ibis", f"duckdb://{path}", "--table", "nothing"])
+    assert missing.exit_code != 0 and "Ibis could not read it" in missing.output

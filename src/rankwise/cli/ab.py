@@ -67,8 +67,8 @@ def _pairs(specs: list[str], option: str, expected: str) -> dict[str, str]:
 
 
 def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | None, database: Path | None,
-            table: str | None, query: str | None) -> tuple[object, list[str | Definition]]:
-    """The data (files or a DuckDB source) and every metric (-m and --metrics-file)."""
+            table: str | None, query: str | None, ibis_url: str | None = None) -> tuple[object, list[str | Definition]]:
+    """The data (files, a DuckDB source or an Ibis table) and every metric (-m and --metrics-file)."""
     from rankwise.errors import OptionError
 
     chosen: list[str | Definition] = list(metrics)
@@ -79,6 +79,12 @@ def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | Non
     if not chosen:
         raise OptionError("give at least one metric: -m NAME=COL, -m NAME=count(click)/count(impression) ..., "
                           "or --metrics-file FILE")
+    if ibis_url is not None:
+        if logs or database is not None:
+            raise OptionError("give either event files, --database or --ibis, not two of them")
+        from rankwise.online.ibis_source import connect_table
+
+        return connect_table(ibis_url, table, query), chosen
     if database is not None:
         if logs:
             raise OptionError("give either event files or --database, not both")
@@ -119,10 +125,14 @@ def ab(
     database: Annotated[Path | None, typer.Option(
         "--database", help="A DuckDB database file to read the events from (with --table or --query; implies "
                            "--engine duckdb).")] = None,
+    ibis_url: Annotated[str | None, typer.Option(
+        "--ibis", help="An Ibis connection URL to read the events from, with --table or --query (postgres://..., "
+                       "bigquery://..., duckdb://FILE; pip install 'rankwise[ibis]' and the backend's extra): the "
+                       "per-unit sums run in that database.")] = None,
     table: Annotated[str | None, typer.Option(
-        "--table", help="With --database: the table or view of events.")] = None,
+        "--table", help="With --database or --ibis: the table or view of events.")] = None,
     query: Annotated[str | None, typer.Option(
-        "--query", help="With --database: a SQL query giving the events.")] = None,
+        "--query", help="With --database or --ibis: a SQL query giving the events.")] = None,
     unit: Annotated[str, typer.Option("--unit", help="Column with the unit id (user, session).")] = "unit",
     variant: Annotated[str, typer.Option("--variant", help="Column with the variant name.")] = "variant",
     control: Annotated[str | None, typer.Option(
@@ -198,7 +208,7 @@ def ab(
 
     correction = deprecated_flag(correction, correction_short, "--correction", "-c", "--complete")
     try:
-        data, chosen = _inputs(logs, metric, metrics_file, database, table, query)
+        data, chosen = _inputs(logs, metric, metrics_file, database, table, query, ibis_url)
         result = online.analyze(data, unit=unit, variant=variant, metrics=chosen, control=control,
                                 covariates=_covariates(covariate), test=test, relative=cast("Relative", relative),
                                 alpha=alpha, correction=correction, alternative=cast("Alternative", alternative),

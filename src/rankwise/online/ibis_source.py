@@ -32,6 +32,31 @@ def is_ibis_table(data: Any) -> bool:
     return any(cls.__module__.startswith("ibis.") and cls.__name__ == "Table" for cls in type(data).__mro__)
 
 
+def connect_table(url: str, table: str | None = None, query: str | None = None) -> Any:
+    """The events of an Ibis connection URL (``duckdb://events.ddb``, ``postgres://user@host/db``,
+    ``bigquery://project/dataset`` ...): the table ``table`` or the result of ``query``.
+
+    >>> import duckdb, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "events.ddb")
+    >>> duckdb.connect(path).execute("CREATE TABLE events AS SELECT 1 AS unit, 'a' AS variant").close()
+    >>> connect_table(f"duckdb://{path}", table="events").columns
+    ('unit', 'variant')
+    """
+    try:
+        import ibis
+    except ImportError:
+        raise OptionError("--ibis needs Ibis and its backend: pip install 'rankwise[ibis]' (and e.g. "
+                          "'ibis-framework[postgres]')") from None
+    if (table is None) == (query is None):
+        raise OptionError("with --ibis give --table NAME or --query SQL (one of them)")
+    try:
+        connection = ibis.connect(url)
+        return connection.table(table) if table is not None else connection.sql(query)
+    except Exception as error:   # a backend's own error types: drivers, parsers, missing tables
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError(f"Ibis could not read it: {reason}", source=url) from None
+
+
 def _describe(table: Any) -> str:
     try:
         name = table.get_name()
@@ -134,4 +159,4 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     return _units(result, columns, names, variants, mixed, unit, int(found["rows"]), source)
 
 
-__all__ = ["ibis_units", "is_ibis_table"]
+__all__ = ["connect_table", "ibis_units", "is_ibis_table"]
