@@ -237,7 +237,8 @@ def lift_figure(result: Any) -> Any:
     import matplotlib.pyplot as plt
 
     metrics = list(dict.fromkeys(looks["metric"]))
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(7.5, 2.8 * len(metrics)), squeeze=False,
+    # drawn 1,320 px wide at the page's 110 dpi: the width of the page, shown at 100% (no upscaling)
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(12.0, 3.2 * len(metrics)), squeeze=False,
                              layout="constrained")
     for ax, metric in zip(axes[:, 0], metrics, strict=True):
         part = looks[looks["metric"] == metric]
@@ -273,12 +274,12 @@ def ab_html(result: Any, digits: int = 4) -> str:
         from rankwise.report.plots import literal_text
 
         literal_text(figure).savefig(buffer, format="png", dpi=110)
-        image = (f"<h2>Cumulative lift</h2><img alt='cumulative lift' src='data:image/png;base64,"
+        image = (f"<h2>Cumulative lift</h2><img class='lift' alt='cumulative lift' src='data:image/png;base64,"
                  f"{base64.b64encode(buffer.getvalue()).decode()}'>")
     style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:75em}table{border-collapse:collapse}"
              "td,th{padding:.3em .6em;border-bottom:1px solid #ddd}td.num{text-align:right;font-variant-numeric:"
              "tabular-nums;white-space:nowrap}th{text-align:left}.warn{color:#a40000;font-weight:bold}"
-             "img{max-width:100%}")
+             "img{max-width:100%}img.lift{display:block;width:100%;height:auto}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(grid.title)}</title>"
             f"<style>{style}</style></head><body><h1>{html.escape(grid.title)}</h1>{preface}"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
