@@ -303,3 +303,17 @@ def test_a_spark_task_failing_once_is_retried_with_the_same_numbers(spark, tmp_p
     assert marker.exists()  # a task failed
     _without_unjudged_example(whole, got)
     assert_same(whole, got)
+
+
+def test_an_event_log_on_spark_through_ibis_equals_the_in_memory_analysis(spark) -> None:
+    """A/B analysis of an event log Spark holds: the per-unit sums run in Spark (through Ibis's
+    PySpark backend) and the results equal the in-memory analysis."""
+    ibis = pytest.importorskip("ibis")
+    from rankwise import online
+
+    events = Path(__file__).parent / "data" / "online" / "events.csv"
+    metrics = {"ctr": "count(click) / count(impression)", "buyers": "any(purchase)",
+               "revenue": "sum(value where event = purchase)"}
+    table = ibis.pyspark.connect(spark).read_csv(str(events), header=True, inferSchema=True)
+    pd.testing.assert_frame_equal(online.analyze(table, unit="user_id", metrics=metrics).table,
+                                  online.analyze(events, unit="user_id", metrics=metrics).table)
