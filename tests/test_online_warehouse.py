@@ -120,9 +120,6 @@ def test_bad_data_gets_rankwise_errors(tmp_path: Path) -> None:
                 metrics=["c = count(click)"])
     with pytest.raises(OptionError, match="takes a table or a query"):
         analyze(DuckDBSource(str(tmp_path / "none.duckdb")), unit="user", variant="arm", metrics=["c = count(click)"])
-    with pytest.raises(OptionError, match="does not take covariates"):
-        analyze(events.assign(pre=1.0), unit="user", variant="arm", metrics=["c = count(click)"],
-                covariates={"c": "pre"}, engine="duckdb")
     with pytest.raises(OptionError, match="unknown engine 'spark'; expected one of memory, duckdb"):
         analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], engine="spark")
 
@@ -175,3 +172,26 @@ def test_only_per_variant_statistics_come_back_unless_a_test_needs_the_units(mon
         by_rows = analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], engine="duckdb", **options)
         in_memory = analyze(events, unit="user", variant="arm", metrics=["c = count(click)"], **options)
         _same(in_memory, by_rows)
+
+
+def test_cuped_covariates_read_per_unit_by_duckdb_equal_the_in_memory_analysis() -> None:
+    events = _events(seed=5)
+    rng = np.random.default_rng(5)
+    pre = rng.gamma(2.0, 1.5, events["user"].max() + 1)
+    events = events.assign(pre_clicks=pre[events["user"]])   # one pre-period value per user, on every row
+    metrics = ["ctr = count(click) / count(impression)", "clicks = count(click)"]
+    memory = analyze(events, unit="user", variant="arm", metrics=metrics, covariates={"clicks": "pre_clicks"})
+    pushed = analyze(events, unit="user", variant="arm", metrics=metrics, covariates={"clicks": "pre_clicks"},
+                     engine="duckdb")
+    pd.testing.assert_frame_equal(pushed.table, memory.table, check_exact=False, rtol=1e-12)
+    plain = analyze(events, unit="user", variant="arm", metrics=metrics, engine="duckdb")
+    se = pushed.table.set_index(["metric", "variant"])["se"]
+    assert (se.loc["clicks"] < plain.table.set_index(["metric", "variant"])["se"].loc["clicks"]).all()   # CUPED
+    uneven = events.copy()
+    uneven.loc[uneven.index[1], "pre_clicks"] += 1.0
+    with pytest.raises(InputError, match="covariate 'pre_clicks' differs within unit"):
+        analyze(uneven, unit="user", variant="arm", metrics=metrics, covariates={"clicks": "pre_clicks"},
+                engine="duckdb")
+    with pytest.raises(OptionError, match="does not join covariates"):
+        analyze(TIMED, unit="user_id", metrics=["c = count(click)"], covariates={"c": "pre"}, engine="duckdb",
+                exposures=EXPOSURES, timestamp="timestamp")

@@ -350,7 +350,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             named = {d.name for d in definitions}
             plain = [c for group in _columns({n: m for n, m in table.items() if n not in named}) for c in group]
             data, left_out = _derived_rows(data, table, definitions, unit, variant, event, exposures, window,
-                                           timestamp, list(dict.fromkeys(plain)))
+                                           timestamp, list(dict.fromkeys(plain)), [*constants, *cupac])
             warnings += left_out
         if engine == "memory" and not isinstance(data, DuckDBSource) and not in_ibis:
             units = aggregate_units(data, unit, variant, sums=sums, counts=counts,
@@ -855,8 +855,7 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 
     named = {d.name for d in definitions}
     sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-    if _columns(table)[2]:
-        raise OptionError("engine='duckdb' does not take covariates (CUPED) yet: use engine='memory'")
+    constants = _columns(table)[2]
     if sequential in SPENDING:
         raise OptionError(f"sequential={sequential!r} analyses daily looks, which engine='duckdb' does not compute "
                           "yet: use engine='memory'")
@@ -872,6 +871,10 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     options = {"plain_counts": counts, "variants": variants, "mixed": mixed, "exposures": exposures,
                "window": seconds, "timestamp": timestamp}
     rows_needed = caps or test in ("mann-whitney", "bootstrap") or any(isinstance(m, Quantile) for m in table.values())
+    if constants:   # CUPED reads each unit's covariate beside its sums
+        units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, **options,
+                                       constants=constants)
+        return units, None, units.mixed, left_out_warnings(left_out)
     if not rows_needed:
         moments, mixed_units, _, left_out = duckdb_moments(data, definitions, [*sums, *counts], unit, variant, event,
                                                            _matrix_columns(table), **options)
@@ -911,9 +914,10 @@ def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]
 
 def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, exposures: Any, window: str | float | None, timestamp: str | None,
-                  plain: Sequence[str]) -> tuple[Any, list[str]]:
+                  plain: Sequence[str], constants: Sequence[str] = ()) -> tuple[Any, list[str]]:
     """The event log as the rows the per-unit sums read (one column per aggregation), joined
-    to the exposures if given; and the warnings for the events left out."""
+    to the exposures if given, with the per-unit covariates ``constants`` kept beside; and the
+    warnings for the events left out."""
     from rankwise.data.tables import ReadPieces
     from rankwise.online.event_rows import event_rows, window_seconds, with_exposures
 
@@ -921,8 +925,12 @@ def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     if exposures is None:
         if seconds is not None:
             raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
-        rows = event_rows(data, definitions, unit, variant, event, keep=[*plain, *([timestamp] if timestamp else [])])
+        keep = list(dict.fromkeys([*plain, *constants, *([timestamp] if timestamp else [])]))
+        rows = event_rows(data, definitions, unit, variant, event, keep=keep)
         return ReadPieces(rows.pieces), []
+    if constants:
+        raise OptionError("covariates (CUPED, CUPAC) with an exposure table: not yet; give the events without "
+                          "--exposures, or the per-unit table")
     if plain:
         direct = [n for n, m in table.items() if n not in {d.name for d in definitions}]
         raise OptionError("with an exposure table every metric is a definition over events (count(...), "

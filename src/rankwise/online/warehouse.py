@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -167,17 +167,24 @@ class PerUnit:
     left_out: dict[str, int]
     events: int
     source: str
+    constants: list[str] = field(default_factory=list)
+    """Per-unit covariates (CUPED): one value per unit, read as ``k0``, ``k1`` ... (and their
+    ``_max``, which must agree)."""
 
 
 def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str],
               unit: str, variant: str, event: str, plain_counts: Sequence[str], exposures: Any,
-              window: float | None, timestamp: str | None) -> PerUnit:
-    """Check the data (rankwise's errors, the file named) and write the per-unit query."""
+              window: float | None, timestamp: str | None, constants: Sequence[str] = ()) -> PerUnit:
+    """Check the data (rankwise's errors, the file named) and write the per-unit query
+    (``constants``: per-unit covariates, one value per unit)."""
     source = _relation(connection, data, "rankwise_events")
     from rankwise.online.event_rows import aggregates_of
 
     aggregates = aggregates_of(definitions)
-    read = [unit, *([variant] if exposures is None else []), *plain_sums,
+    if constants and exposures is not None:
+        raise OptionError("engine='duckdb' does not join covariates (CUPED) to an exposure table yet: use "
+                          "engine='memory'")
+    read = [unit, *([variant] if exposures is None else []), *plain_sums, *constants,
             *(c for a in aggregates for c in a.source_columns(event)), *([timestamp] if exposures is not None
                                                                          and timestamp else [])]
     types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
@@ -186,7 +193,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
         if a.function == "sum" and a.target not in numeric:
             raise InputError(f"sum({a.target}): the column holds {types[a.target]}, not numbers", source=source,
                              field=a.target)
-    for c in plain_sums:
+    for c in [*plain_sums, *constants]:
         if c not in numeric:
             raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
     u, v = quote_identifier(unit), quote_identifier(variant)
@@ -206,6 +213,8 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
             checks[f"a value of {c} that is not finite"] = f"NOT isfinite({quote_identifier(c)})"
     for c in plain_counts:
         checks[f"a negative count in {c}"] = f"{quote_identifier(c)} < 0"
+    for c in constants:
+        checks[f"no number in {c}"] = f"{quote_identifier(c)} IS NULL"
     if types[unit] == "VARCHAR":
         checks[f"an empty {unit}"] = f"trim({u}) = ''"
     _check(connection, "rankwise_events", source, checks)
@@ -213,7 +222,8 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     expressions = [a.sql(event, numeric) for a in aggregates] + [quote_identifier(c) for c in plain_sums]
     names = [f"c{i}" for i in range(len(columns))]
     unit_type = "BIGINT" if _is_integer(types[unit]) else "VARCHAR"
-    select = ", ".join(f"{e} AS {n}" for e, n in zip(expressions, names, strict=True))
+    select = ", ".join([f"{e} AS {n}" for e, n in zip(expressions, names, strict=True)]
+                       + [f"CAST({quote_identifier(c)} AS DOUBLE) AS k{i}" for i, c in enumerate(constants)])
     left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
     if exposures is None:
         rows = (f"SELECT CAST({u} AS {unit_type}) AS u, CAST({v} AS VARCHAR) AS v"
@@ -227,9 +237,11 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     # fixed order)
     sums = ", ".join(f"CAST(sum({n}) AS BIGINT) AS {n}" if whole else f"fsum({n}) AS {n}"
                      for n, whole in zip(names, integer, strict=True))
+    sums += "".join(f"{', ' if sums or i else ''}min(k{i}) AS k{i}, max(k{i}) AS k{i}_max"
+                    for i in range(len(constants)))
     query = (f"SELECT u, min(v) AS v, max(v) AS v_max{', ' + sums if sums else ''} FROM ({rows}) GROUP BY u")
     events = int(connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0])
-    return PerUnit(query, columns, names, integer, left_out, events, source)
+    return PerUnit(query, columns, names, integer, left_out, events, source, list(constants))
 
 
 def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[Any, PerUnit], Any]) -> Any:
@@ -260,7 +272,7 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
                  variant: str, event: str, plain_counts: Sequence[str] = (),
                  variants: Sequence[str] | None = None, mixed: Mixed = "exclude", exposures: Any = None,
                  window: float | None = None, timestamp: str | None = None,
-                 connection: Any = None) -> tuple[Units, dict[str, int]]:
+                 connection: Any = None, constants: Sequence[str] = ()) -> tuple[Units, dict[str, int]]:
     """One row per unit with its variant and the sums the metrics read, computed by DuckDB
     (units in id order); and the events the exposure join left out (as
     ``rankwise.online.event_rows``).
@@ -281,10 +293,11 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
         relation = connection.sql(plan.query + " ORDER BY u")
         # DuckDB 2 names it to_arrow_table; DuckDB 1's arrow() returns the table
         table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
-        return _units(table, plan.columns, plan.names, variants, mixed, unit, plan.events, plan.source), plan.left_out
+        return (_units(table, plan.columns, plan.names, variants, mixed, unit, plan.events, plan.source,
+                       plan.constants), plan.left_out)
 
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
-                                                 plain_counts, exposures, window, timestamp), finish)
+                                                 plain_counts, exposures, window, timestamp, constants), finish)
 
 
 def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
@@ -395,7 +408,7 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
 
 
 def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[str] | None, mixed: Mixed,
-           unit: str, events: int, source: str) -> Units:
+           unit: str, events: int, source: str, constants: Sequence[str] = ()) -> Units:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -416,5 +429,12 @@ def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[
     for column, name in zip(columns, names, strict=True):
         array = kept.column(name)
         values[column] = np.asarray(array.to_numpy(), dtype=np.int64 if pa.types.is_integer(array.type) else np.float64)
+    for i, column in enumerate(constants):   # a covariate is one value per unit
+        low = np.asarray(kept.column(f"k{i}").to_numpy(), dtype=np.float64)
+        differs = np.flatnonzero(low != np.asarray(kept.column(f"k{i}_max").to_numpy(), dtype=np.float64))
+        if len(differs):
+            raise InputError(f"covariate {column!r} differs within unit {kept.column('u')[int(differs[0])].as_py()!r}; "
+                             "expected one value per unit", source=source, field=column)
+        values[column] = low
     return Units(design, codes, values, kept.column("u"), int(both.sum()), int(events), [source])
 
