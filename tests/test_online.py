@@ -441,7 +441,8 @@ def test_cli_formats(tmp_path: Path) -> None:
     page = tmp_path / "ab.html"
     out = _cli(*base, "--timestamp", "timestamp", "--sequential", "always-valid", "-f", "html", "-o", str(page))
     assert out.exit_code == 0, out.output
-    assert "<img class='lift' alt='cumulative lift'" in page.read_text() and "sequential=always-valid" in page.read_text()
+    text = page.read_text()
+    assert "<img class='lift' alt='cumulative lift'" in text and "sequential=always-valid" in text
     bad = _cli(*base, "--test", "nope")
     assert bad.exit_code == 2 and "unknown test 'nope'" in bad.output
 

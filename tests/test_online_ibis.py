@@ -81,3 +81,20 @@ def test_command_line_reads_a_database_through_ibis(tmp_path: Path, events: pd.D
     assert neither.exit_code != 0 and "give --table NAME or --query SQL" in neither.output
     missing = CliRunner().invoke(app, [*args, "--ibis", f"duckdb://{path}", "--table", "nothing"])
     assert missing.exit_code != 0 and "Ibis could not read it" in missing.output
+
+
+def test_cuped_covariates_through_ibis() -> None:
+    rng = np.random.default_rng(8)
+    users = rng.integers(0, 500, 3_000)
+    pre = rng.gamma(2.0, 2.0, 500)
+    rows = pd.DataFrame({"user": users, "variant": np.where(users % 2 == 0, "a", "b"),
+                         "clicks": rng.poisson(1 + pre[users] / 4), "views": rng.integers(1, 6, 3_000),
+                         "pre_clicks": pre[users]})
+    metrics, covariates = {"clicks": "clicks", "ctr": "clicks / views"}, {"clicks": "pre_clicks"}
+    memory = online.analyze(rows, unit="user", metrics=metrics, covariates=covariates)
+    pushed = online.analyze(ibis.memtable(rows), unit="user", metrics=metrics, covariates=covariates)
+    pdt.assert_frame_equal(pushed.table, memory.table, check_exact=False, rtol=1e-12)
+    uneven = rows.copy()
+    uneven.loc[0, "pre_clicks"] += 1.0
+    with pytest.raises(InputError, match="covariate 'pre_clicks' differs within unit"):
+        online.analyze(ibis.memtable(uneven), unit="user", metrics=metrics, covariates=covariates)

@@ -891,13 +891,14 @@ def _ibis_units(data: Any, table: Mapping[str, Metric], definitions: list[Defini
     from rankwise.online.ibis_source import ibis_units
 
     for given, what in ((exposures is not None, "an exposure table (join and window the events in the expression)"),
-                        (bool(_columns(table)[2]), "covariates (CUPED)"), (cupac, "CUPAC models"),
+                        (cupac, "CUPAC models"),
                         (slices, "slices"), (sequential in SPENDING or timestamp is not None, "daily looks")):
         if given:
             raise OptionError(f"an Ibis table does not take {what} yet: use engine='memory' or 'duckdb'")
     named = {d.name for d in definitions}
     sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-    return ibis_units(data, definitions, [*sums, *counts], unit, variant, event, counts, variants, mixed)
+    return ibis_units(data, definitions, [*sums, *counts], unit, variant, event, counts, variants, mixed,
+                      _columns(table)[2])
 
 
 def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]]:

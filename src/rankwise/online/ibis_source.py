@@ -9,8 +9,9 @@ purchase)``: the value on a purchase row), the unit's variant its lowest and hig
 unit seen in two variants is left out or refused, as in memory). Integer sums come back as
 integers, so the analysis equals the in-memory one bit for bit on counts.
 
-Not on this path yet: an exposure table with windows, CUPED covariates, daily looks, slices
-and CUPAC (give the joined, windowed events as the expression, or use ``engine='memory'``).
+CUPED covariates (one value per unit) are read per unit beside the sums. Not on this path
+yet: an exposure table with windows, daily looks, slices and CUPAC (give the joined, windowed
+events as the expression, or use ``engine='memory'``).
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def _condition(table: Any, clause: Clause, numeric: bool) -> Any:
 
 def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, plain_counts: Sequence[str] = (), variants: Sequence[str] | None = None,
-               mixed: Mixed = "exclude") -> Units:
+               mixed: Mixed = "exclude", constants: Sequence[str] = ()) -> Units:
     """One row per unit with its variant and the sums the metrics read, computed by the Ibis
-    backend holding ``table`` (see the module).
+    backend holding ``table`` (see the module); ``constants``: per-unit covariates (CUPED), one
+    value per unit.
 
     >>> import ibis
     >>> from rankwise.online.definitions import parse_definition
@@ -104,13 +106,13 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     source = _describe(table)
     schema = table.schema()
     aggregates = aggregates_of(definitions)
-    needed = [unit, variant, *plain_sums, *(c for a in aggregates for c in a.source_columns(event))]
+    needed = [unit, variant, *plain_sums, *constants, *(c for a in aggregates for c in a.source_columns(event))]
     missing = [c for c in dict.fromkeys(needed) if c not in schema]
     if missing:
         raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
                          source=source)
     numeric = {c for c in schema.names if schema[c].is_numeric()}
-    for target in [*(a.target for a in aggregates if a.function == "sum"), *plain_sums]:
+    for target in [*(a.target for a in aggregates if a.function == "sum"), *plain_sums, *constants]:
         if target not in numeric:
             raise InputError(f"the column holds {schema[target]}, not numbers", source=source, field=target)
     contributions, integer = [], []
@@ -136,6 +138,8 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
         checks[f"no number in {c}"] = table[c].isnull()
     for c in plain_counts:
         checks[f"a negative count in {c}"] = table[c] < 0
+    for c in constants:
+        checks[f"no number in {c}"] = table[c].isnull()
     counted = table.aggregate(rows=table.count(),
                               **{f"k{i}": test.cast("int64").sum() for i, test in enumerate(checks.values())})
     found = counted.to_pyarrow().to_pylist()[0]
@@ -146,17 +150,19 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
             raise InputError(f"{found[f'k{i}']} row(s) with {problem}", source=source)
     label = table[variant].cast("string")
     unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
+    kept = {f"k{i}": table[c].cast("float64") for i, c in enumerate(constants)}
     rows = table.select(u=unit_value, v=label, **{n: value.cast("int64" if whole else "float64")
                                                  for n, value, whole in zip(names, contributions, integer,
-                                                                            strict=True)})
+                                                                            strict=True)}, **kept)
+    spans = {**{k: rows[k].min() for k in kept}, **{f"{k}_max": rows[k].max() for k in kept}}
     per_unit = (rows.group_by("u").aggregate(v_max=rows.v.max(), **{n: rows[n].sum() for n in names},
-                                             v=rows.v.min())
-                .select("u", "v", "v_max", *names).order_by("u"))
+                                             v=rows.v.min(), **spans)
+                .select("u", "v", "v_max", *names, *spans).order_by("u"))
     columns = [a.column for a in aggregates] + list(plain_sums)
     result = per_unit.to_pyarrow()
     if result.num_rows and result.schema.field("u").type != unit_value.type().to_pyarrow():
         result = result.set_column(0, "u", result.column("u").cast(unit_value.type().to_pyarrow()))
-    return _units(result, columns, names, variants, mixed, unit, int(found["rows"]), source)
+    return _units(result, columns, names, variants, mixed, unit, int(found["rows"]), source, constants)
 
 
 __all__ = ["connect_table", "ibis_units", "is_ibis_table"]
