@@ -9,8 +9,10 @@ where the format has numbers, no lost rows without a warning)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -215,7 +217,8 @@ READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
 }
 
 
-def _saved_model(tmp: Path, kind: str = "click model") -> bytes:
+@functools.cache
+def _saved_model(kind: str = "click model") -> bytes:
     """A saved model: a PBM with the fixed prior; a DBN with the empirical prior, a feature
     table and hashed document ids (hyperparameters, logistic weights for attractiveness and
     satisfaction, hashing); a mixture of PBM and DCM (weights and components)."""
@@ -225,7 +228,7 @@ def _saved_model(tmp: Path, kind: str = "click model") -> bytes:
     from rankwise.clicks.persist import save_model
 
     log = ClickLog.from_arrays(["q", "q", "r"], [["a", "b"], ["b", "a"], ["a", "c"]], [[1, 0], [0, 0], [0, 1]])
-    path = tmp / "model.json"
+    path = Path(tempfile.mkdtemp()) / "model.json"   # fitted once per kind: every fuzz case mutates these bytes
     if kind == "click model":
         model = PBM(prior=(1, 2)).fit(log, iterations=3)
     elif kind == "featured click model":
@@ -246,7 +249,7 @@ SAVED_MODELS = ("click model", "featured click model", "mixture")
 def test_mutated_files_raise_only_rankwise_errors(name: str, edits: list[tuple[int, int, int]],
                                                   tmp_path: Path) -> None:
     if name in SAVED_MODELS:
-        suffix, seed, reader = ".json", _saved_model(tmp_path, name), _model
+        suffix, seed, reader = ".json", _saved_model(name), _model
     else:
         suffix, seed, reader = READERS[name]
     path = tmp_path / f"input{suffix}"
