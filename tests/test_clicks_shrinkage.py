@@ -485,3 +485,21 @@ def test_placement_features_rank_rare_pairs_by_where_the_engine_put_them(tmp_pat
     missing = CliRunner().invoke(app, ["clicks", "rank", "--model", str(tmp_path / "m.json"), "--features",
                                        "placement", "-o", str(tmp_path / "run2.trec")])
     assert missing.exit_code != 0 and "give the click log too" in missing.output
+
+
+def test_the_lower_bound_ranking_scores_unseen_pairs_from_their_features() -> None:
+    """An unseen pair's lower bound comes from its features' prior Beta(kappa m, kappa (1 - m)),
+    not from the one prior of all pairs: it ranks held-out queries as the mean does."""
+    from scipy.stats import beta
+
+    log, table, alpha = _feature_logs(seed=17)
+    train, test = log.split(0.3, seed=0, by="query")          # held-out queries: every pair unseen
+    model = clicks.PBM().use_features(table).fit(train, iterations=15)
+    mean = model.relevance("m", test).to_dataframe()
+    lower = model.relevance("l", test, bound="lower", level=0.9).to_dataframe()
+    kappa = model.feature_fit["kappa"]
+    expected = beta.ppf(0.05, kappa * mean["score"], kappa * (1 - mean["score"]))
+    assert np.allclose(lower["score"], expected, rtol=1e-9)
+    assert (lower["score"] < mean["score"]).all()
+    truth = dict(zip(table["doc"], alpha.ravel(), strict=True))
+    assert np.corrcoef(lower["score"], lower["doc_id"].map(truth))[0, 1] > 0.95

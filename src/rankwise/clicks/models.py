@@ -454,6 +454,29 @@ class ClickModel:
         x, known = self._feature_matrix(query_ids, doc_ids, pair_query, pair_doc)
         return np.where(known, self._feature_means(x, field), fallback)
 
+    def _unseen_values(self, log: Any, unseen: np.ndarray, field: str, bound: str, level: float) -> np.ndarray:
+        """A per-pair parameter of the pairs of ``log`` the fit never saw: with features, their
+        prior Beta(kappa m, kappa (1 - m)) around the features' mean ``m`` (its mean, or its
+        lower credible bound at ``level``); without, the prior's."""
+        from scipy.stats import beta
+
+        count = int(unseen.sum())
+        slot = self._feature_slot(field) if field in FEATURE_FIELDS else {}
+        if slot.get("weights") is None:
+            if bound == "lower":
+                return np.full(count, float(beta.ppf((1 - level) / 2, *self._prior_beta(field))))
+            return np.full(count, _fallback(self, field))
+        if self.features is None:
+            raise InputError(f"{self.name}: the model scores pairs it never saw from their features; give it the "
+                             f"feature table (model.use_features(table), or --features)")
+        x, known = self._feature_matrix(log.query_ids, log.doc_ids, log.pair_query[unseen], log.pair_doc[unseen])
+        means = self._feature_means(x, field)
+        if bound == "mean":
+            return np.where(known, means, _fallback(self, field))
+        kappa = float(slot["kappa"])
+        lower = beta.ppf((1 - level) / 2, kappa * means, kappa * (1 - means))
+        return np.where(known, lower, float(beta.ppf((1 - level) / 2, *self._prior_beta(field))))
+
     def _prior_beta(self, field: str) -> tuple[float, float]:
         """The Beta (a, b) of a per-pair parameter's prior: fitted, or the fixed pseudo-counts."""
         return self.hyper.get(field) or pseudo_counts(self.fixed_prior)
@@ -696,10 +719,8 @@ class ClickModel:
             matched = _match_pairs(self, log)
             scores = np.append(scores, self.unseen_relevance(bound, level))[matched]
             unseen = matched == len(self.pair_query)
-            if unseen.any() and self.feature_fit is not None and bound == "mean":
-                values = {f: self._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query[unseen],
-                                                log.pair_doc[unseen], f) if f in FEATURE_FIELDS
-                          else np.full(int(unseen.sum()), _fallback(self, f)) for f in self.pair_fields.values()}
+            if unseen.any() and self.feature_fit is not None:
+                values = {f: self._unseen_values(log, unseen, f, bound, level) for f in self.pair_fields.values()}
                 scores[unseen] = self.relevance_scores(values)
         queries = np.asarray(source.query_ids, dtype=object)[source.pair_query]
         docs = np.asarray(source.doc_ids, dtype=object)[source.pair_doc]
