@@ -173,7 +173,7 @@ INTENDED: dict[str, set[str]] = {
     "jax": {"errors", "metrics", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
     "rankeval": {"_version", "errors", "data", "engine", "metrics", "evaluation", "comparison"},
-    "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats"},
+    "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats", "streaming"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
     "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",

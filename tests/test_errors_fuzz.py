@@ -140,6 +140,22 @@ def _template(path: Path) -> Any:
     return [body_of(request, system) for system in spec.systems for request in spec.requests]
 
 
+def _experiments(path: Path) -> Any:
+    from rankwise.agreement import offline_online
+
+    out = offline_online(path, "ndcg_delta", "ctr_delta", online_p="p", resamples=20)
+    assert np.isfinite(out.offline_change).all() and np.isfinite(out.online_change).all()
+    return out
+
+
+def _continuous_qrels(path: Path) -> Any:
+    from rankwise.data.load import load_qrels
+
+    qrels = load_qrels(path, continuous=True)
+    assert np.isfinite(qrels.values).all() and len(qrels.values) == len(qrels.query)
+    return qrels
+
+
 def _user_groups(path: Path) -> Any:
     from rankwise.recsys.evaluate import _read_user_groups
 
@@ -207,6 +223,9 @@ READERS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "rank-eval ratings": (".csv", b"request_id,_index,_id,rating\nq1,i,d1,2\nq1,i,d2,0\nq2,i,d1,\n", _ratings),
     "recommendation lists": (".csv", b"user_id,item_id,score\nu1,a,0.9\nu1,b,0.5\nu2,b,0.7\nu2,c,0.1\n",
                              _recommendations),
+    "experiments": (".csv", b"experiment,ndcg_delta,ctr_delta,p\nv2,0.012,0.0031,0.01\nsyn,0.004,-0.0004,0.61\n"
+                    b"fresh,-0.008,-0.0012,0.04\nsparse,0.021,0.0045,0.001\n", _experiments),
+    "continuous qrels": (".txt", b"q1 0 a 30.5\nq1 0 b 0\nq1 0 c 2.25\nq2 0 d -3\n", _continuous_qrels),
     "user groups": (".csv", b"user_id,group\nu1,new\nu2,returning\nu3,new\n", _user_groups),
     "item groups": (".csv", b"item_id,genre\na,Drama|Comedy\nb,Drama\nc,Horror\n", _item_groups),
     "item features": (".csv", b"item_id,f1,f2\na,0.5,1.0\nb,-1.0,2.5\nc,0.0,0.25\n", _item_features),

@@ -143,18 +143,18 @@ def relevance_values(values: Any, source: str, lines: np.ndarray | None = None
     >>> codes, table = relevance_values([0.5, 0.0, 12.25, 0.5, -1.0], "<dict>")
     >>> codes.tolist(), table
     ([2, 0, 3, 2, 1], {0: 0.0, 1: -1.0, 2: 0.5, 3: 12.25})
+    >>> relevance_values([0.5, "1.5"], "<dict>")
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: <dict>:2: field 'label': expected a number (continuous relevance), got '1.5'
     """
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = np.asarray(values, dtype=object)
-        for row, value in enumerate(arr.tolist()):
-            try:
-                float(value)
-            except (TypeError, ValueError):
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":   # text, None, booleans: named, never converted
+        for row, value in enumerate(np.asarray(values, dtype=object).tolist()):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InputError(f"expected a number (continuous relevance), got {value!r}", source=source,
-                                 line=line_of(lines, row), field="label") from None
-        raise
+                                 line=line_of(lines, row), field="label")
+    arr = arr.astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(arr))
     if len(bad):
         raise InputError(f"expected a finite number (continuous relevance), got {arr[bad[0]]!r}", source=source,

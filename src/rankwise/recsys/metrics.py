@@ -84,12 +84,10 @@ def distributional_coverage(data: RecsysData, k: int) -> Value:
     >>> round(distributional_coverage(data, 2)[0], 6)   # shares 1/4, 1/2, 1/4: 0.5 + 0.5 + 0.5
     1.5
     """
+    from rankwise.streaming.coverage import entropy_bits  # the one definition; streaming loads on use
+
     items, _, _ = data.top(k)
-    if not len(items):
-        return math.nan, None
-    counts = np.bincount(items)
-    p = counts[counts > 0] / len(items)
-    return float(-(p * np.log2(p)).sum()), None
+    return entropy_bits(np.bincount(items, minlength=len(data.vocabulary))), None
 
 
 def gini_index(data: RecsysData, k: int) -> Value:
@@ -107,12 +105,9 @@ def gini_index(data: RecsysData, k: int) -> Value:
     universe = exposure > 0
     universe[data.catalogue if data.catalogue is not None else
              (data.train_item if data.train_item is not None else items)] = True
-    x = np.sort(exposure[universe]).astype(np.float64)
-    n = len(x)
-    if n == 0 or x.sum() == 0:
-        return math.nan, None
-    j = np.arange(1, n + 1)
-    return float(((2 * j - n - 1) * x).sum() / (n * x.sum())), None
+    from rankwise.streaming.coverage import gini  # the one definition; streaming loads on use
+
+    return gini(exposure[universe]), None
 
 
 def unique_items(data: RecsysData, k: int) -> Value:

@@ -32,6 +32,35 @@ from rankwise.errors import RankwiseError
 from rankwise.state import Metric, MetricInputError, mask_of
 
 
+def gini(exposure: np.ndarray) -> float:
+    """Gini index of non-negative exposures: sum_j (2j - n - 1) x_(j) / (n sum x), x ascending
+    (RecBole's ``GiniIndex``); NaN when there is nothing to share.
+
+    >>> gini(np.array([0, 1, 1, 2]))   # (-3*0 - 1*1 + 1*1 + 3*2) / (4 * 4)
+    0.375
+    """
+    x = np.sort(np.asarray(exposure, dtype=np.float64))
+    n = len(x)
+    if n == 0 or x.sum() == 0:
+        return math.nan
+    j = np.arange(1, n + 1)
+    return float(((2 * j - n - 1) * x).sum() / (n * x.sum()))
+
+
+def entropy_bits(counts: np.ndarray) -> float:
+    """Shannon entropy in bits of the shares of ``counts`` (zeros left out); NaN without any.
+
+    >>> entropy_bits(np.array([1, 2, 1, 0]))   # shares 1/4, 1/2, 1/4
+    1.5
+    """
+    counts = np.asarray(counts)
+    total = counts.sum()
+    if total == 0:
+        return math.nan
+    p = counts[counts > 0] / total
+    return float(-(p * np.log2(p)).sum())
+
+
 class ItemExposure(Metric):
     """Coverage, Gini, entropy, ARP, novelty and EPC of top-k lists over batches (see the
     module).
@@ -110,14 +139,8 @@ class ItemExposure(Metric):
         users, slots = int(self.state["users"]), int(self.state["slots"])
         shown = int((exposure > 0).sum())
         out = {"catalogue_coverage": shown / self.params["num_items"], "unique_items": float(shown)}
-        if slots:
-            p = exposure[exposure > 0] / slots
-            out["distributional_coverage"] = float(-(p * np.log2(p)).sum())
-            x = np.sort(exposure).astype(np.float64)
-            j = np.arange(1, len(x) + 1)
-            out["gini"] = float(((2 * j - len(x) - 1) * x).sum() / (len(x) * x.sum()))
-        else:
-            out["distributional_coverage"] = out["gini"] = math.nan
+        out["distributional_coverage"] = entropy_bits(exposure)
+        out["gini"] = gini(exposure)
         if self._popularity is not None:
             out["arp"] = float(self.state["popularity_sum"]) / users if users else math.nan
             out["novelty"] = float(self.state["novelty_sum"]) / slots if slots else math.nan
@@ -126,4 +149,4 @@ class ItemExposure(Metric):
         return out
 
 
-__all__ = ["ItemExposure"]
+__all__ = ["ItemExposure", "entropy_bits", "gini"]
