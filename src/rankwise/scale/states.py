@@ -165,12 +165,14 @@ def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | 
     from rankwise.clicks.models import CHUNK, add_statistics
 
     with _connected(client) as dask_client:
-        chunks = [dask_client.scatter(lean_piece(chunk)) for chunk in log.chunks(chunk_size or CHUNK)]
+        # hash=False: a key of its own per fit; content-hashed keys are shared with an earlier fit
+        # of the same log, whose release can race this scatter and lose the chunk on the cluster
+        chunks = [dask_client.scatter(lean_piece(chunk), hash=False) for chunk in log.chunks(chunk_size or CHUNK)]
 
         def cluster_totals() -> tuple[dict[str, np.ndarray], float]:
             lean = copy.copy(model)  # the parameters, not the vocabularies
             lean.query_ids = lean.doc_ids = lean.pair_query = lean.pair_doc = None
-            shipped = dask_client.scatter(lean)
+            shipped = dask_client.scatter(lean, hash=False)
             futures = [dask_client.submit(_chunk_statistics, shipped, chunk, pure=False) for chunk in chunks]
             return tree_reduce(dask_client, futures, add_statistics, split_every)
 
