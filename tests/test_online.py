@@ -832,6 +832,63 @@ def test_sliced_aa_tests_hold_the_familywise_error_only_when_corrected_across_al
     assert any_slice / trials > 0.15   # 1 - 0.95^6 = 0.26 for independent comparisons
 
 
+def _daily_sliced_log(n: int = 4_000, seed: int = 8) -> pd.DataFrame:
+    """``n`` users over 5 days, a device each; the treatment adds 0.15 to the value on mobile."""
+    rng = np.random.default_rng(seed)
+    device = rng.choice(["desktop", "mobile"], n)
+    arm = np.where(rng.random(n) < 0.5, "A", "B")
+    value = rng.normal(1.0, 1.0, n) + 0.15 * ((arm == "B") & (device == "mobile"))
+    day = pd.Timestamp("2026-03-01") + pd.to_timedelta(rng.integers(0, 5, n), unit="D")
+    return pd.DataFrame({"user": np.arange(n), "arm": arm, "device": device, "value": value, "ts": day})
+
+
+def test_sequential_designs_are_sliced_with_the_looks_of_each_slice() -> None:
+    frame = _daily_sliced_log()
+    common = {"unit": "user", "variant": "arm", "metrics": ["value"], "timestamp": "ts"}
+    # always valid: every slice's running p and interval are those of the slice analysed alone
+    sliced = online.analyze(frame, **common, sequential="always-valid", slices=["device"])
+    for value in ("desktop", "mobile"):
+        alone = online.analyze(frame[frame["device"] == value], **common, sequential="always-valid")
+        row = sliced.table[sliced.table["slice"] == value].iloc[0]
+        for column in ("p_value", "ci_lower", "ci_upper", "relative_lower", "relative_upper"):
+            assert row[column] == alone.table.iloc[0][column], (value, column)
+        mine = sliced.looks[sliced.looks["slice"] == value]
+        assert mine["p_value"].tolist() == alone.looks["p_value"].tolist() and len(mine) == 5
+    whole = online.analyze(frame, **common, sequential="always-valid")
+    assert sliced.table.iloc[0]["p_value"] == whole.table.iloc[0]["p_value"]
+    # alpha spending: a slice is looked at on the experiment's schedule (its information fractions)
+    spent = online.analyze(frame, **common, sequential="obrien-fleming", planned_units=4_000, slices=["device"])
+    looks = spent.looks
+    fractions = looks[looks["slice"] == "all"]["fraction"].to_numpy()
+    assert fractions[-1] == 1.0   # every planned unit has come by the last day
+    expected = online.boundaries(fractions, 0.05, "obrien-fleming")
+    for value in ("all", "desktop", "mobile"):
+        mine = looks[looks["slice"] == value]
+        assert mine["fraction"].tolist() == fractions.tolist()
+        assert mine["boundary"].to_numpy() == pytest.approx(expected, rel=1e-12)
+        row = spent.table[spent.table["slice"] == value].iloc[0]
+        assert row["looks"] == 5 and bool(row["significant"]) == bool(mine["crossed"].iloc[-1])
+        assert row["rci_lower"] == pytest.approx(row["difference"] - expected[-1] * row["se"], rel=1e-12)
+    alone = online.analyze(frame[frame["device"] == "mobile"], **common, sequential="obrien-fleming",
+                           planned_units=4_000)
+    mobile = looks[looks["slice"] == "mobile"]
+    assert mobile["statistic"].tolist() == alone.looks["statistic"].tolist()
+    # the effect on mobile crosses the boundary; desktop (no effect) does not
+    table = spent.table.set_index("slice")
+    assert table.loc["mobile", "first_crossing"] != "" and not table.loc["desktop", "significant"]
+
+
+def test_the_lift_plot_has_a_panel_per_metric_and_slice() -> None:
+    from rankwise.report.ab import ab_html, lift_figure
+
+    result = online.analyze(_daily_sliced_log(), unit="user", variant="arm", metrics=["value"], timestamp="ts",
+                            sequential="always-valid", slices=["device"])
+    titles = [ax.get_title() for ax in lift_figure(result).axes]
+    assert titles == ["value: cumulative lift and its interval", "value in device=desktop: cumulative lift and "
+                      "its interval", "value in device=mobile: cumulative lift and its interval"]
+    assert "<img class='lift'" in ab_html(result)
+
+
 def test_guardrails_are_non_inferiority_tests_with_relative_margins() -> None:
     from rankwise.stats.distributions import NORMAL
 

@@ -266,9 +266,6 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
 
     correction_scope = CORRECTION_SCOPES.get(correction_scope).name
     slices = check_dimensions(slices, unit, variant)
-    if slices and sequential is not None:
-        raise OptionError("sequential designs are not sliced yet: analyse the whole experiment sequentially, or "
-                          "slice a fixed-horizon analysis")
     source_data = data
     chosen, test_options = AB_TESTS.parse(test)
     test = chosen.name
@@ -404,24 +401,30 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         return rows
 
     rows = comparisons(moments, units)
+    slice_units: list[tuple[str, str, Any]] = []
     if slices:
         assert units is not None   # refused above for per-variant statistics
         rows = [{"dimension": "", "slice": "all", **row} for row in rows]
-        rows += _sliced(comparisons, exposures if exposures is not None else source_data, unit, slices, units,
-                        table, warnings)
+        sliced_rows, slice_units = _sliced(comparisons, exposures if exposures is not None else source_data, unit,
+                                           slices, units, table, warnings)
+        rows += sliced_rows
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    if slices:
-        from rankwise.online.slices import correction_groups
 
-        frame["p_corrected"] = np.nan
-        for group in correction_groups(frame, correction_scope):
-            frame.loc[frame.index[group], "p_corrected"] = _corrected(frame["p_value"].to_numpy()[group],
-                                                                      correction, alpha)
-    else:
-        frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
-    frame["significant"] = frame["p_corrected"] < alpha
+    def correct_frame() -> None:
+        if slices:
+            from rankwise.online.slices import correction_groups
+
+            frame["p_corrected"] = np.nan
+            for group in correction_groups(frame, correction_scope):
+                frame.loc[frame.index[group], "p_corrected"] = _corrected(frame["p_value"].to_numpy()[group],
+                                                                          correction, alpha)
+        else:
+            frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
+        frame["significant"] = frame["p_corrected"] < alpha
+
+    correct_frame()
     if guardrails:
         frame = guardrail_columns(frame, guardrails, lower_is_better, alpha)
     if bayes is not None:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
@@ -454,23 +457,36 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings["mixture_effect"] = mixture_effect
     looks = None
     if timestamp is not None:
-        looks = cumulative_looks(data, unit, variant, timestamp, raw_table, control, names, test, relative, alpha,
-                                 alternative, mixed, sequential, tuning, planned_units, mixture_effect, caps,
-                                 ignore_zeros, bayes)
+        def looks_of(only_units: Any = None, schedule: Any = None) -> Any:
+            return cumulative_looks(data, unit, variant, timestamp, raw_table, control, names, test, relative, alpha,
+                                    alternative, mixed, sequential, tuning, planned_units, mixture_effect, caps,
+                                    ignore_zeros, bayes, only_units=only_units, schedule=schedule)
+
+        looks = looks_of()
+        by = ["metric", "variant"]
+        if slices:   # every slice's looks: the analysis of its units up to each day
+            by = ["dimension", "slice", "metric", "variant"]
+            parts = [looks.assign(dimension="", slice="all")]
+            for dimension, value, ids in slice_units:
+                parts.append(looks_of(ids, looks if sequential in SPENDING else None).assign(
+                    dimension=dimension, slice=value))
+            looks = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) \
+                else parts[0]
+            looks = looks[["dimension", "slice", *[c for c in looks.columns if c not in ("dimension", "slice")]]]
         if sequential is not None and len(looks):
-            last = looks.groupby(["metric", "variant"]).tail(1).set_index(["metric", "variant"])
-            at_last = last.loc[list(zip(frame["metric"], frame["variant"], strict=True))]
+            keys = list(zip(*[frame[c] for c in by], strict=True))
+            last = looks.groupby(by, sort=False).tail(1).set_index(by)
+            at_last = last.reindex(keys)   # a comparison without looks (too few units) stays blank
             if sequential in ALWAYS_VALID:   # the running values of the last look
                 for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
-                    frame[column] = at_last[column].to_numpy()
-                frame["p_corrected"] = _corrected(frame["p_value"].to_numpy(), correction, alpha)
-                frame["significant"] = frame["p_corrected"] < alpha
+                    frame[column] = np.where(at_last[column].notna(), at_last[column].to_numpy(),
+                                             frame[column].to_numpy(float))
+                correct_frame()
             else:
                 frame["boundary"] = at_last["boundary"].to_numpy()
-                frame["significant"] = at_last["crossed"].to_numpy(dtype=bool)
-                keys = list(zip(frame["metric"], frame["variant"], strict=True))
-                counts = looks.groupby(["metric", "variant"], sort=False).size()
-                first = looks[looks["crossed"].astype(bool)].groupby(["metric", "variant"])["look"].min()
+                frame["significant"] = at_last["crossed"].eq(True).to_numpy()
+                counts = looks.groupby(by, sort=False).size()
+                first = looks[looks["crossed"].astype(bool)].groupby(by)["look"].min()
                 frame["looks"] = [int(counts.get(k, 0)) for k in keys]
                 frame["first_crossing"] = [str(first[k].date()) if k in first.index else "" for k in keys]
                 # the repeated confidence interval (Jennison and Turnbull): valid at any look
@@ -824,11 +840,14 @@ def _with_cupac(units: Units, metrics: Mapping[str, Metric], features: Sequence[
 
 
 def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], units: Units,
-            table: Mapping[str, Metric], warnings: list[str]) -> list[dict[str, Any]]:
-    """The rows of every slice of every dimension (``rankwise.online.slices``)."""
+            table: Mapping[str, Metric],
+            warnings: list[str]) -> tuple[list[dict[str, Any]], list[tuple[str, str, Any]]]:
+    """The rows of every slice of every dimension (``rankwise.online.slices``), and each
+    slice's ``(dimension, value, unit ids)``."""
     from rankwise.online.slices import slice_values, subset, unit_labels
 
     rows = []
+    members = []
     for dimension in dimensions:
         labels, conflicting = unit_labels(data, unit, dimension, units)
         if conflicting:
@@ -836,11 +855,12 @@ def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], u
                             "first row")
         for value in slice_values(labels):
             part = subset(units, labels == value)
+            members.append((dimension, value, part.unit_ids))
             matrix, columns = _unit_matrix(part, table)
             moments = VariantMoments.from_codes(part.codes, matrix, part.variants, columns)
             rows += [{"dimension": dimension, "slice": value, **row}
                      for row in comparisons(moments, part, f" in {dimension}={value}")]
-    return rows
+    return rows, members
 
 
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
@@ -948,13 +968,19 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
                      alternative: Alternative, mixed: Mixed, sequential: str | None, tuning: float,
                      planned_units: int | None, mixture_effect: float = MIXTURE_EFFECT,
                      caps: Mapping[str, str | float] | None = None, ignore_zeros: bool = False,
-                     bayes: Mapping[str, Any] | None = None) -> Any:
+                     bayes: Mapping[str, Any] | None = None, only_units: Any = None,
+                     schedule: Any = None) -> Any:
     """One row per day x metric x arm: the analysis of every event up to the end of that day
     (the cumulative lift and its interval over time; with alpha spending, the boundary of
     each look and whether the z statistic crossed it; with an always-valid method, the running
-    minimum p-value and the running intersection of the intervals)."""
+    minimum p-value and the running intersection of the intervals). ``only_units``: the ids
+    (an Arrow array) of the units to analyse, a slice's; default every unit. ``schedule``: the
+    looks of the whole experiment, whose information fractions a slice's alpha spending
+    follows (a slice is looked at when the experiment is, at the experiment's fraction of its
+    planned units)."""
     import pandas as pd
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from rankwise.data.tables import tables_of
 
@@ -962,6 +988,11 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
     columns = list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants]))
     tables = [t for _, _, t in tables_of(data, columns)]
     table = pa.concat_tables([t.cast(tables[0].schema) for t in tables]) if len(tables) > 1 else tables[0]
+    if only_units is not None:
+        ids = table.column(unit)
+        if pa.types.is_dictionary(ids.type):
+            ids = ids.dictionary_decode()
+        table = table.filter(pc.is_in(ids.cast(only_units.type), value_set=only_units))
     days = pd.to_datetime(table.column(timestamp).to_pandas()).dt.floor("D").to_numpy()
     looks = np.unique(days)
     rows = []
@@ -997,6 +1028,10 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         for _, group in frame.groupby(["metric", "variant"], sort=False):
             group = group.sort_values("look").copy()
             fractions = ((group["n"] + group["n_control"]) / planned_units).to_numpy()
+            if schedule is not None:
+                whole = schedule.set_index(["metric", "variant", "look"])["fraction"]
+                at = whole.reindex(list(zip(group["metric"], group["variant"], group["look"], strict=True)))
+                fractions = np.where(at.notna(), at.to_numpy(float), fractions)
             fractions = np.maximum.accumulate(fractions)
             keep = np.concatenate(([True], np.diff(fractions) > 0))
             bounds = np.full(len(group), np.nan)

@@ -227,7 +227,8 @@ def ab_statistics(result: Any) -> str:
 
 def lift_figure(result: Any) -> Any:
     """Cumulative relative lift with its interval after each daily look, one panel per
-    metric, one line per treatment arm (matplotlib Figure); None without looks."""
+    metric (per metric and slice, when sliced), one line per treatment arm (matplotlib Figure);
+    None without looks."""
     looks = result.looks
     if looks is None or not len(looks):
         return None
@@ -236,12 +237,15 @@ def lift_figure(result: Any) -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    metrics = list(dict.fromkeys(looks["metric"]))
+    by = ["dimension", "slice", "metric"] if "slice" in looks.columns else ["metric"]
+    panels = list(looks.groupby(by, sort=False))
     # drawn 1,320 px wide at the page's 110 dpi: the width of the page, shown at 100% (no upscaling)
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(12.0, 3.2 * len(metrics)), squeeze=False,
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12.0, 3.2 * len(panels)), squeeze=False,
                              layout="constrained")
-    for ax, metric in zip(axes[:, 0], metrics, strict=True):
-        part = looks[looks["metric"] == metric]
+    for ax, (key, part) in zip(axes[:, 0], panels, strict=True):
+        *where, metric = key if isinstance(key, tuple) else (key,)
+        if where and where[1] != "all":
+            metric = f"{metric} in {where[0]}={where[1]}"
         for arm, group in part.groupby("variant", sort=False):
             ax.plot(group["look"], 100 * group["relative"], marker="o", label=f"{arm} vs {result.settings['control']}")
             ax.fill_between(group["look"], 100 * group["relative_lower"], 100 * group["relative_upper"], alpha=0.2)
