@@ -195,3 +195,46 @@ def test_cuped_covariates_read_per_unit_by_duckdb_equal_the_in_memory_analysis()
     with pytest.raises(OptionError, match="does not join covariates"):
         analyze(TIMED, unit="user_id", metrics=["c = count(click)"], covariates={"c": "pre"}, engine="duckdb",
                 exposures=EXPOSURES, timestamp="timestamp")
+
+
+def _timed_events(seed: int, units: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Events over 6 days, and each unit's exposures (a unit exposed twice keeps its first)."""
+    events = _events(seed, units)
+    rng = np.random.default_rng(seed + 100)
+    start = pd.Timestamp("2026-03-01") + pd.to_timedelta(rng.integers(0, 5 * 86400, units), unit="s")
+    exposures = pd.DataFrame({"user": np.arange(units), "arm": np.array(["control", "treatment", "other"])[
+        np.arange(units) % 3], "ts": start})
+    lag = pd.to_timedelta(rng.integers(-3600, 2 * 86400, len(events)), unit="s")
+    events["ts"] = start[events["user"].to_numpy()] + lag
+    return events, exposures
+
+
+@pytest.mark.parametrize("sequential", ["obrien-fleming", "always-valid"])
+def test_daily_looks_on_duckdb_equal_the_in_memory_looks(sequential: str) -> None:
+    events, exposures = _timed_events(5)
+    options = {"unit": "user", "variant": "arm", "control": "control", "timestamp": "ts", "sequential": sequential,
+               "planned_units": 2000, "metrics": ["ctr = count(click) / count(impression)", "buyers = any(purchase)",
+                                                  "revenue = sum(value where event = purchase)"]}
+    for extra in ({}, {"exposures": exposures, "window": "1d"}):
+        memory = analyze(events, **options, **extra)
+        got = analyze(events, **options, **extra, engine="duckdb")
+        assert len(memory.looks) == len(got.looks) > 12   # 6-7 days x 3 metrics x 2 arms
+        counts = memory.looks["metric"] != "revenue"
+        pd.testing.assert_frame_equal(memory.looks[counts], got.looks[counts], check_exact=True)
+        pd.testing.assert_frame_equal(memory.looks[~counts], got.looks[~counts], check_exact=False, rtol=1e-12)
+        _same(memory, got, exact=False)
+        if sequential == "obrien-fleming":   # one look per day with events, the crossing read from them
+            days = got.looks["look"].nunique()
+            assert got.table["looks"].tolist() == [days] * 6 and days >= 6
+
+
+def test_numeric_times_are_seconds_since_the_epoch_for_the_looks_too() -> None:
+    events, _ = _timed_events(6, units=300)
+    seconds = events.assign(ts=(events["ts"] - pd.Timestamp("1970-01-01")) // pd.Timedelta("1s"))
+    options = {"unit": "user", "variant": "arm", "control": "control", "timestamp": "ts",
+               "metrics": ["clicks = count(click)"]}
+    as_times = analyze(events.assign(ts=events["ts"].dt.floor("s")), **options).looks
+    for engine in ("memory", "duckdb"):
+        looks = analyze(seconds, **options, engine=engine).looks
+        assert looks["look"].tolist() == as_times["look"].tolist()   # days of March 2026, not of 1970
+        assert looks["look"].iloc[0] == pd.Timestamp("2026-03-01")

@@ -322,6 +322,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             moments = read_statistics(data, columns, pairs, variant=variant, variants=variants)
     else:
         sums, counts, constants = _columns(table)
+        from rankwise.online.event_rows import window_seconds
         from rankwise.online.warehouse import ENGINES, DuckDBSource
 
         if engine not in ENGINES:
@@ -342,7 +343,13 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                                                                variants, mixed, exposures, window, timestamp,
                                                                sequential, test, bool(caps))
             warnings += warned
-            timestamp = None   # no daily looks: the timestamp served the exposure windows
+            if timestamp is not None:   # the daily looks read one row per unit x day, summed by DuckDB
+                from rankwise.online.warehouse import duckdb_daily
+
+                named = {d.name for d in definitions}
+                plain_sums, plain_counts, _ = _columns({n: m for n, m in table.items() if n not in named})
+                data = duckdb_daily(data, definitions, [*plain_sums, *plain_counts], unit, variant, event, timestamp,
+                                    plain_counts, exposures, window_seconds(window), constants=constants)
         elif definitions or exposures is not None:
             named = {d.name for d in definitions}
             plain = [c for group in _columns({n: m for n, m in table.items() if n not in named}) for c in group]
@@ -876,12 +883,6 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     named = {d.name for d in definitions}
     sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
     constants = _columns(table)[2]
-    if sequential in SPENDING:
-        raise OptionError(f"sequential={sequential!r} analyses daily looks, which engine='duckdb' does not compute "
-                          "yet: use engine='memory'")
-    if timestamp is not None and exposures is None:
-        raise OptionError("engine='duckdb' uses the timestamp for exposure windows only; daily looks need "
-                          "engine='memory'")
     if exposures is not None and (sums or counts):
         raise OptionError("with an exposure table every metric is a definition over events (count(...), "
                           "sum(...), any(...))")
@@ -993,7 +994,11 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         if pa.types.is_dictionary(ids.type):
             ids = ids.dictionary_decode()
         table = table.filter(pc.is_in(ids.cast(only_units.type), value_set=only_units))
-    days = pd.to_datetime(table.column(timestamp).to_pandas()).dt.floor("D").to_numpy()
+    times = table.column(timestamp)
+    if pa.types.is_integer(times.type) or pa.types.is_floating(times.type):   # seconds since the epoch
+        days = pd.to_datetime(times.to_pandas(), unit="s").dt.floor("D").to_numpy()
+    else:
+        days = pd.to_datetime(times.to_pandas()).dt.floor("D").to_numpy()
     looks = np.unique(days)
     rows = []
     for day in looks:

@@ -170,13 +170,18 @@ class PerUnit:
     constants: list[str] = field(default_factory=list)
     """Per-unit covariates (CUPED): one value per unit, read as ``k0``, ``k1`` ... (and their
     ``_max``, which must agree)."""
+    daily: str | None = None
+    """With ``daily=True``: one row per unit x variant x day (``u``, ``v``, ``day``, the sums and
+    the covariates), for the daily looks."""
 
 
 def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str],
               unit: str, variant: str, event: str, plain_counts: Sequence[str], exposures: Any,
-              window: float | None, timestamp: str | None, constants: Sequence[str] = ()) -> PerUnit:
+              window: float | None, timestamp: str | None, constants: Sequence[str] = (),
+              daily: bool = False) -> PerUnit:
     """Check the data (rankwise's errors, the file named) and write the per-unit query
-    (``constants``: per-unit covariates, one value per unit)."""
+    (``constants``: per-unit covariates, one value per unit; ``daily``: the per-unit-day query
+    too, by ``timestamp``)."""
     source = _relation(connection, data, "rankwise_events")
     from rankwise.online.event_rows import aggregates_of
 
@@ -185,8 +190,8 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
         raise OptionError("engine='duckdb' does not join covariates (CUPED) to an exposure table yet: use "
                           "engine='memory'")
     read = [unit, *([variant] if exposures is None else []), *plain_sums, *constants,
-            *(c for a in aggregates for c in a.source_columns(event)), *([timestamp] if exposures is not None
-                                                                         and timestamp else [])]
+            *(c for a in aggregates for c in a.source_columns(event)),
+            *([timestamp] if (exposures is not None or daily) and timestamp else [])]
     types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
     numeric = frozenset(c for c, k in types.items() if _is_numeric(k))
     for a in aggregates:
@@ -198,6 +203,8 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
             raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
     u, v = quote_identifier(unit), quote_identifier(variant)
     checks = {f"no {unit}": f"{u} IS NULL"}
+    if timestamp and (exposures is not None or daily):
+        checks[f"no {timestamp}"] = f"{quote_identifier(timestamp)} IS NULL"
     if exposures is None:
         checks[f"no {variant}"] = f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''"
     for a in aggregates:
@@ -225,12 +232,15 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     select = ", ".join([f"{e} AS {n}" for e, n in zip(expressions, names, strict=True)]
                        + [f"CAST({quote_identifier(c)} AS DOUBLE) AS k{i}" for i, c in enumerate(constants)])
     left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
+    if daily and timestamp is None:
+        raise OptionError("daily looks need the timestamp column (--timestamp)")
     if exposures is None:
+        seconds = f", {_seconds_sql(timestamp, types[timestamp])} AS t" if daily and timestamp else ""
         rows = (f"SELECT CAST({u} AS {unit_type}) AS u, CAST({v} AS VARCHAR) AS v"
-                f"{', ' + select if select else ''} FROM rankwise_events")
+                f"{', ' + select if select else ''}{seconds} FROM rankwise_events")
     else:
         rows, left_out = _exposed_rows(connection, exposures, unit, variant, timestamp, window, types, select,
-                                       names, unit_type)
+                                       names, unit_type, daily)
     integer = [a.function != "sum" or _is_integer(types[a.target]) for a in aggregates] + \
               [_is_integer(types[c]) for c in plain_sums]
     # integer sums are exact; float sums use the compensated fsum (DuckDB adds in parallel, in no
@@ -240,8 +250,13 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     sums += "".join(f"{', ' if sums or i else ''}min(k{i}) AS k{i}, max(k{i}) AS k{i}_max"
                     for i in range(len(constants)))
     query = (f"SELECT u, min(v) AS v, max(v) AS v_max{', ' + sums if sums else ''} FROM ({rows}) GROUP BY u")
+    per_day = None
+    if daily:   # the day of each event (exposure), in UTC from its seconds since the epoch
+        day = "make_timestamp(CAST(floor(t / 86400) AS BIGINT) * 86400000000)"
+        per_day = (f"SELECT u, v, {day} AS day{', ' + sums if sums else ''} FROM ({rows}) GROUP BY u, v, day "
+                   "ORDER BY u, day")
     events = int(connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0])
-    return PerUnit(query, columns, names, integer, left_out, events, source, list(constants))
+    return PerUnit(query, columns, names, integer, left_out, events, source, list(constants), per_day)
 
 
 def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[Any, PerUnit], Any]) -> Any:
@@ -298,6 +313,39 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
                                                  plain_counts, exposures, window, timestamp, constants), finish)
+
+
+def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
+                 variant: str, event: str, timestamp: str, plain_counts: Sequence[str] = (),
+                 exposures: Any = None, window: float | None = None, connection: Any = None,
+                 constants: Sequence[str] = ()) -> Any:
+    """One row per unit x variant x day (UTC) with the sums the metrics read, computed by
+    DuckDB, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the day)
+    and the metrics' columns: what the daily looks (``rankwise.online.analysis.cumulative_looks``)
+    add up to each day's units. A unit's rows of two variants stay apart, so the looks see it
+    as mixed as the per-unit query does.
+
+    >>> from rankwise.online.definitions import parse_definition
+    >>> rows = {"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"],
+    ...         "ts": ["2026-03-01 10:00", "2026-03-02 09:00", "2026-03-01 23:59"]}
+    >>> t = duckdb_daily(rows, [parse_definition("clicks = count(click)")], [], "u", "arm", "event", "ts")
+    >>> [str(d.date()) for d in t.column("ts").to_pylist()], t.column("count(click)").to_pylist()
+    (['2026-03-01', '2026-03-02', '2026-03-01'], [0, 1, 0])
+    """
+    import pyarrow as pa
+
+    def finish(connection: Any, plan: PerUnit) -> Any:
+        assert plan.daily is not None
+        relation = connection.sql(plan.daily)
+        table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+        columns = {unit: table.column("u"), variant: table.column("v"), timestamp: table.column("day")}
+        columns.update({c: table.column(n) for c, n in zip(plan.columns, plan.names, strict=True)})
+        columns.update({c: table.column(f"k{i}") for i, c in enumerate(plan.constants)})
+        return pa.table(columns)
+
+    return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
+                                                 plain_counts, exposures, window, timestamp, constants,
+                                                 daily=True), finish)
 
 
 def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
@@ -376,7 +424,7 @@ def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Seq
 
 def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, timestamp: str | None,
                   window: float | None, types: dict[str, str], select: str, names: list[str],
-                  unit_type: str) -> tuple[str, dict[str, int]]:
+                  unit_type: str, daily: bool = False) -> tuple[str, dict[str, int]]:
     if timestamp is None:
         raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
     exposure_source = _relation(connection, exposures, "rankwise_exposures")
@@ -402,8 +450,10 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
     left_out = dict(zip(("never_exposed", "before_exposure", "after_window"), (int(c) for c in counts), strict=True))
     keep = f"known AND rankwise_t >= start AND NOT ({after})"
     zeros = ", ".join(f"0 AS {n}" for n in names)
-    rows = (f"SELECT rankwise_u AS u, first_variant AS v{', ' + select if select else ''} FROM rankwise_joined "
-            f"WHERE {keep} UNION ALL SELECT u, v{', ' + zeros if zeros else ''} FROM rankwise_exposed")
+    event_time, exposure_time = (", rankwise_t AS t", ", t") if daily else ("", "")
+    rows = (f"SELECT rankwise_u AS u, first_variant AS v{', ' + select if select else ''}{event_time} FROM "
+            f"rankwise_joined WHERE {keep} UNION ALL SELECT u, v{', ' + zeros if zeros else ''}{exposure_time} "
+            "FROM rankwise_exposed")
     return rows, left_out
 
 
