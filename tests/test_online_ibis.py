@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pandas.testing as pdt
 import pytest
+from test_online_warehouse import _timed_events
 
 from rankwise import online
 from rankwise.errors import InputError, OptionError
@@ -98,3 +99,23 @@ def test_cuped_covariates_through_ibis() -> None:
     uneven.loc[0, "pre_clicks"] += 1.0
     with pytest.raises(InputError, match="covariate 'pre_clicks' differs within unit"):
         online.analyze(ibis.memtable(uneven), unit="user", metrics=metrics, covariates=covariates)
+
+
+@pytest.mark.parametrize("sequential", ["obrien-fleming", "msprt"])
+def test_daily_looks_through_ibis_equal_the_in_memory_looks(sequential: str) -> None:
+    events, _ = _timed_events(7)
+    options = {"unit": "user", "variant": "arm", "control": "control", "timestamp": "ts", "sequential": sequential,
+               "planned_units": 2000, "metrics": {"ctr": "count(click) / count(impression)", "buyers": "any(purchase)",
+                                                  "revenue": "sum(value where event = purchase)"}}
+    memory = online.analyze(events, **options)
+    pushed = online.analyze(ibis.memtable(events), **options)
+    counts = memory.looks["metric"] != "revenue"
+    assert len(memory.looks) == len(pushed.looks) > 12
+    pdt.assert_frame_equal(pushed.looks[counts], memory.looks[counts], check_exact=True)
+    pdt.assert_frame_equal(pushed.looks[~counts], memory.looks[~counts], check_exact=False, rtol=1e-12)
+    pdt.assert_frame_equal(pushed.table, memory.table, check_exact=False, rtol=1e-12)
+    # times as seconds since the epoch: the same days
+    seconds = events.assign(ts=(events["ts"] - pd.Timestamp("1970-01-01")) // pd.Timedelta("1s"))
+    looks = online.analyze(ibis.memtable(seconds), **options).looks
+    assert looks["look"].tolist() == online.analyze(events.assign(ts=events["ts"].dt.floor("s")), **options
+                                                    ).looks["look"].tolist()

@@ -317,3 +317,8 @@ def test_an_event_log_on_spark_through_ibis_equals_the_in_memory_analysis(spark)
     table = ibis.pyspark.connect(spark).read_csv(str(events), header=True, inferSchema=True)
     pd.testing.assert_frame_equal(online.analyze(table, unit="user_id", metrics=metrics).table,
                                   online.analyze(events, unit="user_id", metrics=metrics).table)
+    # the daily looks: one row per unit x day summed by Spark
+    looks = {"unit": "user_id", "metrics": metrics, "timestamp": "timestamp", "sequential": "always-valid"}
+    spark_looks, memory_looks = online.analyze(table, **looks).looks, online.analyze(events, **looks).looks
+    assert len(spark_looks) == len(memory_looks) > 0
+    pd.testing.assert_frame_equal(spark_looks, memory_looks, check_exact=False, rtol=1e-12)

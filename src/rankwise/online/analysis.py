@@ -334,6 +334,13 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             units = _ibis_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
                                 timestamp, sequential, bool(cupac), bool(slices))
             pushed, mixed_units = None, units.mixed
+            if timestamp is not None:   # the daily looks read one row per unit x day, summed by the backend
+                from rankwise.online.ibis_source import ibis_daily
+
+                named = {d.name for d in definitions}
+                plain_sums, plain_counts, _ = _columns({n: m for n, m in table.items() if n not in named})
+                data = ibis_daily(data, definitions, [*plain_sums, *plain_counts], unit, variant, event, timestamp,
+                                  plain_counts, constants)
         elif engine == "duckdb" or isinstance(data, DuckDBSource):
             if cupac:
                 raise OptionError("engine='duckdb' does not fit CUPAC models yet: use engine='memory'")
@@ -913,7 +920,7 @@ def _ibis_units(data: Any, table: Mapping[str, Metric], definitions: list[Defini
 
     for given, what in ((exposures is not None, "an exposure table (join and window the events in the expression)"),
                         (cupac, "CUPAC models"),
-                        (slices, "slices"), (sequential in SPENDING or timestamp is not None, "daily looks")):
+                        (slices, "slices")):
         if given:
             raise OptionError(f"an Ibis table does not take {what} yet: use engine='memory' or 'duckdb'")
     named = {d.name for d in definitions}
@@ -998,7 +1005,11 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
     if pa.types.is_integer(times.type) or pa.types.is_floating(times.type):   # seconds since the epoch
         days = pd.to_datetime(times.to_pandas(), unit="s").dt.floor("D").to_numpy()
     else:
-        days = pd.to_datetime(times.to_pandas()).dt.floor("D").to_numpy()
+        local = pd.to_datetime(times.to_pandas())
+        if local.dt.tz is not None:   # the days of the times' own zone, as wall-clock dates
+            local = local.dt.tz_localize(None)
+        days = local.dt.floor("D").to_numpy()
+    days = days.astype("datetime64[us]")   # one resolution whichever engine or reader gave the times
     looks = np.unique(days)
     rows = []
     for day in looks:

@@ -9,9 +9,10 @@ purchase)``: the value on a purchase row), the unit's variant its lowest and hig
 unit seen in two variants is left out or refused, as in memory). Integer sums come back as
 integers, so the analysis equals the in-memory one bit for bit on counts.
 
-CUPED covariates (one value per unit) are read per unit beside the sums. Not on this path
-yet: an exposure table with windows, daily looks, slices and CUPAC (give the joined, windowed
-events as the expression, or use ``engine='memory'``).
+CUPED covariates (one value per unit) are read per unit beside the sums; daily looks read
+one row per unit x variant x day (``ibis_daily``). Not on this path yet: an exposure table
+with windows, slices and CUPAC (give the joined, windowed events as the expression, or use
+``engine='memory'``).
 """
 
 from __future__ import annotations
@@ -82,31 +83,23 @@ def _condition(table: Any, clause: Clause, numeric: bool) -> Any:
     return test.fill_null(False)
 
 
-def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
-               event: str, plain_counts: Sequence[str] = (), variants: Sequence[str] | None = None,
-               mixed: Mixed = "exclude", constants: Sequence[str] = ()) -> Units:
-    """One row per unit with its variant and the sums the metrics read, computed by the Ibis
-    backend holding ``table`` (see the module); ``constants``: per-unit covariates (CUPED), one
-    value per unit.
-
-    >>> import ibis
-    >>> from rankwise.online.definitions import parse_definition
-    >>> events = ibis.memtable({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]})
-    >>> units = ibis_units(events, [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event")
-    >>> units.variants, units.codes.tolist(), units.values["count(click)"].tolist()
-    (['a', 'b'], [0, 1], [1, 0])
-    """
+def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
+               event: str, plain_counts: Sequence[str], constants: Sequence[str],
+               timestamp: str | None = None) -> tuple[Any, list[str], list[str], list[str], int, str]:
+    """The data checked (rankwise's errors) and one row per event as an expression: ``u``,
+    ``v``, a contribution ``c0``, ``c1`` ... per column the metrics read, the covariates ``k0``
+    ... and, with ``timestamp``, the ``day`` (UTC; numbers are seconds since the epoch). Returns
+    the rows, the contributions' names and columns, the covariates' names, the events and the
+    source's description."""
     import ibis
 
     from rankwise.online.event_rows import aggregates_of
-    from rankwise.online.warehouse import _units
 
-    if mixed not in MIXED:
-        raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
     source = _describe(table)
     schema = table.schema()
     aggregates = aggregates_of(definitions)
-    needed = [unit, variant, *plain_sums, *constants, *(c for a in aggregates for c in a.source_columns(event))]
+    needed = [unit, variant, *plain_sums, *constants, *(c for a in aggregates for c in a.source_columns(event)),
+              *([timestamp] if timestamp else [])]
     missing = [c for c in dict.fromkeys(needed) if c not in schema]
     if missing:
         raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
@@ -140,6 +133,8 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
         checks[f"a negative count in {c}"] = table[c] < 0
     for c in constants:
         checks[f"no number in {c}"] = table[c].isnull()
+    if timestamp:
+        checks[f"no {timestamp}"] = table[timestamp].isnull()
     counted = table.aggregate(rows=table.count(),
                               **{f"k{i}": test.cast("int64").sum() for i, test in enumerate(checks.values())})
     found = counted.to_pyarrow().to_pylist()[0]
@@ -151,18 +146,89 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     label = table[variant].cast("string")
     unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
     kept = {f"k{i}": table[c].cast("float64") for i, c in enumerate(constants)}
+    if timestamp:
+        time = table[timestamp]
+        if schema[timestamp].is_numeric():   # seconds since the epoch, as on the other engines
+            time = (time.cast("float64") / 86400).floor().cast("int64") * 86400
+            kept["day"] = time.as_timestamp("s")
+        else:
+            kept["day"] = time.cast("timestamp").truncate("D")
     rows = table.select(u=unit_value, v=label, **{n: value.cast("int64" if whole else "float64")
                                                  for n, value, whole in zip(names, contributions, integer,
                                                                             strict=True)}, **kept)
+    columns = [a.column for a in aggregates] + list(plain_sums)
+    return rows, names, columns, [k for k in kept if k != "day"], int(found["rows"]), source
+
+
+def _unit_type(table: Any, unit: str) -> Any:
+    import pyarrow as pa
+
+    kind = table.schema()[unit]
+    return kind.to_pyarrow() if kind.is_integer() else pa.string()
+
+
+def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
+               event: str, plain_counts: Sequence[str] = (), variants: Sequence[str] | None = None,
+               mixed: Mixed = "exclude", constants: Sequence[str] = ()) -> Units:
+    """One row per unit with its variant and the sums the metrics read, computed by the Ibis
+    backend holding ``table`` (see the module); ``constants``: per-unit covariates (CUPED), one
+    value per unit.
+
+    >>> import ibis
+    >>> from rankwise.online.definitions import parse_definition
+    >>> events = ibis.memtable({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]})
+    >>> units = ibis_units(events, [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event")
+    >>> units.variants, units.codes.tolist(), units.values["count(click)"].tolist()
+    (['a', 'b'], [0, 1], [1, 0])
+    """
+    from rankwise.online.warehouse import _units
+
+    if mixed not in MIXED:
+        raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
+    rows, names, columns, kept, events, source = _unit_rows(table, definitions, plain_sums, unit, variant, event,
+                                                            plain_counts, constants)
     spans = {**{k: rows[k].min() for k in kept}, **{f"{k}_max": rows[k].max() for k in kept}}
     per_unit = (rows.group_by("u").aggregate(v_max=rows.v.max(), **{n: rows[n].sum() for n in names},
                                              v=rows.v.min(), **spans)
                 .select("u", "v", "v_max", *names, *spans).order_by("u"))
-    columns = [a.column for a in aggregates] + list(plain_sums)
-    result = per_unit.to_pyarrow()
-    if result.num_rows and result.schema.field("u").type != unit_value.type().to_pyarrow():
-        result = result.set_column(0, "u", result.column("u").cast(unit_value.type().to_pyarrow()))
-    return _units(result, columns, names, variants, mixed, unit, int(found["rows"]), source, constants)
+    result = _with_unit_type(per_unit.to_pyarrow(), _unit_type(table, unit))
+    return _units(result, columns, names, variants, mixed, unit, events, source, constants)
 
 
-__all__ = ["connect_table", "ibis_units", "is_ibis_table"]
+def _with_unit_type(result: Any, kind: Any) -> Any:
+    """The backend's unit column as the input's integer type (a backend may widen it)."""
+    if result.num_rows and result.schema.field("u").type != kind:
+        return result.set_column(0, "u", result.column("u").cast(kind))
+    return result
+
+
+def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
+               event: str, timestamp: str, plain_counts: Sequence[str] = (), constants: Sequence[str] = ()) -> Any:
+    """One row per unit x variant x day (UTC) with the sums the metrics read, computed by the
+    Ibis backend, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the
+    day) and the metrics' columns: what the daily looks add up to each day's units (as
+    ``rankwise.online.warehouse.duckdb_daily``).
+
+    >>> import ibis
+    >>> from rankwise.online.definitions import parse_definition
+    >>> events = ibis.memtable({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"],
+    ...                         "ts": [1772359200, 1772442000, 1772409540]})   # 1 Mar 10:00, 2 Mar 09:00, 1 Mar 23:59
+    >>> t = ibis_daily(events, [parse_definition("clicks = count(click)")], [], "u", "arm", "event", "ts")
+    >>> [str(d.date()) for d in t.column("ts").to_pylist()], t.column("count(click)").to_pylist()
+    (['2026-03-01', '2026-03-02', '2026-03-01'], [0, 1, 0])
+    """
+    import pyarrow as pa
+
+    rows, names, columns, kept, _, _ = _unit_rows(table, definitions, plain_sums, unit, variant, event,
+                                                  plain_counts, constants, timestamp)
+    per_day = (rows.group_by(["u", "v", "day"]).aggregate(**{n: rows[n].sum() for n in names},
+                                                         **{k: rows[k].min() for k in kept})
+               .order_by(["u", "day"]))
+    result = _with_unit_type(per_day.to_pyarrow(), _unit_type(table, unit))
+    out = {unit: result.column("u"), variant: result.column("v"), timestamp: result.column("day")}
+    out.update({c: result.column(n) for c, n in zip(columns, names, strict=True)})
+    out.update({c: result.column(k) for c, k in zip(constants, kept, strict=True)})
+    return pa.table(out)
+
+
+__all__ = ["connect_table", "ibis_daily", "ibis_units", "is_ibis_table"]
