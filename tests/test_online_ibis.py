@@ -119,3 +119,13 @@ def test_daily_looks_through_ibis_equal_the_in_memory_looks(sequential: str) -> 
     looks = online.analyze(ibis.memtable(seconds), **options).looks
     assert looks["look"].tolist() == online.analyze(events.assign(ts=events["ts"].dt.floor("s")), **options
                                                     ).looks["look"].tolist()
+
+
+def test_slices_through_ibis_equal_the_in_memory_slices() -> None:
+    sliced = pd.read_csv(DATA / "sliced.csv")
+    options = {"unit": "user", "metrics": {"ctr": "clicks / views", "clicks": "clicks"},
+               "slices": ["device", "country"], "correction_scope": "all"}
+    memory = online.analyze(sliced, **options)
+    pushed = online.analyze(ibis.memtable(sliced), **options)
+    pdt.assert_frame_equal(pushed.table, memory.table)
+    assert pushed.warnings == memory.warnings and pushed.settings["correction_scope"] == "all"

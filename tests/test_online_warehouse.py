@@ -238,3 +238,36 @@ def test_numeric_times_are_seconds_since_the_epoch_for_the_looks_too() -> None:
         looks = analyze(seconds, **options, engine=engine).looks
         assert looks["look"].tolist() == as_times["look"].tolist()   # days of March 2026, not of 1970
         assert looks["look"].iloc[0] == pd.Timestamp("2026-03-01")
+
+
+def test_slices_on_duckdb_equal_the_in_memory_slices(tmp_path: Path) -> None:
+    sliced = Path(__file__).parent / "data" / "online" / "sliced.csv"
+    options = {"unit": "user", "metrics": ["ctr=clicks/views", "clicks"], "slices": ["device", "country"]}
+    memory = analyze(sliced, **options)
+    got = analyze(sliced, **options, engine="duckdb")
+    _same(memory, got)
+    assert len(got.table) == 12   # (all, 2 devices, 3 countries) x 2 metrics
+    # sequential and sliced: each slice's daily looks from DuckDB's unit x day rows
+    events, exposures = _timed_events(9)
+    events["device"] = np.where(events["user"] % 4 == 0, "mobile", "desktop")
+    timed = {"unit": "user", "variant": "arm", "control": "control", "timestamp": "ts", "slices": ["device"],
+             "sequential": "obrien-fleming", "planned_units": 2000,
+             "metrics": ["ctr = count(click) / count(impression)"]}
+    memory, got = analyze(events, **timed), analyze(events, **timed, engine="duckdb")
+    _same(memory, got)
+    pd.testing.assert_frame_equal(memory.looks, got.looks, check_exact=True)
+    assert set(got.looks["slice"]) == {"all", "desktop", "mobile"}
+
+
+def test_a_unit_whose_rows_disagree_takes_its_lowest_value_in_a_warehouse() -> None:
+    rows = pd.DataFrame({"u": [1, 1, 2, 3, 4, 5, 6], "v": ["A", "A", "A", "A", "B", "B", "B"],
+                         "device": ["mobile", "desktop", "mobile", "desktop", "mobile", "desktop", None],
+                         "x": [1, 2, 3, 4, 5, 6, 7]})
+    memory = analyze(rows, "u", "v", ["x"], slices=["device"])
+    got = analyze(rows, "u", "v", ["x"], slices=["device"], engine="duckdb")
+    # unit 1: first row mobile (memory), lowest value desktop (DuckDB)
+    assert memory.table.set_index("slice").loc["mobile", "n_control"] == 2
+    assert got.table.set_index("slice").loc["mobile", "n_control"] == 1
+    assert got.table.set_index("slice").loc["(missing)", "n"] == 1
+    assert "1 unit(s) had more than one 'device'; each is in the slice of its lowest value" in got.warnings
+    assert "1 unit(s) had more than one 'device'; each is in the slice of its first row" in memory.warnings

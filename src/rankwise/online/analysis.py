@@ -344,11 +344,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         elif engine == "duckdb" or isinstance(data, DuckDBSource):
             if cupac:
                 raise OptionError("engine='duckdb' does not fit CUPAC models yet: use engine='memory'")
-            if slices:
-                raise OptionError("engine='duckdb' does not slice results yet: use engine='memory'")
             units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
                                                                variants, mixed, exposures, window, timestamp,
-                                                               sequential, test, bool(caps))
+                                                               sequential, test, bool(caps) or bool(slices))
             warnings += warned
             if timestamp is not None:   # the daily looks read one row per unit x day, summed by DuckDB
                 from rankwise.online.warehouse import duckdb_daily
@@ -419,8 +417,23 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     if slices:
         assert units is not None   # refused above for per-variant statistics
         rows = [{"dimension": "", "slice": "all", **row} for row in rows]
-        sliced_rows, slice_units = _sliced(comparisons, exposures if exposures is not None else source_data, unit,
-                                           slices, units, table, warnings)
+        labelled = exposures if exposures is not None else source_data
+        if is_ibis_table(source_data) or engine == "duckdb" or isinstance(source_data, DuckDBSource):
+            # a warehouse keeps no row order: a unit whose rows disagree takes its lowest value
+            from rankwise.online.ibis_source import ibis_labels
+            from rankwise.online.slices import labels_in_order
+            from rankwise.online.warehouse import duckdb_labels
+
+            warehouse_labels = ibis_labels if is_ibis_table(labelled) else duckdb_labels
+            sliced_rows, slice_units = _sliced(
+                comparisons, lambda dimension: labels_in_order(warehouse_labels(labelled, unit, dimension), units),
+                slices, units, table, warnings, "its lowest value")
+        else:
+            from rankwise.online.slices import unit_labels
+
+            sliced_rows, slice_units = _sliced(
+                comparisons, lambda dimension: unit_labels(labelled, unit, dimension, units), slices, units, table,
+                warnings, "its first row")
         rows += sliced_rows
     import pandas as pd
 
@@ -853,20 +866,20 @@ def _with_cupac(units: Units, metrics: Mapping[str, Metric], features: Sequence[
     return replace(units, values=values), out
 
 
-def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], units: Units,
-            table: Mapping[str, Metric],
-            warnings: list[str]) -> tuple[list[dict[str, Any]], list[tuple[str, str, Any]]]:
+def _sliced(comparisons: Any, labels_of: Any, dimensions: Sequence[str], units: Units,
+            table: Mapping[str, Metric], warnings: list[str],
+            rule: str) -> tuple[list[dict[str, Any]], list[tuple[str, str, Any]]]:
     """The rows of every slice of every dimension (``rankwise.online.slices``), and each
-    slice's ``(dimension, value, unit ids)``."""
-    from rankwise.online.slices import slice_values, subset, unit_labels
+    slice's ``(dimension, value, unit ids)``. ``labels_of(dimension)``: each unit's label and
+    how many units had several, taken by ``rule`` (said in the warning)."""
+    from rankwise.online.slices import slice_values, subset
 
     rows = []
     members = []
     for dimension in dimensions:
-        labels, conflicting = unit_labels(data, unit, dimension, units)
+        labels, conflicting = labels_of(dimension)
         if conflicting:
-            warnings.append(f"{conflicting} unit(s) had more than one {dimension!r}; each is in the slice of its "
-                            "first row")
+            warnings.append(f"{conflicting} unit(s) had more than one {dimension!r}; each is in the slice of {rule}")
         for value in slice_values(labels):
             part = subset(units, labels == value)
             members.append((dimension, value, part.unit_ids))
@@ -880,7 +893,7 @@ def _sliced(comparisons: Any, data: Any, unit: str, dimensions: Sequence[str], u
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any,
                   window: str | float | None, timestamp: str | None, sequential: str | None,
-                  test: str, caps: bool) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
+                  test: str, unit_rows: bool) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
     """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
     themselves when no test or metric needs the units' rows (one row per variant comes back),
     else one row per unit; the units left out as mixed, and the join's warnings."""
@@ -898,7 +911,8 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
         raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
     options = {"plain_counts": counts, "variants": variants, "mixed": mixed, "exposures": exposures,
                "window": seconds, "timestamp": timestamp}
-    rows_needed = caps or test in ("mann-whitney", "bootstrap") or any(isinstance(m, Quantile) for m in table.values())
+    rows_needed = (unit_rows or test in ("mann-whitney", "bootstrap")
+                   or any(isinstance(m, Quantile) for m in table.values()))
     if constants:   # CUPED reads each unit's covariate beside its sums
         units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, **options,
                                        constants=constants)
@@ -919,8 +933,7 @@ def _ibis_units(data: Any, table: Mapping[str, Metric], definitions: list[Defini
     from rankwise.online.ibis_source import ibis_units
 
     for given, what in ((exposures is not None, "an exposure table (join and window the events in the expression)"),
-                        (cupac, "CUPAC models"),
-                        (slices, "slices")):
+                        (cupac, "CUPAC models")):
         if given:
             raise OptionError(f"an Ibis table does not take {what} yet: use engine='memory' or 'duckdb'")
     named = {d.name for d in definitions}

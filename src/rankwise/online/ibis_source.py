@@ -10,9 +10,9 @@ unit seen in two variants is left out or refused, as in memory). Integer sums co
 integers, so the analysis equals the in-memory one bit for bit on counts.
 
 CUPED covariates (one value per unit) are read per unit beside the sums; daily looks read
-one row per unit x variant x day (``ibis_daily``). Not on this path yet: an exposure table
-with windows, slices and CUPAC (give the joined, windowed events as the expression, or use
-``engine='memory'``).
+one row per unit x variant x day (``ibis_daily``), slices each unit's value (``ibis_labels``).
+Not on this path yet: an exposure table with windows and CUPAC (give the joined, windowed
+events as the expression, or use ``engine='memory'``).
 """
 
 from __future__ import annotations
@@ -231,4 +231,27 @@ def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     return pa.table(out)
 
 
-__all__ = ["connect_table", "ibis_daily", "ibis_units", "is_ibis_table"]
+def ibis_labels(table: Any, unit: str, dimension: str) -> Any:
+    """Each unit's value of ``dimension``, computed by the Ibis backend: one row per unit with
+    ``unit``, ``value`` (the lowest: a warehouse keeps no row order) and ``distinct`` (values
+    its rows had, a missing one counted), as ``rankwise.online.warehouse.duckdb_labels``.
+
+    >>> import ibis
+    >>> t = ibis_labels(ibis.memtable({"u": [1, 1, 2], "country": ["FR", "DE", None]}), "u", "country")
+    >>> sorted(zip(t.column("unit").to_pylist(), t.column("value").to_pylist(), t.column("distinct").to_pylist()))
+    [(1, 'DE', 2), (2, None, 1)]
+    """
+    schema = table.schema()
+    missing = [c for c in (unit, dimension) if c not in schema]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
+                         source=_describe(table))
+    value = table[dimension].cast("string")
+    unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
+    rows = table.select(unit=unit_value, value=value).filter(unit_value.notnull())
+    per_unit = rows.group_by("unit").aggregate(
+        value=rows.value.min(), distinct=rows.value.nunique() + rows.value.isnull().cast("int64").max())
+    return per_unit.to_pyarrow()
+
+
+__all__ = ["connect_table", "ibis_daily", "ibis_labels", "ibis_units", "is_ibis_table"]

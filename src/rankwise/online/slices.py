@@ -62,10 +62,37 @@ def unit_labels(data: Any, unit: str, dimension: str, units: Units) -> tuple[np.
     rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     per_unit = rows.group_by("unit", use_threads=False).aggregate(
         [("value", "first"), ("value", "count_distinct", pc.CountOptions(mode="all"))])
-    at = pc.index_in(units.unit_ids, value_set=per_unit.column("unit"))
-    first = pc.take(per_unit.column("value_first"), at)
+    return labels_in_order(per_unit.rename_columns(["unit", "value", "distinct"]), units)
+
+
+def labels_in_order(per_unit: Any, units: Units) -> tuple[np.ndarray, int]:
+    """Each unit's label in the order of ``units`` from a table of one row per unit (``unit``,
+    ``value``: the label, null for none; ``distinct``: how many values its rows had, nulls
+    counted), and how many units had more than one; what a warehouse engine computes where the
+    data lies.
+
+    >>> import pyarrow as pa
+    >>> from rankwise.online.events import aggregate_units
+    >>> units = aggregate_units({"u": [1, 2], "arm": ["a", "b"], "x": [1, 2]}, "u", "arm", sums=["x"])
+    >>> per_unit = pa.table({"unit": [2, 1], "value": ["FR", None], "distinct": [2, 1]})
+    >>> labels, conflicting = labels_in_order(per_unit, units)
+    >>> labels.tolist(), conflicting
+    (['(missing)', 'FR'], 1)
+    """
+    import pyarrow.compute as pc
+
+    if units.unit_ids is None:
+        raise OptionError("slices need the units' ids; this path keeps none")
+    ids = per_unit.column("unit")
+    if ids.type != units.unit_ids.type:
+        ids = ids.cast(units.unit_ids.type)
+    at = pc.index_in(units.unit_ids, value_set=ids)
+    value = per_unit.column("value")
+    if value.type != "string":
+        value = value.cast("string")
+    first = pc.take(value, at)
     labels = np.asarray(pc.fill_null(first, MISSING).to_numpy(zero_copy_only=False), dtype=object)
-    distinct = np.asarray(pc.take(per_unit.column("value_count_distinct"), at).to_numpy(zero_copy_only=False))
+    distinct = np.asarray(pc.fill_null(pc.take(per_unit.column("distinct"), at), 0).to_numpy(zero_copy_only=False))
     return labels, int((distinct > 1).sum())
 
 

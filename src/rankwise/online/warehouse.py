@@ -259,7 +259,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     return PerUnit(query, columns, names, integer, left_out, events, source, list(constants), per_day)
 
 
-def _run(connection: Any, per_unit: Callable[[Any], PerUnit], finish: Callable[[Any, PerUnit], Any]) -> Any:
+def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any, Any], Any]) -> Any:
     duckdb = _duckdb()
     own = connection is None
     connection = duckdb.connect() if own else connection
@@ -346,6 +346,35 @@ def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Seque
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
                                                  plain_counts, exposures, window, timestamp, constants,
                                                  daily=True), finish)
+
+
+def duckdb_labels(data: Any, unit: str, dimension: str, connection: Any = None) -> Any:
+    """Each unit's value of ``dimension``, computed by DuckDB: an Arrow table of one row per unit
+    with ``unit``, ``value`` (its lowest value: a warehouse keeps no row order, so a unit whose
+    rows disagree takes the lowest, where the in-memory path takes its first row's) and
+    ``distinct`` (how many values its rows had, a missing one counted), for
+    ``rankwise.online.slices.labels_in_order``.
+
+    >>> t = duckdb_labels({"u": [1, 1, 2], "country": ["FR", "DE", None]}, "u", "country")
+    >>> sorted(zip(t.column("unit").to_pylist(), t.column("value").to_pylist(), t.column("distinct").to_pylist()))
+    [(1, 'DE', 2), (2, None, 1)]
+    """
+    from types import SimpleNamespace
+
+    def plan(connection: Any) -> Any:
+        source = _relation(connection, data, "rankwise_labels")
+        types = _types(connection, "rankwise_labels", source, [unit, dimension])
+        return SimpleNamespace(source=source, unit_type="BIGINT" if _is_integer(types[unit]) else "VARCHAR")
+
+    def finish(connection: Any, plan: Any) -> Any:
+        u, d = quote_identifier(unit), quote_identifier(dimension)
+        relation = connection.sql(
+            f"SELECT CAST({u} AS {plan.unit_type}) AS unit, min(CAST({d} AS VARCHAR)) AS value, "
+            f"count(DISTINCT {d}) + max(CASE WHEN {d} IS NULL THEN 1 ELSE 0 END) AS distinct "
+            f"FROM rankwise_labels WHERE {u} IS NOT NULL GROUP BY 1")
+        return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+
+    return _run(connection, plan, finish)
 
 
 def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
