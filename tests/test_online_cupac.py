@@ -74,5 +74,27 @@ def test_errors() -> None:
         analyze(d, "u", "v", ["q=p50(y)"], cupac=["f1"])
     with pytest.raises(OptionError, match="unknown CUPAC model 'forest'"):
         analyze(d, "u", "v", ["y"], cupac=["f1"], cupac_model="forest")
-    with pytest.raises(OptionError, match="does not fit CUPAC models yet"):
-        analyze(d, "u", "v", ["y"], cupac=["f1"], engine="duckdb")
+    pytest.importorskip("duckdb")
+    from rankwise.errors import InputError
+
+    with pytest.raises(InputError, match=r"missing column\(s\) 'f9'"):
+        analyze(d, "u", "v", ["y"], cupac=["f9"], engine="duckdb")
+
+
+def test_cupac_on_duckdb_and_through_ibis_equals_memory() -> None:
+    """The features come back per unit beside the sums, in id order: the same folds, the same
+    fits, the same table."""
+    import pandas as pd
+
+    from rankwise.errors import InputError
+
+    pytest.importorskip("duckdb")
+    ibis = pytest.importorskip("ibis")
+    d = pd.DataFrame(_data(4, n=1000))
+    metrics = ["y", "ctr=clicks/views", "clicked=clicks>0"]
+    memory = analyze(d, "u", "v", metrics, cupac=["f1", "f2"]).table
+    for got in (analyze(d, "u", "v", metrics, cupac=["f1", "f2"], engine="duckdb").table,
+                analyze(ibis.memtable(d), "u", "v", metrics, cupac=["f1", "f2"]).table):
+        pd.testing.assert_frame_equal(got, memory, check_exact=False, rtol=1e-12)
+    with pytest.raises(InputError, match="covariate 'f1' differs within unit"):   # a feature: one value per unit
+        analyze(pd.concat([d, d.assign(f1=d["f1"] + 1)]), "u", "v", ["y"], cupac=["f1"], engine="duckdb")

@@ -332,7 +332,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         in_ibis = is_ibis_table(data)
         if in_ibis:
             units = _ibis_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
-                                timestamp, sequential, bool(cupac), bool(slices))
+                                timestamp, sequential, cupac, bool(slices))
             pushed, mixed_units = None, units.mixed
             if timestamp is not None:   # the daily looks read one row per unit x day, summed by the backend
                 from rankwise.online.ibis_source import ibis_daily
@@ -342,11 +342,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 data = ibis_daily(data, definitions, [*plain_sums, *plain_counts], unit, variant, event, timestamp,
                                   plain_counts, constants)
         elif engine == "duckdb" or isinstance(data, DuckDBSource):
-            if cupac:
-                raise OptionError("engine='duckdb' does not fit CUPAC models yet: use engine='memory'")
             units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
                                                                variants, mixed, exposures, window, timestamp,
-                                                               sequential, test, bool(caps) or bool(slices))
+                                                               sequential, test, bool(caps) or bool(slices), cupac)
             warnings += warned
             if timestamp is not None:   # the daily looks read one row per unit x day, summed by DuckDB
                 from rankwise.online.warehouse import duckdb_daily
@@ -893,7 +891,8 @@ def _sliced(comparisons: Any, labels_of: Any, dimensions: Sequence[str], units: 
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any,
                   window: str | float | None, timestamp: str | None, sequential: str | None,
-                  test: str, unit_rows: bool) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
+                  test: str, unit_rows: bool,
+                  features: Sequence[str] = ()) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
     """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
     themselves when no test or metric needs the units' rows (one row per variant comes back),
     else one row per unit; the units left out as mixed, and the join's warnings."""
@@ -902,7 +901,7 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 
     named = {d.name for d in definitions}
     sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-    constants = _columns(table)[2]
+    constants = list(dict.fromkeys([*_columns(table)[2], *features]))   # CUPED covariates, CUPAC features
     if exposures is not None and (sums or counts):
         raise OptionError("with an exposure table every metric is a definition over events (count(...), "
                           "sum(...), any(...))")
@@ -927,19 +926,18 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 
 def _ibis_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                 event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any, timestamp: str | None,
-                sequential: str | None, cupac: bool, slices: bool) -> Units:
+                sequential: str | None, cupac: Sequence[str], slices: bool) -> Units:
     """The data as an Ibis table expression: the per-unit sums computed by its backend
     (``rankwise.online.ibis_source``)."""
     from rankwise.online.ibis_source import ibis_units
 
-    for given, what in ((exposures is not None, "an exposure table (join and window the events in the expression)"),
-                        (cupac, "CUPAC models")):
-        if given:
-            raise OptionError(f"an Ibis table does not take {what} yet: use engine='memory' or 'duckdb'")
+    if exposures is not None:
+        raise OptionError("an Ibis table does not take an exposure table (join and window the events in the "
+                          "expression) yet: use engine='memory' or 'duckdb'")
     named = {d.name for d in definitions}
     sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
     return ibis_units(data, definitions, [*sums, *counts], unit, variant, event, counts, variants, mixed,
-                      _columns(table)[2])
+                      list(dict.fromkeys([*_columns(table)[2], *cupac])))   # CUPED covariates, CUPAC features
 
 
 def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]]:

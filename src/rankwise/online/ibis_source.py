@@ -11,8 +11,8 @@ integers, so the analysis equals the in-memory one bit for bit on counts.
 
 CUPED covariates (one value per unit) are read per unit beside the sums; daily looks read
 one row per unit x variant x day (``ibis_daily``), slices each unit's value (``ibis_labels``).
-Not on this path yet: an exposure table with windows and CUPAC (give the joined, windowed
-events as the expression, or use ``engine='memory'``).
+CUPAC's features come back per unit as covariates do. Not on this path yet: an exposure table
+with windows (give the joined, windowed events as the expression, or use ``engine='memory'``).
 """
 
 from __future__ import annotations
