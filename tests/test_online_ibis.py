@@ -58,7 +58,7 @@ def test_bad_tables_and_options_are_named(events: pd.DataFrame) -> None:
         online.analyze(ibis.memtable(gaps), unit="user_id", metrics=METRICS)
     with pytest.raises(InputError, match="field 'event': the column holds string, not numbers"):
         online.analyze(ibis.memtable(events), unit="user_id", metrics={"x": "sum(event)"})
-    with pytest.raises(OptionError, match="an Ibis table does not take an exposure table"):
+    with pytest.raises(OptionError, match="exposures are joined to events by time: give the timestamp column"):
         online.analyze(ibis.memtable(events), unit="user_id", metrics=METRICS, exposures=DATA / "exposures.csv")
     with pytest.raises(InputError, match="unknown variant 'treatment'"):
         online.analyze(ibis.memtable(events), unit="user_id", metrics=METRICS, variants=["control", "other"])
@@ -129,3 +129,31 @@ def test_slices_through_ibis_equal_the_in_memory_slices() -> None:
     pushed = online.analyze(ibis.memtable(sliced), **options)
     pdt.assert_frame_equal(pushed.table, memory.table)
     assert pushed.warnings == memory.warnings and pushed.settings["correction_scope"] == "all"
+
+
+def test_exposures_and_windows_through_ibis_equal_the_in_memory_analysis() -> None:
+    from test_online_definitions import EXPOSURES, TIMED
+
+    events, exposures = _timed_events(11)
+    metrics = {"ctr": "count(click) / count(impression)", "revenue": "sum(value where event = purchase)"}
+    for window in (None, "1d"):
+        options = {"unit": "user", "variant": "arm", "control": "control", "timestamp": "ts", "metrics": metrics,
+                   "window": window, "sequential": "always-valid"}
+        memory = online.analyze(events, exposures=exposures, **options)
+        pushed = online.analyze(ibis.memtable(events.drop(columns="arm")), exposures=ibis.memtable(exposures),
+                                **options)
+        pdt.assert_frame_equal(pushed.table, memory.table, check_exact=False, rtol=1e-12)
+        pdt.assert_frame_equal(pushed.looks, memory.looks, check_exact=False, rtol=1e-12)
+        assert pushed.warnings == memory.warnings and len(memory.warnings) == (2 if window else 1)
+    # the hand example (numbers as seconds; a unit never exposed, one exposed twice, a 10 s window)
+    hand = {"unit": "user", "variant": "arm", "timestamp": "t", "window": "10s",
+            "metrics": {"clicks": "count(click)", "imps": "count(impression)"}}
+    memory = online.analyze(TIMED, exposures=EXPOSURES, **hand)
+    pushed = online.analyze(ibis.memtable(TIMED), exposures=EXPOSURES, **hand)   # a DataFrame of exposures too
+    pdt.assert_frame_equal(pushed.table, memory.table)
+    assert pushed.warnings == memory.warnings
+    with pytest.raises(OptionError, match="every metric is a definition over events"):
+        online.analyze(ibis.memtable(TIMED), exposures=EXPOSURES, unit="user", variant="arm", timestamp="t",
+                       metrics=["t"])
+    with pytest.raises(InputError, match=r"<exposures>: missing column\(s\) 't'; found user, arm, when"):
+        online.analyze(ibis.memtable(TIMED), exposures=EXPOSURES.rename(columns={"t": "when"}), **hand)

@@ -322,3 +322,12 @@ def test_an_event_log_on_spark_through_ibis_equals_the_in_memory_analysis(spark)
     spark_looks, memory_looks = online.analyze(table, **looks).looks, online.analyze(events, **looks).looks
     assert len(spark_looks) == len(memory_looks) > 0
     pd.testing.assert_frame_equal(spark_looks, memory_looks, check_exact=False, rtol=1e-12)
+    # an exposure table in Spark too: first exposures, windows and the events left out
+    connection = ibis.pyspark.connect(spark)
+    exposures = Path(__file__).parent / "data" / "online" / "exposures.csv"
+    windowed = {"unit": "user_id", "metrics": metrics, "timestamp": "timestamp", "window": "7d"}
+    in_spark = online.analyze(table, exposures=connection.read_csv(str(exposures), header=True, inferSchema=True),
+                              **windowed)
+    in_memory = online.analyze(events, exposures=exposures, **windowed)
+    pd.testing.assert_frame_equal(in_spark.table, in_memory.table, check_exact=False, rtol=1e-12)
+    assert in_spark.warnings == in_memory.warnings

@@ -331,8 +331,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
 
         in_ibis = is_ibis_table(data)
         if in_ibis:
-            units = _ibis_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
-                                timestamp, sequential, cupac, bool(slices))
+            units, warned = _ibis_units(data, table, definitions, unit, variant, event, variants, mixed, exposures,
+                                        window, timestamp, cupac)
+            warnings += warned
             pushed, mixed_units = None, units.mixed
             if timestamp is not None:   # the daily looks read one row per unit x day, summed by the backend
                 from rankwise.online.ibis_source import ibis_daily
@@ -340,7 +341,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 named = {d.name for d in definitions}
                 plain_sums, plain_counts, _ = _columns({n: m for n, m in table.items() if n not in named})
                 data = ibis_daily(data, definitions, [*plain_sums, *plain_counts], unit, variant, event, timestamp,
-                                  plain_counts, constants)
+                                  plain_counts, constants, exposures, window_seconds(window))
         elif engine == "duckdb" or isinstance(data, DuckDBSource):
             units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
                                                                variants, mixed, exposures, window, timestamp,
@@ -888,6 +889,26 @@ def _sliced(comparisons: Any, labels_of: Any, dimensions: Sequence[str], units: 
     return rows, members
 
 
+def _warehouse_plan(table: Mapping[str, Metric], definitions: list[Definition], exposures: Any,
+                    window: str | float | None,
+                    features: Sequence[str]) -> tuple[list[str], list[str], list[str], float | None]:
+    """What a warehouse engine sums per unit: the plain columns summed and those that are
+    counts, the per-unit covariates (CUPED's, CUPAC's features), the window in seconds; the
+    option combinations no engine takes refused."""
+    from rankwise.online.event_rows import window_seconds
+
+    named = {d.name for d in definitions}
+    sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
+    constants = list(dict.fromkeys([*_columns(table)[2], *features]))
+    if exposures is not None and (sums or counts):
+        raise OptionError("with an exposure table every metric is a definition over events (count(...), "
+                          "sum(...), any(...))")
+    seconds = window_seconds(window)
+    if seconds is not None and exposures is None:
+        raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
+    return sums, counts, constants, seconds
+
+
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any,
                   window: str | float | None, timestamp: str | None, sequential: str | None,
@@ -896,18 +917,10 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
     themselves when no test or metric needs the units' rows (one row per variant comes back),
     else one row per unit; the units left out as mixed, and the join's warnings."""
-    from rankwise.online.event_rows import left_out_warnings, window_seconds
+    from rankwise.online.event_rows import left_out_warnings
     from rankwise.online.warehouse import duckdb_moments, duckdb_units
 
-    named = {d.name for d in definitions}
-    sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-    constants = list(dict.fromkeys([*_columns(table)[2], *features]))   # CUPED covariates, CUPAC features
-    if exposures is not None and (sums or counts):
-        raise OptionError("with an exposure table every metric is a definition over events (count(...), "
-                          "sum(...), any(...))")
-    seconds = window_seconds(window)
-    if seconds is not None and exposures is None:
-        raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
+    sums, counts, constants, seconds = _warehouse_plan(table, definitions, exposures, window, features)
     options = {"plain_counts": counts, "variants": variants, "mixed": mixed, "exposures": exposures,
                "window": seconds, "timestamp": timestamp}
     rows_needed = (unit_rows or test in ("mann-whitney", "bootstrap")
@@ -925,19 +938,21 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 
 
 def _ibis_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
-                event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any, timestamp: str | None,
-                sequential: str | None, cupac: Sequence[str], slices: bool) -> Units:
+                event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any, window: str | float | None,
+                timestamp: str | None, cupac: Sequence[str]) -> tuple[Units, list[str]]:
     """The data as an Ibis table expression: the per-unit sums computed by its backend
-    (``rankwise.online.ibis_source``)."""
+    (``rankwise.online.ibis_source``), and the warnings of the exposure join."""
+    from rankwise.online.event_rows import left_out_warnings
     from rankwise.online.ibis_source import ibis_units
 
-    if exposures is not None:
-        raise OptionError("an Ibis table does not take an exposure table (join and window the events in the "
-                          "expression) yet: use engine='memory' or 'duckdb'")
-    named = {d.name for d in definitions}
-    sums, counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-    return ibis_units(data, definitions, [*sums, *counts], unit, variant, event, counts, variants, mixed,
-                      list(dict.fromkeys([*_columns(table)[2], *cupac])))   # CUPED covariates, CUPAC features
+    sums, counts, constants, seconds = _warehouse_plan(table, definitions, exposures, window, cupac)
+    if exposures is not None and constants:
+        raise OptionError("covariates (CUPED, CUPAC) with an exposure table: not yet; give the events without "
+                          "--exposures, or the per-unit table")
+    units, left_out = ibis_units(data, definitions, [*sums, *counts], unit, variant, event, counts, variants, mixed,
+                                 constants,
+                                 exposures=exposures, window=seconds, timestamp=timestamp)
+    return units, left_out_warnings(left_out)
 
 
 def _matrix_columns(metrics: Mapping[str, Metric]) -> list[tuple[str, str, bool]]:

@@ -11,13 +11,15 @@ integers, so the analysis equals the in-memory one bit for bit on counts.
 
 CUPED covariates (one value per unit) are read per unit beside the sums; daily looks read
 one row per unit x variant x day (``ibis_daily``), slices each unit's value (``ibis_labels``).
-CUPAC's features come back per unit as covariates do. Not on this path yet: an exposure table
-with windows (give the joined, windowed events as the expression, or use ``engine='memory'``).
+CUPAC's features come back per unit as covariates do. An exposure table (an Ibis table of the
+same backend, or a DataFrame) is joined in the backend: first exposure, windows and the events
+left out as ``rankwise.online.event_rows`` defines them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rankwise.errors import InputError, OptionError
@@ -83,14 +85,31 @@ def _condition(table: Any, clause: Clause, numeric: bool) -> Any:
     return test.fill_null(False)
 
 
+@dataclass
+class UnitRows:
+    """One row per event (and, with exposures, per exposure) as an Ibis expression: ``u``,
+    ``v``, one contribution ``c0``, ``c1`` ... per column the metrics read, the covariates
+    ``k0`` ... and, with a timestamp, the ``day`` (UTC; numbers are seconds since the epoch)."""
+
+    rows: Any
+    names: list[str]
+    """The contributions' names, in the order of ``columns``."""
+    columns: list[str]
+    covariates: list[str]
+    """The covariates' names (``k0`` ...)."""
+    events: int
+    source: str
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Events the exposure join left out, as ``rankwise.online.event_rows``."""
+
+
 def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, plain_counts: Sequence[str], constants: Sequence[str],
-               timestamp: str | None = None) -> tuple[Any, list[str], list[str], list[str], int, str]:
-    """The data checked (rankwise's errors) and one row per event as an expression: ``u``,
-    ``v``, a contribution ``c0``, ``c1`` ... per column the metrics read, the covariates ``k0``
-    ... and, with ``timestamp``, the ``day`` (UTC; numbers are seconds since the epoch). Returns
-    the rows, the contributions' names and columns, the covariates' names, the events and the
-    source's description."""
+               timestamp: str | None = None, daily: bool = False, exposures: Any = None,
+               window: float | None = None) -> UnitRows:
+    """The data checked (rankwise's errors) and its rows (``UnitRows``); with ``exposures`` (an
+    Ibis table of ``unit``, ``variant``, ``timestamp``) each unit's variant is that of its first
+    exposure and its events count from then, for ``window`` seconds if given, as in memory."""
     import ibis
 
     from rankwise.online.event_rows import aggregates_of
@@ -98,8 +117,12 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     source = _describe(table)
     schema = table.schema()
     aggregates = aggregates_of(definitions)
-    needed = [unit, variant, *plain_sums, *constants, *(c for a in aggregates for c in a.source_columns(event)),
-              *([timestamp] if timestamp else [])]
+    if exposures is not None and not timestamp:
+        raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
+    if daily and not timestamp:
+        raise OptionError("daily looks need the timestamp column (--timestamp)")
+    needed = [unit, *([variant] if exposures is None else []), *plain_sums, *constants,
+              *(c for a in aggregates for c in a.source_columns(event)), *([timestamp] if timestamp else [])]
     missing = [c for c in dict.fromkeys(needed) if c not in schema]
     if missing:
         raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
@@ -123,7 +146,9 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
         contributions.append(table[c])
         integer.append(schema[c].is_integer())
     names = [f"c{i}" for i in range(len(contributions))]
-    checks = {f"no {unit}": table[unit].isnull(), f"no {variant}": table[variant].isnull()}
+    checks = {f"no {unit}": table[unit].isnull()}
+    if exposures is None:
+        checks[f"no {variant}"] = table[variant].isnull()
     for a, contribution in zip(aggregates, contributions, strict=False):
         if a.function == "sum":
             checks[f"no number in {a.target}"] = contribution.isnull()
@@ -135,6 +160,28 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
         checks[f"no number in {c}"] = table[c].isnull()
     if timestamp:
         checks[f"no {timestamp}"] = table[timestamp].isnull()
+    events = _checked(table, checks, source)
+    unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
+    kept = {f"k{i}": table[c].cast("float64") for i, c in enumerate(constants)}
+    if timestamp:
+        kept["t"] = _time(table, timestamp)
+    if exposures is None:
+        kept["v"] = table[variant].cast("string")
+    rows = table.select(u=unit_value, **{n: value.cast("int64" if whole else "float64")
+                                         for n, value, whole in zip(names, contributions, integer, strict=True)},
+                        **kept)
+    left_out: dict[str, int] = {}
+    if exposures is not None:
+        assert timestamp is not None
+        rows, left_out = _exposed(rows, exposures, unit, variant, timestamp, window, names, schema[unit].is_integer())
+    if daily:
+        rows = rows.mutate(day=_day(rows.t))
+    columns = [a.column for a in aggregates] + list(plain_sums)
+    return UnitRows(rows, names, columns, [f"k{i}" for i in range(len(constants))], events, source, left_out)
+
+
+def _checked(table: Any, checks: dict[str, Any], source: str) -> int:
+    """Refuse the table when a row meets one of ``checks`` (message: condition); its rows."""
     counted = table.aggregate(rows=table.count(),
                               **{f"k{i}": test.cast("int64").sum() for i, test in enumerate(checks.values())})
     found = counted.to_pyarrow().to_pylist()[0]
@@ -143,21 +190,67 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     for i, problem in enumerate(checks):
         if found[f"k{i}"]:
             raise InputError(f"{found[f'k{i}']} row(s) with {problem}", source=source)
-    label = table[variant].cast("string")
-    unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
-    kept = {f"k{i}": table[c].cast("float64") for i, c in enumerate(constants)}
-    if timestamp:
-        time = table[timestamp]
-        if schema[timestamp].is_numeric():   # seconds since the epoch, as on the other engines
-            time = (time.cast("float64") / 86400).floor().cast("int64") * 86400
-            kept["day"] = time.as_timestamp("s")
+    return int(found["rows"])
+
+
+def _time(table: Any, column: str) -> Any:
+    """Times as the backend compares them: numbers (seconds since the epoch) or timestamps
+    (ISO 8601 text read as such)."""
+    value = table[column]
+    return value.cast("float64") if table.schema()[column].is_numeric() else value.cast("timestamp")
+
+
+def _day(time: Any) -> Any:
+    if time.type().is_numeric():   # seconds since the epoch, as on the other engines
+        return ((time / 86400).floor().cast("int64") * 86400).as_timestamp("s")
+    return time.truncate("D")
+
+
+def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str, window: float | None,
+             names: list[str], integer_units: bool) -> tuple[Any, dict[str, int]]:
+    """The events of exposed units from their first exposure (within ``window`` seconds), with
+    that exposure's variant, and a row of zeros per exposure; the counts left out."""
+    import ibis
+
+    source = _describe(exposures) if is_ibis_table(exposures) else "<exposures>"
+    if not is_ibis_table(exposures):
+        if hasattr(exposures, "columns") or isinstance(exposures, dict):
+            exposures = ibis.memtable(exposures)
         else:
-            kept["day"] = time.cast("timestamp").truncate("D")
-    rows = table.select(u=unit_value, v=label, **{n: value.cast("int64" if whole else "float64")
-                                                 for n, value, whole in zip(names, contributions, integer,
-                                                                            strict=True)}, **kept)
-    columns = [a.column for a in aggregates] + list(plain_sums)
-    return rows, names, columns, [k for k in kept if k != "day"], int(found["rows"]), source
+            raise OptionError("with an Ibis table give the exposures as an Ibis table (or a DataFrame) of the same "
+                              "backend")
+    schema = exposures.schema()
+    missing = [c for c in (unit, variant, timestamp) if c not in schema]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
+                         source=source)
+    _checked(exposures, {f"no {unit}": exposures[unit].isnull(), f"no {variant}": exposures[variant].isnull(),
+                         f"no {timestamp}": exposures[timestamp].isnull()}, source)
+    exposed_unit = exposures[unit] if integer_units else exposures[unit].cast("string")
+    exposed = exposures.select(u=exposed_unit, v=exposures[variant].cast("string"), t=_time(exposures, timestamp))
+    if exposed.t.type().is_numeric() != rows.t.type().is_numeric():
+        raise InputError(f"the events' and the exposures' {timestamp!r} differ in kind (numbers and times)",
+                         source=source, field=timestamp)
+    first = exposed.group_by("u").aggregate(start=exposed.t.min(), first_v=exposed.v.argmin(exposed.t))
+    first = first.select(first_u=first.u, start=first.start, first_v=first.first_v)
+    joined = rows.left_join(first, rows.u == first.first_u)
+    known = joined.first_u.notnull()
+    before = known & (joined.t < joined.start)
+    if window is None:
+        after = known & (joined.t != joined.t)   # never true, as a column
+    else:
+        span = window if joined.t.type().is_numeric() else ibis.interval(microseconds=round(window * 1e6))
+        after = known & ~before & (joined.t >= joined.start + span)
+    counted = joined.aggregate(never_exposed=(~known).cast("int64").sum(),
+                               before_exposure=before.fill_null(False).cast("int64").sum(),
+                               after_window=after.fill_null(False).cast("int64").sum()).to_pyarrow().to_pylist()[0]
+    left_out = {k: int(v or 0) for k, v in counted.items()}
+    covariates = [c for c in rows.columns if c.startswith("k")]
+    events = joined.filter(known & ~before.fill_null(False) & ~after.fill_null(False)).select(
+        u=joined.u, v=joined.first_v, **{n: joined[n] for n in [*names, *covariates]}, t=joined.t)
+    zeros = exposed.select(u=exposed.u, v=exposed.v, **{n: ibis.literal(0).cast(rows[n].type()) for n in names},
+                           **{k: ibis.null().cast("float64") for k in covariates}, t=exposed.t)
+    return events.union(zeros), left_out
 
 
 def _unit_type(table: Any, unit: str) -> Any:
@@ -169,15 +262,19 @@ def _unit_type(table: Any, unit: str) -> Any:
 
 def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, plain_counts: Sequence[str] = (), variants: Sequence[str] | None = None,
-               mixed: Mixed = "exclude", constants: Sequence[str] = ()) -> Units:
+               mixed: Mixed = "exclude", constants: Sequence[str] = (), exposures: Any = None,
+               window: float | None = None, timestamp: str | None = None) -> tuple[Units, dict[str, int]]:
     """One row per unit with its variant and the sums the metrics read, computed by the Ibis
     backend holding ``table`` (see the module); ``constants``: per-unit covariates (CUPED), one
-    value per unit.
+    value per unit; ``exposures``: an Ibis table (or DataFrame) of (``unit``, ``variant``,
+    ``timestamp``) exposures, each unit's events counted from its first, for ``window`` seconds
+    if given; and the events the exposure join left out (as ``duckdb_units``).
 
     >>> import ibis
     >>> from rankwise.online.definitions import parse_definition
     >>> events = ibis.memtable({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]})
-    >>> units = ibis_units(events, [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm", "event")
+    >>> units, _ = ibis_units(events, [parse_definition("ctr = count(click) / count(view)")], [], "u", "arm",
+    ...                       "event")
     >>> units.variants, units.codes.tolist(), units.values["count(click)"].tolist()
     (['a', 'b'], [0, 1], [1, 0])
     """
@@ -185,14 +282,15 @@ def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
 
     if mixed not in MIXED:
         raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
-    rows, names, columns, kept, events, source = _unit_rows(table, definitions, plain_sums, unit, variant, event,
-                                                            plain_counts, constants)
-    spans = {**{k: rows[k].min() for k in kept}, **{f"{k}_max": rows[k].max() for k in kept}}
+    got = _unit_rows(table, definitions, plain_sums, unit, variant, event, plain_counts, constants, timestamp,
+                     exposures=exposures, window=window)
+    rows, names = got.rows, got.names
+    spans = {**{k: rows[k].min() for k in got.covariates}, **{f"{k}_max": rows[k].max() for k in got.covariates}}
     per_unit = (rows.group_by("u").aggregate(v_max=rows.v.max(), **{n: rows[n].sum() for n in names},
                                              v=rows.v.min(), **spans)
                 .select("u", "v", "v_max", *names, *spans).order_by("u"))
     result = _with_unit_type(per_unit.to_pyarrow(), _unit_type(table, unit))
-    return _units(result, columns, names, variants, mixed, unit, events, source, constants)
+    return _units(result, got.columns, names, variants, mixed, unit, got.events, got.source, constants), got.left_out
 
 
 def _with_unit_type(result: Any, kind: Any) -> Any:
@@ -203,7 +301,8 @@ def _with_unit_type(result: Any, kind: Any) -> Any:
 
 
 def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
-               event: str, timestamp: str, plain_counts: Sequence[str] = (), constants: Sequence[str] = ()) -> Any:
+               event: str, timestamp: str, plain_counts: Sequence[str] = (), constants: Sequence[str] = (),
+               exposures: Any = None, window: float | None = None) -> Any:
     """One row per unit x variant x day (UTC) with the sums the metrics read, computed by the
     Ibis backend, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the
     day) and the metrics' columns: what the daily looks add up to each day's units (as
@@ -219,15 +318,16 @@ def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     """
     import pyarrow as pa
 
-    rows, names, columns, kept, _, _ = _unit_rows(table, definitions, plain_sums, unit, variant, event,
-                                                  plain_counts, constants, timestamp)
-    per_day = (rows.group_by(["u", "v", "day"]).aggregate(**{n: rows[n].sum() for n in names},
-                                                         **{k: rows[k].min() for k in kept})
+    got = _unit_rows(table, definitions, plain_sums, unit, variant, event, plain_counts, constants, timestamp,
+                     daily=True, exposures=exposures, window=window)
+    rows = got.rows
+    per_day = (rows.group_by(["u", "v", "day"]).aggregate(**{n: rows[n].sum() for n in got.names},
+                                                         **{k: rows[k].min() for k in got.covariates})
                .order_by(["u", "day"]))
     result = _with_unit_type(per_day.to_pyarrow(), _unit_type(table, unit))
     out = {unit: result.column("u"), variant: result.column("v"), timestamp: result.column("day")}
-    out.update({c: result.column(n) for c, n in zip(columns, names, strict=True)})
-    out.update({c: result.column(k) for c, k in zip(constants, kept, strict=True)})
+    out.update({c: result.column(n) for c, n in zip(got.columns, got.names, strict=True)})
+    out.update({c: result.column(k) for c, k in zip(constants, got.covariates, strict=True)})
     return pa.table(out)
 
 
