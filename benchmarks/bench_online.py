@@ -11,8 +11,11 @@ column (impression, click, purchase) and a value (purchase amount). rankwise rea
 definitions over events (``count(click) / count(impression)``, ``sum(value where event =
 purchase)``) in memory and through DuckDB; the peers first pivot it per user in pandas.
 
+With ``--long``, gbstats 0.8 runs too when installed (in its own environment named by
+``--gbstats-python``: it pins pandas 1.x): the same pivot, then its t-tests on per-variant sums.
+
 Usage: python benchmarks/bench_online.py [--events 100000000] [--users 10000000] [--long]
-       [--only rankwise-duckdb]
+       [--only rankwise-duckdb] [--gbstats-python PATH]
 """
 
 from __future__ import annotations
@@ -129,6 +132,30 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(r
                   "ctr_p": float(row["pvalue"])}))
 """.replace("PIVOT", PIVOT)
 
+GBSTATS_LONG = """
+import json, sys, time
+t0 = time.perf_counter()
+import pandas as pd
+from gbstats.frequentist.tests import FrequentistConfig, TwoSidedTTest
+from gbstats.models.statistics import RatioStatistic, SampleMeanStatistic
+PIVOT
+def sample(x):
+    return SampleMeanStatistic(n=len(x), sum=float(x.sum()), sum_squares=float((x * x).sum()))
+stats = {}
+for arm, g in users.groupby("variant"):
+    c, v = g["clicks"].astype(float), g["views"].astype(float)
+    stats[arm] = (RatioStatistic(n=len(g), m_statistic=sample(c), d_statistic=sample(v),
+                                 m_d_sum_of_products=float((c * v).sum())), sample(g["revenue"].astype(float)))
+config = FrequentistConfig(difference_type="absolute")
+ctr = TwoSidedTTest(stats["A"][0], stats["B"][0], config).compute_result()
+TwoSidedTTest(stats["A"][1], stats["B"][1], config).compute_result()
+print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(ctr.expected),
+                  "ctr_p": float(ctr.p_value)}))
+""".replace("PIVOT", PIVOT)
+"""gbstats 0.8 (GrowthBook's engine) takes per-variant sums: the pivot per user, then n, sums,
+sums of squares and the clicks x views products per arm, in its own environment (it pins
+pandas 1.x)."""
+
 
 def make_long_log(path: Path, events: int, users: int, seed: int = 0) -> None:
     """One row per event: user, arm, event type (impression, click, purchase), value."""
@@ -184,9 +211,9 @@ def make_log(path: Path, events: int, users: int, seed: int = 0) -> None:
     writer.close()
 
 
-def peak_mb(code: str, path: Path) -> tuple[dict | None, float]:
+def peak_mb(code: str, path: Path, python: str = sys.executable) -> tuple[dict | None, float]:
     """Run in a child and read its peak resident memory."""
-    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([python, "-c", code, str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     t0 = time.perf_counter()
     out = proc.stdout.read()
@@ -208,7 +235,12 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=10_000_000)
     parser.add_argument("--long", action="store_true", help="one row per event, its type in a column")
     parser.add_argument("--only", action="append", default=[],
-                        help="run only these tools (rankwise, rankwise-duckdb, pandas, tea-tasting)")
+                        help="run only these tools (rankwise, rankwise-duckdb, pandas, tea-tasting, gbstats)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each tool, in turn; the table shows the median wall time (a cold first run "
+                             "of any tool is noise of the machine, not of the tool)")
+    parser.add_argument("--gbstats-python", default=sys.executable,
+                        help="The Python of an environment with gbstats 0.8 (it pins pandas 1.x), for --long")
     args = parser.parse_args()
     path = HERE / "_data" / f"online_{'long_' if args.long else ''}{args.events}_{args.users}.parquet"
     path.parent.mkdir(exist_ok=True)
@@ -222,28 +254,45 @@ def main() -> None:
                  ("rankwise-duckdb", "rankwise online.analyze (engine='duckdb')",
                   RANKWISE_LONG.replace("ENGINE", "'duckdb'")),
                  ("pandas", "pandas pivot + groupby + scipy", PANDAS_LONG),
-                 ("tea-tasting", "tea-tasting (after a pandas pivot)", TEA_LONG)]
+                 ("tea-tasting", "tea-tasting (after a pandas pivot)", TEA_LONG),
+                 ("gbstats", "gbstats 0.8 (after a pandas pivot)", GBSTATS_LONG)]
     else:
         tools = [("rankwise", "rankwise online.analyze", RANKWISE), ("pandas", "pandas groupby + statsmodels", PANDAS),
                  ("tea-tasting", "tea-tasting (after a pandas groupby)", TEA)]
-    for key, name, code in tools:
-        if args.only and key not in args.only:
-            continue
-        result, peak = peak_mb(code, path)
-        if result is None:
-            print(f"{name}: not installed", file=sys.stderr)
-            continue
-        rows.append((name, result, peak))
+    import statistics
+
+    chosen = [(key, name, code) for key, name, code in tools if not args.only or key in args.only]
+    runs: dict[str, list[tuple[dict, float]]] = {name: [] for _, name, _ in chosen}
+    for _ in range(args.repeat):   # every tool once per round, so slow spells of the machine spread over all
+        for key, name, code in chosen:
+            if name not in runs:
+                continue
+            result, peak = peak_mb(code, path, args.gbstats_python if key == "gbstats" else sys.executable)
+            if result is None:
+                print(f"{name}: not installed", file=sys.stderr)
+                del runs[name]
+                continue
+            runs[name].append((result, peak))
+    for name, done in runs.items():
+        result = dict(done[0][0], wall=statistics.median(r["wall"] for r, _ in done),
+                      walls=[r["wall"] for r, _ in done])
+        rows.append((name, result, max(peak for _, peak in done)))
     reference = rows[0][1]["ctr_difference"]
     what = "CTR and revenue per user from one row per event" if args.long else "CTR and views per user"
     print(f"\n{args.events:,} events from {args.users:,} users ({path.stat().st_size / 2**20:,.0f} MB of "
           f"Parquet), {what}, two arms, whole process:\n")
-    print("| tool | wall s | peak MB | CTR difference | p |")
-    print("|---|---|---|---|---|")
+    print(f"| tool | wall s (median of {args.repeat}) | runs | peak MB | CTR difference | p |")
+    print("|---|---|---|---|---|---|")
     for name, result, peak in rows:
         assert abs(result["ctr_difference"] - reference) <= 1e-9 * max(1.0, abs(reference)), name
-        print(f"| {name} | {result['wall']:.1f} | {peak:,.0f} | {result['ctr_difference']:.6g} "
+        walls = ", ".join(f"{w:.1f}" for w in result["walls"])
+        print(f"| {name} | {result['wall']:.1f} | {walls} | {peak:,.0f} | {result['ctr_difference']:.6g} "
               f"| {result['ctr_p']:.4g} |")
+    fastest_peer = min((r["wall"] for n, r, _ in rows if not n.startswith("rankwise")), default=None)
+    if fastest_peer is not None:
+        for name, result, _ in rows:
+            if name.startswith("rankwise"):
+                print(f"\n{name}: {fastest_peer / result['wall']:.1f}x the fastest peer (medians)")
 
 
 if __name__ == "__main__":

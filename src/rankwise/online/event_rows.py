@@ -107,10 +107,19 @@ def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first
     if missing.any():
         raise InputError("missing value; expected a number", field=aggregate.target,
                          **location(name, first, int(np.flatnonzero(missing)[0])))
-    chosen = pa.array(mask)
     if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
-        column = pc.if_else(chosen, pc.fill_null(column, 0), pa.scalar(0, type=column.type))
-    elif pa.types.is_null(column.type):
+        # the value where the row counts, else 0 (its own type: integer sums stay exact)
+        values = np.asarray((pc.fill_null(column, 0) if column.null_count else column).to_numpy(zero_copy_only=False))
+        chosen_values = np.where(mask, values, values.dtype.type(0))
+        if chosen_values.dtype.kind == "f":
+            bad = ~np.isfinite(chosen_values)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(f"expected a finite number, got {chosen_values[row]}", field=aggregate.target,
+                                 **location(name, first, row))
+        return chosen_values
+    chosen = pa.array(mask)
+    if pa.types.is_null(column.type):
         column = pa.array(np.zeros(len(column), dtype=np.int64))
     else:
         column = pc.if_else(chosen, column.cast(pa.string()), pa.scalar("0"))
