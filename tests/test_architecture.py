@@ -175,7 +175,7 @@ INTENDED: dict[str, set[str]] = {
     "rankeval": {"_version", "errors", "data", "engine", "metrics", "evaluation", "comparison"},
     "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats", "streaming"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
-    "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online"},
+    "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online", "streaming"},
     "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",
             "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys", "stats"},
     "": {"_version", "data", "engine", "evaluation", "comparison", "rankeval"},

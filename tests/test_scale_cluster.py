@@ -11,6 +11,7 @@ import shutil
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from test_scale_chunks import GOLDEN, METRICS, _generated, assert_same
@@ -331,3 +332,22 @@ def test_an_event_log_on_spark_through_ibis_equals_the_in_memory_analysis(spark)
     in_memory = online.analyze(events, exposures=exposures, **windowed)
     pd.testing.assert_frame_equal(in_spark.table, in_memory.table, check_exact=False, rtol=1e-12)
     assert in_spark.warnings == in_memory.warnings
+
+
+def test_lists_reduced_on_spark_equal_one_update(spark) -> None:
+    """Long-format recommendations in a Spark DataFrame: each user's list is rebuilt in its
+    partition and the states merged on the driver equal one update with every list."""
+    from rankwise.scale.spark_states import spark_reduce_lists
+    from rankwise.streaming import ItemExposure
+
+    rng = np.random.default_rng(12)
+    lists = np.stack([rng.choice(80, size=6, replace=False) for _ in range(200)])
+    lists[::7, 4:] = -1   # some shorter lists
+    users, positions = np.nonzero(lists >= 0)
+    rows = pd.DataFrame({"user": users, "item": lists[users, positions], "rank": positions + 1}).sample(
+        frac=1.0, random_state=3)
+    popularity = rng.integers(0, 50, 80).astype(float)
+    whole = ItemExposure(80, k=5, popularity=popularity).update(predictions=lists)
+    got = spark_reduce_lists(ItemExposure(80, k=5, popularity=popularity), spark.createDataFrame(rows), rank="rank")
+    assert got.state["exposure"].tolist() == whole.state["exposure"].tolist()
+    assert got.compute()["arp"] == pytest.approx(whole.compute()["arp"], rel=1e-12)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,51 @@ def test_where_masks_padding_and_bad_ids_are_named() -> None:
         ItemExposure(num_items=3).update(predictions=[[0.5]])
     with pytest.raises(RankwiseError, match="popularity must be 3 non-negative numbers"):
         ItemExposure(num_items=3, popularity=[1, 2])
+
+
+def _long_rows(lists: np.ndarray, seed: int) -> Any:
+    """The padded lists as one row per user x item with its rank, shuffled."""
+    import pandas as pd
+
+    users, positions = np.nonzero(lists >= 0)
+    rows = pd.DataFrame({"user": users, "item": lists[users, positions], "rank": positions + 1})
+    return rows.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+def test_ranked_lists_rebuild_the_lists_from_long_rows() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from rankwise.streaming.coverage import ranked_lists
+
+    # user 3: [12]; user 7: ranks 1, 2, 3 are items 11, 10, 13
+    assert ranked_lists([7, 7, 3, 7], [10, 11, 12, 13], ranks=[2, 1, 1, 3]).tolist() == [[12, -1, -1], [11, 10, 13]]
+    assert ranked_lists(["b", "a", "b"], [1, 2, 3]).tolist() == [[2, -1], [1, 3]]   # no ranks: the rows' order
+    with pytest.raises(MetricInputError, match="not scores"):
+        ranked_lists([1, 1], [0.5, 2.0])
+
+    @given(st.integers(0, 2**31 - 1))
+    def rebuilt(seed: int) -> None:
+        lists, _, _ = _data(seed % 1000)
+        rows = _long_rows(lists, seed)
+        got = ranked_lists(rows["user"].to_numpy(), rows["item"].to_numpy(), rows["rank"].to_numpy())
+        assert got.tolist() == lists.tolist()   # every user has a list: the rows are the users in order
+
+    rebuilt()
+
+
+def test_lists_reduced_on_a_dask_cluster_equal_one_update(dask_client) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    from rankwise.scale.states import reduce_lists
+
+    lists, _, _ = _data(seed=5)
+    popularity = np.bincount(lists[lists >= 0], minlength=120).astype(float)
+    whole = ItemExposure(120, k=5, popularity=popularity).update(predictions=lists).compute()
+    frame = dd.from_pandas(_long_rows(lists, 1), npartitions=6)   # every user's rows spread over partitions
+    got = reduce_lists(ItemExposure(120, k=5, popularity=popularity), frame, rank="rank", client=dask_client)
+    values = got.compute()
+    assert values["catalogue_coverage"] == whole["catalogue_coverage"] and values["gini"] == whole["gini"]
+    assert values["arp"] == pytest.approx(whole["arp"], rel=1e-12)
+    assert int(got.state["users"]) == 300
+    with pytest.raises(RankwiseError, match="missing column"):
+        reduce_lists(ItemExposure(120, k=5), frame, user="userID", client=dask_client)

@@ -5,6 +5,8 @@ and the client never holds the data.
 
 - :func:`reduce_metric`: a streaming ``Metric`` / ``MultiMetric`` updated with every partition
   of a Dask DataFrame (columns mapped to the metric's inputs) or every batch of a Dask Bag.
+- :func:`reduce_lists`: a list metric (``ItemExposure``) updated with long-format
+  recommendations (one row per user x item), each user's rows brought to one partition first.
 - :func:`reduce_moments`: ``VariantMoments`` (per-variant counts, means and co-moments, what
   every A/B test in ``rankwise.online`` reads) of a per-unit Dask DataFrame.
 - :func:`fit_click_model`: a click model fitted on a cluster: the log's chunks stay on the
@@ -118,6 +120,40 @@ def reduce_metric(metric: Any, data: Any, columns: Mapping[str, str] | None = No
     tasks = [dask.delayed(_updated)(empty, part if bag else [part], columns, to_inputs) for part in data.to_delayed()]
     with _connected(client) as dask_client:
         return metric.merge_state(tree_reduce(dask_client, dask_client.compute(tasks), _merge_all, split_every))
+
+
+def reduce_lists(metric: Any, frame: Any, user: str = "user", item: str = "item", rank: str | None = None,
+                 client: Any = None, split_every: int = SPLIT_EVERY) -> Any:
+    """Update a list metric (``rankwise.streaming.ItemExposure``) with the recommendations of a
+    Dask DataFrame in long format (one row per ``user`` x ``item``, ordered by ``rank`` if
+    given): the rows are shuffled so that each user's list lies in one partition, each
+    partition's lists update a state where they lie (``rankwise.streaming.coverage.ranked_lists``),
+    and the states are merged in a tree into ``metric``, which is returned. Equal to one
+    update with every list (exposure counts exactly; sums to rounding).
+
+    >>> import dask.dataframe as dd, pandas as pd
+    >>> from distributed import Client
+    >>> from rankwise.streaming import ItemExposure
+    >>> rows = pd.DataFrame({"user": [1, 2, 1, 2], "item": [0, 1, 1, 2]})   # lists [0, 1] and [1, 2]
+    >>> with Client(processes=False, dashboard_address=None) as client:
+    ...     out = reduce_lists(ItemExposure(num_items=4, k=2), dd.from_pandas(rows, npartitions=2),
+    ...                        client=client).compute()
+    >>> out["catalogue_coverage"]   # items 0, 1, 2 of 4
+    0.75
+    """
+    from rankwise.streaming.coverage import ranked_lists
+
+    missing = [c for c in (user, item, rank) if c is not None and c not in frame.columns]
+    if missing:
+        raise RankwiseError(f"missing column(s) {', '.join(map(repr, missing))}; the frame has "
+                            f"{', '.join(map(str, frame.columns))}")
+
+    def to_inputs(part: Any) -> dict[str, Any]:
+        return {"predictions": ranked_lists(part[user].to_numpy(), part[item].to_numpy(),
+                                            None if rank is None else part[rank].to_numpy())}
+
+    return reduce_metric(metric, frame.shuffle(on=user), to_inputs=to_inputs, client=client,
+                         split_every=split_every)
 
 
 def reduce_moments(frame: Any, variant: str, columns: Sequence[str], variants: Sequence[str] | None = None,

@@ -61,6 +61,35 @@ def entropy_bits(counts: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
+def ranked_lists(users: Any, items: Any, ranks: Any = None) -> np.ndarray:
+    """One row per user of long-format recommendations (one row per user x item, as a table
+    holds them) as ``[users, longest list]`` item ids in rank order, padded with -1: what
+    ``ItemExposure.update(predictions=...)`` takes. ``ranks`` orders each list (ascending; the
+    rows' order otherwise). Users come in sorted order.
+
+    >>> ranked_lists([7, 7, 3, 7], [10, 11, 12, 13], ranks=[2, 1, 1, 3]).tolist()   # user 3, then user 7
+    [[12, -1, -1], [11, 10, 13]]
+    """
+    users = np.asarray(users)
+    items = np.asarray(items)
+    if users.shape != items.shape or users.ndim != 1:
+        raise MetricInputError("ranked_lists: users and items must be two columns of one length")
+    if items.dtype.kind == "f" and np.any(items != np.floor(items)):
+        raise MetricInputError("ranked_lists: items must be item ids (integers), not scores")
+    if not len(users):
+        return np.zeros((0, 0), dtype=np.int64)
+    codes = np.unique(users, return_inverse=True)[1].ravel()
+    position_key = np.arange(len(users)) if ranks is None else np.asarray(ranks)
+    order = np.lexsort((position_key, codes))
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    column = np.arange(len(order)) - np.repeat(starts, sizes)
+    out = np.full((len(starts), int(sizes.max())), -1, dtype=np.int64)
+    out[sorted_codes, column] = items[order].astype(np.int64)
+    return out
+
+
 class ItemExposure(Metric):
     """Coverage, Gini, entropy, ARP, novelty and EPC of top-k lists over batches (see the
     module).
@@ -149,4 +178,4 @@ class ItemExposure(Metric):
         return out
 
 
-__all__ = ["ItemExposure", "entropy_bits", "gini"]
+__all__ = ["ItemExposure", "entropy_bits", "gini", "ranked_lists"]
