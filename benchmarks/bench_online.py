@@ -102,9 +102,13 @@ import json, sys, time
 t0 = time.perf_counter()
 import ibis
 from rankwise import online
-from rankwise.scale.spark_engine import session
-spark, _ = session("local[*]")
-spark.conf.set("spark.sql.shuffle.partitions", "16")
+from pyspark.sql import SparkSession
+from rankwise.scale.spark_engine import QUIET_LOGS
+# one row per unit comes back to the driver (10M rows at 100M events): the driver's memory must hold it
+spark = (SparkSession.builder.master("local[*]").config("spark.driver.memory", "8g")
+         .config("spark.driver.maxResultSize", "4g").config("spark.sql.shuffle.partitions", "16")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOGS}").getOrCreate())
 table = ibis.pyspark.connect(spark).read_parquet(sys.argv[1])
 r = online.analyze(table, unit="user", variant="arm", metrics=METRICS, control="A", correction="none")
 row = r.table.set_index("metric").loc["ctr"]

@@ -46,6 +46,34 @@ def test_equal_to_microsoft_recommenders(metric: str, golden: str, inputs: dict)
     assert value(metric, **given) == pytest.approx(GOLDEN[golden], rel=1e-12)
 
 
+EVIDENTLY = json.loads((DATA / "evidently_golden.json").read_text())
+
+
+def test_equal_to_evidently_where_the_definitions_meet() -> None:
+    """Evidently 0.7.23's values on the same data (make_evidently_golden.py): novelty,
+    personalisation, ARP and coverage equal rankwise's (Evidently's novelty as a named
+    option); its Gini, diversity and serendipity differ by a stated normalisation (every list
+    holds 5 items and every catalogue item is recommended here, so each is a fixed factor)."""
+    def ours(metric: str) -> float:
+        return value(metric, features=_features())
+
+    assert ours("novelty(frequency=users,average=users,unseen=skip)@5") == pytest.approx(EVIDENTLY["novelty"],
+                                                                                          rel=1e-12)
+    assert ours("personalisation@5") == pytest.approx(EVIDENTLY["personalisation"], rel=1e-12)
+    assert ours("arp@5") == pytest.approx(EVIDENTLY["arp"], rel=1e-12)   # no (user, item) twice: c(i) = n(i)
+    assert ours("coverage@5") == pytest.approx(EVIDENTLY["coverage"], rel=1e-12)
+    # Gini: Evidently divides by (n - 1) over the recommended items, rankwise (RecBole) by n over the catalogue
+    n = 25
+    assert ours("gini@5") * n / (n - 1) == pytest.approx(EVIDENTLY["gini"], rel=1e-12)
+    # diversity: Evidently sums a list's pairwise cosine distances and divides by its length,
+    # rankwise averages them over the pairs: L (L - 1) / 2 / L = 2 for L = 5
+    assert ours("ild(similarity=cosine)@5") * 2 == pytest.approx(EVIDENTLY["diversity"], rel=1e-12)
+    # serendipity: Evidently's per user 1 - (sum of similarities to the training items) / |train|,
+    # rankwise's (Recommenders') 1 - that sum / (|train| x |list|): 1 - 5 (1 - rankwise's)
+    assert 1 - 5 * (1 - ours("serendipity(similarity=cosine)@5")) == pytest.approx(EVIDENTLY["serendipity"],
+                                                                                  rel=1e-12)
+
+
 def test_per_user_diversity_equals_recommenders_user_diversity() -> None:
     out = beyond_accuracy(str(RECO), ["ild(similarity=cooccurrence)@5"], train=str(TRAIN))
     ours = out.per_user.sort_values("user")["ild(similarity=cooccurrence)@5"].to_numpy()

@@ -45,6 +45,11 @@ Discount = Literal["none", "log2"]
 """A rank discount: none, or 1 / log2(rank + 1)."""
 Unseen = Literal["zero", "skip"]
 """A recommended item without training interactions: counted with 0, or left out."""
+Frequency = Literal["interactions", "users"]
+"""An item's popularity for novelty: its share of the training interactions c(i)/N, or of the
+training users n(i)/|U| (inverse user frequency)."""
+Average = Literal["slots", "users"]
+"""How novelty is averaged: over every top-k slot, or per user and then over users."""
 
 def example() -> RecsysData:
     """The docstrings' example: lists u1 = [a, b], u2 = [b, c]; training u1: c, u2: a, a."""
@@ -121,25 +126,39 @@ def unique_items(data: RecsysData, k: int) -> Value:
     return float((np.bincount(items, minlength=len(data.vocabulary)) > 0).sum()), None
 
 
-def novelty(data: RecsysData, k: int, unseen: Unseen = "zero") -> Value:
+def novelty(data: RecsysData, k: int, unseen: Unseen = "zero", frequency: Frequency = "interactions",
+            average: Average = "slots") -> Value:
     """Mean self-information of the recommended items: -log2(c(i) / N) per top-k slot,
     averaged over every slot (Castells et al. 2011, item choice model; Recommenders'
     ``novelty``). An item without a training interaction has no self-information:
-    ``unseen="zero"`` counts its slot with 0 (Recommenders), ``"skip"`` leaves it out. The
-    per-user values are the means over each user's own slots (their mean over users equals
-    the run's value when every list is k long).
+    ``unseen="zero"`` counts its slot with 0 (Recommenders), ``"skip"`` leaves it out.
+    ``frequency="users"`` takes -log2(n(i) / |U_train|) instead, the share of training users
+    who have the item (mean inverse user frequency); ``average="users"`` takes each user's
+    mean first, then the mean over users. Evidently's ``NoveltyMetric`` is
+    ``novelty(frequency=users, average=users, unseen=skip)``. The per-user values are the means
+    over each user's own slots (the skipped ones left out).
 
     >>> data = example()
     >>> round(novelty(data, 2)[0], 6)   # a: -log2(2/3) = 0.585, b unseen: 0, c: log2 3 = 1.585; / 4 slots
     0.542481
+    >>> # Evidently's: u1 [a, b]: a is 1 of 2 users' -> 1 bit, b skipped; u2 [b, c]: c 1 of 2 -> 1 bit
+    >>> novelty(data, 2, unseen="skip", frequency="users", average="users")[0]
+    1.0
     """
     items, owner, _ = data.top(k)
-    c = data.popularity[items].astype(np.float64)
-    n = len(data.train_item) if data.train_item is not None else 0
+    if frequency == "users":
+        c = data.user_popularity[items].astype(np.float64)
+        n = len(data.train_users) if data.train_users is not None else 0
+    else:
+        c = data.popularity[items].astype(np.float64)
+        n = len(data.train_item) if data.train_item is not None else 0
     with np.errstate(divide="ignore"):
         info = np.where(c > 0, -np.log2(c / max(n, 1)), np.nan if unseen == "skip" else 0.0)
-    kept = info[~np.isnan(info)]
-    return (float(kept.mean()) if len(kept) else math.nan), _per_user(np.nan_to_num(info), owner, data.n_lists)
+    kept = ~np.isnan(info)
+    per_user = _per_user(info[kept], owner[kept], data.n_lists)
+    if average == "users":
+        return _mean(per_user), per_user
+    return (float(info[kept].mean()) if kept.any() else math.nan), per_user
 
 
 def expected_popularity_complement(data: RecsysData, k: int, discount: Discount = "none") -> Value:
@@ -425,9 +444,14 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
                  aliases=("aggregate_diversity",), reference="Adomavicius & Kwon 2012", per_user=False),
     BeyondMetric("novelty", novelty, "Mean self-information -log2(c(i)/N) of the recommended items.",
                  (_K, Param("unseen", str, "zero", "slots of items without training interactions",
-                            choices=get_args(Unseen))),
+                            choices=get_args(Unseen)),
+                  Param("frequency", str, "interactions", "popularity as a share of interactions or of users",
+                        choices=get_args(Frequency)),
+                  Param("average", str, "slots", "over every slot, or per user then over users",
+                        choices=get_args(Average))),
                  aliases=("self_information",),
-                 reference="Castells et al. 2011; Microsoft Recommenders novelty", per_user=False),
+                 reference="Castells et al. 2011; Microsoft Recommenders novelty; Evidently NoveltyMetric "
+                 "(frequency=users, average=users, unseen=skip)", per_user=False),
     BeyondMetric("epc", expected_popularity_complement,
                  "Expected popularity complement: mean of 1 - n(i)/|U| over the top k.",
                  (_K, Param("discount", str, "none", "rank discount", choices=get_args(Discount))),
