@@ -9,9 +9,10 @@ The data (seeded): ``--items`` items with Zipf-like popularity and ``--dims``-di
 embeddings, 20 genres (each item one or two); ``--users`` users with up to 10 training interactions
 each and a top-``--k`` list without the items the user has interacted with. rankwise
 computes catalogue coverage, novelty, intra-list diversity (cosine of the embeddings), ARP,
-calibration and personalisation in one ``beyond_accuracy`` call, reading the lists and
-interactions as DataFrames. Microsoft Recommenders (``python_evaluation``) has no ARP,
-calibration or personalisation; it computes catalogue coverage, novelty and diversity
+calibration, personalisation and expected exposure (against 2 held-out items per user) in one
+``beyond_accuracy`` call, reading the lists and interactions as DataFrames. Microsoft
+Recommenders (``python_evaluation``) has no ARP, calibration, personalisation or expected
+exposure; it computes catalogue coverage, novelty and diversity
 (``item_feature_vector``), and its diversity cross-joins every pair of catalogue items in
 pandas, so it runs on ``--peer-users`` users and ``--peer-items`` items and its time is
 scaled to the full size per list (and per item pair for diversity). RecBole is not timed: it
@@ -43,7 +44,9 @@ def data(users, items, k, dims, seed=0):
     reco = reco[(seen["_merge"] == "left_only").to_numpy()]   # Recommenders refuses items already seen
     vectors = rng.normal(size=(items, dims))
     genre = rng.integers(0, 20, items)
-    return train, reco, vectors, genre
+    test = pd.DataFrame({"userID": np.repeat(np.arange(users), 2),
+                         "itemID": rng.choice(items, size=users * 2, p=weight)}).drop_duplicates()
+    return train, reco, vectors, genre, test
 """
 
 CHILD = DATA + r"""
@@ -51,7 +54,7 @@ import json, resource, sys, time
 tool, users, items, k, dims = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 start = time.perf_counter()
 if tool != "rankwise-streaming":
-    train, reco, vectors, genre = data(users, items, k, dims)
+    train, reco, vectors, genre, test = data(users, items, k, dims)
     start = time.perf_counter()
 out = {}
 if tool == "rankwise-streaming":
@@ -77,7 +80,8 @@ elif tool == "rankwise":
     features = pd.DataFrame(vectors).assign(itemID=np.arange(items))
     groups = pd.DataFrame({"itemID": np.arange(items), "genre": genre.astype(str)})
     result = beyond_accuracy(reco, [f"coverage@{k}", f"novelty@{k}", f"ild@{k}", f"arp@{k}", f"calibration@{k}",
-                                    f"personalisation@{k}"], train=train, features=features, groups=groups)
+                                    f"personalisation@{k}", f"ee_loss@{k}"], train=train, test=test,
+                             features=features, groups=groups)
     out = dict(zip(result.table["metric"], result.table["value"]))
 else:
     from recommenders.evaluation import python_evaluation as pe
@@ -111,7 +115,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     ours = run(sys.executable, "rankwise", args.users, args.items, args.k, args.dims)
-    rows.append(("rankwise (coverage, novelty, ILD, ARP, calibration, personalisation)",
+    rows.append(("rankwise (coverage, novelty, ILD, ARP, calibration, personalisation, expected exposure)",
                  f"{args.users:,} x {args.k}, {args.items:,} items", ours["seconds"], ours["seconds"], ours["peak_mb"]))
     streamed = run(sys.executable, "rankwise-streaming", args.users, args.items, args.k, args.dims)
     rows.append(("rankwise streaming `ItemExposure` (coverage, entropy, Gini, ARP, novelty), lists generated in "

@@ -878,6 +878,28 @@ def test_sequential_designs_are_sliced_with_the_looks_of_each_slice() -> None:
     assert table.loc["mobile", "first_crossing"] != "" and not table.loc["desktop", "significant"]
 
 
+def test_sliced_alpha_spending_holds_its_error_rate_in_every_slice() -> None:
+    """120 seeded A/A experiments over 5 daily looks, sliced by a device split 70/30: each
+    slice spends alpha on the experiment's schedule, and its chance of ever crossing the
+    O'Brien-Fleming boundary stays within binomial error of 5% (a slice's own information
+    grows in step with the experiment's, so the whole's fractions are its own)."""
+    rng = np.random.default_rng(31)
+    trials, n = 120, 800
+    crossed = {"all": 0, "desktop": 0, "mobile": 0}
+    for _ in range(trials):
+        frame = pd.DataFrame({"user": np.arange(n), "arm": np.where(rng.random(n) < 0.5, "A", "B"),
+                              "device": np.where(rng.random(n) < 0.7, "mobile", "desktop"),
+                              "value": rng.normal(size=n),
+                              "ts": pd.Timestamp("2026-03-01") + pd.to_timedelta(rng.integers(0, 5, n), unit="D")})
+        table = online.analyze(frame, unit="user", variant="arm", metrics=["value"], timestamp="ts",
+                               sequential="obrien-fleming", planned_units=n, slices=["device"]).table
+        for row in table.to_dict("records"):
+            crossed[row["slice"]] += bool(row["significant"])
+    bound = 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+    assert all(count / trials < bound for count in crossed.values()), crossed
+    assert sum(crossed.values()) > 0   # the boundary can be crossed: the test is not vacuous
+
+
 def test_the_lift_plot_has_a_panel_per_metric_and_slice() -> None:
     from rankwise.report.ab import ab_html, lift_figure
 
