@@ -82,6 +82,12 @@ def test_command_line_reads_a_database_through_ibis(tmp_path: Path, events: pd.D
     assert neither.exit_code != 0 and "give --table NAME or --query SQL" in neither.output
     missing = CliRunner().invoke(app, [*args, "--ibis", f"duckdb://{path}", "--table", "nothing"])
     assert missing.exit_code != 0 and "Ibis could not read it" in missing.output
+    # --exposures files with --ibis: sent to the backend, joined there, the same table as from files
+    exposed = [*args, "--exposures", str(DATA / "exposures.csv"), "--timestamp", "timestamp", "--window", "7d"]
+    through_ibis = CliRunner().invoke(app, [*exposed, "--ibis", f"duckdb://{path}", "--table", "events"])
+    from_file = CliRunner().invoke(app, [*exposed, str(DATA / "events.csv")])
+    assert through_ibis.exit_code == 0, through_ibis.output
+    assert through_ibis.stdout == from_file.stdout and "ctr,ratio" in through_ibis.stdout
 
 
 def test_cuped_covariates_through_ibis() -> None:

@@ -12,7 +12,7 @@ integers, so the analysis equals the in-memory one bit for bit on counts.
 CUPED covariates (one value per unit) are read per unit beside the sums; daily looks read
 one row per unit x variant x day (``ibis_daily``), slices each unit's value (``ibis_labels``).
 CUPAC's features come back per unit as covariates do. An exposure table (an Ibis table of the
-same backend, or a DataFrame) is joined in the backend: first exposure, windows and the events
+same backend, a DataFrame or files) is joined in the backend: first exposure, windows and the events
 left out as ``rankwise.online.event_rows`` defines them.
 """
 
@@ -210,15 +210,27 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
              names: list[str], integer_units: bool) -> tuple[Any, dict[str, int]]:
     """The events of exposed units from their first exposure (within ``window`` seconds), with
     that exposure's variant, and a row of zeros per exposure; the counts left out."""
+    import os
+
     import ibis
 
     source = _describe(exposures) if is_ibis_table(exposures) else "<exposures>"
+    if isinstance(exposures, (str, os.PathLike)) or (isinstance(exposures, (list, tuple)) and exposures):
+        # files (the command line's --exposures): read here, sent to the backend as a table
+        import pyarrow as pa
+
+        from rankwise.data.tables import tables_of
+
+        pieces = tables_of(exposures, [unit, variant, timestamp])
+        source = ", ".join(dict.fromkeys(name for name, _, _ in pieces))
+        tables = [table for _, _, table in pieces]
+        exposures = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
     if not is_ibis_table(exposures):
-        if hasattr(exposures, "columns") or isinstance(exposures, dict):
+        if hasattr(exposures, "columns") or hasattr(exposures, "schema") or isinstance(exposures, dict):
             exposures = ibis.memtable(exposures)
         else:
-            raise OptionError("with an Ibis table give the exposures as an Ibis table (or a DataFrame) of the same "
-                              "backend")
+            raise OptionError("with an Ibis table give the exposures as an Ibis table of the same backend, a "
+                              "DataFrame or files")
     schema = exposures.schema()
     missing = [c for c in (unit, variant, timestamp) if c not in schema]
     if missing:
