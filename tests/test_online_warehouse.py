@@ -271,3 +271,18 @@ def test_a_unit_whose_rows_disagree_takes_its_lowest_value_in_a_warehouse() -> N
     assert got.table.set_index("slice").loc["(missing)", "n"] == 1
     assert "1 unit(s) had more than one 'device'; each is in the slice of its lowest value" in got.warnings
     assert "1 unit(s) had more than one 'device'; each is in the slice of its first row" in memory.warnings
+
+
+def test_an_event_without_a_time_is_refused_on_every_engine(tmp_path: Path) -> None:
+    """The daily looks need every event's time: in memory the line is named; DuckDB counts the rows."""
+    events, _ = _timed_events(13, units=50)
+    events["ts"] = events["ts"].astype(object)
+    events.loc[5, "ts"] = None
+    path = tmp_path / "events.csv"
+    events.to_csv(path, index=False)
+    options = {"unit": "user", "variant": "arm", "control": "control", "timestamp": "ts",
+               "metrics": ["clicks = count(click)"]}
+    with pytest.raises(InputError, match=r"events.csv:7.*field 'ts'.*missing time"):
+        analyze(path, **options)
+    with pytest.raises(InputError, match=r"1 row\(s\) with no ts"):
+        analyze(path, **options, engine="duckdb")

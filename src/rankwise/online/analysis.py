@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankwise.errors import OptionError, RankwiseError
+from rankwise.errors import InputError, OptionError, RankwiseError
 from rankwise.online.definitions import Definition
 from rankwise.online.events import Mixed, Units, aggregate_units
 from rankwise.online.metrics import (
@@ -322,7 +322,6 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             moments = read_statistics(data, columns, pairs, variant=variant, variants=variants)
     else:
         sums, counts, constants = _columns(table)
-        from rankwise.online.event_rows import window_seconds
         from rankwise.online.warehouse import ENGINES, DuckDBSource
 
         if engine not in ENGINES:
@@ -335,25 +334,15 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                                         window, timestamp, cupac)
             warnings += warned
             pushed, mixed_units = None, units.mixed
-            if timestamp is not None:   # the daily looks read one row per unit x day, summed by the backend
-                from rankwise.online.ibis_source import ibis_daily
-
-                named = {d.name for d in definitions}
-                plain_sums, plain_counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-                data = ibis_daily(data, definitions, [*plain_sums, *plain_counts], unit, variant, event, timestamp,
-                                  plain_counts, constants, exposures, window_seconds(window))
+            if timestamp is not None:
+                data = _daily_rows(data, table, definitions, unit, variant, event, timestamp, exposures, window)
         elif engine == "duckdb" or isinstance(data, DuckDBSource):
             units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
                                                                variants, mixed, exposures, window, timestamp,
                                                                sequential, test, bool(caps) or bool(slices), cupac)
             warnings += warned
-            if timestamp is not None:   # the daily looks read one row per unit x day, summed by DuckDB
-                from rankwise.online.warehouse import duckdb_daily
-
-                named = {d.name for d in definitions}
-                plain_sums, plain_counts, _ = _columns({n: m for n, m in table.items() if n not in named})
-                data = duckdb_daily(data, definitions, [*plain_sums, *plain_counts], unit, variant, event, timestamp,
-                                    plain_counts, exposures, window_seconds(window), constants=constants)
+            if timestamp is not None:
+                data = _daily_rows(data, table, definitions, unit, variant, event, timestamp, exposures, window)
         elif definitions or exposures is not None:
             named = {d.name for d in definitions}
             plain = [c for group in _columns({n: m for n, m in table.items() if n not in named}) for c in group]
@@ -909,6 +898,20 @@ def _warehouse_plan(table: Mapping[str, Metric], definitions: list[Definition], 
     return sums, counts, constants, seconds
 
 
+def _daily_rows(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
+                event: str, timestamp: str, exposures: Any, window: str | float | None) -> Any:
+    """What the daily looks read from a warehouse: one row per unit x variant x day, summed by
+    the Ibis backend or DuckDB holding ``data`` (already checked by the per-unit pass, so not
+    scanned for bad rows again)."""
+    from rankwise.online.ibis_source import ibis_daily, is_ibis_table
+    from rankwise.online.warehouse import duckdb_daily
+
+    sums, counts, constants, seconds = _warehouse_plan(table, definitions, exposures, window, ())
+    daily = ibis_daily if is_ibis_table(data) else duckdb_daily
+    return daily(data, definitions, [*sums, *counts], unit, variant, event, timestamp, counts, constants=constants,
+                 exposures=exposures, window=seconds, check=False)
+
+
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any,
                   window: str | float | None, timestamp: str | None, sequential: str | None,
@@ -1020,7 +1023,16 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
 
     sums, counts, constants = _columns(metrics)
     columns = list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants]))
-    tables = [t for _, _, t in tables_of(data, columns)]
+    pieces = tables_of(data, columns)
+    for name, first, piece in pieces:   # an event without a time would belong to no look
+        times = piece.column(timestamp)
+        if times.null_count:
+            from rankwise.data.tables import location
+
+            at = int(np.flatnonzero(np.asarray(times.is_null().to_numpy(zero_copy_only=False)))[0])
+            raise InputError("missing time; the daily looks need every event's time", field=timestamp,
+                             **location(name, first, at))
+    tables = [t for _, _, t in pieces]
     table = pa.concat_tables([t.cast(tables[0].schema) for t in tables]) if len(tables) > 1 else tables[0]
     if only_units is not None:
         ids = table.column(unit)

@@ -106,8 +106,9 @@ class UnitRows:
 def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, plain_counts: Sequence[str], constants: Sequence[str],
                timestamp: str | None = None, daily: bool = False, exposures: Any = None,
-               window: float | None = None) -> UnitRows:
-    """The data checked (rankwise's errors) and its rows (``UnitRows``); with ``exposures`` (an
+               window: float | None = None, check: bool = True) -> UnitRows:
+    """The data checked (rankwise's errors; ``check=False`` skips the scan for bad rows, for
+    data checked already) and its rows (``UnitRows``); with ``exposures`` (an
     Ibis table of ``unit``, ``variant``, ``timestamp``) each unit's variant is that of its first
     exposure and its events count from then, for ``window`` seconds if given, as in memory."""
     import ibis
@@ -160,7 +161,7 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
         checks[f"no number in {c}"] = table[c].isnull()
     if timestamp:
         checks[f"no {timestamp}"] = table[timestamp].isnull()
-    events = _checked(table, checks, source)
+    events = _checked(table, checks, source) if check else 0
     unit_value = table[unit] if schema[unit].is_integer() else table[unit].cast("string")
     kept = {f"k{i}": table[c].cast("float64") for i, c in enumerate(constants)}
     if timestamp:
@@ -173,7 +174,8 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     left_out: dict[str, int] = {}
     if exposures is not None:
         assert timestamp is not None
-        rows, left_out = _exposed(rows, exposures, unit, variant, timestamp, window, names, schema[unit].is_integer())
+        rows, left_out = _exposed(rows, exposures, unit, variant, timestamp, window, names,
+                                  [k for k in kept if k.startswith("k")], schema[unit].is_integer(), check)
     if daily:
         rows = rows.mutate(day=_day(rows.t))
     columns = [a.column for a in aggregates] + list(plain_sums)
@@ -207,7 +209,8 @@ def _day(time: Any) -> Any:
 
 
 def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str, window: float | None,
-             names: list[str], integer_units: bool) -> tuple[Any, dict[str, int]]:
+             names: list[str], covariates: list[str], integer_units: bool,
+             check: bool = True) -> tuple[Any, dict[str, int]]:
     """The events of exposed units from their first exposure (within ``window`` seconds), with
     that exposure's variant, and a row of zeros per exposure; the counts left out."""
     import os
@@ -236,8 +239,9 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
     if missing:
         raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
                          source=source)
-    _checked(exposures, {f"no {unit}": exposures[unit].isnull(), f"no {variant}": exposures[variant].isnull(),
-                         f"no {timestamp}": exposures[timestamp].isnull()}, source)
+    if check:
+        _checked(exposures, {f"no {unit}": exposures[unit].isnull(), f"no {variant}": exposures[variant].isnull(),
+                             f"no {timestamp}": exposures[timestamp].isnull()}, source)
     exposed_unit = exposures[unit] if integer_units else exposures[unit].cast("string")
     exposed = exposures.select(u=exposed_unit, v=exposures[variant].cast("string"), t=_time(exposures, timestamp))
     if exposed.t.type().is_numeric() != rows.t.type().is_numeric():
@@ -249,7 +253,7 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
     known = joined.first_u.notnull()
     before = known & (joined.t < joined.start)
     if window is None:
-        after = known & (joined.t != joined.t)   # never true, as a column
+        after = known & ibis.literal(False)
     else:
         span = window if joined.t.type().is_numeric() else ibis.interval(microseconds=round(window * 1e6))
         after = known & ~before & (joined.t >= joined.start + span)
@@ -257,7 +261,6 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
                                before_exposure=before.fill_null(False).cast("int64").sum(),
                                after_window=after.fill_null(False).cast("int64").sum()).to_pyarrow().to_pylist()[0]
     left_out = {k: int(v or 0) for k, v in counted.items()}
-    covariates = [c for c in rows.columns if c.startswith("k")]
     events = joined.filter(known & ~before.fill_null(False) & ~after.fill_null(False)).select(
         u=joined.u, v=joined.first_v, **{n: joined[n] for n in [*names, *covariates]}, t=joined.t)
     zeros = exposed.select(u=exposed.u, v=exposed.v, **{n: ibis.literal(0).cast(rows[n].type()) for n in names},
@@ -314,11 +317,11 @@ def _with_unit_type(result: Any, kind: Any) -> Any:
 
 def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, timestamp: str, plain_counts: Sequence[str] = (), constants: Sequence[str] = (),
-               exposures: Any = None, window: float | None = None) -> Any:
+               exposures: Any = None, window: float | None = None, check: bool = True) -> Any:
     """One row per unit x variant x day (UTC) with the sums the metrics read, computed by the
     Ibis backend, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the
     day) and the metrics' columns: what the daily looks add up to each day's units (as
-    ``rankwise.online.warehouse.duckdb_daily``).
+    ``rankwise.online.warehouse.duckdb_daily``; ``check=False`` skips the scan for bad rows).
 
     >>> import ibis
     >>> from rankwise.online.definitions import parse_definition
@@ -331,7 +334,7 @@ def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     import pyarrow as pa
 
     got = _unit_rows(table, definitions, plain_sums, unit, variant, event, plain_counts, constants, timestamp,
-                     daily=True, exposures=exposures, window=window)
+                     daily=True, exposures=exposures, window=window, check=check)
     rows = got.rows
     per_day = (rows.group_by(["u", "v", "day"]).aggregate(**{n: rows[n].sum() for n in got.names},
                                                          **{k: rows[k].min() for k in got.covariates})

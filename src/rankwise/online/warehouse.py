@@ -178,10 +178,11 @@ class PerUnit:
 def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str],
               unit: str, variant: str, event: str, plain_counts: Sequence[str], exposures: Any,
               window: float | None, timestamp: str | None, constants: Sequence[str] = (),
-              daily: bool = False) -> PerUnit:
-    """Check the data (rankwise's errors, the file named) and write the per-unit query
-    (``constants``: per-unit covariates, one value per unit; ``daily``: the per-unit-day query
-    too, by ``timestamp``)."""
+              daily: bool = False, check: bool = True) -> PerUnit:
+    """Check the data (rankwise's errors, the file named; ``check=False`` skips the scan for
+    bad rows) and write the per-unit query (``constants``: per-unit covariates, one value per
+    unit; ``daily``: the per-unit-day query too, by ``timestamp``, which is read and checked
+    whenever it is given)."""
     source = _relation(connection, data, "rankwise_events")
     from rankwise.online.event_rows import aggregates_of
 
@@ -191,7 +192,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
                           "engine='memory'")
     read = [unit, *([variant] if exposures is None else []), *plain_sums, *constants,
             *(c for a in aggregates for c in a.source_columns(event)),
-            *([timestamp] if (exposures is not None or daily) and timestamp else [])]
+            *([timestamp] if timestamp else [])]
     types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
     numeric = frozenset(c for c, k in types.items() if _is_numeric(k))
     for a in aggregates:
@@ -203,7 +204,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
             raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
     u, v = quote_identifier(unit), quote_identifier(variant)
     checks = {f"no {unit}": f"{u} IS NULL"}
-    if timestamp and (exposures is not None or daily):
+    if timestamp:
         checks[f"no {timestamp}"] = f"{quote_identifier(timestamp)} IS NULL"
     if exposures is None:
         checks[f"no {variant}"] = f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''"
@@ -224,7 +225,8 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
         checks[f"no number in {c}"] = f"{quote_identifier(c)} IS NULL"
     if types[unit] == "VARCHAR":
         checks[f"an empty {unit}"] = f"trim({u}) = ''"
-    _check(connection, "rankwise_events", source, checks)
+    if check:
+        _check(connection, "rankwise_events", source, checks)
     columns = [a.column for a in aggregates] + list(plain_sums)
     expressions = [a.sql(event, numeric) for a in aggregates] + [quote_identifier(c) for c in plain_sums]
     names = [f"c{i}" for i in range(len(columns))]
@@ -255,7 +257,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
         day = "make_timestamp(CAST(floor(t / 86400) AS BIGINT) * 86400000000)"
         per_day = (f"SELECT u, v, {day} AS day{', ' + sums if sums else ''} FROM ({rows}) GROUP BY u, v, day "
                    "ORDER BY u, day")
-    events = int(connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0])
+    events = int(connection.execute("SELECT count(*) FROM rankwise_events").fetchall()[0][0]) if check else 0
     return PerUnit(query, columns, names, integer, left_out, events, source, list(constants), per_day)
 
 
@@ -318,12 +320,13 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                  variant: str, event: str, timestamp: str, plain_counts: Sequence[str] = (),
                  exposures: Any = None, window: float | None = None, connection: Any = None,
-                 constants: Sequence[str] = ()) -> Any:
+                 constants: Sequence[str] = (), check: bool = True) -> Any:
     """One row per unit x variant x day (UTC) with the sums the metrics read, computed by
     DuckDB, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the day)
     and the metrics' columns: what the daily looks (``rankwise.online.analysis.cumulative_looks``)
     add up to each day's units. A unit's rows of two variants stay apart, so the looks see it
-    as mixed as the per-unit query does.
+    as mixed as the per-unit query does. ``check=False`` skips the scan for bad rows (for data
+    a per-unit pass has checked already).
 
     >>> from rankwise.online.definitions import parse_definition
     >>> rows = {"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"],
@@ -345,7 +348,7 @@ def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
                                                  plain_counts, exposures, window, timestamp, constants,
-                                                 daily=True), finish)
+                                                 daily=True, check=check), finish)
 
 
 def duckdb_labels(data: Any, unit: str, dimension: str, connection: Any = None) -> Any:
