@@ -5,7 +5,7 @@ line of each piece so that errors can name the line (the row for Parquet)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,101 @@ def tables_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ())
         return out
     raise InputError(f"cannot read experiment data from a {type(data).__name__}; give files, a directory, "
                      "a DataFrame, an Arrow table or a dict of columns")
+
+
+BATCH_ROWS = 1 << 20
+"""Rows per piece when a source is read piece by piece (``batches_of``)."""
+
+
+class Batches:
+    """Pieces ``(name, first line, Arrow table)`` read one at a time, for one pass; ``rows``
+    is how many rows they hold in all, known before the first is read (Parquet's metadata)."""
+
+    def __init__(self, pieces: Iterable[tuple[str, int, Any]], rows: int, count: int) -> None:
+        self._pieces = pieces
+        self.rows = rows
+        self.count = count
+        """How many pieces."""
+
+    def __iter__(self) -> Iterator[tuple[str, int, Any]]:
+        return iter(self._pieces)
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = (), rows: int = BATCH_ROWS) -> Batches:
+    """``tables_of``, ``rows`` rows at a time: a Parquet file is decoded piece by piece as the
+    pieces are used (its columns are never all in memory at once); any other source is read
+    as ``tables_of`` reads it and sliced (zero-copy). Each piece's first line counts from its
+    file's; ``Batches`` (say, rows derived from a file piece by piece) pass through.
+
+    >>> pieces = batches_of({"a": [1, 2, 3]}, ["a"], rows=2)
+    >>> pieces.rows, [(name, first, len(t)) for name, first, t in pieces]
+    (3, [('<dict>', 1, 2), ('<dict>', 3, 1)])
+    """
+    if isinstance(data, Batches):
+        return Batches(((name, first, _selected(table, columns, name)) for name, first, table in data),
+                       data.rows, data.count)
+    if isinstance(data, (str, os.PathLike)):
+        data = [data]
+    paths = [p for item in data for p in _files(item)] if _all_paths(data) else []
+    if paths and all(_suffix(p) in (".parquet", ".pq") for p in paths):
+        sizes = [_parquet_rows(p, columns) for p in paths]
+        return Batches((piece for p in paths for piece in _parquet_batches(p, columns, rows)), sum(sizes),
+                       sum(max(1, -(-n // rows)) for n in sizes))
+    pieces = [(name, first + start, table.slice(start, rows)) for name, first, table in tables_of(data, columns, ids)
+              for start in range(0, max(len(table), 1), rows)]
+    return Batches(pieces, sum(len(t) for _, _, t in pieces), len(pieces))
+
+
+def _all_paths(data: Any) -> bool:
+    return isinstance(data, Sequence) and not isinstance(data, (str, bytes, ReadPieces)) and bool(data) and all(
+        isinstance(item, (str, os.PathLike)) for item in data)
+
+
+def _selected(table: Any, columns: Sequence[str] | None, name: str) -> Any:
+    _require(table.column_names, columns, name)
+    return table if columns is None else table.select(list(columns))
+
+
+def _parquet_rows(path: Path, columns: Sequence[str] | None) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(path) as parquet:
+            _require(parquet.schema_arrow.names, columns, path)
+            return int(parquet.metadata.num_rows)
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
+        raise InputError(f"cannot read it as {_suffix(path).lstrip('.')}: {exc}", source=str(path)) from None
+
+
+def _parquet_batches(path: Path, columns: Sequence[str] | None, rows: int) -> Iterator[tuple[str, int, Any]]:
+    """The file in pieces of exactly ``rows`` rows (the last one shorter), whatever its row
+    groups: the pieces are those of the whole file read and sliced."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chosen = None if columns is None else list(columns)
+    try:
+        with pq.ParquetFile(path) as parquet:
+            if parquet.metadata.num_rows == 0:
+                yield str(path), 1, parquet.read(columns=chosen)
+                return
+            first, held, size = 1, [], 0
+            for batch in parquet.iter_batches(batch_size=rows, columns=chosen):
+                held.append(batch)
+                size += batch.num_rows
+                while size >= rows:
+                    table = pa.Table.from_batches(held)
+                    yield str(path), first, table.slice(0, rows)
+                    first, size = first + rows, size - rows
+                    held = table.slice(rows).to_batches() if size else []
+            if size:
+                yield str(path), first, pa.Table.from_batches(held)
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
+        raise InputError(f"cannot read it as {_suffix(path).lstrip('.')}: {exc}", source=str(path)) from None
 
 
 def location(name: str, first: int, row: int) -> dict[str, Any]:

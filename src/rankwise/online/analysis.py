@@ -985,7 +985,9 @@ def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defi
             raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
         keep = list(dict.fromkeys([*plain, *constants, *([timestamp] if timestamp else [])]))
         rows = event_rows(data, definitions, unit, variant, event, keep=keep)
-        return ReadPieces(rows.pieces), []
+        if timestamp is None:   # read once, piece by piece, by the per-unit sums
+            return rows.pieces, []
+        return ReadPieces(rows.pieces), []   # the looks read the rows again
     if constants:
         raise OptionError("covariates (CUPED, CUPAC) with an exposure table: not yet; give the events without "
                           "--exposures, or the per-unit table")
@@ -997,7 +999,7 @@ def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defi
         raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
     rows = with_exposures(event_rows(data, definitions, unit, None, event, keep=[timestamp]), exposures, unit,
                           variant, timestamp, seconds)
-    return ReadPieces(rows.pieces), rows.warnings()
+    return ReadPieces(list(rows.pieces)), rows.warnings()
 
 
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],

@@ -12,13 +12,13 @@ left out and counted in a warning; an exposed unit without events counts with ze
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from rankwise.data.tables import location, number_column, tables_of
+from rankwise.data.tables import Batches, batches_of, location, number_column, tables_of
 from rankwise.errors import InputError, OptionError
 from rankwise.online.definitions import Aggregate, Clause, Definition, number_literal
 
@@ -45,9 +45,10 @@ def window_seconds(window: str | float | None) -> float | None:
     return seconds
 
 
-def clause_mask(table: Any, clause: Clause, source: str) -> np.ndarray:
+def clause_mask(table: Any, clause: Clause, source: str, decoded: dict[str, Any] | None = None) -> np.ndarray:
     """Which rows meet one condition (a missing value meets none). A dictionary-encoded
-    column (Parquet's and pandas' categoricals) is compared once per distinct value."""
+    column (Parquet's and pandas' categoricals) is compared once per distinct value; its
+    codes are kept in ``decoded`` (by column) for the next condition on it."""
     import pyarrow as pa
 
     column = table.column(clause.column)
@@ -55,14 +56,30 @@ def clause_mask(table: Any, clause: Clause, source: str) -> np.ndarray:
         return _compare(column, clause, source)
     if column.num_chunks == 0:
         return np.zeros(0, dtype=bool)
+    if decoded is None or clause.column not in decoded:
+        found = _dictionary_codes(column)
+        if decoded is not None:
+            decoded[clause.column] = found
+    else:
+        found = decoded[clause.column]
+    dictionary, codes, valid = found
+    hit = _compare(dictionary, clause, source)
+    mask = hit[codes] if len(hit) else np.zeros(len(codes), dtype=bool)
+    if valid is not None:
+        mask &= valid
+    return mask
+
+
+def _dictionary_codes(column: Any) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    """A dictionary column as (its one dictionary, each row's code, which rows have a value
+    (None: all))."""
+    import pyarrow as pa
+
     column = column.unify_dictionaries()   # one dictionary for every chunk: compared once
-    hit = _compare(column.chunks[0].dictionary, clause, source)
     indices = pa.chunked_array([chunk.indices for chunk in column.chunks]).combine_chunks()
     codes = np.asarray((indices.fill_null(0) if indices.null_count else indices).to_numpy(zero_copy_only=False))
-    mask = hit[codes] if len(hit) else np.zeros(len(codes), dtype=bool)
-    if indices.null_count:
-        mask &= np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    return mask
+    valid = np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool) if indices.null_count else None
+    return column.chunks[0].dictionary, codes, valid
 
 
 def _compare(column: Any, clause: Clause, source: str) -> np.ndarray:
@@ -87,7 +104,8 @@ def _compare(column: Any, clause: Clause, source: str) -> np.ndarray:
     return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first: int) -> np.ndarray:
+def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first: int,
+                  decoded: dict[str, Any] | None = None) -> np.ndarray:
     """Each row's contribution to one aggregation: whether it counts (``count``, ``any``: a
     boolean, summed per unit as 1 or 0), the value or 0 (``sum``; a matching row without a
     number is an error naming its line)."""
@@ -96,28 +114,36 @@ def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first
 
     mask: np.ndarray | None = None
     for clause in aggregate.clauses(event):
-        this = clause_mask(table, clause, name)
+        this = clause_mask(table, clause, name, decoded)
         mask = this if mask is None else mask & this
     if aggregate.function != "sum":   # a count: which rows count (summed per unit as booleans)
         return np.ones(table.num_rows, dtype=bool) if mask is None else mask
-    column = table.column(aggregate.target).combine_chunks()
+    column = table.column(aggregate.target)
     if mask is None:
-        return number_column(name, first, column, aggregate.target)
-    missing = mask & np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    if missing.any():
-        raise InputError("missing value; expected a number", field=aggregate.target,
-                         **location(name, first, int(np.flatnonzero(missing)[0])))
-    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        return number_column(name, first, column.combine_chunks(), aggregate.target)
+    if column.null_count:
+        missing = mask & np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        if missing.any():
+            raise InputError("missing value; expected a number", field=aggregate.target,
+                             **location(name, first, int(np.flatnonzero(missing)[0])))
+    if pa.types.is_floating(column.type):
+        # the value where the row counts, else 0, in one float64 array (a missing value reads as
+        # NaN and is zeroed with the other rows that do not count)
+        values = np.asarray(column.to_numpy(), dtype=np.float64)
+        if not values.flags.writeable:   # Arrow's own buffer (one chunk, no nulls): not ours to change
+            values = values.copy()
+        np.copyto(values, 0.0, where=~mask)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(f"expected a finite number, got {values[row]}", field=aggregate.target,
+                             **location(name, first, row))
+        return values
+    if pa.types.is_integer(column.type):
         # the value where the row counts, else 0 (its own type: integer sums stay exact)
-        values = np.asarray((pc.fill_null(column, 0) if column.null_count else column).to_numpy(zero_copy_only=False))
-        chosen_values = np.where(mask, values, values.dtype.type(0))
-        if chosen_values.dtype.kind == "f":
-            bad = ~np.isfinite(chosen_values)
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise InputError(f"expected a finite number, got {chosen_values[row]}", field=aggregate.target,
-                                 **location(name, first, row))
-        return chosen_values
+        values = np.asarray((pc.fill_null(column, 0) if column.null_count else column).to_numpy())
+        return np.where(mask, values, values.dtype.type(0))
+    column = column.combine_chunks()
     chosen = pa.array(mask)
     if pa.types.is_null(column.type):
         column = pa.array(np.zeros(len(column), dtype=np.int64))
@@ -130,7 +156,8 @@ def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first
 class EventRows:
     """The derived rows, piece by piece as ``tables_of`` yields them, and what was left out."""
 
-    pieces: list[tuple[str, int, Any]]
+    pieces: Batches | list[tuple[str, int, Any]]
+    """Derived from the source as they are read (one pass), or a list (joined to exposures)."""
     columns: list[str]
     """The derived columns (one per distinct aggregation), in order."""
     left_out: dict[str, int] = field(default_factory=dict)
@@ -168,13 +195,15 @@ def source_columns(definitions: Sequence[Definition], event: str) -> list[str]:
 def event_rows(data: Any, definitions: Sequence[Definition], unit: str, variant: str | None, event: str,
                keep: Sequence[str] = ()) -> EventRows:
     """Each piece of ``data`` as ``unit``, ``variant`` (if any), ``keep`` and one column per
-    aggregation.
+    aggregation, derived as the pieces are used (one pass: a Parquet file is decoded piece by
+    piece and each piece's rows are summed before the next is read).
 
     >>> from rankwise.online.definitions import parse_definition
     >>> d = [parse_definition("ctr = count(click) / count(view)")]
     >>> rows = event_rows({"u": [1, 1, 2], "arm": ["a", "a", "b"], "event": ["view", "click", "view"]},
     ...                   d, "u", "arm", "event")
-    >>> rows.pieces[0][2].column("count(click)").to_pylist(), rows.pieces[0][2].column("count(view)").to_pylist()
+    >>> (_, _, table), = rows.pieces   # read as they are used, once
+    >>> table.column("count(click)").to_pylist(), table.column("count(view)").to_pylist()
     ([False, True, False], [True, False, True])
     """
     import pyarrow as pa
@@ -182,13 +211,17 @@ def event_rows(data: Any, definitions: Sequence[Definition], unit: str, variant:
     aggregates = aggregates_of(definitions)
     own = [c for c in (unit, variant, *keep) if c is not None]
     reads = list(dict.fromkeys([*own, *source_columns(definitions, event)]))
-    pieces = []
-    for name, first, table in tables_of(data, reads, ids=[c for c in (unit, variant) if c is not None]):
-        derived = {c: table.column(c) for c in own}
-        for aggregate in aggregates:
-            derived[aggregate.column] = pa.array(contributions(table, aggregate, event, name, first))
-        pieces.append((name, first, pa.table(derived)))
-    return EventRows(pieces, [a.column for a in aggregates])
+    source = batches_of(data, reads, ids=[c for c in (unit, variant) if c is not None])
+
+    def derived() -> Iterator[tuple[str, int, Any]]:
+        for name, first, table in source:
+            columns = {c: table.column(c) for c in own}
+            decoded: dict[str, Any] = {}   # each dictionary column's codes, decoded once per piece
+            for aggregate in aggregates:
+                columns[aggregate.column] = pa.array(contributions(table, aggregate, event, name, first, decoded))
+            yield name, first, pa.table(columns)
+
+    return EventRows(Batches(derived(), source.rows, source.count), [a.column for a in aggregates])
 
 
 def _seconds(name: str, first: int, column: Any, field_name: str) -> np.ndarray:
