@@ -357,7 +357,7 @@ def test_bad_input_names_file_line_and_column(tmp_path: Path) -> None:
 
 
 def test_logs_read_in_slices_keep_results_and_line_numbers(tmp_path: Path, monkeypatch) -> None:
-    from rankwise.online import events
+    from rankwise.data import tables
 
     rng = np.random.default_rng(3)
     n = 200
@@ -370,7 +370,7 @@ def test_logs_read_in_slices_keep_results_and_line_numbers(tmp_path: Path, monke
     log.to_parquet(parquet)
     metrics = ["ctr=clicks/views", "views=views", "clickers=clicks>0"]
     whole = online.analyze(csv, "user", "arm", metrics, covariates={"views": "pre"}).table
-    monkeypatch.setattr(events, "SLICE_ROWS", 7)   # 29 slices of the 200 rows
+    monkeypatch.setattr(tables, "BATCH_ROWS", 7)   # 29 slices of the 200 rows
     sliced = online.analyze([csv, parquet], "user", "arm", metrics, covariates={"views": "pre"}).table
     assert sliced["n"].tolist() == whole["n"].tolist()   # each user counted once per file pair
     one = online.analyze(csv, "user", "arm", metrics, covariates={"views": "pre"}).table

@@ -159,7 +159,8 @@ def tables_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ())
 
 
 BATCH_ROWS = 1 << 20
-"""Rows per piece when a source is read piece by piece (``batches_of``)."""
+"""Rows per piece when a source is read piece by piece (``batches_of``): the temporaries of
+each piece stay small enough to be reused, and a million rows match Parquet's row groups."""
 
 
 class Batches:
@@ -179,7 +180,7 @@ class Batches:
         return self.count
 
 
-def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = (), rows: int = BATCH_ROWS) -> Batches:
+def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = (), rows: int | None = None) -> Batches:
     """``tables_of``, ``rows`` rows at a time: a Parquet file is decoded piece by piece as the
     pieces are used (its columns are never all in memory at once); any other source is read
     as ``tables_of`` reads it and sliced (zero-copy). Each piece's first line counts from its
@@ -189,6 +190,7 @@ def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ()
     >>> pieces.rows, [(name, first, len(t)) for name, first, t in pieces]
     (3, [('<dict>', 1, 2), ('<dict>', 3, 1)])
     """
+    rows = rows or BATCH_ROWS   # read when called: a test may make the pieces small
     if isinstance(data, Batches):
         return Batches(((name, first, _selected(table, columns, name)) for name, first, table in data),
                        data.rows, data.count)
@@ -226,6 +228,26 @@ def _parquet_rows(path: Path, columns: Sequence[str] | None) -> int:
         raise InputError(f"cannot read it as {_suffix(path).lstrip('.')}: {exc}", source=str(path)) from None
 
 
+def _ahead(items: Iterator[Any]) -> Iterator[Any]:
+    """``items``, the next one produced on another thread while this one is used (Parquet
+    decodes without holding the interpreter: reading overlaps the work on each piece).
+
+    >>> list(_ahead(iter([1, 2, 3])))
+    [1, 2, 3]
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    done = object()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        coming = pool.submit(next, items, done)
+        while True:
+            item = coming.result()
+            if item is done:
+                return
+            coming = pool.submit(next, items, done)
+            yield item
+
+
 def _parquet_batches(path: Path, columns: Sequence[str] | None, rows: int) -> Iterator[tuple[str, int, Any]]:
     """The file in pieces of exactly ``rows`` rows (the last one shorter), whatever its row
     groups: the pieces are those of the whole file read and sliced."""
@@ -239,7 +261,7 @@ def _parquet_batches(path: Path, columns: Sequence[str] | None, rows: int) -> It
                 yield str(path), 1, parquet.read(columns=chosen)
                 return
             first, held, size = 1, [], 0
-            for batch in parquet.iter_batches(batch_size=rows, columns=chosen):
+            for batch in _ahead(parquet.iter_batches(batch_size=rows, columns=chosen)):
                 held.append(batch)
                 size += batch.num_rows
                 while size >= rows:

@@ -350,6 +350,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                                            timestamp, list(dict.fromkeys(plain)), [*constants, *cupac])
             warnings += left_out
         if engine == "memory" and not isinstance(data, DuckDBSource) and not in_ibis:
+            from rankwise.online.preload import preload
+
+            preload("pandas", "scipy.special")   # for the results, imported while the data is read
             units = aggregate_units(data, unit, variant, sums=sums, counts=counts,
                                     constants=list(dict.fromkeys([*constants, *cupac])), variants=variants,
                                     mixed=mixed, ordered=test == "bootstrap" or bool(cupac))

@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from rankwise.data.tables import BATCH_ROWS, location, number_column
+from rankwise.data.tables import location, number_column
 from rankwise.errors import InputError, OptionError
 
 Mixed = Literal["exclude", "error"]
@@ -39,8 +39,6 @@ class Units:
     def __len__(self) -> int:
         return len(self.codes)
 
-
-SLICE_ROWS = BATCH_ROWS
 
 
 def _labels(name: str, first: int, column: Any, field_name: str) -> Any:
@@ -115,7 +113,7 @@ def aggregate_units(data: Any, unit: str, variant: str, sums: Sequence[str] = ()
         raise OptionError(f"mixed must be one of {', '.join(MIXED)}, got {mixed!r}")
     value_columns = list(dict.fromkeys([*sums, *counts, *constants]))
     columns = list(dict.fromkeys([unit, variant, *value_columns]))
-    pieces = batches_of(data, columns, ids=[unit, variant], rows=SLICE_ROWS)   # bounded temporaries
+    pieces = batches_of(data, columns, ids=[unit, variant])   # bounded temporaries
     events = pieces.rows
     if events == 0:
         raise InputError("no events", source=", ".join(dict.fromkeys(n for n, _, _ in pieces)) or "<input>")
@@ -190,7 +188,8 @@ class _DenseSums:
 
     def __init__(self, summed: Sequence[str], constants: Sequence[str], events: int) -> None:
         self.summed, self.constants, self.events = list(summed), list(constants), events
-        self.lowest, self.span = 0, 0
+        self.lowest, self.span = 0, 0   # the arrays: bin 0 is id ``lowest``
+        self.low_id, self.high_id = 0, -1   # the ids met
         self.count = np.zeros(0, np.int64)
         self.code_sum = np.zeros(0)
         self.code_squares: np.ndarray | None = None   # kept once a code above 1 is met
@@ -210,8 +209,8 @@ class _DenseSums:
         if len(part["unit"]):
             bounds = pc.min_max(part["unit"])
             low, high = int(bounds["min"].as_py()), int(bounds["max"].as_py())
-            if self.span:
-                low, high = min(low, self.lowest), max(high, self.lowest + self.span - 1)
+            if self.span:   # the ids met so far, whatever room the arrays have
+                low, high = min(low, self.low_id), max(high, self.high_id)
             if high - low + 1 > 2 * self.events + 1_000_000:
                 return False
             for c in self.summed:
@@ -223,6 +222,7 @@ class _DenseSums:
                 if self.largest[c] * self.events >= 2**53:
                     return False
             self._cover(low, high)
+            self.low_id, self.high_id = low, high
         for c in self.summed:
             self.integer[c] = self.integer[c] and part[c].dtype.kind in "iub"
         index = _offsets(part["unit"], self.lowest)
@@ -287,6 +287,8 @@ class _DenseSums:
         span = high - lowest + 1
         if self.span and lowest == self.lowest and span <= self.span:
             return
+        if self.span:   # room to grow into: ids that come in order grow the arrays a few times, not every piece
+            span = max(span, (self.lowest - lowest) + self.span + self.span // 4)
         at = self.lowest - lowest if self.span else 0
 
         def grown(values: np.ndarray) -> np.ndarray:
