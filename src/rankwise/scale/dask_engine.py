@@ -7,8 +7,10 @@ ids (hashes): if no query spans two partitions the run is scored where it lies, 
 shuffle; otherwise it is shuffled by query, each row carrying its place in the input so that
 ties in input order and ``duplicates='first'`` see the input's order. Where every measure reads
 only the top k of each ranking, partitions instead keep their rows that can be in the top k
-and the client scores those (``rankwise.scale.topk``), with no shuffle. The encoded qrels go to
-every worker once (``scatter``); each partition is scored by the in-memory code, and the
+and the client scores those (``rankwise.scale.topk``), with no shuffle. The encoded qrels are
+one task of the graph, fetched once by each worker that needs them (not scattered: scattered
+data dies with the worker holding it, a task is recomputed); each partition is scored by the
+in-memory code, and the
 per-query values come back to the client, where they are put in the in-memory order.
 A partition that fails stops the evaluation with that partition's error; no partial result
 is returned.
@@ -95,7 +97,13 @@ def evaluate_with_engine(plan: EvaluationPlan, runs: Any, chunk_rows: int | None
     dask_client, owned = connect(client)
     try:
         scored: list[tuple[RunScores, str]] = []
-        shared = dask_client.scatter(plan, broadcast=True)
+        import uuid
+
+        import dask
+
+        # a task of the graph, not scattered data: a worker lost mid-run takes scattered data
+        # with it for good, while the scheduler recomputes a task elsewhere
+        shared = dask.delayed(plan, name=f"evaluation-plan-{uuid.uuid4().hex}", traverse=False)
         dd, _ = _dask()
         for obj, given in [(runs, None)] if isinstance(runs, dd.DataFrame) else _as_runs(runs):
             whole, source, default = read_frame(obj, chunk_rows)
