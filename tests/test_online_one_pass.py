@@ -166,3 +166,10 @@ def test_an_event_log_in_parquet_pieces_equals_it_in_memory(tmp_path: Path) -> N
         tables.BATCH_ROWS = events_slice
     pd.testing.assert_frame_equal(pieces, memory, check_exact=False, rtol=1e-12)
     assert pieces.loc[0, "n"] == memory.loc[0, "n"]
+
+
+def test_a_file_that_is_not_parquet_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "log.parquet"
+    path.write_bytes(b"user,arm,x\n1,A,2\n")
+    with pytest.raises(InputError, match=r"log\.parquet: cannot read it as parquet"):
+        aggregate_units(path, "user", "arm", counts=["x"])

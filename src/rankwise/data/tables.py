@@ -84,7 +84,7 @@ def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] =
                                        null_values=[""], column_types={c: pa.string() for c in text}))
         names = list(table.column_names)   # decoded here: a header that is not UTF-8 fails inside the try
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        raise InputError(f"cannot read it as {suffix.lstrip('.') or 'a table'}: {exc}", source=str(path)) from None
+        raise _unreadable(path, exc) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"invalid UTF-8 (byte {exc.object[exc.start]:#04x}); expected UTF-8 text",
                          source=str(path)) from None
@@ -101,6 +101,10 @@ def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] =
             raise InputError("invalid UTF-8; expected UTF-8 text", field=raw[0],
                              **location(str(path), _first_line(path), row))
     return table if columns is None else table.select(list(columns))
+
+
+def _unreadable(path: Path, exc: Exception) -> InputError:
+    return InputError(f"cannot read it as {_suffix(path).lstrip('.') or 'a table'}: {exc}", source=str(path))
 
 
 def _utf8(value: bytes) -> bool:
@@ -168,16 +172,13 @@ class Batches:
     is how many rows they hold in all, known before the first is read (Parquet's metadata)."""
 
     def __init__(self, pieces: Iterable[tuple[str, int, Any]], rows: int, count: int) -> None:
-        self._pieces = pieces
-        self.rows = rows
-        self.count = count
-        """How many pieces."""
+        self._pieces, self.rows, self._count = pieces, rows, count
 
     def __iter__(self) -> Iterator[tuple[str, int, Any]]:
         return iter(self._pieces)
 
-    def __len__(self) -> int:
-        return self.count
+    def __len__(self) -> int:   # how many pieces (a progress bar's total)
+        return self._count
 
 
 def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = (), rows: int | None = None) -> Batches:
@@ -193,7 +194,7 @@ def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ()
     rows = rows or BATCH_ROWS   # read when called: a test may make the pieces small
     if isinstance(data, Batches):
         return Batches(((name, first, _selected(table, columns, name)) for name, first, table in data),
-                       data.rows, data.count)
+                       data.rows, len(data))
     if isinstance(data, (str, os.PathLike)):
         data = [data]
     paths = [p for item in data for p in _files(item)] if _all_paths(data) else []
@@ -207,8 +208,7 @@ def batches_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ()
 
 
 def _all_paths(data: Any) -> bool:
-    return isinstance(data, Sequence) and not isinstance(data, (str, bytes, ReadPieces)) and bool(data) and all(
-        isinstance(item, (str, os.PathLike)) for item in data)
+    return isinstance(data, Sequence) and bool(data) and all(isinstance(item, (str, os.PathLike)) for item in data)
 
 
 def _selected(table: Any, columns: Sequence[str] | None, name: str) -> Any:
@@ -225,7 +225,7 @@ def _parquet_rows(path: Path, columns: Sequence[str] | None) -> int:
             _require(parquet.schema_arrow.names, columns, path)
             return int(parquet.metadata.num_rows)
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        raise InputError(f"cannot read it as {_suffix(path).lstrip('.')}: {exc}", source=str(path)) from None
+        raise _unreadable(path, exc) from None
 
 
 def _ahead(items: Iterator[Any]) -> Iterator[Any]:
@@ -272,7 +272,7 @@ def _parquet_batches(path: Path, columns: Sequence[str] | None, rows: int) -> It
             if size:
                 yield str(path), first, pa.Table.from_batches(held)
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        raise InputError(f"cannot read it as {_suffix(path).lstrip('.')}: {exc}", source=str(path)) from None
+        raise _unreadable(path, exc) from None
 
 
 def location(name: str, first: int, row: int) -> dict[str, Any]:

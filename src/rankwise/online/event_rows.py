@@ -221,7 +221,7 @@ def event_rows(data: Any, definitions: Sequence[Definition], unit: str, variant:
                 columns[aggregate.column] = pa.array(contributions(table, aggregate, event, name, first, decoded))
             yield name, first, pa.table(columns)
 
-    return EventRows(Batches(derived(), source.rows, source.count), [a.column for a in aggregates])
+    return EventRows(Batches(derived(), source.rows, len(source)), [a.column for a in aggregates])
 
 
 def _seconds(name: str, first: int, column: Any, field_name: str) -> np.ndarray:
