@@ -80,3 +80,27 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     process = MYPY.pop("process", None)
     if process is not None and process.poll() is None:   # type: ignore[attr-defined]
         process.kill()   # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def rankwise_cli(monkeypatch: pytest.MonkeyPatch):
+    """``rankwise_cli(argv) -> exit status``: a command line through the console entry point
+    (``rankwise.cli.entry.main``, the door every command goes through), in this process."""
+    import sys
+
+    from rankwise.cli import entry, quick
+
+    def exit_now(code: int) -> None:
+        raise SystemExit(code)
+
+    monkeypatch.setattr(quick, "exit_now", exit_now)
+
+    def run(argv: list[str]) -> int:
+        monkeypatch.setattr(sys, "argv", ["rankwise", *argv])
+        try:
+            entry.main()
+        except SystemExit as done:
+            return int(done.code or 0)
+        return 0
+
+    return run

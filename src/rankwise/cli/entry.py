@@ -34,6 +34,18 @@ def _dispatch(argv: list[str]) -> None:
     if quick:
         numpy_for_short_commands()  # before NumPy is imported
     release_freed_pages()
+    from rankwise.cli.output import command_inputs, fail
+    from rankwise.errors import RankwiseError
+    from rankwise.protected import protected_inputs
+
+    try:   # no command writes over one of its inputs (rankwise.protected)
+        with protected_inputs(command_inputs(argv)):
+            _run_command(argv, quick)
+    except RankwiseError as error:   # one door for every command: rankwise's own errors end without a traceback
+        fail(str(error))
+
+
+def _run_command(argv: list[str], quick: bool) -> None:
     if quick:
         from rankwise.cli.process import reuse_freed_heap
         from rankwise.cli.quick import exit_now, run_quick

@@ -90,6 +90,66 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+OUTPUT_OPTIONS = ("-o", "--output", "--plot")
+"""The options that name a file a command writes, in every command; ``COMMAND_OUTPUTS`` adds
+each command's own. Every other argument naming an existing file or directory is one of the
+command's inputs (``command_inputs``)."""
+
+COMMAND_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "clicks split": ("--train", "--held-out"),
+    "rank-eval": ("--unrated-out",),
+}
+"""Output options of one command beyond ``OUTPUT_OPTIONS`` (``--train`` is an input of
+``beyond`` and an output of ``clicks split``)."""
+
+
+def output_options(argv: list[str]) -> tuple[str, ...]:
+    """The output options of the command ``argv`` names.
+
+    >>> output_options(["clicks", "split", "log.tsv"])
+    ('-o', '--output', '--plot', '--train', '--held-out')
+    >>> output_options(["beyond", "reco.csv", "--train", "train.csv"])
+    ('-o', '--output', '--plot')
+    """
+    words = [a for a in argv[:2] if not a.startswith("-")]
+    for length in (2, 1):
+        extra = COMMAND_OUTPUTS.get(" ".join(words[:length]))
+        if extra and len(words) >= length:
+            return OUTPUT_OPTIONS + extra
+    return OUTPUT_OPTIONS
+
+
+def command_inputs(argv: list[str]) -> list[str]:
+    """The existing files and directories a command line names, other than its outputs: each
+    argument, the ``PATH`` of ``NAME=PATH`` and of ``--option=PATH``; the value of an output
+    option is left out. No command may write over one of them (``rankwise.data.atomic``).
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp(); log = os.path.join(folder, "log.csv"); _ = open(log, "w").close()
+    >>> out = os.path.join(folder, "out.csv"); _ = open(out, "w").close()
+    >>> [os.path.basename(p) for p in command_inputs(["ab", log, "-o", out, f"B={log}"])]
+    ['log.csv', 'log.csv']
+    """
+    outputs = output_options(argv)
+    found: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in outputs:
+            skip = True
+            continue
+        option, equals, value = arg.partition("=")
+        if equals and option in outputs:
+            continue
+        for candidate in (arg, value if equals else None):
+            if candidate and os.path.exists(candidate):
+                found.append(candidate)
+                break
+    return found
+
+
 _STDIN_COPIES: dict[str, str] = {}
 """Temporary copies of standard input -> the name shown in messages."""
 

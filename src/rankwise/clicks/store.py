@@ -46,7 +46,15 @@ class LogWriter:
     """
 
     def __init__(self, directory: str | os.PathLike[str], ranks: int) -> None:
+        from rankwise.data.atomic import refuse_protected_tree
+
         self.directory = Path(directory)
+        from rankwise.errors import OutputError
+
+        refuse_protected_tree(self.directory)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise OutputError(f"{self.directory}: exists and is not a directory; a stored log is a directory (or give "
+                              "the output a .parquet, .csv or .tsv suffix)")
         self.directory.mkdir(parents=True, exist_ok=True)
         self.ranks = int(ranks)
         self.query_ids: list[str] = []

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from rankwise.errors import OutputError
+from rankwise.protected import protected_inputs, refuse_protected, refuse_protected_tree
 
 
 def _mode_for_new_file() -> int:
@@ -37,15 +39,51 @@ def _mode_for_new_file() -> int:
     return 0o666 & ~mask
 
 
+_SYSTEM_FOLDERS = ("/dev/", "/proc/")
+"""Paths written in place whatever they are (``/dev/stdout``, ``/proc/self/fd/1``): a rename
+there would replace the system's own entry."""
+
+
+def _in_place(target: Path) -> bool:
+    """Whether ``target`` is written in place: a device, a pipe, or a path that is or passes
+    through ``/dev`` or ``/proc`` (``/dev/stdout`` is a link to ``/proc/self/fd/1``, which is
+    a link to whatever standard output is, a file included)."""
+    hops = [target]
+    while hops[-1].is_symlink() and len(hops) < 40:
+        hops.append(hops[-1].parent / os.readlink(hops[-1]))
+    return _is_special(target) or any(str(h).startswith(_SYSTEM_FOLDERS) for h in hops)
+
+
+def _is_special(target: Path) -> bool:
+    """A path that exists and is not a regular file or directory (a device, a pipe, a socket):
+    written in place, never replaced by a rename."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to; renamed onto ``path`` when the block ends
-    without an error, removed otherwise (the old ``path`` is untouched)."""
+    without an error, removed otherwise (the old ``path`` is untouched). A device or a pipe
+    (``/dev/stdout``, a FIFO) is written in place; a write that fails there (``/dev/full``, a
+    closed pipe) is an ``OutputError`` too. A protected input is refused before anything is
+    written."""
     import tempfile
 
     target = Path(path)
+    refuse_protected(target)
     if target.is_dir():
         raise OutputError(f"{target}: is a directory; expected a file to write")
+    if _in_place(target):
+        try:
+            yield target
+        except OSError as error:
+            raise OutputError(f"{target}: cannot write ({error.strerror or error})") from None
+        return
+    target = Path(os.path.realpath(target)) if target.is_symlink() else target   # the link is kept
     folder = target.parent if str(target.parent) else Path(".")
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
@@ -113,4 +151,7 @@ def refuse_inputs(output: str | os.PathLike[str] | None, inputs: Iterable[Any], 
                 raise OutputError(f"{option} names an input file ({Path(output).name}): write to another file")
 
 
-__all__ = ["atomic_open", "atomic_path", "refuse_inputs", "write_bytes", "write_text"]
+__all__ = ["atomic_open", "atomic_path", "protected_inputs", "refuse_inputs", "refuse_protected",
+           "refuse_protected_tree",
+           "write_bytes",
+           "write_text"]

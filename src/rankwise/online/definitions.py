@@ -29,6 +29,7 @@ same numbers.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -157,7 +158,8 @@ def quote_identifier(name: str) -> str:
 
 def _sql_literal(value: str, numeric: bool, column: str) -> str:
     if numeric:
-        return repr(number_literal(value, column))
+        number = number_literal(value, column)
+        return repr(number) if math.isfinite(number) else f"CAST('{number}' AS DOUBLE)"   # inf is no identifier
     return "'" + value.replace("'", "''") + "'"
 
 

@@ -46,19 +46,40 @@ def connect_table(url: str, table: str | None = None, query: str | None = None) 
     >>> connect_table(f"duckdb://{path}", table="events").columns
     ('unit', 'variant')
     """
-    try:
-        import ibis
-    except ImportError:
-        raise OptionError("--ibis needs Ibis and its backend: pip install 'rankwise[ibis]' (and e.g. "
-                          "'ibis-framework[postgres]')") from None
+    from rankwise.data import gateway
+
     if (table is None) == (query is None):
         raise OptionError("with --ibis give --table NAME or --query SQL (one of them)")
+    connection = gateway.ibis_connection(url)
+    if query is not None:   # refused before the backend sees it
+        statement = gateway.read_statement(query, url, gateway.ibis_dialect(connection))
     try:
-        connection = ibis.connect(url)
-        return connection.table(table) if table is not None else connection.sql(query)
+        if table is not None:
+            try:
+                return connection.table(table)
+            except Exception:   # a missing table, named with the tables present when the backend lists them
+                present = _tables(connection)
+                if present is not None and table not in present:
+                    listed = ", ".join(repr(t) for t in present[:20]) or "none"
+                    raise InputError(f"no table or view named {table!r}; the database has {listed}",
+                                     source=url) from None
+                raise
+        return connection.sql(statement)
+    except InputError:
+        raise
     except Exception as error:   # a backend's own error types: drivers, parsers, missing tables
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise InputError(f"Ibis could not read it: {reason}", source=url) from None
+        raise gateway.backend_error(error, url, f"table {table!r}" if table is not None else "--query") from None
+
+
+def _tables(connection: Any) -> list[str] | None:
+    """The tables a connection lists, or None when the backend cannot list them."""
+    raw = getattr(connection, "con", None)
+    try:
+        if connection.name == "duckdb" and raw is not None:
+            return [str(r[0]) for r in raw.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        return [str(t) for t in connection.list_tables()]
+    except Exception:   # a backend without a listing, or without the rights to it
+        return None
 
 
 def _describe(table: Any) -> str:

@@ -64,11 +64,19 @@ def _relation(connection: Any, data: Any, name: str) -> str:
     if isinstance(data, DuckDBSource):
         if (data.table is None) == (data.query is None):
             raise OptionError("a DuckDB source takes a table or a query (--table or --query), one of them")
-        if not os.path.exists(data.database):
-            raise InputError("no such database file", source=data.database)
-        connection.execute(f"ATTACH {_text(data.database)} AS source (READ_ONLY)")
-        body = data.query if data.query is not None else f"SELECT * FROM source.{quote_identifier(data.table or '')}"
-        connection.execute(f"CREATE TEMP VIEW {name} AS {body}")
+        from rankwise.data import gateway
+
+        if data.query is not None:   # refused before anything is attached or run
+            body = gateway.read_statement(data.query, data.database)
+        gateway.attach_read_only(connection, data.database)
+        if data.table is not None:
+            gateway.check_table(connection, data.table, data.database)
+            body = f"SELECT * FROM source.{quote_identifier(data.table)}"
+        try:
+            connection.execute(f"CREATE TEMP VIEW {name} AS {body}")
+        except _duckdb().Error as error:
+            raise gateway.backend_error(error, data.database, "--query" if data.query is not None
+                                        else f"table {data.table!r}") from None
         return data.describe()
     if hasattr(data, "columns") and hasattr(data, "to_numpy") or isinstance(data, pa.Table):
         connection.register(f"{name}_frame", data)
@@ -261,6 +269,15 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     return PerUnit(query, columns, names, integer, left_out, events, source, list(constants), per_day)
 
 
+def data_source_name(connection: Any) -> str:
+    """What the error of a failed read names: the attached database, or the files read."""
+    try:
+        rows = connection.execute("SELECT path FROM duckdb_databases() WHERE database_name = 'source'").fetchall()
+    except Exception:   # a connection in a failed state
+        rows = []
+    return str(rows[0][0]) if rows and rows[0][0] else "<events>"
+
+
 def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any, Any], Any]) -> Any:
     duckdb = _duckdb()
     own = connection is None
@@ -275,7 +292,11 @@ def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any,
             except duckdb.Error as error:
                 raise OptionError(f"RANKWISE_DUCKDB_MEMORY={limit!r}: {str(error).splitlines()[0]} (expected a size "
                                   "such as 2GB)") from None
-        plan = per_unit(connection)
+        try:
+            plan = per_unit(connection)
+        except duckdb.Error as error:   # a view that binds but cannot be read (types, files)
+            source = data_source_name(connection)
+            raise InputError(f"DuckDB could not read it: {str(error).splitlines()[0]}", source=source) from None
         try:
             return finish(connection, plan)
         except duckdb.Error as error:

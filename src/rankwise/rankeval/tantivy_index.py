@@ -57,6 +57,9 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     if id_field in fields:
         raise RankwiseError(f"the id field {id_field!r} cannot also be a text field")
     out = Path(out)
+    from rankwise.data.atomic import refuse_protected_tree
+
+    refuse_protected_tree(out)
     if out.exists() and not out.is_dir():
         raise RankwiseError(f"{out} exists and is not a directory")
     if out.exists() and any(out.iterdir()):
