@@ -119,8 +119,12 @@ def test_hand_computed_lists_and_inputs_as_people_have_them() -> None:
     for run in (by_score, by_rank, lists):
         out = beyond_accuracy(run, ["arp@2", "aplt@2", "novelty@2", "coverage@2"], train=train)
         # ARP (2 + 0)/2, (0 + 1)/2 -> 0.75; APLT head {a}: 1/2, 1 -> 0.75;
-        # novelty (log2(3/2) + 0 + log2 3 + 0) / 4; coverage 3 items / 2 in train
-        assert out.table["value"].tolist() == pytest.approx([0.75, 0.75, (math.log2(1.5) + math.log2(3)) / 4, 1.5])
+        # novelty (log2(3/2) + 0 + log2 3 + 0) / 4; coverage: a and c of the catalogue {a, c} (train)
+        # are recommended: 2 / 2, b is outside it (warned)
+        assert out.table["value"].tolist() == pytest.approx([0.75, 0.75, (math.log2(1.5) + math.log2(3)) / 4, 1.0])
+        assert any("1 recommended item(s) are not in the catalogue" in w for w in out.warnings)
+        recommenders = beyond_accuracy(run, ["coverage(outside=count)@2"], train=train)   # 3 recommended / 2 trained
+        assert recommenders.table["value"].tolist() == [1.5]
 
 
 def test_calibration_by_hand_and_multi_genre_items() -> None:

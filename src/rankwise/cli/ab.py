@@ -234,16 +234,16 @@ def ab(
         if detect is not None:
             grid.note = "\n".join(line for line in (grid.note, *render.plan_lines(result, _margin("--detect", detect),
                                                                                      power)) if line)
-        _show_grids([grid], output, plain=output_format == ABFormat.text)
+        _show_grids([grid], output, plain=output_format == ABFormat.text, warnings=result.warnings)
     else:
         text = {ABFormat.json: render.ab_json, ABFormat.csv: render.ab_csv,
                 ABFormat.statistics: render.ab_statistics}.get(output_format)
         if text is not None:
-            _emit(text(result), output)
+            _emit(text(result), output, result.warnings, output_format.value)
         elif output_format == ABFormat.markdown:
-            _emit(render.ab_markdown(result, digits), output)
+            _emit(render.ab_markdown(result, digits), output, result.warnings, output_format.value)
         else:
-            _emit(render.ab_html(result, digits), output)
+            _emit(render.ab_html(result, digits), output, result.warnings, output_format.value)
     if result.srm.mismatch and output is not None:
         typer.secho(f"warning: {result.srm.message()}", err=True, fg=typer.colors.YELLOW)
 

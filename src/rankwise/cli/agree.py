@@ -57,13 +57,15 @@ def agree_command(
         return
     from rankwise.report import agreement as render
 
+    warned = [*labels.warnings, *(systems.warnings if systems is not None else [])]
     if output_format in (ReportFormat.table, ReportFormat.text):
-        _show_grids(render.agreement_grids(labels, systems, digits), output, plain=output_format == ReportFormat.text)
+        _show_grids(render.agreement_grids(labels, systems, digits), output, plain=output_format == ReportFormat.text,
+                    warnings=warned)
     elif output_format == ReportFormat.markdown:
-        _emit(render.agreement_markdown(labels, systems, digits), output)
+        _emit(render.agreement_markdown(labels, systems, digits), output, warned, output_format.value)
     else:
         _emit((render.agreement_json if output_format == ReportFormat.json else render.agreement_csv)(labels, systems),
-              output)
+              output, warned, output_format.value)
     if plot is not None:
         from rankwise.report.plots import system_agreement_scatter
 
@@ -109,15 +111,17 @@ def offline_online_command(
 
     grids = [render.offline_online_grid(result, digits), render.experiments_grid(result, digits)]
     if output_format in (ReportFormat.table, ReportFormat.text):
-        _show_grids(grids, output, plain=output_format == ReportFormat.text)
+        _show_grids(grids, output, plain=output_format == ReportFormat.text, warnings=result.warnings)
     elif output_format == ReportFormat.markdown:
-        _emit("\n\n".join(g.markdown() for g in grids), output)
+        _emit("\n\n".join(g.markdown() for g in grids), output, result.warnings, output_format.value)
     elif output_format == ReportFormat.json:
         import json
 
         _emit(json.dumps(result.to_dict(), indent=2), output)
     else:
-        _emit(result.table.to_csv(index=False), output)
+        from rankwise.report.annotate import csv_text
+
+        _emit(csv_text(result.table, result.warnings), output)
     if plot is not None:
         from rankwise.report.plots import offline_online_scatter
 

@@ -129,16 +129,19 @@ def compare(
     _warn(comp.warnings)
     if fmt in (CompareFormat.table, CompareFormat.text):
         _show_grids([formats.summary_grid(comp, digits), formats.comparison_grid(comp, digits)], output,
+                    warnings=comp.warnings,
                     plain=fmt is CompareFormat.text)
         return
+    from rankwise.report.annotate import csv_text
+
     text = {CompareFormat.markdown: lambda: formats.summary_markdown(comp.evaluation, comp, digits) + "\n\n"
             + formats.comparison_markdown(comp, digits),
             CompareFormat.latex: lambda: formats.summary_latex(comp.evaluation, comp, digits) + "\n\n"
             + formats.comparison_latex(comp, digits),
             CompareFormat.html: lambda: formats.comparison_html(comp, digits),
-            CompareFormat.csv: lambda: comp.table.to_csv(index=False),
+            CompareFormat.csv: lambda: csv_text(comp.table, comp.warnings),
             CompareFormat.json: lambda: json.dumps(comp.to_dict(), indent=2)}[fmt]()
-    _emit(text, output)
+    _emit(text, output, comp.warnings, fmt.value)
 
 
 class PlotKind(str, Enum):

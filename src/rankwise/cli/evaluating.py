@@ -46,11 +46,12 @@ def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None
             fail(str(exc))
     warn(result.warnings)
     if fmt in ("table", "text"):
-        show_grids([tables.evaluation_grid(result, per_query, digits)], output, plain=fmt == "text")
+        show_grids([tables.evaluation_grid(result, per_query, digits)], output, plain=fmt == "text",
+                   warnings=result.warnings)
         return
     from rankwise.report import formats
 
     render = {"json": tables.render_json, "csv": tables.render_csv, "trec": tables.render_trec,
               "markdown": lambda r, q: formats.summary_markdown(r, digits=digits),
               "latex": lambda r, q: formats.summary_latex(r, digits=digits)}[fmt]
-    emit(render(result, per_query), output)
+    emit(render(result, per_query), output, result.warnings, fmt)

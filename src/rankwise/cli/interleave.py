@@ -107,6 +107,8 @@ def simulate(
     elif output_format == ReportFormat.json:
         _emit(json.dumps(result.to_dict(), indent=2, default=str), output)
     elif output_format == ReportFormat.csv:
-        _emit(result.error.to_csv(index=False), output)
+        from rankwise.report.annotate import csv_text
+
+        _emit(csv_text(result.error, getattr(result, "warnings", [])), output)
     else:
         _emit(render.simulation_markdown(result), output)

@@ -63,10 +63,12 @@ def ope(
                                      position: "--position NAME (or --no-position)"}))
         return
     if output_format in (ReportFormat.table, ReportFormat.text):
-        _show_grids([render.ope_grid(result, digits)], output, plain=output_format == ReportFormat.text)
+        _show_grids([render.ope_grid(result, digits)], output, plain=output_format == ReportFormat.text,
+                    warnings=result.warnings)
     elif output_format == ReportFormat.markdown:
-        _emit(render.ope_markdown(result, digits), output)
+        _emit(render.ope_markdown(result, digits), output, result.warnings, output_format.value)
     else:
-        _emit((render.ope_json if output_format == ReportFormat.json else render.ope_csv)(result), output)
+        _emit((render.ope_json if output_format == ReportFormat.json else render.ope_csv)(result), output,
+              result.warnings, output_format.value)
     if output is not None:
         _warn(result.warnings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -24,8 +24,16 @@ def echo(text: str, *, err: bool = False, newline: bool = True) -> None:
     stream.flush()
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Write ``text`` to ``output`` (ending with a newline) or to standard output."""
+def emit(text: str, output: Path | None, warnings: Sequence[Any] = (), fmt: str | None = None) -> None:
+    """Write ``text`` to ``output`` (ending with a newline) or to standard output. A file gets
+    the ``warnings`` too, in format ``fmt``'s own syntax (``rankwise.report.annotate``); on
+    standard output they go to standard error (``warn``), CSV's comment lines excepted."""
+    if output and warnings and fmt:
+        from rankwise.report.annotate import COMMENT, STYLE_OF_FORMAT, annotated
+
+        style = STYLE_OF_FORMAT.get(fmt)
+        if not (style == "csv" and text.startswith(COMMENT + "warning:")):
+            text = annotated(text, warnings, style)
     if output:
         from rankwise.data.atomic import write_text
 
@@ -213,13 +221,11 @@ def inputs(qrels: str | None, runs: list[str]) -> Iterator[tuple[Any, Any]]:
         _STDIN_COPIES.clear()
 
 
-def show_grids(grids: list[Any], output: Path | None, plain: bool = False) -> None:
+def show_grids(grids: list[Any], output: Path | None, plain: bool = False, warnings: Sequence[Any] = ()) -> None:
     """Print tables: rich on a terminal; plain text (every digit and name) to a file, a pipe or
-    when ``plain``."""
+    when ``plain``. A file gets the ``warnings`` under the tables."""
     if output is not None:
-        from rankwise.data.atomic import write_text
-
-        _written(write_text, output, "\n\n".join(g.text() for g in grids) + "\n")
+        emit("\n\n".join(g.text() for g in grids) + "\n", output, warnings, "text")
         return
     if plain or not sys.stdout.isatty():
         echo("\n\n".join(g.text() for g in grids))

@@ -91,11 +91,12 @@ def beyond(
         _fail(str(exc))
         return
     if output_format in (ReportFormat.table, ReportFormat.text):
-        _show_grids([render.beyond_grid(result, digits)], output, plain=output_format == ReportFormat.text)
+        _show_grids([render.beyond_grid(result, digits)], output, plain=output_format == ReportFormat.text,
+                    warnings=result.warnings)
     elif output_format == ReportFormat.markdown:
-        _emit(render.beyond_grid(result, digits).markdown(), output)
+        _emit(render.beyond_grid(result, digits).markdown(), output, result.warnings, output_format.value)
     else:
         _emit(render.beyond_json(result) if output_format == ReportFormat.json
-              else render.beyond_csv(result, per_user), output)
+              else render.beyond_csv(result, per_user), output, result.warnings, output_format.value)
     if output is not None:
         _warn(result.warnings)

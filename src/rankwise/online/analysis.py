@@ -370,6 +370,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 units, table = _with_cupac(units, table, cupac, cupac_model)
             matrix, columns = _unit_matrix(units, table)
             moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
+        from rankwise.online.event_names import missing_events, zero_event_targets
+
+        missing_events(definitions, source_data, event, zero_event_targets(definitions, moments))
     names = list(variants) if variants is not None else moments.variants
     if len(names) < 2:
         raise OptionError(f"the data has one variant ({', '.join(map(repr, names))}): an A/B analysis compares at "

@@ -138,8 +138,10 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
 
     >>> lists = {"u1": ["a", "b"], "u2": ["b", "c"]}
     >>> out = beyond_accuracy(lists, ["coverage@2", "arp@2"], train={"u1": ["c"], "u2": ["a", "a"]})
-    >>> out.table[["metric", "value"]].values.tolist()   # 3 items / 2 in train; (1 + 0.5) / 2
-    [['coverage@2', 1.5], ['arp@2', 0.75]]
+    >>> out.table[["metric", "value"]].values.tolist()   # a, c of the catalogue (train) a, c; (1 + 0.5) / 2
+    [['coverage@2', 1.0], ['arp@2', 0.75]]
+    >>> out.warnings   # b is recommended, never trained on
+    ["run: 1 recommended item(s) are not in the catalogue (the training items), e.g. 'b': coverage counts ..."]
     >>> out = beyond_accuracy(lists, ["P@1", "arp@2"], train={"u1": ["c"], "u2": ["a", "a"]},
     ...                       test={"u1": ["a"], "u2": ["a"]})
     >>> out.table[["metric", "value"]].values.tolist()   # P@1: u1 1, u2 0

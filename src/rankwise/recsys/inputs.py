@@ -209,6 +209,23 @@ class RecsysData:
         merged = rows.merge(lists, on="user", how="inner", sort=False)
         return merged["row"].to_numpy(dtype=np.int64), merged["list"].to_numpy(dtype=np.int64)
 
+    def add_empty_lists(self, user_ids: np.ndarray) -> None:
+        """An empty list for each of ``user_ids`` that has none (a held-out user the system
+        recommended nothing to is evaluated as such, never left out), counted in ``notes``."""
+        import pandas as pd
+
+        wanted = pd.unique(pd.Series(np.asarray(user_ids, dtype=object), dtype=object))
+        missing = wanted[~pd.Series(wanted, dtype=object).isin(pd.Series(self.users, dtype=object)).to_numpy()]
+        if len(missing) == 0:
+            return
+        self.users = np.concatenate([np.asarray(self.users, dtype=object), np.asarray(missing, dtype=object)])
+        self.offsets = np.concatenate([self.offsets, np.full(len(missing), self.offsets[-1])])
+        if self.draws is not None:
+            self.draws = np.concatenate([self.draws, np.full(len(missing), None, dtype=object)])
+        self._tops.clear()
+        self.notes.append(f"{len(missing)} held-out user(s) have no recommendation list, e.g. {missing[0]!r}: each is "
+                          "evaluated as an empty list")
+
     def train_by_list(self) -> tuple[np.ndarray, np.ndarray]:
         """(list index, item code) of every training interaction of a user with a list, once
         per list of that user."""
@@ -264,6 +281,8 @@ class RecsysData:
 
         source = "<recommendations>" if not isinstance(recommendations, (str, os.PathLike)) else str(recommendations)
         users, items, _, frame = _pairs(recommendations, source, "recommendations")
+        if len(items) == 0:
+            raise InputError("no recommendations: expected at least one (user, item) row", source=source)
         notes: list[str] = []
         draw_ids = None
         if frame is not None:
@@ -285,6 +304,10 @@ class RecsysData:
         extra: list[np.ndarray] = [items]
         train_pairs = _pairs(train, "<train>" if not isinstance(train, (str, os.PathLike)) else str(train),
                              "train") if train is not None else None
+        if train_pairs is not None and len(train_pairs[1]) == 0:
+            raise InputError("no training interactions: expected at least one (user, item) row (popularity, novelty "
+                             "and the catalogue come from them)",
+                             source="<train>" if not isinstance(train, (str, os.PathLike)) else str(train))
         test_pairs = _pairs(test, "<test>" if not isinstance(test, (str, os.PathLike)) else str(test),
                             "test") if test is not None else None
         for pairs in (train_pairs, test_pairs):
@@ -329,12 +352,21 @@ class RecsysData:
                     raise InputError("rating_threshold needs a rating column in the test data", field="test")
                 keep = test_pairs[2] >= rating_threshold
             test_codes = codes[at:at + n]
+            data.add_empty_lists(test_pairs[0][keep])
             row, owner = data.lists_of(test_pairs[0][keep])
             data.relevant = set(zip(owner.tolist(), test_codes[keep][row].tolist(), strict=True))
             at += n
         if catalogue_ids is not None:
             data.catalogue = np.unique(codes[at:at + len(catalogue_ids)])
             at += len(catalogue_ids)
+        universe = data.catalogue if data.catalogue is not None else \
+            (np.unique(data.train_item) if data.train_item is not None else None)
+        if universe is not None:
+            outside = np.setdiff1d(np.unique(data.items), universe)
+            if len(outside):
+                notes.append(f"{len(outside)} recommended item(s) are not in the catalogue ("
+                             f"{'the one given' if data.catalogue is not None else 'the training items'}), e.g. "
+                             f"{vocabulary[outside[0]]!r}: coverage counts catalogue items only")
         if feature_ids is not None and feature_matrix is not None:
             matrix = np.full((len(vocabulary), feature_matrix.shape[1]), np.nan)
             matrix[codes[at:at + len(feature_ids)]] = feature_matrix

@@ -56,16 +56,31 @@ def example() -> RecsysData:
     return RecsysData.build({"u1": ["a", "b"], "u2": ["b", "c"]}, train={"u1": ["c"], "u2": ["a", "a"]})
 
 
-def catalogue_coverage(data: RecsysData, k: int) -> Value:
-    """Distinct items in the top-k lists / catalogue size (the catalogue given, else the
-    distinct items of the training interactions: Microsoft Recommenders' ``catalog_coverage``).
+def catalogue_coverage(data: RecsysData, k: int, outside: str = "leave_out") -> Value:
+    """Distinct catalogue items in the top-k lists / catalogue size (the catalogue given, else
+    the distinct items of the training interactions), in [0, 1]; recommended items outside the
+    catalogue are left out and counted in the warnings. ``outside="count"`` counts them too,
+    as Microsoft Recommenders' ``catalog_coverage`` does (distinct recommended items / distinct
+    training items, which can exceed 1).
 
     >>> data = example()
-    >>> catalogue_coverage(data, 2)   # a, b, c recommended; train has a and c
+    >>> catalogue_coverage(data, 2)   # a, b, c recommended; the catalogue (train) is a, c: 2 of 2
+    (1.0, None)
+    >>> catalogue_coverage(data, 2, outside="count")   # Recommenders: 3 recommended / 2 in train
     (1.5, None)
     """
     items, _, _ = data.top(k)
-    return int((np.bincount(items, minlength=len(data.vocabulary)) > 0).sum()) / data.catalogue_size(), None
+    shown = np.bincount(items, minlength=len(data.vocabulary)) > 0
+    if outside == "leave_out":
+        inside = np.zeros(len(data.vocabulary), dtype=bool)
+        if data.catalogue is not None:
+            inside[data.catalogue] = True
+        elif data.train_item is not None:
+            inside[data.train_item] = True
+        else:
+            data.catalogue_size()   # the error: no catalogue
+        shown &= inside
+    return int(shown.sum()) / data.catalogue_size(), None
 
 
 def user_coverage(data: RecsysData, k: int) -> Value:
@@ -428,9 +443,13 @@ _PATIENCE = Param("patience", float, 0.5, "geometric attention: the chance of lo
                   high=1)
 
 BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
-    BeyondMetric("catalogue_coverage", catalogue_coverage, "Distinct recommended items / catalogue size.", (_K,),
+    BeyondMetric("catalogue_coverage", catalogue_coverage, "Distinct recommended catalogue items / catalogue size.",
+                 (_K, Param("outside", str, "leave_out", "recommended items outside the catalogue: leave_out (coverage "
+                            "in [0, 1]) or count (Microsoft Recommenders' catalog_coverage)",
+                            choices=("leave_out", "count"))),
                  aliases=("catalog_coverage", "coverage", "item_coverage"),
-                 reference="Shani & Gunawardana 2010; Microsoft Recommenders catalog_coverage", per_user=False),
+                 reference="Shani & Gunawardana 2010; Microsoft Recommenders catalog_coverage (outside=count)",
+                 per_user=False),
     BeyondMetric("user_coverage", user_coverage, "Users with a non-empty list / users.", (_K,),
                  reference="Elliot UserCoverage", per_user=False),
     BeyondMetric("distributional_coverage", distributional_coverage,

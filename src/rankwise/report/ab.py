@@ -209,9 +209,9 @@ def ab_json(result: Any) -> str:
 
 def ab_csv(result: Any) -> str:
     """The rows of the analysis as CSV (every digit)."""
-    out = io.StringIO()
-    result.table.to_csv(out, index=False)
-    return out.getvalue()
+    from rankwise.report.annotate import csv_text
+
+    return csv_text(result.table, result.warnings)
 
 
 def ab_statistics(result: Any) -> str:
@@ -219,10 +219,9 @@ def ab_statistics(result: Any) -> str:
     ``sum(x)``, ``sum(x*y)``): what ``rankwise ab --statistics`` reads back, and what shards
     of a log add up to."""
     from rankwise.online.statistics_table import statistics_table
+    from rankwise.report.annotate import csv_text
 
-    out = io.StringIO()
-    statistics_table(result.statistics, result.settings.get("variant", "variant")).to_csv(out, index=False)
-    return out.getvalue()
+    return csv_text(statistics_table(result.statistics, result.settings.get("variant", "variant")), result.warnings)
 
 
 def lift_figure(result: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
@@ -140,6 +139,6 @@ def agreement_csv(labels: Any, systems: Any | None) -> str:
     if systems is not None:
         frame = pd.concat([frame, systems.table.assign(section="systems")], ignore_index=True)
     columns = ["section"] + [c for c in frame.columns if c != "section"]
-    out = io.StringIO()
-    frame[columns].to_csv(out, index=False)
-    return out.getvalue()
+    from rankwise.report.annotate import csv_text
+
+    return csv_text(frame[columns], [*labels.warnings, *(systems.warnings if systems is not None else [])])

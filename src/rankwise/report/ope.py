@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
@@ -49,6 +48,6 @@ def ope_json(result: Any) -> str:
 
 def ope_csv(result: Any) -> str:
     """The estimator rows as CSV (every digit)."""
-    out = io.StringIO()
-    result.table.to_csv(out, index=False)
-    return out.getvalue()
+    from rankwise.report.annotate import csv_text
+
+    return csv_text(result.table, result.warnings)

@@ -3,7 +3,6 @@ run, an arrow saying which way is better), Markdown, CSV or JSON."""
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
@@ -62,6 +61,6 @@ def beyond_json(result: Any) -> str:
 
 def beyond_csv(result: Any, per_user: bool = False) -> str:
     """The run x metric rows (or, with ``per_user``, one row per run x user) as CSV, every digit."""
-    out = io.StringIO()
-    (result.per_user if per_user else result.table).to_csv(out, index=False)
-    return out.getvalue()
+    from rankwise.report.annotate import csv_text
+
+    return csv_text(result.per_user if per_user else result.table, result.warnings)

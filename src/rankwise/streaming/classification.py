@@ -346,10 +346,14 @@ class Accuracy(Metric):
         elif task == "multilabel":
             mask = mask_of(inputs.get("where"), labels.shape)
             cells = labels == hard
-            if self.params["multilabel"] == "hamming":
+            if self.params["multilabel"] == "hamming":   # right cells / cells
+                self._row_weights(inputs, len(labels))   # refused here: weights are per row
                 keep = np.ones(labels.shape, dtype=bool) if mask is None else mask
-                self.state["correct"] += int((cells & keep).sum())
-                self.state["total"] += int(keep.sum())
+                right_cells, all_cells = int((cells & keep).sum()), int(keep.sum())
+                self.state["correct"] += right_cells
+                self.state["total"] += all_cells
+                self.state["weighted_correct"] = self.state["weighted_correct"] + right_cells
+                self.state["weight"] = self.state["weight"] + all_cells
                 return
             rows = np.ones(len(labels), dtype=bool) if mask is None else mask.any(axis=1)
             right = (cells | (~mask if mask is not None else False)).all(axis=1)[rows]

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rankwise.engine.ranked import RankedLists
+from rankwise.errors import RankwiseError
 from rankwise.metrics.family import Cutoff, Family, Param
 from rankwise.metrics.ranking._seq import safe_divide
 from rankwise.metrics.ranking.gain import convention_gains, dcg_at, ideal, row_gains
@@ -65,9 +66,19 @@ def signed_ndcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float
 
 
 def _signed_gains(rl: RankedLists, conv: object, custom: Mapping[int, float] | None) -> dict[int, float] | None:
-    """Continuous qrels: every value, negative ones kept; otherwise the convention's gains."""
+    """Continuous qrels: every value, negative ones kept, a value named in ``custom`` mapped to
+    its gain; otherwise the convention's gains. Integer qrels fold negative labels into
+    "unjudged" (trec_eval), so gains for a negative label are refused there, with the way to
+    keep them (``continuous=True``)."""
     if rl.level_gains is not None:
-        return dict(rl.level_gains)
+        table = dict(custom or {})
+        return {code: float(table.get(int(value), value)) if float(value).is_integer() else float(value)
+                for code, value in rl.level_gains.items()}
+    negative = sorted(label for label in (custom or {}) if label < 0)
+    if negative:
+        raise RankwiseError(f"ndcg_signed: gains for negative label(s) {', '.join(map(str, negative))}: integer qrels "
+                            "read a negative label as unjudged (trec_eval); read them with continuous=True "
+                            "(--continuous) to keep negative grades, and the gains apply to them")
     return convention_gains(rl, conv, custom)
 
 
