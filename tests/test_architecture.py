@@ -16,6 +16,7 @@ LAYERS: dict[str, float] = {
     "merging": 0.5,  # the one merge protocol of accumulating states
     "results": 0.5,  # the one result shape and its JSON helper
     "progress": 0.5,  # steps of long work, shown by whoever listens (the CLI)
+    "protected": 0.5,  # the inputs no output may replace: registered by the CLI, checked by every writer
     "data": 1,
     "engine": 2,
     "metrics": 3,
@@ -158,7 +159,8 @@ def test_the_add_a_metric_example_in_the_docs_runs() -> None:
 INTENDED: dict[str, set[str]] = {
     "merging": {"errors"},
     "params": {"errors"},
-    "data": {"errors"},
+    "protected": {"errors"},
+    "data": {"errors", "protected"},
     "engine": {"errors", "data"},
     "metrics": {"errors", "params", "data", "engine"},
     "evaluation": {"_version", "errors", "progress", "results", "data", "engine", "metrics"},
@@ -176,7 +178,7 @@ INTENDED: dict[str, set[str]] = {
     "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats", "streaming"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online", "streaming"},
-    "cli": {"_version", "errors", "params", "progress", "data", "engine", "metrics", "evaluation", "fusion",
+    "cli": {"_version", "errors", "params", "progress", "protected", "data", "engine", "metrics", "evaluation", "fusion",
             "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys", "stats"},
     "": {"_version", "data", "engine", "evaluation", "comparison", "rankeval"},
     "__main__": {"cli"},

@@ -288,6 +288,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     cupac = list(dict.fromkeys(cupac))
     if cupac and covariates:
         raise OptionError("give CUPED covariates or CUPAC features, not both: CUPAC predicts each metric's covariate")
+    if planned_units is not None and not planned_units >= 1:
+        raise OptionError(f"planned_units={planned_units}: the planned number of units is a positive count "
+                          "(--planned-units N)")
     if sequential in SPENDING and timestamp is None:
         raise OptionError(f"sequential={sequential!r} analyses daily looks: give the timestamp column")
     warnings: list[str] = []
@@ -367,7 +370,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             if caps:
                 units, table, cap_values = capped(units, table, caps, ignore_zeros)
             if cupac:
-                units, table = _with_cupac(units, table, cupac, cupac_model)
+                units, table = _with_cupac(units, table, cupac, cupac_model, warnings)
             matrix, columns = _unit_matrix(units, table)
             moments = VariantMoments.from_codes(units.codes, matrix, units.variants, columns)
         from rankwise.online.event_names import missing_events, zero_event_targets
@@ -394,9 +397,12 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                     continue
                 problem = _not_comparable(metric, moments, control, arm)
                 metric_bayes = dict(bayes, inverse=True) if bayes is not None and name in lower_is_better else bayes
-                row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha,
-                                                alternative, units, resamples, seed, sequential, tuning,
-                                                mixture_effect, metric_bayes, power)
+                try:
+                    row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha,
+                                                    alternative, units, resamples, seed, sequential, tuning,
+                                                    mixture_effect, metric_bayes, power)
+                except NotComparable as reason:
+                    row, problem = None, str(reason)
                 if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
                     problem = "its difference or standard error is not a finite number"
                 if problem:
@@ -449,6 +455,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     if guardrails:
         frame = guardrail_columns(frame, guardrails, lower_is_better, alpha)
     if bayes is not None:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
+        for column in ("chance_to_win", "risk_control", "risk_treatment"):
+            if column not in frame:   # no row could be compared: every posterior column is missing
+                frame[column] = math.nan
         frame["significant"] = (frame["chance_to_win"] >= 1 - alpha) | (frame["chance_to_win"] <= alpha)
     settings = {"unit": unit, "variant": variant, "test": test, "relative": relative, "alpha": alpha,
                 "correction": correction, "alternative": alternative, "control": control, "sequential": sequential,
@@ -679,6 +688,10 @@ def _quantile_arm(name: str, metric: Quantile, units: Units | None, variant: str
     return Arm(estimate.quantile, estimate.variance, estimate.n)
 
 
+class NotComparable(Exception):
+    """A comparison that cannot be made (its row is left out with a warning, not the analysis)."""
+
+
 def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, Any]) -> dict[str, Any]:
     """The posterior columns of one comparison (``rankwise.stats.bayes``, gbstats 0.8's
     engine): the prior is on the relative effect (``prior_type``) and rescaled by the control's
@@ -688,6 +701,9 @@ def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, A
 
     prior = NormalPrior(options["prior_mean"], options["prior_variance"], options["proper"])
     scale = abs(control_mean)
+    if options["proper"] and options["prior_type"] == "relative" and not scale:
+        raise NotComparable("the control's mean is 0: a prior on the relative effect has no absolute scale "
+                            "(gbstats leaves such a comparison out too)")
     if options["prior_type"] == "relative":
         relative_prior, absolute_prior = prior, prior.rescaled(scale)
     else:
@@ -830,12 +846,24 @@ def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_bett
 
 
 def _with_cupac(units: Units, metrics: Mapping[str, Metric], features: Sequence[str],
-                model: Any) -> tuple[Units, dict[str, Metric]]:
+                model: Any, warnings: list[str] | None = None) -> tuple[Units, dict[str, Metric]]:
     """Each metric with its CUPAC covariate: the cross-fitted prediction of its per-unit value
     (a ratio: of its numerator and denominator; a proportion: of the indicator) from the
-    features, added to the units as ``cupac(COLUMN)``."""
+    features, added to the units as ``cupac(COLUMN)``. A feature with one value for every
+    unit carries nothing (its predictions would only be the folds' means, which move the
+    estimate): it is left out with a warning, and with no feature left the metrics are not
+    adjusted."""
     from rankwise.online.cupac import cross_fitted
 
+    constant = [f for f in features if np.ptp(units.values[f].astype(np.float64)) == 0]
+    if constant:
+        if warnings is not None:
+            rest = "; no feature is left: the metrics are not adjusted" if len(constant) == len(features) else ""
+            warnings.append(f"CUPAC feature(s) {', '.join(map(repr, constant))} have one value for every unit and "
+                            f"were left out{rest}")
+        features = [f for f in features if f not in constant]
+        if not features:
+            return units, dict(metrics)
     x = np.column_stack([units.values[f].astype(np.float64) for f in features])
     values = dict(units.values)
     out = dict(metrics)
@@ -872,6 +900,13 @@ def _sliced(comparisons: Any, labels_of: Any, dimensions: Sequence[str], units: 
     members = []
     for dimension in dimensions:
         labels, conflicting = labels_of(dimension)
+        blank = np.array([isinstance(v, str) and not v.strip() for v in labels], dtype=bool)
+        if blank.any():   # an empty value is a missing one: no slice named ''
+            from rankwise.online.slices import MISSING
+
+            labels = np.where(blank, MISSING, labels)
+            warnings.append(f"{int(blank.sum())} unit(s) have an empty {dimension!r}: they are in the slice "
+                            f"{MISSING!r}")
         if conflicting:
             warnings.append(f"{conflicting} unit(s) had more than one {dimension!r}; each is in the slice of {rule}")
         for value in slice_values(labels):
@@ -1017,8 +1052,10 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
                      schedule: Any = None) -> Any:
     """One row per day x metric x arm: the analysis of every event up to the end of that day
     (the cumulative lift and its interval over time; with alpha spending, the boundary of
-    each look and whether the z statistic crossed it; with an always-valid method, the running
-    minimum p-value and the running intersection of the intervals). ``only_units``: the ids
+    each look, whether the z statistic crossed it and the look's repeated confidence interval
+    ``rci_lower``/``rci_upper``; with an always-valid method, the running minimum p-value and each
+    look's own always-valid interval, never intersected across looks: a look estimates the
+    quantity of its own days, which grows when per-unit sums accumulate). ``only_units``: the ids
     (an Arrow array) of the units to analyse, a slice's; default every unit. ``schedule``: the
     looks of the whole experiment, whose information fractions a slice's alpha spending
     follows (a slice is looked at when the experiment is, at the experiment's fraction of its
@@ -1078,10 +1115,10 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
                 rows.append(row)
     frame = pd.DataFrame(rows)
     if sequential in ALWAYS_VALID and len(frame):
-        group = frame.groupby(["metric", "variant"], sort=False)
-        for column, running in (("p_value", "cummin"), ("ci_lower", "cummax"), ("ci_upper", "cummin"),
-                                ("relative_lower", "cummax"), ("relative_upper", "cummin")):
-            frame[column] = group[column].transform(running)
+        # the running minimum p-value is valid under the null of no difference at every look; the
+        # intervals are not intersected: each look estimates its own quantity (a per-unit sum
+        # grows day by day), and each look's always-valid interval covers it on its own
+        frame["p_value"] = frame.groupby(["metric", "variant"], sort=False)["p_value"].transform("cummin")
     if sequential in SPENDING and len(frame):
         if planned_units is None:
             raise OptionError(f"sequential={sequential!r} needs the planned number of units (planned_units, "
@@ -1101,6 +1138,16 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
             group["fraction"] = fractions
             group["boundary"] = pd.Series(bounds, index=group.index).ffill().to_numpy()
             group["crossed"] = np.maximum.accumulate(np.abs(group["statistic"].to_numpy()) >= group["boundary"])
+            # the repeated confidence interval of each look: its own estimate, the look's boundary
+            # (on the test's own scale: a t test's boundary is the t quantile of the same tail)
+            from scipy.special import ndtr, stdtrit
+
+            tail = ndtr(group["boundary"].to_numpy(float))
+            df = group["df"].to_numpy(float) if "df" in group else np.full(len(group), np.inf)
+            critical = np.where(np.isfinite(df), stdtrit(np.where(np.isfinite(df), df, 1.0), tail),
+                                group["boundary"].to_numpy(float))
+            group["rci_lower"] = group["difference"] - critical * group["se"]
+            group["rci_upper"] = group["difference"] + critical * group["se"]
             out.append(group)
         frame = pd.concat(out)
     return frame

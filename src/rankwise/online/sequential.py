@@ -25,8 +25,10 @@ Two families:
   differ only in how the mixture is tuned.
 
   Over looks (``rankwise ab --timestamp``), both always-valid methods report the running
-  minimum of the p-value and the running intersection of the intervals, as their guarantee
-  is stated for.
+  minimum of the p-value (valid under the null of no difference at every look) and each look's
+  own interval. The intervals are not intersected: the intersection is valid only for one
+  fixed quantity, and a look estimates the quantity of its own days (a per-unit sum that
+  accumulates day by day grows from look to look).
 - **Group sequential** (``obrien-fleming``, ``pocock``): Lan-DeMets alpha spending over
   planned looks at information fractions ``t_1 < ... < t_K = 1``: O'Brien-Fleming-type
   ``alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``, Pocock-type

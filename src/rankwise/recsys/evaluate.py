@@ -90,7 +90,8 @@ def _accuracy(data: RecsysData, metrics: list[str], rating_threshold: float | No
     longest = int(np.diff(data.offsets).max()) if data.n_lists else 0
     items, owner, rank = data.top(longest)   # every list in full, ranked by its order (score = -rank)
     run = Run(ids(owner), pa.array(names[items]), -rank.astype(np.float64), "run", "<lists>")
-    result = evaluate(qrels, {"run": run}, metrics)
+    # a held-out user without a list has an empty one (RecsysData.add_empty_lists): scored 0 (-c)
+    result = evaluate(qrels, {"run": run}, metrics, missing="zero")
     table = result.per_query.droplevel("run") if len(result.per_query) else pd.DataFrame(columns=metrics)
     values = table.reindex([str(o) for o in range(data.n_lists)])
     skipped = data.n_lists - int(values.notna().any(axis=1).sum())
