@@ -178,8 +178,8 @@ INTENDED: dict[str, set[str]] = {
     "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats", "streaming"},
     "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
     "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online", "streaming"},
-    "cli": {"_version", "errors", "params", "progress", "protected", "data", "engine", "metrics", "evaluation", "fusion",
-            "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys", "stats"},
+    "cli": {"_version", "errors", "params", "progress", "protected", "data", "engine", "metrics", "evaluation",
+            "fusion", "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys", "stats"},
     "": {"_version", "data", "engine", "evaluation", "comparison", "rankeval"},
     "__main__": {"cli"},
 }

@@ -299,7 +299,7 @@ def test_bad_model_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="ULTRA parameter file"):
         clicks.load_model(DATA / "ultra" / "pbm_0.1_1.0_4_1.0.json")
     path.write_text("{")
-    with pytest.raises(InputError, match=r"m\.json:1: not JSON"):
+    with pytest.raises(InputError, match=r"m\.json:1: not valid JSON"):
         clicks.load_model(path)
 
 

@@ -9,7 +9,6 @@ identified within their query: the parameters of a click model are per (query, d
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -264,7 +263,8 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
     ``notes``, not guessed.
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
+    from rankwise.data.limits import open_source
+
     queries: list[str] = []
     pages: list[list[str]] = []
     clicked: list[set[int]] = []
@@ -280,7 +280,7 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
         clicked[page].add(rank)
 
     number = 0
-    handle = opener(path, "rb")
+    handle = open_source(path)
     try:
         for number, raw in enumerate(handle, start=1):
             line = raw.decode("utf-8")   # line by line: an error names its own line

@@ -659,17 +659,32 @@ class ClickModel:
     def conditional_click_probs(self, log: ClickLog) -> np.ndarray:  # P(C_r = 1 | C_<r)
         return self.click_probs(log)
 
+    saved_ranks: int | None = None
+    """The ranks a loaded model's per-rank parameters cover (``rankwise.clicks.persist``)."""
+
+    def check_depth(self, log: Any) -> None:
+        """An ``InputError`` when ``log`` shows more ranks than a loaded model's per-rank
+        parameters cover (it would be scored with parameters that do not exist)."""
+        ranks = int(getattr(log, "ranks", 0) or 0)
+        if self.saved_ranks is not None and ranks > self.saved_ranks:
+            raise InputError(f"the log shows {ranks} ranks and the {self.name} model's per-rank parameters cover "
+                             f"{self.saved_ranks}: fit it on a log as deep, or keep the top {self.saved_ranks}",
+                             field="ranks")
+
     def log_probs(self, log: ClickLog) -> np.ndarray:
         """Natural-log unconditional click probabilities (sessions x ranks), for ``Perplexity``."""
+        self.check_depth(log)
         return np.log(np.clip(self.click_probs(log), TINY, 1.0))
 
     def conditional_log_probs(self, log: ClickLog) -> np.ndarray:
         """Natural-log conditional click probabilities, for ``LogLikelihood`` and
         ``ConditionalPerplexity``."""
+        self.check_depth(log)
         return np.log(np.clip(self.conditional_click_probs(log), TINY, 1.0))
 
     def log_likelihood(self, log: ClickLog) -> float:
         """Mean log-likelihood per session of the observed clicks (conditional)."""
+        self.check_depth(log)
         return _log_likelihood_sum(self.conditional_click_probs(log), log) / max(log.sessions, 1)
 
     def attractiveness(self, log: ClickLog) -> np.ndarray:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,9 @@ FIELD_SHAPES: dict[tuple[str, str], tuple[int | None, ...]] = {
     ("label-rank", "table"): (None, None), ("mixture", "weights"): (None,),
 }
 """The shape of each saved model's fitted parameters (None: any length)."""
+KEYS = ("format", "version", "model", "settings", "parameters", "pairs", "history", "prior", "features", "posterior",
+        "components")
+"""The keys of a saved model document; any other is refused (a misspelt key would be ignored)."""
 NOT_PROBABILITIES = {"label"}
 """Saved values that are not probabilities (every other one must lie in [0, 1])."""
 
@@ -104,17 +106,9 @@ def _checked(value: Any, name: str, shape: tuple[int | None, ...] | None, path: 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A JSON file (a saved model, an ULTRA parameter file), its errors naming file and line."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise InputError(f"invalid UTF-8 (byte {raw[error.start]:#04x})", source=str(path),
-                         line=raw[:error.start].count(b"\n") + 1) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"not JSON: {error.msg}", source=str(path), line=error.lineno) from None
+    from rankwise.data.documents import read_document
+
+    return read_document(path)   # repeated keys, deep nesting, bad UTF-8 or JSON: errors naming file and line
 
 
 def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
@@ -128,6 +122,10 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     if document.get("version") != VERSION:
         raise InputError(f"unknown version {document.get('version')!r}; this rankwise reads version {VERSION}",
                          source=str(path), field="version")
+    unknown = [key for key in document if key not in KEYS]
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r}; a saved model has {', '.join(KEYS)}", source=str(path),
+                         field=str(unknown[0]))
     kind = document.get("model")
     if not isinstance(kind, str) or kind not in MODELS:
         raise InputError(f"unknown model {kind!r}; expected one of {', '.join(MODELS.names())}", source=str(path),
@@ -145,6 +143,10 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     if not isinstance(pairs, dict) or not all(isinstance(pairs.get(k), list) for k in ("query", "doc")) \
             or len(pairs["query"]) != len(pairs["doc"]):
         raise InputError("expected pairs with lists 'query' and 'doc' of one length", source=str(path), field="pairs")
+    extra = [column for column in pairs if column not in ("query", "doc", *model.pair_fields)]
+    if extra:
+        raise InputError(f"unknown pair column {extra[0]!r}; a {kind} model's pairs have "
+                         f"{', '.join(('query', 'doc', *model.pair_fields))}", source=str(path), field=str(extra[0]))
     query_ids, query = np.unique(np.asarray(pairs["query"], dtype=str), return_inverse=True)
     doc_ids, doc = np.unique(np.asarray(pairs["doc"], dtype=str), return_inverse=True)
     order = np.lexsort((doc, query))     # the pair numbering of ClickLog: by query code, then document code
@@ -157,11 +159,28 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
             raise InputError(f"pairs need {len(order)} values of {column!r}", source=str(path), field=column)
         setattr(model, attribute, _checked(pairs[column], column, (len(order),), str(path))[order])
     parameters = document.get("parameters", {})
+    if isinstance(parameters, dict):
+        extra = [name for name in parameters if name not in model.fields]
+        if extra:
+            raise InputError(f"unknown parameter {extra[0]!r}; a {kind} model has {', '.join(model.fields) or 'none'}",
+                             source=str(path), field=str(extra[0]))
+    depth: tuple[str, int] | None = None   # every per-rank parameter covers the same ranks
     for name in model.fields:
         if not isinstance(parameters, dict) or name not in parameters:
             raise InputError(f"missing parameter {name!r}", source=str(path), field=name)
-        value = _checked(parameters[name], name, FIELD_SHAPES.get((kind, name)), str(path))
+        shape = FIELD_SHAPES.get((kind, name))
+        value = _checked(parameters[name], name, shape, str(path))
+        if shape is not None and shape and all(n is None for n in shape):
+            if len(shape) == 2 and value.shape[0] != value.shape[1]:
+                raise InputError(f"expected a square matrix (ranks x ranks), got shape {value.shape}",
+                                 source=str(path), field=name)
+            if depth is not None and value.shape[0] != depth[1] and kind != "mixture":
+                raise InputError(f"expected {depth[1]} values (one per rank, as {depth[0]!r}), got {value.shape[0]}",
+                                 source=str(path), field=name)
+            depth = depth or (name, int(value.shape[0]))
         setattr(model, name, value if value.ndim else float(value))
+    if depth is not None and kind not in ("mixture", "label-rank"):
+        model.saved_ranks = depth[1]
     model.history = document.get("history", [])
     model.hyper = _fitted_prior(document.get("prior", {}), set(model.pair_fields.values()), str(path))
     model.posterior = _posterior(document.get("posterior", {}), set(model.pair_fields.values()), order, str(path))

@@ -4,7 +4,6 @@ in any table format rankwise reads."""
 
 from __future__ import annotations
 
-import gzip
 import os
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,9 @@ FORMATS = ("auto", "stored", "yandex", "long")
 
 
 def _looks_like_yandex(path: Path) -> bool:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+    from rankwise.data.limits import open_source
+
+    with open_source(path, text=True, errors="replace") as handle:
         fields = handle.readline().rstrip("\n").split("\t")
     return len(fields) >= 3 and fields[2] in ("Q", "C")
 

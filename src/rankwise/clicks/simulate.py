@@ -29,6 +29,7 @@ def simulate(model: ClickModel, log: ClickLog, seed: int = 0) -> ClickLog:
     rng = np.random.default_rng(seed)
     out = piece_of(log, log.query, log.docs, log.pairs, np.zeros_like(log.clicks), log.mask)
     draws = rng.random(log.clicks.shape)
+    model.check_depth(log)
     for r in range(log.ranks):
         p = model.conditional_click_probs(out)[:, r]
         out.clicks[:, r] = ((draws[:, r] < p) & out.mask[:, r]).astype(np.int8)

@@ -204,8 +204,24 @@ class StoredClickLog:
             if whole:
                 kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
                 reads = _keeping(reads, kept, lambda: setattr(self, "_kept", (size, kept)))
+        first = start
         for query, pairs, clicks in reads:
+            self._check(query, pairs, clicks, first)
+            first += len(query)
             yield piece_of(self, query.astype(np.int64), None, pairs, clicks, pairs >= 0)
+
+    def _check(self, query: np.ndarray, pairs: np.ndarray, clicks: np.ndarray, first: int) -> None:
+        """Every stored value in range: clicks 0 or 1, query and pair codes among those stored."""
+        checks = (("clicks.i8", (clicks != 0) & (clicks != 1), clicks, "a click of 0 or 1"),
+                  ("query.i32", ((query < 0) | (query >= len(self.query_ids))).reshape(len(query), -1), query,
+                   f"a query code in [0, {len(self.query_ids)})"),
+                  ("pairs.i32", (pairs < -1) | (pairs >= self.n_pairs), pairs, f"a pair code in [-1, {self.n_pairs})"))
+        for name, bad, values, expected in checks:
+            if bad.any():
+                row, column = (int(i[0]) for i in np.nonzero(bad))
+                value = values.reshape(bad.shape)[row, column]
+                raise InputError(f"session {first + row + 1}, rank {column + 1}: {int(value)}; expected {expected}",
+                                 source=str(self.directory / name))
 
     def load(self) -> ClickLog:
         """The whole log in memory (with ``docs``)."""
@@ -233,8 +249,14 @@ def open_log(directory: str | os.PathLike[str]) -> StoredClickLog:
     meta_path = directory / "log.json"
     if not meta_path.exists():
         raise InputError("not a stored click log (no log.json)", source=str(directory))
-    meta = json.loads(meta_path.read_text())
-    if meta.get("format") != FORMAT:
-        raise InputError(f"expected format {FORMAT!r}, got {meta.get('format')!r}", source=str(meta_path),
-                         field="format")
+    from rankwise.data.documents import read_document
+
+    meta = read_document(meta_path)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise InputError(f"expected format {FORMAT!r}, got {meta.get('format') if isinstance(meta, dict) else meta!r}",
+                         source=str(meta_path), field="format")
+    for key, kind in (("sessions", int), ("ranks", int), ("pairs", int), ("query_ids", list), ("doc_ids", list)):
+        if not isinstance(meta.get(key), kind) or (kind is int and meta[key] < 0):
+            raise InputError(f"expected {'a count' if kind is int else 'a list'}, got {meta.get(key)!r}",
+                             source=str(meta_path), field=key)
     return StoredClickLog(directory, meta)

@@ -18,9 +18,11 @@ variable when a reader starts (``0`` turns it off), and a reader past one stops 
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from rankwise.errors import InputError
 
@@ -167,3 +169,91 @@ def gunzip_bounded(data: bytes, source: str, limits: Limits | None = None, lines
 
 
 __all__ = ["Limits", "check_size", "current", "gunzip_bounded", "line_too_long", "read_bounded"]
+
+
+class CheckedStream:
+    """A file opened by ``open_source``: reads as the file object it wraps, and a gzip stream
+    that ends early or is corrupt, or that decompresses past the size or ratio limit, raises an
+    ``InputError`` naming the file (never ``EOFError`` or ``zlib.error``)."""
+
+    def __init__(self, handle: Any, raw: Any, source: str, gzipped: bool) -> None:
+        self._handle, self._raw, self.source, self.gzipped = handle, raw, source, gzipped
+        self._limits = current()
+        self._out = 0
+
+    def _checked(self, call: Callable[[], Any]) -> Any:
+        import zlib
+
+        try:
+            got = call()
+        except (EOFError, zlib.error) as exc:
+            raise InputError(f"the gzip data is truncated or corrupt ({exc})", source=self.source) from None
+        except OSError as exc:   # gzip.BadGzipFile, and a read error of the file itself
+            if self.gzipped and not isinstance(exc, (FileNotFoundError, PermissionError)):
+                raise InputError(f"the gzip data is truncated or corrupt ({exc})", source=self.source) from None
+            raise InputError(f"cannot read the file ({exc.strerror or exc})", source=self.source) from None
+        if self.gzipped and got:
+            self._out += got if isinstance(got, int) else sum(map(len, got)) if isinstance(got, list) else len(got)
+            check_size(self.source, self._out, self._raw.tell(), self._limits)
+        return got
+
+    def read(self, size: int = -1) -> Any:
+        return self._checked(lambda: self._handle.read(size))
+
+    def readline(self, size: int = -1) -> Any:
+        return self._checked(lambda: self._handle.readline(size))
+
+    def readinto(self, buffer: Any) -> int:
+        return int(self._checked(lambda: self._handle.readinto(buffer)))
+
+    def __iter__(self) -> Iterator[Any]:
+        lines = iter(self._handle)
+        while True:   # the wrapped file's own line iterator, its errors and size checked per 4,096 lines
+            chunk = self._checked(lambda: list(itertools.islice(lines, 4096)))
+            if not chunk:
+                return
+            yield from chunk
+
+    def close(self) -> None:
+        self._handle.close()
+        self._raw.close()
+
+    def __enter__(self) -> CheckedStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_source(path: str | os.PathLike[str], text: bool = False, encoding: str = "utf-8",
+                newline: str | None = None, errors: str = "strict") -> CheckedStream:
+    """The one door for reading a file as a stream: gunzipped when its first bytes say gzip
+    (whatever its name), in binary or text; missing, unreadable, truncated, corrupt or bomb
+    input is an ``InputError`` naming the file (see ``CheckedStream``).
+
+    >>> import gzip, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.gz")
+    >>> _ = open(path, "wb").write(gzip.compress(b"q1 Q0 d1 1 2.0 x\\n" * 1000)[:60])
+    >>> with open_source(path) as f:
+    ...     _ = f.read()
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...run.gz: the gzip data is truncated or corrupt (...)
+    """
+    import io
+
+    source = os.fspath(path)
+    try:
+        raw = open(source, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", source=source) from None
+    gzipped = raw.read(2) == b"\x1f\x8b"
+    raw.seek(0)
+    handle: Any = raw
+    if gzipped:
+        import gzip
+
+        handle = gzip.GzipFile(fileobj=raw, mode="rb")
+    if text:
+        handle = io.TextIOWrapper(handle if gzipped else raw, encoding=encoding, newline=newline, errors=errors)
+    return CheckedStream(handle, raw, source, gzipped)

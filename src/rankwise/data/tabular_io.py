@@ -38,8 +38,12 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _loads(text: str, source: str, line: int | None = None) -> Any:
+    from rankwise.data.documents import check_depth, too_deep
+
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        return check_depth(json.loads(text, object_pairs_hook=_no_duplicate_keys), source, line)
+    except RecursionError:
+        raise too_deep(source, line) from None
     except _DuplicateKey as exc:
         key = str(exc)
         at = line if line is not None else _line_of_key(text, key)

@@ -110,17 +110,10 @@ def _pieces(path: str | os.PathLike[str], size: int) -> Generator[Piece, None, N
             if os.fstat(f.fileno()).st_size:
                 yield from _mapped_pieces(f.fileno(), size)
             return
-    import gzip
+    from rankwise.data.limits import current, open_source
 
-    from rankwise.data.limits import check_size, current
-
-    limits = current()
-    with open(path, "rb") as raw, gzip.open(raw, "rb") as g:
-        decompressed = 0
-        for piece in _read_pieces(g, size, str(path), limits.max_line_bytes):
-            decompressed += piece.end - piece.start
-            check_size(str(path), decompressed, raw.tell(), limits)
-            yield piece
+    with open_source(path) as g:   # truncated, corrupt or bomb gzip: an InputError naming the file
+        yield from _read_pieces(g, size, str(path), current().max_line_bytes)
 
 
 def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:

@@ -66,6 +66,22 @@ def read_bandit_log(data: Any, action: str = "action", position: str | None = "p
     return _log_from_pieces(tables_of(data, columns, ids=[action]), action, position, reward, pscore)
 
 
+def _action_ids(column: Any, name: str, first: int, field: str) -> np.ndarray:
+    """The action of every row as text; an empty or missing action is an error (it would be an
+    action named '' or 'None')."""
+    import pyarrow as pa
+
+    from rankwise.data.tables import location
+    from rankwise.online.events import _refuse_blank
+
+    if column.null_count:
+        row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+        raise InputError("empty action; every row needs one", field=field, **location(name, first, row))
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_dictionary(column.type):
+        _refuse_blank(name, first, column, field)
+    return np.asarray([str(v) for v in column.to_pylist()], dtype=object)
+
+
 def _log_from_pieces(pieces: list[tuple[str, int, Any]], action: str, position: str | None, reward: str,
                      pscore: str) -> BanditLog:
     actions, positions, rewards, pscores, sources = [], [], [], [], []
@@ -75,7 +91,7 @@ def _log_from_pieces(pieces: list[tuple[str, int, Any]], action: str, position: 
             raise InputError(f"no column {missing[0]!r}; the columns are {table.column_names}", source=name,
                              field=missing[0])
         sources.append(name)
-        actions.append(np.asarray([str(v) for v in table.column(action).to_pylist()], dtype=object))
+        actions.append(_action_ids(table.column(action).combine_chunks(), name, first, action))
         r = _floats(table, reward, name, first)
         p = _floats(table, pscore, name, first)
         bad = (p <= 0) | (p > 1)

@@ -312,16 +312,10 @@ def read_definitions(path: str) -> list[Definition]:
     A definition is its text (``count(click) / count(impression)``) or a mapping with
     ``numerator``, optional ``denominator`` and optional ``where`` (a filter applied to both).
     """
-    import yaml
-
+    from rankwise.data.documents import parse_yaml
     from rankwise.data.trec_io import read_text
 
-    try:
-        document = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        raise InputError(f"not valid YAML: {getattr(error, 'problem', error)}", source=path,
-                         line=mark.line + 1 if mark else None) from None
+    document = parse_yaml(read_text(path), str(path))   # a metric defined twice is an error, never the last one
     if isinstance(document, Mapping) and "metrics" in document:
         document = document["metrics"]
     if not isinstance(document, Mapping) or not document:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +12,9 @@ from rankwise.errors import InputError
 
 
 def _open(path: Path) -> Any:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
+    from rankwise.data.limits import open_source
+
+    return open_source(path, text=True, newline="")
 
 
 def read_documents(path: str | Path, id_field: str, fields: list[str]) -> Iterator[tuple[int, str, dict[str, str]]]:

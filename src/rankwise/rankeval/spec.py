@@ -19,7 +19,6 @@ spec's template). Errors name their JSON path: ``requests[3].params.query: missi
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,19 +106,13 @@ def load_spec(path: str | Path) -> RankEvalSpec:
         line = path.read_bytes()[:err.start].count(b"\n") + 1
         raise SpecError(f"line {line}: invalid UTF-8 (byte {err.object[err.start]:#04x}); the spec must be UTF-8 text",
                         source=source) from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
+    from rankwise.data.documents import parse_json, parse_yaml
+    from rankwise.errors import InputError
 
-        try:
-            body = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise SpecError(f"not valid YAML: {err}", source=source) from None
-    else:
-        try:
-            body = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SpecError(f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}",
-                            source=source) from None
+    try:   # the one door for documents: a repeated key, deep nesting and bad syntax are errors
+        body = (parse_yaml if path.suffix.lower() in (".yaml", ".yml") else parse_json)(text, source)
+    except InputError as err:
+        raise SpecError(f"{'line ' + str(err.line) + ': ' if err.line else ''}{err.detail}", source=source) from None
     return parse_spec(body, source)
 
 

@@ -53,7 +53,7 @@ its warnings go to standard error only)."""
 def annotated(text: str, warnings: Iterable[Any], style: str | None) -> str:
     """``text`` with its warnings in the format's own comment or note syntax.
 
-    >>> print(annotated("| run | map |", ["1 query left out"], "markdown"))
+    >>> print(annotated("| run | map |", ["1 query left out"], "markdown"), end="")
     | run | map |
     <BLANKLINE>
     > **warning**: 1 query left out

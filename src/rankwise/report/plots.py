@@ -4,6 +4,7 @@ axes, a legend and a title naming the metric and its signature."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,11 +53,17 @@ def literal_text(fig: Any) -> Any:
     mathtext formula that fails to parse (matplotlib reads text between two ``$`` as math).
     Tick labels and axis offsets are matplotlib's own (a log axis writes ``$10^{2}$``) and stay
     math."""
+    from matplotlib.category import StrCategoryFormatter
     from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
 
     own = set()
     for axes in fig.axes:
         for axis in (axes.xaxis, axes.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, (FixedFormatter, StrCategoryFormatter, FuncFormatter)):   # names as ticks
+                axis.set_major_formatter(FuncFormatter(
+                    lambda x, pos, shown=formatter: re.sub(r"(?<!\\)\$", r"\\$", str(shown(x, pos)))))
             own.add(axis.get_offset_text())
             for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
                 own.update((tick.label1, tick.label2))

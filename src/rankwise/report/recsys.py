@@ -18,11 +18,12 @@ def beyond_grid(result: Any, digits: int = 4) -> Grid:
     >>> from rankwise.recsys import beyond_accuracy
     >>> out = beyond_accuracy({"u1": ["a", "b"], "u2": ["b", "c"]}, ["coverage@2", "arp@2"],
     ...                       train={"u1": ["c"], "u2": ["a", "a"]})
-    >>> print(beyond_grid(out, 2).text())
+    >>> print(beyond_grid(out, 2).text())   # doctest: +ELLIPSIS
     beyond accuracy (2 users)
     run  coverage@2 ↑  arp@2 ↓
     ---  ------------  -------
-    run          1.50     0.75
+    run          1.00     0.75
+    warning: run: 1 recommended item(s) are not in the catalogue (the training items), e.g. 'b': ...
     """
     table = result.table
     metrics = list(dict.fromkeys(table["metric"]))

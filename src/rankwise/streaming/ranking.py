@@ -208,10 +208,12 @@ class _AtK(RankingMetrics):
         renamed(options, "ks", "k", where)
         k = options.pop("k", k)
         missing = _renamed_missing(missing, options, where)
-        self.many = k is not None and not isinstance(k, (int, np.integer))
+        self.many = k is not None and not isinstance(k, (int, np.integer, float, np.floating, str, bool))
         ks: list[Any] = list(cast(Sequence[int], k)) if self.many else [ALL if k is None else k]
-        if not ks or any(int(c) <= 0 for c in ks):
-            raise RankwiseError(f"{where}: k expects positive cut-offs (or None for the whole list), got {k!r}")
+        whole = [c for c in ks if isinstance(c, (int, np.integer)) and not isinstance(c, bool)
+                 or isinstance(c, (float, np.floating)) and float(c).is_integer()]
+        if not ks or len(whole) != len(ks) or any(int(c) <= 0 for c in ks):   # 2.5 is no cut-off, never 2
+            raise RankwiseError(f"{where}: k expects positive whole cut-offs (or None for the whole list), got {k!r}")
         self.ks = [int(c) for c in ks]
         names = [self.full_depth if c == ALL and self.full_depth else f"{self.family}@{c}" for c in self.ks]
         super().__init__(names, ties, rel_level, missing, continuous=continuous)
