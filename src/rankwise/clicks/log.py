@@ -337,6 +337,9 @@ def read_yandex(path: str | os.PathLike[str], ranks: int = 10) -> ClickLog:
         raise InputError(f"cannot read ({error})", source=str(path), line=number + 1) from None
     finally:
         handle.close()
+    if not pages:
+        raise InputError("no result page (a line with Q in its third field); expected a Yandex-format click log"
+                         if number else "the file is empty", source=str(path))
     orphans = sum(len(urls) for urls in early.values())
     clicks = [[1 if r in hits else 0 for r in range(len(page))] for page, hits in zip(pages, clicked, strict=True)]
     log = ClickLog.from_arrays(queries, pages, clicks)

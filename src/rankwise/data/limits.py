@@ -188,6 +188,9 @@ class CheckedStream:
             got = call()
         except (EOFError, zlib.error) as exc:
             raise InputError(f"the gzip data is truncated or corrupt ({exc})", source=self.source) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 (byte {exc.object[exc.start]:#04x}); expected UTF-8 text",
+                             source=self.source) from None
         except OSError as exc:   # gzip.BadGzipFile, and a read error of the file itself
             if self.gzipped and not isinstance(exc, (FileNotFoundError, PermissionError)):
                 raise InputError(f"the gzip data is truncated or corrupt ({exc})", source=self.source) from None

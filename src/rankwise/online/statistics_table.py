@@ -70,7 +70,9 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
 
     index = {c: i for i, c in enumerate(columns)}
     found: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+    read: list[str] = []
     for name, first, table in tables_of(data, None):
+        read.append(name)
         names = table.column_names
         wanted: list[tuple[str, tuple[int, int] | None]] = [(variant, None), ("n", None)]
         wanted += [(sum_column(c), (index[c], -1)) for c in columns]
@@ -123,7 +125,7 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
             else:
                 found[key] = (int(n), sums, products)
     if not found:
-        raise InputError("no per-variant statistics", source="<input>")
+        raise InputError("no per-variant statistics: expected one row per variant", source=", ".join(read) or "<input>")
     names_out = list(variants) if variants is not None else sorted(found)
     unknown = [v for v in found if v not in names_out]
     if unknown:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,11 +61,9 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise InputError(f"expected one JSON object per line ({err.msg})", source=str(path),
-                                 line=number) from None
+            from rankwise.data.documents import parse_json
+
+            record = parse_json(text, str(path), number)   # repeated keys, deep nesting: errors naming the line
             if not isinstance(record, dict):
                 raise InputError(f"expected a JSON object, got {type(record).__name__}", source=str(path), line=number)
             yield number, record

@@ -21,11 +21,11 @@ def read_zscores(path: str | Path) -> dict[tuple[str, str], tuple[float, float]]
     >>> read_zscores(f.name); os.unlink(f.name)
     {('301', 'map'): (0.2, 0.1)}
     """
+    from rankwise.data.trec_io import read_text
+
     table: dict[tuple[str, str], tuple[float, float]] = {}
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", source=str(path))
-    for lineno, line in enumerate(p.read_text().splitlines(), start=1):
+    # the one whole-file door: missing, empty, binary, truncated or bomb gzip are errors naming the file
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
         parts = line.split()
         if not parts:
             continue
