@@ -40,3 +40,31 @@ def test_held_out_users_without_a_list_count_as_empty_lists() -> None:
     assert out.table["value"].tolist() == pytest.approx([0.5, 0.5])
     assert any("1 held-out user(s) have no recommendation list, e.g. 'u2'" in w for w in out.warnings)
     assert not math.isnan(out.table["value"].iloc[0])
+
+
+def test_cooccurrence_is_sparse_with_64_bit_indices_and_equal_to_counting() -> None:
+    import numpy as np
+
+    from rankwise.recsys import RecsysData
+    from rankwise.recsys.metrics import _cooccurrence
+
+    rng = np.random.default_rng(4)
+    train = pd.DataFrame({"user": rng.integers(0, 300, 3000), "item": rng.integers(0, 40, 3000)})
+    data = RecsysData.build({"u": ["0", "1"]}, train=train.astype(str))
+    co = _cooccurrence(data)
+    assert co.indices.dtype == np.int64 or co.nnz < 2**31   # scipy widens the indices when they need it
+    # counted by hand: the users of each item as sets, intersected
+    users = {item: set(group["user"]) for item, group in train.astype(str).groupby("item")}
+    index = {item: i for i, item in enumerate(data.vocabulary.tolist())}
+    for a, b in [("0", "1"), ("5", "5"), ("7", "39")]:
+        assert co[index[a], index[b]] == len(users[a] & users[b])
+    assert co.nnz <= len(index) ** 2
+
+
+def test_a_mixture_has_a_bounded_number_of_components() -> None:
+    from rankwise.clicks import MODELS
+    from rankwise.errors import OptionError
+
+    declared, values = MODELS.parse("mixture(components=" + "+".join(["pbm"] * 10_000) + ")")
+    with pytest.raises(OptionError, match="at most 16 components, got 10000"):
+        declared.build(values)

@@ -35,10 +35,16 @@ import numpy as np
 
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.models import CHUNK, TINY, ClickModel
+from rankwise.errors import OptionError
 
 SEPARATOR = "+"
 """Between the components' names in the registry spelling: ``mixture(components=pbm+dbn)``
 (``rankwise.clicks.registry`` builds the models from their names)."""
+
+
+MAX_COMPONENTS = 16
+"""The most components a mixture takes: every component is a whole click model refitted on
+each EM pass, so a user-given count is bounded (a mixture of 10,000 never returned)."""
 
 
 def _components(components: Sequence[ClickModel]) -> list[ClickModel]:
@@ -46,11 +52,13 @@ def _components(components: Sequence[ClickModel]) -> list[ClickModel]:
     models = list(components)
     for model in models:
         if isinstance(model, Mixture):
-            raise ValueError("a mixture's components are click models, not mixtures")
+            raise OptionError("a mixture's components are click models, not mixtures")
         if not isinstance(model, ClickModel):
-            raise ValueError(f"a mixture's components are click models, got {type(model).__name__}")
+            raise OptionError(f"a mixture's components are click models, got {type(model).__name__}")
     if len(models) < 2:
-        raise ValueError(f"a mixture needs at least two components, got {len(models)}")
+        raise OptionError(f"a mixture needs at least two components, got {len(models)}")
+    if len(models) > MAX_COMPONENTS:   # each component is a whole model fitted on every EM pass
+        raise OptionError(f"a mixture takes at most {MAX_COMPONENTS} components, got {len(models)}")
     return models
 
 

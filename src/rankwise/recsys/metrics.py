@@ -235,6 +235,34 @@ def long_tail_share(data: RecsysData, k: int, head_share: float = 0.2) -> Value:
     return _mean(per_user), per_user
 
 
+def _cooccurrence(data: RecsysData) -> Any:
+    """Items x items: how many training users have both (the diagonal: each item's users), as
+    a sparse matrix with 64-bit indices: memory in proportion to the pairs that co-occur, never
+    to users x pairs. Computed once per data set.
+
+    >>> _cooccurrence(example()).toarray().tolist()   # train: u1 c, u2 a (twice: once); a b c
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    cached = data._matrices.get(-1)
+    if cached is not None:
+        return cached
+    from scipy import sparse
+
+    assert data.train_item is not None and data.train_user is not None
+    n_items = len(data.vocabulary)
+    users = int(data.train_user.max()) + 1 if len(data.train_user) else 0
+    seen = sparse.csr_matrix((np.ones(len(data.train_item)), (data.train_item.astype(np.int64),
+                                                               data.train_user.astype(np.int64))),
+                             shape=(n_items, users))
+    seen.sum_duplicates()
+    seen.data[:] = 1.0   # a user counts once per item
+    seen.indices, seen.indptr = seen.indices.astype(np.int64), seen.indptr.astype(np.int64)
+    co = (seen @ seen.T).tocsr()
+    co.sum_duplicates()
+    data._matrices[-1] = co   # key -1: no cut-off uses it
+    return co
+
+
 def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Similarity) -> np.ndarray:
     """Similarity of item pairs (a[j], b[j]): ``cosine`` of feature vectors, ``jaccard`` of
     binary features, or ``cooccurrence`` (training users of both / sqrt(n(a) n(b)), Zhang et
@@ -242,14 +270,10 @@ def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Simi
     if similarity == "cooccurrence":
         if data.train_item is None or data.train_user is None:
             raise InputError("similarity='cooccurrence' needs training interactions (train=)", field="train")
-        from scipy import sparse
 
-        n_items = len(data.vocabulary)
-        seen = sparse.csr_matrix((np.ones(len(data.train_item)), (data.train_item, data.train_user)),
-                                 shape=(n_items, int(data.train_user.max()) + 1 if len(data.train_user) else 0))
-        seen.data[:] = 1.0   # a user counts once per item
-        both = np.asarray(seen[a].multiply(seen[b]).sum(axis=1)).ravel()
-        count = np.asarray(seen.sum(axis=1)).ravel()
+        co = _cooccurrence(data)
+        both = np.asarray(co[a, b]).ravel() if len(a) else np.empty(0)
+        count = co.diagonal()   # n(a): the training users of item a
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(both > 0, both / np.sqrt(count[a] * count[b]), 0.0)
     if data.features is None:
