@@ -79,8 +79,8 @@ elif tool == "rankwise":
     from rankwise.recsys import beyond_accuracy
     features = pd.DataFrame(vectors).assign(itemID=np.arange(items))
     groups = pd.DataFrame({"itemID": np.arange(items), "genre": genre.astype(str)})
-    result = beyond_accuracy(reco, [f"coverage@{k}", f"novelty@{k}", f"ild@{k}", f"arp@{k}", f"calibration@{k}",
-                                    f"personalisation@{k}", f"ee_loss@{k}"], train=train, test=test,
+    result = beyond_accuracy(reco, [f"coverage(outside=count)@{k}", f"novelty@{k}", f"ild@{k}", f"arp@{k}",
+                                    f"calibration@{k}", f"personalisation@{k}", f"ee_loss@{k}"], train=train, test=test,
                              features=features, groups=groups)
     out = dict(zip(result.table["metric"], result.table["value"]))
 else:

@@ -23,7 +23,7 @@ from rankwise.errors import InputError
 from rankwise.recsys.common import Value, _mean
 from rankwise.recsys.inputs import RecsysData
 
-Attention = Literal["geometric", "log", "uniform"]
+Attention = Literal["geometric", "log", "uniform", "trec_fair"]
 """How a user's attention falls with the rank (see the module)."""
 ATTENTIONS: tuple[Attention, ...] = get_args(Attention)
 Target = Literal["catalogue", "equal", "relevant"]
@@ -38,6 +38,8 @@ def attention_weights(rank: np.ndarray, attention: Attention = "geometric", pati
         return np.power(float(patience), rank.astype(np.float64))
     if attention == "log":
         return 1.0 / np.log2(rank + 2.0)
+    if attention == "trec_fair":   # TREC Fair Ranking 2021-22: 1 / log2(max(r, 2)), r from 1
+        return 1.0 / np.log2(np.maximum(rank + 1.0, 2.0))
     return np.ones(len(rank))
 
 
@@ -165,24 +167,28 @@ def list_exposure(data: RecsysData, k: int, attention: Attention = "geometric",
     return out
 
 
-def _jensen_shannon(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Jensen-Shannon divergence (bits, in [0, 1]) between the rows of p and q."""
+def _jensen_shannon(p: np.ndarray, q: np.ndarray, log: Any = np.log2) -> np.ndarray:
+    """Jensen-Shannon divergence between the rows of p and q (bits, in [0, 1]; ``log=np.log``:
+    nats, in [0, ln 2])."""
     m = (p + q) / 2
 
     def kl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(a > 0, a * np.log2(a / np.where(b > 0, b, 1.0)), 0.0).sum(axis=1)
+            return np.where(a > 0, a * log(a / np.where(b > 0, b, 1.0)), 0.0).sum(axis=1)
 
     return np.asarray(kl(p, m) / 2 + kl(q, m) / 2)
 
 
 def awrf(data: RecsysData, k: int, attention: Attention = "geometric", patience: float = 0.5,
-         target: Target = "catalogue") -> Value:
+         target: Target = "catalogue", convention: str = "rankwise") -> Value:
     """AWRF (attention-weighted rank fairness; Sapiezynski et al. 2019, TREC Fair Ranking
     2021-22): per user, 1 - JSD(d, t), d the list's attention per item group normalised to
     sum 1, t the ``target`` distribution (the groups' catalogue shares, equal shares, or their
     shares of the user's held-out relevant items) and JSD the Jensen-Shannon divergence in
-    bits; mean over users. 1: attention follows the target exactly.
+    bits; mean over users. 1: attention follows the target exactly. ``convention="trec_fair"``
+    is TREC Fair Ranking 2021-22's evaluation: attention 1/log2(max(r, 2)) at rank r (the
+    first two ranks alike; ``attention`` is not read) and the divergence in nats (scipy's
+    ``jensenshannon`` squared).
 
     >>> data = RecsysData.build({"u": ["x", "y"]}, catalogue=["x", "y", "z"], groups={"x": "A", "y": "B", "z": "B"})
     >>> # attention 1 and 0.5: d = (2/3, 1/3); catalogue: t = (1/3, 2/3); m = (1/2, 1/2)
@@ -190,7 +196,8 @@ def awrf(data: RecsysData, k: int, attention: Attention = "geometric", patience:
     >>> round(awrf(data, 2)[0], 6)
     0.918296
     """
-    exposure = list_exposure(data, k, attention, patience)
+    trec = convention == "trec_fair"
+    exposure = list_exposure(data, k, "trec_fair" if trec else attention, patience)
     total = exposure.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         d = np.where(total > 0, exposure / np.where(total > 0, total, 1.0), np.nan)
@@ -205,7 +212,7 @@ def awrf(data: RecsysData, k: int, attention: Attention = "geometric", patience:
         norm = mass.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             t = np.where(norm > 0, mass / np.where(norm > 0, norm, 1.0), np.nan)
-    per_user = 1.0 - _jensen_shannon(np.nan_to_num(d), np.nan_to_num(t))
+    per_user = 1.0 - _jensen_shannon(np.nan_to_num(d), np.nan_to_num(t), np.log if trec else np.log2)
     undefined = np.isnan(d).any(axis=1) | np.isnan(t).any(axis=1)
     per_user = np.where(undefined, np.nan, per_user)
     return _mean(per_user), per_user

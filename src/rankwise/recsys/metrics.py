@@ -176,10 +176,14 @@ def novelty(data: RecsysData, k: int, unseen: Unseen = "zero", frequency: Freque
     return (float(info[kept].mean()) if kept.any() else math.nan), per_user
 
 
-def expected_popularity_complement(data: RecsysData, k: int, discount: Discount = "none") -> Value:
+def expected_popularity_complement(data: RecsysData, k: int, discount: Discount = "none",
+                                   convention: str = "vargas") -> Value:
     """EPC (Vargas & Castells 2011): per user, the mean over the top k of 1 - n(i) / |U_train|
     (the chance a random training user has not seen i), each rank r weighted 1 (``discount=
     "none"``) or 1/log2(r + 1) (``"log2"``, the weights normalised to sum 1); mean over users.
+    ``convention="elliot"``: Elliot's EPC, which also weights each item by its binary
+    relevance in the held-out data (a non-relevant item adds 0, the weights still sum to 1),
+    discounts by 1/log2(r + 1) and averages over the users with a relevant held-out item.
 
     >>> data = example()
     >>> round(expected_popularity_complement(data, 2)[0], 6)   # u1: (1 - 1/2 + 1) / 2, u2: (1 + 1 - 1/2) / 2
@@ -188,50 +192,75 @@ def expected_popularity_complement(data: RecsysData, k: int, discount: Discount 
     items, owner, rank = data.top(k)
     users = len(data.train_users) if data.train_users is not None else 0
     novelty_of = 1.0 - data.user_popularity[items] / max(users, 1)
+    if convention == "elliot":
+        discount = "log2"
+        if data.relevant is None:
+            raise InputError("epc(convention=elliot) weights items by held-out relevance: give test=", field="test")
+        relevant = np.fromiter(((int(o), int(i)) in data.relevant for o, i in zip(owner, items, strict=True)),
+                               dtype=bool, count=len(items))
+        novelty_of = novelty_of * relevant
     weight = np.ones(len(items)) if discount == "none" else 1.0 / np.log2(rank + 2.0)
     total = np.bincount(owner, weights=weight * novelty_of, minlength=data.n_lists)
     norm = np.bincount(owner, weights=weight, minlength=data.n_lists)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_user = np.where(norm > 0, total / norm, np.nan)
+    if convention == "elliot":   # users without a relevant held-out item are not Elliot's users
+        with_relevant = np.zeros(data.n_lists, dtype=bool)
+        with_relevant[[o for o, _ in data.relevant or ()]] = True
+        per_user = np.where(with_relevant, per_user, np.nan)
     return _mean(per_user), per_user
 
 
-def average_popularity(data: RecsysData, k: int) -> Value:
-    """ARP (Abdollahpouri et al. 2019; Elliot's ARP): per user, the mean over the top k of c(i),
-    the item's training interactions; mean over users.
+def _item_popularity(data: RecsysData, popularity: str) -> np.ndarray:
+    """Each item's training popularity: its interactions, or its distinct training users."""
+    return data.user_popularity if popularity == "users" else data.popularity
+
+
+def average_popularity(data: RecsysData, k: int, popularity: str = "interactions") -> Value:
+    """ARP (Abdollahpouri et al. 2019): per user, the mean over the top k of phi(i), the item's
+    training interactions (the paper's "number of times rated"); mean over users.
+    ``popularity="users"`` counts the item's distinct training users instead, as Elliot's ARP
+    and Evidently's do (the two agree when nobody interacts with an item twice).
 
     >>> data = example()
     >>> average_popularity(data, 2)   # u1: (2 + 0) / 2, u2: (0 + 1) / 2
     (0.75, array([1. , 0.5]))
+    >>> average_popularity(data, 2, "users")   # a: one user (u2, twice): u1 (1 + 0) / 2, u2 (0 + 1) / 2
+    (0.5, array([0.5, 0.5]))
     """
     items, owner, _ = data.top(k)
-    per_user = _per_user(data.popularity[items].astype(np.float64), owner, data.n_lists)
+    per_user = _per_user(_item_popularity(data, popularity)[items].astype(np.float64), owner, data.n_lists)
     return _mean(per_user), per_user
 
 
-def _long_tail(data: RecsysData, head_share: float) -> np.ndarray:
+def _long_tail(data: RecsysData, head_share: float, popularity: str = "interactions") -> np.ndarray:
     """Whether each item code is in the long tail: outside the short head, the most popular
-    items that together take ``head_share`` of the training interactions (ties by code)."""
-    c = data.popularity
+    items that together take ``head_share`` of the training interactions (ties by code).
+    ``popularity="users"`` (Elliot's): items ranked by distinct training users, the head
+    filled until their users reach ``head_share`` of the distinct (user, item) training
+    pairs, and only trained items in the tail."""
+    c = _item_popularity(data, popularity)
     order = np.argsort(-c, kind="stable")
-    cumulative = np.cumsum(c[order]) / max(c.sum(), 1)
+    cumulative = np.cumsum(c[order]) / max(c.sum(), 1)   # users: of the distinct (user, item) pairs
     head = order[: int(np.searchsorted(cumulative, head_share, side="left")) + 1] if c.sum() else order[:0]
-    tail = np.ones(len(c), dtype=bool)
+    tail = np.ones(len(c), dtype=bool) if popularity == "interactions" else c > 0
     tail[head] = False
     return tail
 
 
-def long_tail_share(data: RecsysData, k: int, head_share: float = 0.2) -> Value:
+def long_tail_share(data: RecsysData, k: int, head_share: float = 0.2, popularity: str = "interactions") -> Value:
     """APLT (Abdollahpouri et al. 2019): per user, the share of the top k from the long tail,
     the items outside the short head (the most popular items holding ``head_share`` of the
-    training interactions); mean over users.
+    training interactions); mean over users. ``popularity="users"`` with ``head_share=0.8``
+    is Elliot's APLT (items by distinct training users; an item never trained on is in
+    neither part).
 
     >>> data = example()
     >>> long_tail_share(data, 2)   # head = {a} (2 of 3 interactions): u1 1/2, u2 2/2
     (0.75, array([0.5, 1. ]))
     """
     items, owner, _ = data.top(k)
-    per_user = _per_user(_long_tail(data, head_share)[items].astype(np.float64), owner, data.n_lists)
+    per_user = _per_user(_long_tail(data, head_share, popularity)[items].astype(np.float64), owner, data.n_lists)
     return _mean(per_user), per_user
 
 
@@ -458,10 +487,13 @@ class BeyondMetric(Declared):
 
 
 _K = Param("k", int, 10, "cut-off: the top k of each list", low=1)
+_POPULARITY = Param("popularity", str, "interactions", "an item's popularity: its training interactions, or its "
+                    "distinct training users (Elliot's, Evidently's)", choices=("interactions", "users"))
 _SIMILARITY = Param("similarity", str, "cosine", "item similarity", choices=get_args(Similarity))
 _HEAD = Param("head_share", float, 0.8, "share of the (user, item) training pairs the short head holds (Elliot's "
               "pop_ratio)", low=0, high=1)
-_ATTENTION = Param("attention", str, "geometric", "browsing model: patience^(r-1), 1/log2(r+1) or 1 per rank",
+_ATTENTION = Param("attention", str, "geometric", "browsing model: patience^(r-1), 1/log2(r+1), 1 per rank, or "
+                   "1/log2(max(r, 2)) (trec_fair)",
                    choices=ATTENTIONS)
 _PATIENCE = Param("patience", float, 0.5, "geometric attention: the chance of looking one rank further", low=0,
                   high=1)
@@ -497,14 +529,20 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
                  "(frequency=users, average=users, unseen=skip)", per_user=False),
     BeyondMetric("epc", expected_popularity_complement,
                  "Expected popularity complement: mean of 1 - n(i)/|U| over the top k.",
-                 (_K, Param("discount", str, "none", "rank discount", choices=get_args(Discount))),
-                 aliases=("expected_popularity_complement",), reference="Vargas & Castells 2011; Elliot EPC"),
-    BeyondMetric("arp", average_popularity, "Average recommendation popularity (training interactions).", (_K,),
-                 aliases=("average_popularity",), reference="Abdollahpouri et al. 2019; Elliot ARP",
+                 (_K, Param("discount", str, "none", "rank discount", choices=get_args(Discount)),
+                  Param("convention", str, "vargas", "vargas: every item counts; elliot: Elliot's EPC (relevance-"
+                        "weighted, log2 discount, users with a relevant item)", choices=("vargas", "elliot"))),
+                 aliases=("expected_popularity_complement",),
+                 reference="Vargas & Castells 2011; Elliot EPC (convention=elliot)"),
+    BeyondMetric("arp", average_popularity, "Average recommendation popularity (training interactions).",
+                 (_K, _POPULARITY), aliases=("average_popularity",),
+                 reference="Abdollahpouri et al. 2019; Elliot ARP and Evidently (popularity=users)",
                  higher_is_better=False),
     BeyondMetric("aplt", long_tail_share, "Share of the top k from the long tail (outside the short head).",
-                 (_K, Param("head_share", float, 0.2, "share of interactions the short head holds", low=0, high=1)),
-                 aliases=("long_tail_share",), reference="Abdollahpouri et al. 2019; Elliot APLT"),
+                 (_K, Param("head_share", float, 0.2, "share of interactions the short head holds", low=0, high=1),
+                  _POPULARITY),
+                 aliases=("long_tail_share",),
+                 reference="Abdollahpouri et al. 2019; Elliot APLT (popularity=users, head_share=0.8)"),
     BeyondMetric("ild", intra_list_diversity, "Intra-list diversity: 1 - mean pairwise item similarity.",
                  (_K, _SIMILARITY), aliases=("intra_list_diversity", "diversity"),
                  reference="Ziegler et al. 2005; Microsoft Recommenders diversity"),
@@ -529,9 +567,12 @@ BEYOND_ACCURACY: Registry[BeyondMetric] = Registry("beyond-accuracy metric", (
                  "list's attention per item group and a target distribution.",
                  (_K, _ATTENTION, _PATIENCE, Param("target", str, "catalogue", "the fair distribution: the groups' "
                                                    "catalogue shares, equal shares, or the user's relevant items'",
-                                                   choices=TARGETS)),
+                                                   choices=TARGETS),
+                  Param("convention", str, "rankwise", "rankwise: the attention given, divergence in bits; "
+                        "trec_fair: TREC Fair Ranking 2021-22's 1/log2(max(r, 2)) and nats",
+                        choices=("rankwise", "trec_fair"))),
                  aliases=("attention_weighted_rank_fairness",),
-                 reference="Sapiezynski et al. 2019; TREC Fair Ranking 2021-22"),
+                 reference="Sapiezynski et al. 2019; TREC Fair Ranking 2021-22 (convention=trec_fair)"),
     BeyondMetric("exposure_ratio", exposure_ratio, "Least over most exposed item group's exposure share / "
                  "catalogue share (1: exposure in proportion to size).", (_K, _ATTENTION, _PATIENCE),
                  aliases=("group_exposure_ratio",), reference="Singh & Joachims 2018 (exposure)", per_user=False),
