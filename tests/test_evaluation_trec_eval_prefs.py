@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 from conftest import DATA
-from oracle import run as run_oracle
 
 import rankwise
 from rankwise.cli.trec_eval import run_trec_eval
@@ -127,7 +126,7 @@ def _generated_groups(seed: int) -> tuple[str, str]:
 
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize("flags", [[], ["-c"], ["-M", "5"]])
-def test_equal_to_trec_eval_bit_for_bit(oracle: dict, tmp_path, seed: int, flags: list[str]) -> None:
+def test_equal_to_trec_eval_bit_for_bit(oracle, tmp_path, seed: int, flags: list[str]) -> None:
     for kind, generate, measures in (("prefs", _generated_prefs, "all_prefs"),
                                      ("qrels_prefs", _generated_groups, "all_prefs"),
                                      ("qrels_jg", _generated_groups, "qrels_jg")):
@@ -137,9 +136,8 @@ def test_equal_to_trec_eval_bit_for_bit(oracle: dict, tmp_path, seed: int, flags
         (tmp_path / "j").write_text(judgments)
         (tmp_path / "r").write_text(run)
         args = [*flags, "-q", "-m", measures, "-R", kind, str(tmp_path / "j"), str(tmp_path / "r")]
-        ref = run_oracle(oracle["precise"], args)
-        assert ref.returncode == 0, ref.stderr
-        assert _ours(args, "%.17g") == ref.stdout, (kind, seed, flags)
+        ref = oracle.stdout("precise", f"prefs-{kind}-{seed}-{'_'.join(flags) or 'none'}", args)
+        assert _ours(args, "%.17g") == ref, (kind, seed, flags)
 
 
 def test_nan_from_trec_eval_division_stays_out_of_the_average() -> None:
