@@ -38,6 +38,13 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("warned")
     files = {name: folder / (name if name.startswith(("qrels", "run")) else f"{name}.csv")
              for name in ("qrels", "run_a", "run_b", "srm", "reco", "train", "log", "policy", "experiments")}
+    # CLARA 2's head: clicks on documents their session never showed (left out, warned), and a model
+    files["clicks"] = folder / "clicks.tsv"
+    files["clicks"].write_bytes((DATA / "clicks" / "clara2_head.tsv").read_bytes())
+    files["model"] = folder / "model.json"
+    from rankwise.clicks import PBM, read_log, save_model
+
+    save_model(PBM().fit(read_log(files["clicks"]), iterations=3), files["model"])
     files["qrels"].write_text("q1 0 a 1\nq1 0 b 0\nq2 0 a 1\n")
     # q9 has no judgments: "1 query(ies) of the run have no judgments and were left out"
     files["run_a"].write_text("q1 Q0 a 1 2 A\nq1 Q0 b 2 1 A\nq2 Q0 b 1 1 A\nq9 Q0 a 1 1 A\n")
@@ -68,6 +75,7 @@ CASES = {
     "ope": (["ope", "{log}", "--policy", "{policy}", "--no-position"], "never plays"),
     "offline-online": (["offline-online", "{experiments}", "--offline", "ndcg_delta", "--online", "ctr_delta"],
                        "left out of the sign agreement"),
+    "clicks evaluate": (["clicks", "evaluate", "{clicks}", "--model", "{model}"], "were left out"),
 }
 
 
@@ -75,7 +83,7 @@ CASES = {
 def test_every_format_carries_the_warnings(case, inputs, tmp_path, rankwise_cli, capsys) -> None:
     template, phrase = CASES[case]
     argv = [a.format(**{k: str(v) for k, v in inputs.items()}) for a in template]
-    formats = _formats(argv[:1])
+    formats = _formats(argv[:2] if argv[0] == "clicks" else argv[:1])
     assert len(formats) >= 3
     for fmt in formats:
         out = tmp_path / f"out.{fmt}"

@@ -215,7 +215,14 @@ class Metric:
                 "state": {k: _portable(v) for k, v in self.state.items()}}
 
     def load_state_dict(self, saved: Mapping[str, Any]) -> Metric:
-        """Restore a state saved by ``state_dict`` (same metric and parameters)."""
+        """Restore a state saved by ``state_dict`` (same metric and parameters); a key beside
+        ``metric``, ``params`` and ``state`` is refused (a misspelt key would be ignored)."""
+        unknown = sorted(set(saved) - {"metric", "params", "state"})
+        if unknown:
+            raise RankwiseError(f"{type(self).__name__}: unknown key {unknown[0]!r} in a saved state; it has metric, "
+                                "params and state")
+        if "state" not in saved or not isinstance(saved["state"], Mapping):
+            raise RankwiseError(f"{type(self).__name__}: a saved state needs a 'state' mapping")
         if saved.get("metric") != type(self).__name__ or dict(saved.get("params", {})) != _plain(self.params):
             raise RankwiseError(f"cannot load a {saved.get('metric')}({saved.get('params')}) state into "
                                 f"{type(self).__name__}({self.params})")

@@ -184,18 +184,21 @@ def evaluate(
         from rankwise.report.plots import click_perplexity_per_rank
 
         click_perplexity_per_rank(tables, Path(log).name, plot)
+    warned = list(getattr(data, "notes", []))   # what reading the log left out: in every format's file too
     if fmt is ClicksFormat.json:
         body: Any = ({"model": fitted[0].name, "ranks": tables[names[0]].to_dict(orient="records")} if len(paths) == 1
                      else {"models": [{"model": name, "ranks": table.to_dict(orient="records")}
                                       for name, table in tables.items()]})
-        _emit(json.dumps(body, indent=2), output)
+        _emit(json.dumps({**body, "warnings": warned}, indent=2), output)
         return
     if fmt is ClicksFormat.csv:
         import pandas as pd
 
+        from rankwise.report.annotate import csv_text
+
         frame = tables[names[0]] if len(paths) == 1 else pd.concat(
             [table.assign(model=name)[["model", *table.columns]] for name, table in tables.items()], ignore_index=True)
-        _emit(frame.to_csv(index=False), output)
+        _emit(csv_text(frame, warned), output)
         return
     measures = ("log_likelihood", "perplexity", "conditional_perplexity")
     if len(paths) == 1:
@@ -214,7 +217,7 @@ def evaluate(
                       [False, True, True, True]),
                  Grid("conditional perplexity per rank (1 is perfect)", ["rank", *names], per_rank,
                       [False] + [True] * len(names), strong_rows={len(per_rank) - 1})]
-    _show_grids(grids, output, plain=fmt is ClicksFormat.text)
+    _show_grids(grids, output, plain=fmt is ClicksFormat.text, warnings=warned)
 
 
 def _model_names(paths: list[Path], fitted: list[Any]) -> list[str]:
