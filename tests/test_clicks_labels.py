@@ -123,9 +123,10 @@ def test_cli_evaluate_compares_models_per_rank_and_plots(tmp_path: Path) -> None
     assert out.exit_code == 0, out.output
     from io import StringIO
 
-    frame = pd.read_csv(StringIO(out.stdout))
+    frame = pd.read_csv(StringIO(out.stdout), comment="#")   # the log's warnings come first, as comments
     assert frame["model"].unique().tolist() == ["pbm", "dbn"] and len(frame) == 2 * 11
-    single = pd.read_csv(StringIO(_cli("evaluate", LOG, "--model", tmp_path / "dbn.json", "-f", "csv").stdout))
+    single = pd.read_csv(StringIO(_cli("evaluate", LOG, "--model", tmp_path / "dbn.json", "-f", "csv").stdout),
+                         comment="#")
     pd.testing.assert_frame_equal(frame[frame["model"] == "dbn"].drop(columns="model").reset_index(drop=True),
                                   single)
     assert (tmp_path / "cond.png").read_bytes()[:4] == b"\x89PNG"

@@ -122,13 +122,41 @@ def _unknown(name: str) -> UnknownMetricError:
         close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
         return UnknownMetricError(name, [lowered[c] for c in close])
     base, rest = match.group(1), match.group(2)
+    rest = _digits_for_lookalikes(rest)
     takes_cutoff = {str(n).lower(): str(n) for n in _AT}
     bases = takes_cutoff if "@" in rest else {**{str(n).lower(): str(n) for n in _PLAIN}, **takes_cutoff}
     from rankwise.params import closest
 
     close = closest(base.lower(), list(bases))[:3] or difflib.get_close_matches(base.lower(), list(bases), n=3,
                                                                                cutoff=0.5)
-    return UnknownMetricError(name, [bases[c] + rest for c in close])
+    return UnknownMetricError(name, [s for s in (bases[c] + rest for c in close) if s != name and _parses(s)])
+
+
+_LOOKALIKES = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "i": "1", "S": "5", "s": "5", "B": "8",
+                             "Z": "2", "z": "2"})
+"""Letters a cut-off typed by hand holds where digits were meant (``@1O``, ``@l0``, ``@5O``)."""
+
+
+def _digits_for_lookalikes(rest: str) -> str:
+    """``rest`` (``(params)@cutoff``) with a cut-off that is digits and digit-like letters read
+    as the digits it resembles.
+
+    >>> _digits_for_lookalikes("@1O"), _digits_for_lookalikes("(p=0.8)@l0"), _digits_for_lookalikes("@abc")
+    ('@10', '(p=0.8)@10', '@abc')
+    """
+    head, at, cutoff = rest.rpartition("@")
+    if at and re.fullmatch(r"[0-9OolIiSsBZz,]+", cutoff):
+        return f"{head}@{cutoff.translate(_LOOKALIKES)}"
+    return rest
+
+
+def _parses(spelling: str) -> bool:
+    """Whether a suggestion is a spelling the parser takes (a suggestion must evaluate)."""
+    try:
+        parse_metric(spelling)
+    except Exception:   # any refusal: the suggestion is not offered
+        return False
+    return True
 
 
 def parse_elasticsearch(metric: dict | str) -> MetricSpec:
