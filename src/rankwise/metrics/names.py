@@ -116,11 +116,13 @@ def _unknown(name: str) -> UnknownMetricError:
     """
     import difflib
 
+    if _CHECKING:   # a suggestion being tried: its own failure needs no suggestions
+        return UnknownMetricError(name, [])
     match = re.match(r"^([A-Za-z][\w\-]*?)((?:\(.*\))?(?:@.*)?)$", name.strip())
     if match is None or not match.group(2):
         lowered = {n.lower(): n for n in known_names()}
-        close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)
-        return UnknownMetricError(name, [lowered[c] for c in close])
+        close = difflib.get_close_matches(name.lower(), list(lowered), n=5, cutoff=0.5)
+        return UnknownMetricError(name, [s for s in (lowered[c] for c in close) if s != name and _parses(s)][:3])
     base, rest = match.group(1), match.group(2)
     rest = _digits_for_lookalikes(rest)
     takes_cutoff = {str(n).lower(): str(n) for n in _AT}
@@ -150,12 +152,19 @@ def _digits_for_lookalikes(rest: str) -> str:
     return rest
 
 
+_CHECKING: list[bool] = []
+"""Non-empty while a suggestion is being tried (``_parses``)."""
+
+
 def _parses(spelling: str) -> bool:
     """Whether a suggestion is a spelling the parser takes (a suggestion must evaluate)."""
+    _CHECKING.append(True)
     try:
         parse_metric(spelling)
     except Exception:   # any refusal: the suggestion is not offered
         return False
+    finally:
+        _CHECKING.pop()
     return True
 
 
