@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,50 @@ def test_standard_input_twice_in_one_process() -> None:
         out = runner.invoke(app, ["evaluate", QRELS, "-", "-m", "P@10", "-f", "csv"], input=data)
         assert out.exit_code == 0, out.output
         assert out.output.splitlines()[1] == "STANDARD,all,0.3"
+
+
+def test_help_never_loses_a_bracketed_word_to_markup() -> None:
+    """Typer renders help as rich markup, where ``[ibis]`` is a tag and vanishes (``pip install
+    'rankwise'`` without its extra): every help text of every command escapes such brackets, and
+    the rendered help of ``ab`` shows the extras."""
+    import importlib
+    import re
+
+    import typer.main
+    from typer.testing import CliRunner
+
+    from rankwise.cli.entry import COMMAND_MODULES
+
+    for module in set(COMMAND_MODULES.values()):
+        importlib.import_module(f"rankwise.cli.{module}")
+    from rankwise.cli.app import app
+
+    tag = re.compile(r"(?<!\\)\[[a-z#/@][^\[\]]*\]")
+    found = []
+
+    def walk(command, prefix):
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*prefix, name])
+        for text in [command.help or "", *(getattr(p, "help", "") or "" for p in getattr(command, "params", []))]:
+            found.extend(f"{' '.join(prefix)}: {m}" for m in tag.findall(text))
+
+    walk(typer.main.get_command(app), [])
+    assert not found, found
+    shown = CliRunner().invoke(app, ["ab", "--help"], env={"COLUMNS": "200"}).output
+    assert "pip install 'rankwise[duckdb]'" in shown and "pip install 'rankwise[ibis]'" in shown
+
+
+@pytest.mark.parametrize("metric,option", [("ndcg@5", "--held-out FILE"), ("serendipity@5", "--train FILE"),
+                                           ("novelty@5", "--train FILE"), ("ild(similarity=cosine)@5",
+                                                                           "--features FILE"),
+                                           ("calibration@5", "--groups FILE")])
+def test_beyond_names_the_options_the_user_types(metric: str, option: str) -> None:
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    reco = Path(__file__).resolve().parent / "data" / "recsys" / "reco.csv"
+    done = CliRunner().invoke(app, ["beyond", str(reco), "-m", metric])
+    assert done.exit_code == 2 and option in done.output, done.output
+    assert not re.search(r"\b(test|train|features|groups|catalogue)=(?!\w)", done.output), done.output
+    assert "field 'test'" not in done.output and "field 'train'" not in done.output

@@ -121,13 +121,13 @@ def ab(
                          "(7d, 36h, 30m, or seconds).")] = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="Where per-unit sums are computed: memory | duckdb (out of core; pip install "
-                         "'rankwise[duckdb]').")] = "memory",
+                         "'rankwise\\[duckdb]').")] = "memory",
     database: Annotated[Path | None, typer.Option(
         "--database", help="A DuckDB database file to read the events from (with --table or --query; implies "
                            "--engine duckdb).")] = None,
     ibis_url: Annotated[str | None, typer.Option(
         "--ibis", help="An Ibis connection URL to read the events from, with --table or --query (postgres://..., "
-                       "bigquery://..., duckdb://FILE; pip install 'rankwise[ibis]' and the backend's extra): the "
+                       "bigquery://..., duckdb://FILE; pip install 'rankwise\\[ibis]' and the backend's extra): the "
                        "per-unit sums run in that database.")] = None,
     table: Annotated[str | None, typer.Option(
         "--table", help="With --database or --ibis: the table or view of events.")] = None,

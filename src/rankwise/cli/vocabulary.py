@@ -16,12 +16,21 @@ CONVENTION_KEYWORDS = ("rel_level", "depth", "judged_only", "missing", "complete
 ``rankwise.cli.options`` declares)."""
 
 
+ARGUMENT_OPTIONS = {"test": "--held-out FILE", "train": "--train FILE", "features": "--features FILE",
+                    "groups": "--groups FILE", "catalogue": "--catalogue FILE"}
+"""Python arguments that name an input (``give test=``) and the options that give it on the
+command line."""
+
+
 def as_flags(message: str) -> str:
     """A message written for Python callers, with the convention keywords it suggests spelled as
-    the command-line options that set them (one vocabulary, two spellings).
+    the command-line options that set them, and the input arguments it asks for as the options
+    that give them (one vocabulary, two spellings).
 
     >>> as_flags("Pass duplicates='first' or 'best' to keep one (missing='zero' scores them 0)")
     "Pass --duplicates first (or 'best') to keep one (--missing zero scores them 0)"
+    >>> as_flags("<input>: field 'test': accuracy metrics need held-out interactions: give test=")
+    '--held-out: accuracy metrics need held-out interactions: give --held-out FILE'
     """
     names = "|".join(CONVENTION_KEYWORDS)
 
@@ -29,7 +38,11 @@ def as_flags(message: str) -> str:
         alternative = f" (or {m.group(3)})" if m.group(3) else ""
         return f"--{m.group(1).replace('_', '-')} {m.group(2)}{alternative}"
 
-    return re.sub(rf"\b({names})='([^']*)'(?: or ('[^']*'))?", flag, message)
+    message = re.sub(rf"\b({names})='([^']*)'(?: or ('[^']*'))?", flag, message)
+    inputs = "|".join(ARGUMENT_OPTIONS)
+    message = re.sub(rf"(?:<input>: )?field '({inputs})': ", lambda m: f"{ARGUMENT_OPTIONS[m.group(1)].split()[0]}: ",
+                     message)
+    return re.sub(rf"\b({inputs})=(?=[\s),;]|$)", lambda m: ARGUMENT_OPTIONS[m.group(1)], message)
 
 
 def conventions_from(options: dict[str, Any]) -> dict[str, Any]:
