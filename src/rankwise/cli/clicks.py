@@ -38,10 +38,16 @@ class ClicksFormat(str, Enum):
     csv = "csv"
 
 
-def _read(path: str, log_format: str) -> Any:
-    from rankwise import clicks
+ColumnMap = Annotated[list[str] | None, typer.Option(
+    "--columns", help="ROLE=NAME: the column of a long-row log that holds a role (session, query, rank, doc, click) "
+                      "when its name is none of the common spellings; repeat for more.")]
 
-    log = clicks.read_log(path, log_format)
+
+def _read(path: str, log_format: str, columns: list[str] | None = None) -> Any:
+    from rankwise import clicks
+    from rankwise.data.columns import column_map
+
+    log = clicks.read_log(path, log_format, **column_map(columns or [], clicks.LONG_ROLES, "--columns"))
     _warn(log.notes)
     return log
 
@@ -78,6 +84,7 @@ def fit(
         help="Cascade: click probability after the first click (default 1e-6).")] = None,
     chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
+    columns: ColumnMap = None,
     workers: Annotated[int | None, typer.Option(help="Chunks fitted at once in threads (default: one per core, "
                                                      "at most 4).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
@@ -114,8 +121,8 @@ def fit(
         _fail(str(exc))
         return
     try:
-        data = _read(log, log_format)
-        held_out = None if validation is None else _read(validation, log_format)
+        data = _read(log, log_format, columns)
+        held_out = None if validation is None else _read(validation, log_format, columns)
         built = kind.build(values)
         if features is not None or hash_ids:
             hashed = tuple(h.strip() for h in (hash_ids or "").split(",") if h.strip())
@@ -163,6 +170,7 @@ def evaluate(
                                                               "per model (.png, .svg or .pdf).")] = None,
     chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
+    columns: ColumnMap = None,
     features: Features = None,
 ) -> None:
     """Log-likelihood, perplexity and conditional perplexity per rank and overall, of one
@@ -172,7 +180,7 @@ def evaluate(
     from rankwise.report.grid import Grid
 
     try:
-        data = _read(log, log_format)
+        data = _read(log, log_format, columns)
         fitted = [_model(path, features, data) for path in paths]
         names = _model_names(paths, fitted)
         tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size) for name, m in zip(names, fitted,
@@ -238,6 +246,7 @@ def rank(
         help="Rank the (query, document) pairs of this log (default: the model's own pairs).")] = None,
     name: Annotated[str | None, typer.Option(help="The run's name (default: the model's).")] = None,
     log_format: LogFormat = "auto",
+    columns: ColumnMap = None,
     bound: Annotated[str, typer.Option("--bound", help="mean: each pair's estimate; lower: its parameters' lower "
                                                        "credible bounds (rare pairs rank below well-observed "
                                                        "ones).")] = "mean",
@@ -259,7 +268,7 @@ def rank(
     from rankwise.data.trec_io import write_trec_run
 
     try:
-        data = None if log is None else _read(log, log_format)
+        data = None if log is None else _read(log, log_format, columns)
         fitted = _model(model, features, data)
         if bound not in ("mean", "lower"):
             raise RankwiseError(f"--bound must be mean or lower, got {bound!r}")
@@ -370,10 +379,11 @@ def convert(
     output: Annotated[Path, typer.Option("-o", "--output", help="Long rows (.parquet, .csv, .tsv) or a stored log "
                                                                 "directory (fits stream it chunk by chunk).")],
     log_format: LogFormat = "auto",
+    columns: ColumnMap = None,
 ) -> None:
     """Convert a click log: to a stored log for streaming fits, or to long rows."""
     try:
-        data = _read(log, log_format)
+        data = _read(log, log_format, columns)
         _write_log(data.load() if hasattr(data, "directory") else data, output)
     except RankwiseError as exc:
         _fail(str(exc))
@@ -400,10 +410,11 @@ def split(
                                               help="Share of sessions (or queries) held out.")] = 0.25,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random split.")] = 0,
     log_format: LogFormat = "auto",
+    columns: ColumnMap = None,
 ) -> None:
     """Split a click log into a training and a held-out part, seeded and reproducible."""
     try:
-        data = _read(log, log_format)
+        data = _read(log, log_format, columns)
         whole = data.load() if hasattr(data, "directory") else data
         if train.resolve() == held_out.resolve():
             raise RankwiseError(f"--train and --held-out are the same path: {train}")

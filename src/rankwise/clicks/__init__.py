@@ -12,7 +12,7 @@ from __future__ import annotations
 from rankwise.clicks.chain import CCM, DBN, DCM, SDBN
 from rankwise.clicks.evaluate import evaluate_model
 from rankwise.clicks.features import placement_features
-from rankwise.clicks.log import ClickLog, read_yandex
+from rankwise.clicks.log import LONG_ROLES, ClickLog, read_yandex
 from rankwise.clicks.mixture import Mixture
 from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.persist import load_model, save_model
@@ -22,7 +22,7 @@ from rankwise.clicks.simulate import sessions_from_run, simulate
 from rankwise.clicks.store import LogWriter, StoredClickLog, open_log, save_log, write_log
 from rankwise.clicks.ultra import LabelRankModel, from_ultra
 
-__all__ = ["CCM", "CascadeModel", "ClickLog", "ClickModel", "DBN", "DCM", "DocumentCTR", "GlobalCTR",
+__all__ = ["CCM", "LONG_ROLES", "CascadeModel", "ClickLog", "ClickModel", "DBN", "DCM", "DocumentCTR", "GlobalCTR",
            "LabelRankModel", "LogWriter", "MODELS", "Mixture", "ModelKind", "PBM", "RankCTR", "SDBN",
            "StoredClickLog", "UBM",
            "evaluate_model", "from_ultra", "load_model", "open_log", "placement_features", "read_log", "read_yandex",

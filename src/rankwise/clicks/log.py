@@ -19,6 +19,21 @@ import numpy as np
 
 from rankwise.errors import InputError
 
+LONG_ROLES: dict[str, tuple[str, ...]] = {
+    "session": ("session", "session_id", "sessionid", "search_id", "searchid", "sid", "impression_id",
+                "request_id"),
+    "query": ("query", "query_id", "queryid", "qid", "q", "search_query"),
+    "rank": ("rank", "position", "pos", "slot"),
+    "doc": ("doc", "doc_id", "docid", "document", "document_id", "url", "item", "item_id", "result"),
+    "click": ("click", "clicked", "clicks", "is_click", "is_clicked"),
+}
+"""The columns of a long-row click log, each with the spellings logging stacks export."""
+
+
+def _described(data: Any) -> str:
+    return str(data) if isinstance(data, (str, os.PathLike)) else f"<{type(data).__name__}>"
+
+
 MAX_RANK = 1000
 """The deepest rank a long-row log may name (a page is a row of that many cells per session)."""
 
@@ -156,15 +171,27 @@ class ClickLog:
         return cls(query, codes, click, shown, query_ids, doc_ids)
 
     @classmethod
-    def from_long(cls, data: Any, session: str = "session", query: str = "query", rank: str = "rank",
-                  doc: str = "doc", click: str = "click") -> ClickLog:
+    def from_long(cls, data: Any, session: str | None = None, query: str | None = None, rank: str | None = None,
+                  doc: str | None = None, click: str | None = None) -> ClickLog:
         """From long rows, one per (session, rank): files (CSV, TSV, Parquet, JSONL), a
         DataFrame, an Arrow table or a dict. Ranks start at 1; sessions keep the order of
-        their first row."""
+        their first row. Each column is the one named, else found by its common spellings
+        (``LONG_ROLES``: ``session_id``, ``position``, ``url``, ``clicked`` ...).
+
+        >>> log = ClickLog.from_long({"session_id": [1, 1], "query": ["q", "q"], "position": [1, 2],
+        ...                           "url": ["a", "b"], "clicked": [0, 1]})
+        >>> log.clicks.tolist()
+        [[0, 1]]
+        """
         import pyarrow as pa
 
-        from rankwise.data.tables import location, number_column, tables_of
+        from rankwise.data.columns import resolve_roles
+        from rankwise.data.tables import column_names_of, location, number_column, tables_of
 
+        named = resolve_roles(column_names_of(data), LONG_ROLES,
+                              {"session": session, "query": query, "rank": rank, "doc": doc, "click": click},
+                              _described(data))
+        session, query, rank, doc, click = (named[r] for r in ("session", "query", "rank", "doc", "click"))
         pieces = tables_of(data, [session, query, rank, doc, click], ids=[session, query, doc])
         checked = []
         for name, first, table in pieces:   # checked per piece, so errors name the file's own line

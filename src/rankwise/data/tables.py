@@ -162,6 +162,48 @@ def tables_of(data: Any, columns: Sequence[str] | None, ids: Sequence[str] = ())
                      "a DataFrame, an Arrow table or a dict of columns")
 
 
+def column_names_of(data: Any) -> list[str]:
+    """The column names of ``data`` (the first file's, for files), read from the header or the
+    schema only.
+
+    >>> column_names_of({"session_id": [1], "url": ["a"]})
+    ['session_id', 'url']
+    """
+    import pyarrow as pa
+
+    if isinstance(data, ReadPieces):
+        return [] if not data.pieces else list(data.pieces[0][2].column_names)
+    if isinstance(data, pa.Table):
+        return list(data.column_names)
+    if hasattr(data, "columns") and hasattr(data, "to_numpy"):
+        return [str(c) for c in data.columns]
+    if isinstance(data, Mapping):
+        return [str(k) for k in data]
+    if isinstance(data, (str, os.PathLike)):
+        path = _files(data)[0]
+        suffix = _suffix(path)
+        try:
+            if suffix in (".parquet", ".pq"):
+                import pyarrow.parquet as pq
+
+                return list(pq.read_schema(path).names)
+            if suffix in (".jsonl", ".ndjson", ".json"):
+                return list(_read_table(path, None).column_names)
+            import pyarrow.csv as pacsv
+
+            delimiter = "\t" if suffix in (".tsv", ".txt") else ","
+            with pacsv.open_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter)) as reader:
+                return list(reader.schema.names)
+        except (pa.ArrowInvalid, OSError, EOFError) as exc:
+            raise _unreadable(path, exc) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 (byte {exc.object[exc.start]:#04x}); expected UTF-8 text",
+                             source=str(path), line=1) from None
+    if isinstance(data, Sequence) and data:
+        return column_names_of(data[0])
+    return []
+
+
 BATCH_ROWS = 1 << 20
 """Rows per piece when a source is read piece by piece (``batches_of``): the temporaries of
 each piece stay small enough to be reused, and a million rows match Parquet's row groups."""
