@@ -260,3 +260,23 @@ def open_source(path: str | os.PathLike[str], text: bool = False, encoding: str 
     if text:
         handle = io.TextIOWrapper(handle if gzipped else raw, encoding=encoding, newline=newline, errors=errors)
     return CheckedStream(handle, raw, source, gzipped)
+
+
+def check_whole_gzip(path: str | os.PathLike[str]) -> None:
+    """Read a gzip file through once (in 16 MiB pieces, under the limits) so that a truncated,
+    corrupt or bomb file is an ``InputError`` naming it before an engine that reads it in its
+    own workers (Dask, Spark) starts; a file that is not gzip is left alone.
+
+    >>> import gzip, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.gz")
+    >>> _ = open(path, "wb").write(gzip.compress(b"q1 Q0 d1 1 2.0 x\\n" * 1000)[:60])
+    >>> check_whole_gzip(path)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...run.gz: the gzip data is truncated or corrupt (...)
+    """
+    with open_source(path) as stream:
+        if not stream.gzipped:
+            return
+        while stream.read(1 << 24):
+            pass

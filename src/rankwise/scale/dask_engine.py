@@ -78,6 +78,10 @@ def read_frame(obj: Any, chunk_rows: int | None) -> tuple[Any, str, str | None]:
     from rankwise.data.trec_io import fast_delimiter
     from rankwise.data.trec_lines import RUN_FIELDS
 
+    if os.path.exists(path):   # a truncated or corrupt .gz is named here, not inside a worker
+        from rankwise.data.limits import check_whole_gzip
+
+        check_whole_gzip(path)
     delimiter = fast_delimiter(path) if os.path.exists(path) else " "
     if delimiter is None:
         raise RankwiseError(f"{path}: engine='dask' reads regular TREC files (one space or tab between fields); "

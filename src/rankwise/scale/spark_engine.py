@@ -88,6 +88,10 @@ def read_frame(spark: Any, obj: Any) -> tuple[Any, str, str | None]:
         return spark.read.parquet(path), path, name
     from rankwise.data.trec_io import fast_delimiter
 
+    if os.path.exists(path):   # a truncated or corrupt .gz is named here, not inside a worker
+        from rankwise.data.limits import check_whole_gzip
+
+        check_whole_gzip(path)
     delimiter = fast_delimiter(path) if os.path.exists(path) else " "
     if delimiter is None:
         raise RankwiseError(f"{path}: engine='spark' reads regular TREC files (one space or tab between fields); "
