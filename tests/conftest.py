@@ -69,32 +69,59 @@ def dask_client():
 
 
 MYPY_TEST = "tests/test_types.py::test_src_passes_mypy"
-"""mypy over src/ takes about a minute: when this test is selected, it starts in a process of
-its own as soon as collection ends, on another core while the other tests run, and the test
-reads its result."""
+"""mypy over src/ takes about a minute: it starts once per test run, in the process that starts
+the run (the xdist controller, or the one process), when the run may include this test, and
+writes its report to a folder the workers find through ``MYPY_DIR``; the test waits for it."""
+
+MYPY_DIR = "RANKWISE_MYPY_DIR"
 MYPY: dict[str, object] = {}
 
 
-def start_mypy() -> object:
+def start_mypy(folder: str) -> object:
+    """mypy over src/ in the background: its report in ``folder/report``, its exit status in
+    ``folder/status`` once it ends."""
     import subprocess
     import sys
-    import tempfile
 
     root = Path(__file__).resolve().parents[1]
-    return subprocess.Popen([sys.executable, "-m", "mypy", "--config-file", str(root / "pyproject.toml"),
-                             "--cache-dir", tempfile.mkdtemp(prefix="rankwise-mypy-")], cwd=root,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    script = (f"import subprocess, sys; out = open({str(Path(folder) / 'report')!r}, 'w'); "
+              f"code = subprocess.call([sys.executable, '-m', 'mypy', '--config-file', "
+              f"{str(root / 'pyproject.toml')!r}, '--cache-dir', {str(Path(folder) / 'cache')!r}], "
+              f"cwd={str(root)!r}, stdout=out, stderr=out); "
+              f"out.close(); open({str(Path(folder) / 'status.part')!r}, 'w').write(str(code)); "
+              f"import os; os.replace({str(Path(folder) / 'status.part')!r}, {str(Path(folder) / 'status')!r})")
+    return subprocess.Popen([sys.executable, "-c", script])
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if any(item.nodeid.endswith(MYPY_TEST.split("/")[-1]) for item in session.items):
-        MYPY["process"] = start_mypy()
+def _may_run_mypy(config: pytest.Config) -> bool:
+    given = [str(a) for a in config.args]
+    return not given or any("test_types" in a or Path(a).resolve() == Path(__file__).resolve().parent or
+                            Path(a).name in ("tests", ".") for a in given)
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_configure(config: pytest.Config) -> None:
+    import os
+    import tempfile
+
+    if hasattr(config, "workerinput") or os.environ.get(MYPY_DIR) or not _may_run_mypy(config):
+        return   # a worker (its controller started mypy), or a run without the test
+    folder = tempfile.mkdtemp(prefix="rankwise-mypy-")
+    os.environ[MYPY_DIR] = folder   # the workers, spawned after this, inherit it
+    MYPY["process"] = start_mypy(folder)
+    MYPY["folder"] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import os
+    import shutil
+
     process = MYPY.pop("process", None)
     if process is not None and process.poll() is None:   # type: ignore[attr-defined]
         process.kill()   # type: ignore[attr-defined]
+    folder = MYPY.pop("folder", None)
+    if folder is not None:
+        os.environ.pop(MYPY_DIR, None)
+        shutil.rmtree(str(folder), ignore_errors=True)
 
 
 @pytest.fixture

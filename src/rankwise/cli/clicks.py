@@ -47,7 +47,8 @@ def _read(path: str, log_format: str, columns: list[str] | None = None) -> Any:
     from rankwise import clicks
     from rankwise.data.columns import column_map
 
-    log = clicks.read_log(path, log_format, **column_map(columns or [], clicks.LONG_ROLES, "--columns"))
+    named: dict[str, Any] = column_map(columns or [], clicks.LONG_ROLES, "--columns")
+    log = clicks.read_log(path, log_format, **named)
     _warn(log.notes)
     return log
 

@@ -172,7 +172,7 @@ def column_names_of(data: Any) -> list[str]:
     import pyarrow as pa
 
     if isinstance(data, ReadPieces):
-        return [] if not data.pieces else list(data.pieces[0][2].column_names)
+        return [] if not data else list(data[0][2].column_names)
     if isinstance(data, pa.Table):
         return list(data.column_names)
     if hasattr(data, "columns") and hasattr(data, "to_numpy"):
