@@ -117,6 +117,19 @@ def _column(values: Any, name: str, size: int | None = None) -> np.ndarray:
     return array
 
 
+def resolved(estimator: str, clip: float = np.inf) -> tuple[Estimator, dict[str, Any]]:
+    """The estimator a spelling names (``ips``, ``ips(clip=1.5)``) and its parameters' values;
+    ``clip``, the keyword, joins them for an estimator that declares it (naming it both ways is
+    refused).
+
+    >>> resolved("ips(clip=1.5)")[1], resolved("dr", clip=10.0)[1], resolved("snips", clip=10.0)[1]
+    ({'clip': 1.5}, {'clip': 10.0}, {})
+    """
+    declared, _ = OPE_ESTIMATORS.parse(estimator)
+    given = {"clip": clip} if clip != np.inf and any(p.name == "clip" for p in declared.params) else {}
+    return OPE_ESTIMATORS.parse(estimator, **given)
+
+
 def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logged: Any = None,
                 q_target: Any = None, clip: float = np.inf) -> RoundTerms:
     """The per-round terms of ``estimator`` (see the module for the definitions).
@@ -125,7 +138,8 @@ def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logge
     >>> terms.value()   # (2 x 1 + 1 x 0 + 2 x 1) / 3
     1.3333333333333333
     """
-    declared = OPE_ESTIMATORS.get(estimator)
+    declared, values = resolved(estimator, clip)
+    clip = float(values.get("clip", clip))
     r = _column(reward, "reward")
     n = len(r)
     if n == 0:
@@ -146,7 +160,6 @@ def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logge
             raise InputError(f"{declared.name} needs a reward model: q_logged and q_target", field="q_logged")
         q_log = _column(q_logged, "q_logged", n)
         q_tgt = _column(q_target, "q_target", n)
-    values = declared.resolve({"clip": clip} if declared.params else {})
     return declared.target(w, r, q_log, q_tgt, **values)
 
 
@@ -174,17 +187,19 @@ def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_
     >>> row["effective_n"]   # (1 + 1 + 2 + 0)^2 / (1 + 1 + 4 + 0)
     2.6666666666666665
     """
+    declared, values = resolved(estimator, clip)
     terms = round_terms(estimator, reward, behavior, target, q_logged, q_target, clip)
+    clip = float(values.get("clip", clip))
     w = np.asarray(target, dtype=np.float64).ravel() / np.asarray(behavior, dtype=np.float64).ravel()
     value = terms.value()
     low, high = bootstrap_interval(terms, alpha, resamples, seed)
     per_round = terms.numerator * len(w) / terms.denominator.sum() + terms.added
     weight_sq = float((w ** 2).sum())
-    return {"estimator": OPE_ESTIMATORS.get(estimator).name, "value": float(value), "ci_low": low, "ci_high": high,
+    return {"estimator": declared.name, "value": float(value), "ci_low": low, "ci_high": high,
             "se": float(per_round.std(ddof=1) / np.sqrt(len(w))) if len(w) > 1 else float("nan"),
             "n": int(len(w)), "effective_n": float(w.sum() ** 2 / weight_sq) if weight_sq > 0 else 0.0,
             "max_weight": float(w.max()),
-            "clipped": int((w > clip).sum()) if OPE_ESTIMATORS.get(estimator).name in CLIPPED else 0}
+            "clipped": int((w > clip).sum()) if declared.name in CLIPPED else 0}
 
 
 def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[str] = ESTIMATORS,

@@ -166,10 +166,23 @@ def balanced_credit_table(docs: Sequence[Any], rankings: Sequence[Sequence[Any]]
     return masks
 
 
+def method_spelled(method: str, tau: float = 3.0) -> tuple[str, float]:
+    """The method a spelling names (``probabilistic``, ``probabilistic(tau=2)``) and its ``tau``:
+    the spelling's own, else the keyword's.
+
+    >>> method_spelled("probabilistic(tau=2)"), method_spelled("team-draft", 5.0)
+    (('probabilistic', 2.0), ('team-draft', 5.0))
+    """
+    from rankwise.params import split_call
+
+    declared, values = INTERLEAVING_METHODS.parse(method)
+    return declared.name, float(values["tau"]) if "tau" in split_call(method)[1] else tau
+
+
 def check_rankings(rankings: Sequence[Sequence[Any]], method: str) -> list[list[Any]]:
     """The rankings as lists, after the checks every method needs."""
     lists = [list(r) for r in rankings]
-    declared = INTERLEAVING_METHODS.get(method)
+    declared = INTERLEAVING_METHODS.get(method_spelled(method)[0])
     if len(lists) < 2:
         raise InputError("interleaving needs at least two rankings", field="rankings")
     if declared.max_rankings is not None and len(lists) > declared.max_rankings:

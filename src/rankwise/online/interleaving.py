@@ -36,7 +36,13 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
-from rankwise.online.interleaved_lists import INTERLEAVING_METHODS, Interleaved, Teams, check_rankings, draw_list
+from rankwise.online.interleaved_lists import (
+    Interleaved,
+    Teams,
+    check_rankings,
+    draw_list,
+    method_spelled,
+)
 from rankwise.online.list_distribution import distribution
 
 
@@ -51,7 +57,7 @@ def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", le
     (['a', 'c'], [0, 1])
     """
     lists = check_rankings(rankings, method)
-    method = INTERLEAVING_METHODS.get(method).name
+    method, tau = method_spelled(method, tau)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
     if method == "optimized":

@@ -35,7 +35,6 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.online.interleaved_lists import (
-    INTERLEAVING_METHODS,
     METHODS,
     Interleaved,
     Teams,
@@ -43,6 +42,7 @@ from rankwise.online.interleaved_lists import (
     balanced_list,
     check_rankings,
     draw_list,
+    method_spelled,
     probabilistic_posterior,
 )
 
@@ -113,7 +113,7 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
     {(1, 2): 0.428571, (2, 1): 0.371429, (2, 3): 0.2}
     """
     lists = check_rankings(rankings, method)
-    method = INTERLEAVING_METHODS.get(method).name
+    method, tau = method_spelled(method, tau)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
     if method == "optimized":
