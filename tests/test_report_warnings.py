@@ -97,3 +97,22 @@ def test_every_format_carries_the_warnings(case, inputs, tmp_path, rankwise_cli,
             lines = text.splitlines()
             assert lines[0].startswith("# warning: ") and not lines[-1].startswith("#")
             assert len(pd.read_csv(out, comment="#")) > 0
+
+
+def test_statistics_written_with_their_warnings_read_back(inputs, tmp_path, rankwise_cli, capsys) -> None:
+    """``-f statistics`` starts with the warnings as comments; ``ab --statistics`` reads the file
+    back and gives the same comparison as the log itself."""
+    stats = tmp_path / "stats.csv"
+    argv = ["ab", str(inputs["srm"]), "--unit", "user", "-m", "clicks=count(click)"]
+    assert rankwise_cli([*argv, "-f", "statistics", "-o", str(stats)]) == 0
+    assert stats.read_text().startswith("# warning: sample ratio mismatch")
+    capsys.readouterr()
+    assert rankwise_cli([*argv, "-f", "csv"]) == 0
+    from_log = capsys.readouterr().out
+    assert rankwise_cli(["ab", str(stats), "--statistics", "-m", "clicks=count(click)", "-f", "csv"]) == 0
+    from_statistics = capsys.readouterr().out
+    import io
+
+    columns = ["metric", "variant", "n_control", "n", "difference", "p_value"]
+    pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(from_statistics), comment="#")[columns],
+                                  pd.read_csv(io.StringIO(from_log), comment="#")[columns], rtol=1e-12)

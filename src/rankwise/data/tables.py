@@ -37,8 +37,33 @@ def _suffix(path: Path) -> str:
 
 
 def _first_line(path: Path) -> int:
-    """Line of the first data row: 2 under a header (CSV/TSV), 1 for JSON lines."""
-    return 2 if _suffix(path) in (".csv", ".tsv", ".txt") else 1
+    """Line of the first data row: 2 under a header (CSV/TSV, after the ``# `` comment lines
+    rankwise writes its warnings in), 1 for JSON lines."""
+    return 2 + _comment_lines(path) if _suffix(path) in (".csv", ".tsv", ".txt") else 1
+
+
+def _comment_lines(path: Path) -> int:
+    """How many lines at the top of a text table are comments (``# warning: ...``, as every
+    CSV rankwise writes starts): the readers skip them.
+
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "s.csv"); _ = open(f, "w").write("# warning: x\\nvariant,n\\na,1\\n")
+    >>> _comment_lines(Path(f))
+    1
+    """
+    from rankwise.data.limits import open_source
+
+    count = 0
+    try:
+        with open_source(path) as f:
+            while count < 10_000:
+                line = f.readline(1 << 16)
+                if not line.startswith(b"# "):
+                    break
+                count += 1
+    except InputError:   # the reader that follows names what is wrong with the file
+        return 0
+    return count
 
 
 def read_table(path: Path, columns: Sequence[str] | None, ids: Sequence[str] = ()) -> Any:
@@ -79,7 +104,7 @@ def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] =
 
             delimiter = "\t" if suffix in (".tsv", ".txt") else ","
             table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                                   read_options=pacsv.ReadOptions(use_threads=True),
+                                   read_options=pacsv.ReadOptions(use_threads=True, skip_rows=_comment_lines(path)),
                                    convert_options=pacsv.ConvertOptions(
                                        null_values=[""], column_types={c: pa.string() for c in text}))
         names = list(table.column_names)   # decoded here: a header that is not UTF-8 fails inside the try
@@ -192,7 +217,8 @@ def column_names_of(data: Any) -> list[str]:
             import pyarrow.csv as pacsv
 
             delimiter = "\t" if suffix in (".tsv", ".txt") else ","
-            with pacsv.open_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter)) as reader:
+            with pacsv.open_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                read_options=pacsv.ReadOptions(skip_rows=_comment_lines(path))) as reader:
                 return list(reader.schema.names)
         except (pa.ArrowInvalid, OSError, EOFError) as exc:
             raise _unreadable(path, exc) from None
