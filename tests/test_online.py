@@ -442,7 +442,8 @@ def test_cli_formats(tmp_path: Path) -> None:
     out = _cli(*base, "--timestamp", "timestamp", "--sequential", "always-valid", "-f", "html", "-o", str(page))
     assert out.exit_code == 0, out.output
     text = page.read_text()
-    assert "<img class='lift' alt='cumulative lift'" in text and "sequential=always-valid" in text
+    assert "<img class='lift' alt='cumulative lift'" in text and "<th>sequential</th><td>always-valid</td>" in text
+    assert "<h1>A/B analysis against " in text and "(test=" not in text.split("<h1>")[1].split("</h1>")[0]
     bad = _cli(*base, "--test", "nope")
     assert bad.exit_code == 2 and "unknown test 'nope'" in bad.output
 

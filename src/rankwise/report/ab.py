@@ -283,7 +283,31 @@ def ab_html(result: Any, digits: int = 4) -> str:
              "td,th{padding:.3em .6em;border-bottom:1px solid #ddd}td.num{text-align:right;font-variant-numeric:"
              "tabular-nums;white-space:nowrap}th{text-align:left}.warn{color:#a40000;font-weight:bold}"
              "img{max-width:100%}img.lift{display:block;width:100%;height:auto}")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(grid.title)}</title>"
-            f"<style>{style}</style></head><body><h1>{html.escape(grid.title)}</h1>{preface}"
+    heading, settings = _title_parts(grid.title)
+    rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{html.escape(value)}</td></tr>" for name, value in settings)
+    table = f"<table class='settings'><tbody>{rows}</tbody></table>" if rows else ""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(heading)}</title>"
+            f"<style>{style}</style></head><body><h1>{html.escape(heading)}</h1>{table}{preface}"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"{notes}{image}</body></html>")
+
+
+def _title_parts(title: str) -> tuple[str, list[tuple[str, str]]]:
+    """A short heading and the settings of ``ab_title``'s one line, as (name, value) rows.
+
+    >>> _title_parts("A/B analysis against A (test=welch, alpha=0.05; CUPED: ctr on pre)")
+    ('A/B analysis against A', [('test', 'welch'), ('alpha', '0.05'), ('CUPED', 'ctr on pre')])
+    """
+    heading, paren, rest = title.partition(" (")
+    if not paren:
+        return title, []
+    rows: list[tuple[str, str]] = []
+    for group in rest.rstrip(")").split("; "):
+        if "=" not in group and ":" in group:
+            name, _, value = group.partition(":")
+            rows.append((name.strip(), value.strip()))
+            continue
+        for item in group.split(", "):
+            name, equals, value = item.partition("=")
+            rows.append((name.strip(), value.strip()) if equals else ("", item.strip()))
+    return heading, rows
