@@ -31,17 +31,20 @@ MAX_DEPTH = 100
 """How deeply a document may nest (a rank-eval query rarely passes 20 levels)."""
 
 
-class _Repeated(ValueError):
+class RepeatedKey(ValueError):
+    """A key given twice in one object or mapping (``key``; ``line`` when known)."""
+
     def __init__(self, key: str, line: int | None = None) -> None:
         super().__init__(key)
         self.key, self.line = key, line
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook`` that refuses a key given twice (``RepeatedKey``)."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _Repeated(key)
+            raise RepeatedKey(key)
         out[key] = value
     return out
 
@@ -79,8 +82,8 @@ def check_depth(document: Any, source: str, line: int | None = None) -> Any:
 def parse_json(text: str, source: str, line: int | None = None) -> Any:
     """A JSON document (see the module); ``line``: the line of a JSON-lines record."""
     try:
-        document = json.loads(text, object_pairs_hook=_unique)
-    except _Repeated as repeated:
+        document = json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKey as repeated:
         at = line if line is not None else _line_of_second(text, repeated.key)
         raise InputError(f"the key {repeated.key!r} appears twice in one object; expected each key once",
                          source=source, line=at) from None
@@ -107,7 +110,7 @@ def _yaml_loader() -> Any:
                 except TypeError:   # an unhashable key: PyYAML's own error follows
                     repeated = False
                 if repeated:
-                    raise _Repeated(str(key), key_node.start_mark.line + 1)
+                    raise RepeatedKey(str(key), key_node.start_mark.line + 1)
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
@@ -120,7 +123,7 @@ def parse_yaml(text: str, source: str) -> Any:
 
     try:
         document = yaml.load(text, Loader=_yaml_loader())   # noqa: S506 - a SafeLoader subclass
-    except _Repeated as repeated:
+    except RepeatedKey as repeated:
         raise InputError(f"the key {repeated.key!r} appears twice in one mapping; expected each key once",
                          source=source, line=repeated.line) from None
     except RecursionError:
@@ -152,4 +155,5 @@ def read_document(path: str | os.PathLike[str]) -> Any:
     return parse_json(text, source)
 
 
-__all__ = ["MAX_DEPTH", "check_depth", "parse_json", "parse_yaml", "read_document", "too_deep"]
+__all__ = ["MAX_DEPTH", "RepeatedKey", "check_depth", "parse_json", "parse_yaml", "read_document", "too_deep",
+           "unique_keys"]

@@ -22,30 +22,15 @@ def _read_parquet(path: str | os.PathLike[str]) -> Any:
         raise InputError(f"expected a Parquet file ({exc})", source=str(path)) from None
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json's object hook: a key given twice in one object would silently keep the last value
-    (a whole query's ranking lost), so it is an error."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
 def _loads(text: str, source: str, line: int | None = None) -> Any:
-    from rankwise.data.documents import check_depth, too_deep
+    from rankwise.data.documents import RepeatedKey, check_depth, too_deep, unique_keys
 
     try:
-        return check_depth(json.loads(text, object_pairs_hook=_no_duplicate_keys), source, line)
+        return check_depth(json.loads(text, object_pairs_hook=unique_keys), source, line)
     except RecursionError:
         raise too_deep(source, line) from None
-    except _DuplicateKey as exc:
-        key = str(exc)
+    except RepeatedKey as exc:
+        key = exc.key
         at = line if line is not None else _line_of_key(text, key)
         raise InputError(f"the key {key!r} appears twice in one JSON object; expected each query "
                          "(and each document of a query) once", source=source, line=at) from None
