@@ -45,11 +45,13 @@ def test_fuse_output_is_whole_or_untouched(tmp_path: Path, monkeypatch: pytest.M
     assert os.listdir(tmp_path) == ["fused.trec"]          # no temporary file left behind
 
 
-def test_output_naming_an_input_is_refused(tmp_path: Path) -> None:
+def test_output_naming_an_input_is_refused(tmp_path: Path, rankwise_cli, capsys) -> None:
+    # through the console entry point, which registers the inputs (every writing command:
+    # tests/test_cli_outputs.py)
     copy = tmp_path / "bm25.trec"
     copy.write_bytes(Path(RUNS[0]).read_bytes())
-    result = CliRunner().invoke(app, ["fuse", str(copy), RUNS[1], "-o", str(copy)])
-    assert result.exit_code == 2 and "-o names an input file (bm25.trec)" in result.output
+    assert rankwise_cli(["fuse", str(copy), RUNS[1], "-o", str(copy)]) == 2
+    assert "bm25.trec: names an input of this command" in capsys.readouterr().err
     assert copy.read_bytes() == Path(RUNS[0]).read_bytes()
 
 

@@ -17,7 +17,7 @@ _PROTECTED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("ra
 
 
 @contextlib.contextmanager
-def protected_inputs(paths: Iterable[str | os.PathLike[str]], option: str = "-o") -> Iterator[None]:
+def protected_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
     """Within the block, every write through this module refuses a path that is the same file as
     one of ``paths`` (through symlinks and hard links): the command line registers each
     command's inputs here, so no command can write over what it reads.

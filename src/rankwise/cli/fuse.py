@@ -109,12 +109,6 @@ def fuse_command(
         except ValueError:
             _fail(f"--weights {weights!r}: expected numbers separated by commas, one per run")
             return
-    from rankwise.data.atomic import refuse_inputs
-
-    try:
-        refuse_inputs(output, [*runs, train_qrels, qrels])
-    except RankwiseError as exc:
-        _fail(str(exc))
     if tune is None and (qrels is not None or grid):
         _fail("--qrels and --grid go with --tune METRIC")
         return

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -128,30 +128,5 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         f.write(data)
 
 
-def refuse_inputs(output: str | os.PathLike[str] | None, inputs: Iterable[Any], option: str = "-o") -> None:
-    """Refuse an output that is one of the inputs (it would be replaced before it is read).
-
-    >>> import tempfile, os
-    >>> f = os.path.join(tempfile.mkdtemp(), "run.trec"); open(f, "w").close()
-    >>> refuse_inputs(f, ["other.trec", f])
-    Traceback (most recent call last):
-    ...
-    rankwise.errors.OutputError: -o names an input file (run.trec): write to another file
-    """
-    if output is None or not Path(output).exists():
-        return
-    for source in inputs:
-        if isinstance(source, (str, os.PathLike)):
-            candidate = str(source).split("=", 1)[-1] if "=" in str(source) and not Path(source).exists() else source
-            try:
-                same = Path(candidate).exists() and os.path.samefile(candidate, output)
-            except OSError:
-                same = False
-            if same:
-                raise OutputError(f"{option} names an input file ({Path(output).name}): write to another file")
-
-
-__all__ = ["atomic_open", "atomic_path", "protected_inputs", "refuse_inputs", "refuse_protected",
-           "refuse_protected_tree",
-           "write_bytes",
-           "write_text"]
+__all__ = ["atomic_open", "atomic_path", "protected_inputs", "refuse_protected", "refuse_protected_tree",
+           "write_bytes", "write_text"]

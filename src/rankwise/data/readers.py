@@ -77,16 +77,4 @@ HELPERS: dict[str, str] = {
 """Public functions named like readers that read no user file of their own, and why."""
 
 
-def reader(name: str) -> Reader:
-    """The reader called ``name``.
-
-    >>> reader("bandit log").target
-    'rankwise.online.bandit_log:read_bandit_log'
-    """
-    for r in READERS:
-        if r.name == name:
-            return r
-    raise KeyError(name)
-
-
-__all__ = ["HELPERS", "READERS", "Reader", "reader"]
+__all__ = ["HELPERS", "READERS", "Reader"]
