@@ -51,7 +51,8 @@ def test_a_narrow_table_keeps_its_title_on_one_line() -> None:
 
     grid = Grid("pairwise comparisons at a glance", ["run", "P@5"], [["a", "0.5000"]], [False, True])
     console = Console(width=100, record=True)
-    console.print(grid.rich())
+    for table in grid.terminal(100):
+        console.print(table)
     lines = [line for line in console.export_text().splitlines() if line.strip()]
     assert lines[0].strip() == "pairwise comparisons at a glance"
     assert "comparisons" not in lines[1]

@@ -75,15 +75,17 @@ def show(title: str, rows: list[dict[str, Any]], what: str, text: str) -> None:
 
     if not rows:
         _fail(f"no {what} matches {text!r}")
-    if sys.stdout.isatty():
-        from rich.console import Console
+    from rich.console import Console
 
+    if Console().is_terminal:
         from rankwise.report.grid import Grid
 
         columns = ["name", "spelled", "parameters", "definition"]
         grid = Grid(title, columns, [[r["name"], r["aliases"], "; ".join(r["parameters"]) or "-", r["description"]]
                                      for r in rows], [False] * 4)
-        Console().print(grid.rich())
+        console = Console()
+        for table in grid.terminal(console.width):
+            console.print(table)
         return
     _echo(blocks(rows))
 

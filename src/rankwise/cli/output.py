@@ -227,11 +227,12 @@ def show_grids(grids: list[Any], output: Path | None, plain: bool = False, warni
     if output is not None:
         emit("\n\n".join(g.text() for g in grids) + "\n", output, warnings, "text")
         return
-    if plain or not sys.stdout.isatty():
-        echo("\n\n".join(g.text() for g in grids))
-        return
     from rich.console import Console
 
     console = Console()
+    if plain or not console.is_terminal:
+        echo("\n\n".join(g.text() for g in grids))
+        return
     for g in grids:
-        console.print(g.rich())
+        for table in g.terminal(console.width):
+            console.print(table)

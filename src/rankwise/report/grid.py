@@ -79,23 +79,13 @@ class Grid:
             lines += [""] + [f"{line}  " for line in self.note.splitlines()]
         return "\n".join(lines)
 
-    def rich(self) -> Any:
-        """A rich Table: text columns fold onto more lines, numbers never break or shrink."""
-        from rich.table import Table
+    def terminal(self, width: int) -> list[Any]:
+        """Rich tables that show every cell within ``width`` characters: the whole table when it
+        fits, else text folded, else blocks of columns, else one row per cell
+        (``rankwise.report.terminal``)."""
+        from rankwise.report.terminal import fitted
 
-        # at least as wide as its title: a narrow table (a short run name, two metrics) would
-        # otherwise fold the title onto two lines; the console still caps the width
-        title = "\n".join(line for line in (self.title, self.preface) if line)
-        table = Table(title=title or None, caption=self.note or None, min_width=len(self.title) + 2)
-        for name, num in zip(self.columns, self.numeric, strict=True):
-            if num:
-                width = max([len(name)] + [len(r[len(table.columns)]) for r in self.rows])
-                table.add_column(name, justify="right", no_wrap=True, min_width=min(width, 24))
-            else:
-                table.add_column(name, overflow="fold")
-        for i, row in enumerate(self.rows):
-            table.add_row(*row, style="bold" if i in self.strong_rows else None)
-        return table
+        return fitted(self, width)
 
 
 def number_cell(value: float | None, digits: int) -> str:
