@@ -121,7 +121,8 @@ def test_synced_state_equals_one_metric_over_all_ranks(tmp_path: Path, idle_rank
 
 def test_the_plan_names_each_state_reduction() -> None:
     plan = sync_plan(_metrics())
-    assert plan["ndcg"] == {"total": "sum", "count": "sum", "queries": "sum"}
+    assert plan["ndcg"] == {"total": "sum", "count": "sum", "queries": "sum", "flat_indexes": "cat",
+                            "flat_scores": "cat", "flat_labels": "cat"}   # rows of indexes= batches
     assert set(plan["r"].values()) == {"gather"}
     assert plan["auc"] == {"scores": "cat", "labels": "cat"}
     assert set(plan["binned"].values()) == {"sum"}

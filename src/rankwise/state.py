@@ -100,6 +100,9 @@ class Metric:
 
     inputs: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ("where",)
+    growing_state: ClassVar[tuple[str, ...]] = ()
+    """State entries that grow with the data (lists of arrays, concatenated when states merge);
+    the other entries add up."""
     nonnegative_state: ClassVar[tuple[str, ...]] = ()
     """State entries that can never be negative (sums of squares, counts): a loaded state
     breaking this is refused. Integer entries are counts and always checked."""

@@ -65,3 +65,26 @@ def ranked_from_padded(scores: np.ndarray, labels: np.ndarray, where: np.ndarray
     else:
         lists.tie_spans = np.zeros((0, 3), dtype=np.int64)
     return lists, kept
+
+
+def padded_groups(indexes: np.ndarray, scores: np.ndarray, labels: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flat rows (query index, score, label) as padded lists, one per query in ascending index
+    order, rows of a query in their input order: ``(scores, labels, where)`` of shape
+    [queries, longest list].
+
+    >>> s, l, w = padded_groups(np.array([7, 3, 7]), np.array([0.1, 0.2, 0.3]), np.array([1.0, 0.0, 0.0]))
+    >>> s.tolist(), l.tolist(), w.tolist()
+    ([[0.2, 0.0], [0.1, 0.3]], [[0.0, 0.0], [1.0, 0.0]], [[True, False], [True, True]])
+    """
+    order = np.argsort(indexes, kind="stable")
+    sorted_ids = indexes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    sizes = np.diff(np.r_[starts, len(sorted_ids)])
+    rows = np.repeat(np.arange(len(starts)), sizes)
+    columns = np.arange(len(sorted_ids)) - np.repeat(starts, sizes)
+    width = int(sizes.max()) if len(sizes) else 0
+    out_scores, out_labels = np.zeros((len(starts), width)), np.zeros((len(starts), width))
+    where = np.zeros((len(starts), width), dtype=bool)
+    out_scores[rows, columns], out_labels[rows, columns], where[rows, columns] = scores[order], labels[order], True
+    return out_scores, out_labels, where

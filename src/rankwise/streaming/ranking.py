@@ -8,7 +8,15 @@ orders (``ties='expected'``); a label >= ``rel_level`` is relevant; the judged d
 list's items. A row whose mask is all False is padding and left out; a row without a relevant
 item scores 0 (``missing='zero'``, trec_eval and torchmetrics' default) or is left out
 (``missing='skip'``; ``empty`` is the deprecated name). ERR needs ``max_label`` (its
-R = (2^label - 1) / 2^max_label must not change from batch to batch). ``continuous=True``
+R = (2^label - 1) / 2^max_label must not change from batch to batch).
+
+Flat batches, as torchmetrics' retrieval metrics take them: ``update(predictions, targets,
+indexes=...)`` with one row per document and ``indexes`` the query of each row. Rows are kept
+(the state grows with them) and grouped by query across every batch and merge when
+``compute()`` is called; within a query, rows keep their order for ties. A flat batch without
+``indexes`` is refused (it would be one query). ``empty_target_action`` (torchmetrics' name)
+is taken: ``neg`` is ``missing='zero'``, ``skip`` is ``missing='skip'``, ``pos`` scores a query
+without a relevant row 1, ``error`` refuses it. ``continuous=True``
 takes labels that are continuous relevance values (watch time, percentages, signed values):
 the gain-based measures (nDCG, DCG, MDCG, nDCG_signed) use them as gains, as
 ``rankwise.evaluate`` does on ``load_qrels(..., continuous=True)``.
@@ -38,6 +46,8 @@ class RankingMetrics(Metric):
     """
 
     inputs = ("scores", "labels")
+    optional_inputs = ("where", "indexes")
+    growing_state = ("flat_indexes", "flat_scores", "flat_labels")
 
     def __init__(self, metrics: Sequence[str] = ("ndcg@10",), ties: Ties = "input", rel_level: int = 1,
                  missing: Missing = "zero", gains: Gains = "labels", max_label: int | None = None,
@@ -49,8 +59,8 @@ class RankingMetrics(Metric):
         missing = _renamed_missing(missing, deprecated, type(self).__name__)
         if isinstance(metrics, str):
             metrics = [metrics]
-        if missing not in ("zero", "skip"):
-            raise RankwiseError(f"missing={missing!r}: expected zero or skip")
+        if missing not in MISSING:
+            raise RankwiseError(f"missing={missing!r}: expected {', '.join(MISSING)}")
         self._specs = []
         for m in metrics:
             spec = parse_metric(m)
@@ -78,9 +88,64 @@ class RankingMetrics(Metric):
 
     def _initial_state(self) -> dict[str, Any]:
         n = len(self.columns())
-        return {"total": np.zeros(n), "count": np.zeros(n, dtype=np.int64), "queries": np.zeros((), dtype=np.int64)}
+        return {"total": np.zeros(n), "count": np.zeros(n, dtype=np.int64), "queries": np.zeros((), dtype=np.int64),
+                "flat_indexes": [], "flat_scores": [], "flat_labels": []}
+
+    def _merge(self, other: dict[str, Any]) -> None:
+        if (self.state["flat_indexes"] and other["queries"]) or (other["flat_indexes"] and self.state["queries"]):
+            raise MetricInputError(f"{type(self).__name__}: cannot merge a state of flat rows (indexes=) with one "
+                                   "of padded lists")
+        for key, value in other.items():
+            grows = key in self.growing_state
+            self.state[key] = [*self.state[key], *value] if grows else self.state[key] + value
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        if "indexes" in inputs:
+            self._keep_rows(inputs)
+            return
+        if np.ndim(inputs["scores"]) == 1 and np.ndim(inputs["labels"]) == 1 and np.size(inputs["scores"]) > 1:
+            raise MetricInputError(f"{type(self).__name__}.update: a flat batch (1-D predictions, one row per "
+                                   "document) needs indexes= (the query of each row, as torchmetrics' retrieval "
+                                   "metrics take it); one list is shape [1, documents]")
+        if self.state["flat_indexes"]:
+            raise MetricInputError(f"{type(self).__name__}.update: this metric holds flat rows (indexes=); give "
+                                   "every batch with indexes=")
+        self._fold_padded(inputs, shared)
+
+    def _keep_rows(self, inputs: dict[str, Any]) -> None:
+        """A flat batch: rows (query, score, label) appended to the state, grouped at compute."""
+        name = type(self).__name__
+        scores, labels, indexes = (np.asarray(inputs[k]).reshape(-1) for k in ("scores", "labels", "indexes"))
+        shapes = {k: np.shape(inputs[k]) for k in ("scores", "labels", "indexes")}
+        if len(set(shapes.values())) != 1:
+            raise MetricInputError(f"{name}.update: predictions, targets and indexes must have one shape, got "
+                                   + ", ".join(f"{k} {v}" for k, v in shapes.items()))
+        if not np.issubdtype(indexes.dtype, np.integer):
+            if not (np.issubdtype(indexes.dtype, np.floating) and np.all(np.mod(indexes, 1) == 0)):
+                raise MetricInputError(f"{name}.update: indexes must be whole numbers (a query id per row), got "
+                                       f"{indexes.dtype}")
+        if self.state["queries"] or self.state["count"].any():
+            raise MetricInputError(f"{name}.update: this metric holds padded lists; give indexes= with every batch "
+                                   "or with none")
+        keep = np.ones(len(scores), dtype=bool)
+        if inputs.get("where") is not None:
+            keep = np.asarray(mask_of(inputs["where"], np.shape(inputs["scores"]))).reshape(-1)
+        self.state["flat_indexes"].append(indexes[keep].astype(np.int64))
+        self.state["flat_scores"].append(scores[keep].astype(np.float64))
+        self.state["flat_labels"].append(labels[keep].astype(np.float64))
+
+    def _grouped(self) -> dict[str, Any]:
+        """The state with its flat rows folded in as padded lists, one per query."""
+        if not self.state["flat_indexes"]:
+            return self.state
+        from rankwise.engine.padded import padded_groups
+
+        scores, labels, where = padded_groups(*(np.concatenate(self.state[k]) for k in self.growing_state))
+        folded = self.empty()
+        folded._fold_padded({"scores": scores, "labels": labels, "where": where}, {})
+        return folded.state
+
+    def _fold_padded(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
         scores = np.atleast_2d(inputs["scores"])
         labels = np.atleast_2d(inputs["labels"])
         mask = mask_of(inputs.get("where"), scores.shape)
@@ -100,13 +165,19 @@ class RankingMetrics(Metric):
 
         values = compute_scores(rl, self._specs, self._conv).values
         keep = np.ones(rl.n_queries, dtype=bool)
+        empty = rl.num_rel == 0
         if self.params["missing"] == "skip":
-            keep = rl.num_rel > 0
+            keep = ~empty
+        elif self.params["missing"] == "error" and empty.any():
+            raise MetricInputError(f"{type(self).__name__}: {int(empty.sum())} list(s) without a relevant item "
+                                   "(missing='error', empty_target_action='error')")
+        elif self.params["missing"] == "one" and empty.any():
+            values = {c: np.where(empty, 1.0, np.asarray(v, dtype=np.float64)) for c, v in values.items()}
         add_columns(self.state, values, self.columns(), keep)
         self.state["queries"] += int(keep.sum())
 
     def compute(self) -> dict[str, float]:
-        return column_means(self.state, self.columns(), [s.label for s in self._specs])
+        return column_means(self._grouped(), self.columns(), [s.label for s in self._specs])
 
 
 def per_row(metrics: str | Sequence[str], predictions: Any, targets: Any, where: Any = None, ties: Ties = "input",
@@ -175,11 +246,26 @@ def column_means(state: dict[str, Any], columns: list[str], labels: list[str]) -
     return {name: float(v) for name, v in zip(names, means, strict=True)}
 
 
-def _renamed_missing(missing: Missing, deprecated: dict[str, Any], where: str) -> Missing:
-    """``missing``, or the deprecated ``empty`` with a warning (the only other keyword taken)."""
+MISSING = ("zero", "skip", "one", "error")
+"""What a list without a relevant item scores: 0, nothing (left out), 1, or an error."""
+EMPTY_TARGET_ACTION = {"neg": "zero", "skip": "skip", "pos": "one", "error": "error"}
+"""torchmetrics' ``empty_target_action`` values and the ``missing`` each means."""
+
+
+def _renamed_missing(missing: Any, deprecated: dict[str, Any], where: str) -> Any:
+    """``missing``, or the deprecated ``empty`` with a warning, or torchmetrics'
+    ``empty_target_action`` (the only other keywords taken)."""
     from rankwise.errors import renamed
 
     options = dict(deprecated)
+    if "empty_target_action" in options:
+        action = options.pop("empty_target_action")
+        if missing != "zero":
+            raise RankwiseError(f"{where}: give missing or empty_target_action, not both")
+        if action not in EMPTY_TARGET_ACTION:
+            raise RankwiseError(f"{where}: empty_target_action={action!r}: expected "
+                                f"{', '.join(EMPTY_TARGET_ACTION)}")
+        missing = EMPTY_TARGET_ACTION[action]
     if "empty" in options:
         if missing != "zero":
             raise RankwiseError(f"{where}: give missing only (empty is its deprecated spelling)")

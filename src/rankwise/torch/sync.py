@@ -71,8 +71,10 @@ def sync_plan(metric: Metric | MultiMetric) -> dict[str, dict[str, str]]:
     """How each state of each metric is reduced across ranks: ``{metric: {state: kind}}``.
 
     >>> from rankwise.streaming import BLEU, NDCG, MultiMetric, PearsonCorrCoef
-    >>> sync_plan(MultiMetric(ndcg=NDCG(k=[10]), r=PearsonCorrCoef()))["ndcg"]
-    {'total': 'sum', 'count': 'sum', 'queries': 'sum'}
+    >>> sync_plan(MultiMetric(ndcg=NDCG(k=[10]), r=PearsonCorrCoef()))["ndcg"]["total"]
+    'sum'
+    >>> sync_plan(NDCG(k=[10]))[""]["flat_indexes"]   # rows of indexes= batches: concatenated
+    'cat'
     >>> set(sync_plan(PearsonCorrCoef())[""].values())   # merged by a formula: gathered
     {'gather'}
     """
@@ -82,7 +84,9 @@ def sync_plan(metric: Metric | MultiMetric) -> dict[str, dict[str, str]]:
         plain_sum = type(leaf)._merge is Metric._merge
         kinds = {}
         for key in leaf.state:
-            kinds[key] = STATE_REDUCTIONS.get((cls, key)) or ("sum" if plain_sum else "gather")
+            grows = key in leaf.growing_state
+            kinds[key] = STATE_REDUCTIONS.get((cls, key)) or ("cat" if grows else "sum" if plain_sum or
+                                                              leaf.growing_state else "gather")
         plan[name] = kinds
     return plan
 
@@ -127,14 +131,20 @@ def sync(metric: Metric | MultiMetric, group: Any = None, device: Any = None) ->
     where = {kind: [(name, key) for name, kinds in plan.items() for key, k in kinds.items() if k == kind]
              for kind in KINDS}
     ops = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
+    # the rows each growing list holds ride along the sums: lists empty on every rank need no gather
+    rows = [np.array(sum(np.size(part) for part in leaves[name].state[key])) for name, key in where["cat"]]
     for kind in ("sum", "max", "min"):
-        if not where[kind]:
+        if not where[kind] and not (kind == "sum" and rows):
             continue
-        like = [leaves[name].state[key] for name, key in where[kind]]
+        like = [leaves[name].state[key] for name, key in where[kind]] + (rows if kind == "sum" else [])
         tensor = torch.from_numpy(_flat(like)).to(device)
         dist.all_reduce(tensor, op=ops[kind], group=group)
-        for (name, key), value in zip(where[kind], _unflat(tensor.cpu().numpy(), like), strict=True):
+        values = _unflat(tensor.cpu().numpy(), like)
+        for (name, key), value in zip(where[kind], values, strict=False):
             leaves[name].state[key] = value
+        if kind == "sum":
+            rows = values[len(where["sum"]):]
+    where["cat"] = [key for key, total in zip(where["cat"], rows, strict=True) if int(total) > 0]
     if where["gather"]:
         _gather_merged(torch, dist, leaves, where["gather"], group, device)
     if where["cat"]:
