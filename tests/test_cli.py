@@ -132,7 +132,7 @@ def test_list_every_registered_family() -> None:
 def test_missing_columns_name_the_options_to_type(tmp_path) -> None:
     """'missing column(s) 'unit'' did not say --unit before (issue #41)."""
     log = tmp_path / "ab.csv"
-    log.write_text("user,arm,clicks\n1,a,1\n2,b,0\n")
+    log.write_text("member,cohort,clicks\n1,a,1\n2,b,0\n")
     res = runner.invoke(app, ["ab", str(log), "-m", "clicks"])
     assert res.exit_code == 2 and "(name the columns with --unit NAME, --variant NAME)" in res.output
     bandit = tmp_path / "log.csv"

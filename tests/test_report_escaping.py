@@ -48,10 +48,11 @@ def test_a_narrow_table_keeps_its_title_on_one_line() -> None:
     from rich.console import Console
 
     from rankwise.report.grid import Grid
+    from rankwise.report.terminal import fitted
 
     grid = Grid("pairwise comparisons at a glance", ["run", "P@5"], [["a", "0.5000"]], [False, True])
     console = Console(width=100, record=True)
-    for table in grid.terminal(100):
+    for table in fitted(grid, 100):
         console.print(table)
     lines = [line for line in console.export_text().splitlines() if line.strip()]
     assert lines[0].strip() == "pairwise comparisons at a glance"

@@ -29,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankwise.report.grid import Grid
-from rankwise.report.terminal import MIN_TEXT, layouts
+from rankwise.report.terminal import MIN_TEXT, fitted, layouts
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -42,7 +42,7 @@ def _render(grid: Grid, width: int) -> str:
     from rich.console import Console
 
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
-    for table in grid.terminal(width):
+    for table in fitted(grid, width):
         console.print(table)
     return console.file.getvalue()  # type: ignore[attr-defined]
 

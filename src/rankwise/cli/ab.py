@@ -66,6 +66,28 @@ def _pairs(specs: list[str], option: str, expected: str) -> dict[str, str]:
     return out
 
 
+def _event_roles(data: object, unit: str | None, variant: str | None) -> tuple[str, str]:
+    """The unit and variant columns: as given, else the first common spelling the files' header
+    has (``user_id``, ``arm`` ...), else ``unit`` and ``variant``.
+
+    >>> _event_roles({"visitor_id": [1], "arm": ["a"]}, None, None)
+    ('visitor_id', 'arm')
+    """
+    from rankwise.data.columns import UNIT_COLUMNS, VARIANT_COLUMNS
+    from rankwise.data.tables import column_names_of
+
+    if unit is not None and variant is not None:
+        return unit, variant
+    try:
+        names = column_names_of(data)
+    except RankwiseError:
+        names = []   # the reader names what is wrong with the file when it reads it
+    lowered = {str(n).lower(): str(n) for n in names}
+    found = {role: next((lowered[s] for s in spellings if s in lowered), role)
+             for role, spellings in (("unit", UNIT_COLUMNS), ("variant", VARIANT_COLUMNS))}
+    return unit or found["unit"], variant or found["variant"]
+
+
 def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | None, database: Path | None,
             table: str | None, query: str | None, ibis_url: str | None = None) -> tuple[object, list[str | Definition]]:
     """The data (files, a DuckDB source or an Ibis table) and every metric (-m and --metrics-file)."""
@@ -133,8 +155,12 @@ def ab(
         "--table", help="With --database or --ibis: the table or view of events.")] = None,
     query: Annotated[str | None, typer.Option(
         "--query", help="With --database or --ibis: a SQL query giving the events.")] = None,
-    unit: Annotated[str, typer.Option("--unit", help="Column with the unit id (user, session).")] = "unit",
-    variant: Annotated[str, typer.Option("--variant", help="Column with the variant name.")] = "variant",
+    unit: Annotated[str | None, typer.Option("--unit", help="Column with the unit id (default: the first of "
+                                              "unit, unit_id, user_id, user, visitor_id, anonymous_id, customer_id, "
+                                              "device_id, session_id).")] = None,
+    variant: Annotated[str | None, typer.Option("--variant", help="Column with the variant name (default: the "
+                                                 "first of variant, variation, variation_id, variant_id, arm, "
+                                                 "bucket, treatment, experiment_group).")] = None,
     control: Annotated[str | None, typer.Option(
         "--control", help="The control variant (default: the first of --variants, else the first sorted).")] = None,
     variants: Annotated[str | None, typer.Option(
@@ -209,6 +235,7 @@ def ab(
     correction = deprecated_flag(correction, correction_short, "--correction", "-c", "--complete")
     try:
         data, chosen = _inputs(logs, metric, metrics_file, database, table, query, ibis_url)
+        unit, variant = _event_roles(data, unit, variant)
         result = online.analyze(data, unit=unit, variant=variant, metrics=chosen, control=control,
                                 covariates=_covariates(covariate), test=test, relative=cast("Relative", relative),
                                 alpha=alpha, correction=correction, alternative=cast("Alternative", alternative),

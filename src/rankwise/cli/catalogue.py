@@ -79,12 +79,13 @@ def show(title: str, rows: list[dict[str, Any]], what: str, text: str) -> None:
 
     if Console().is_terminal:
         from rankwise.report.grid import Grid
+        from rankwise.report.terminal import fitted
 
         columns = ["name", "spelled", "parameters", "definition"]
         grid = Grid(title, columns, [[r["name"], r["aliases"], "; ".join(r["parameters"]) or "-", r["description"]]
                                      for r in rows], [False] * 4)
         console = Console()
-        for table in grid.terminal(console.width):
+        for table in fitted(grid, console.width):
             console.print(table)
         return
     _echo(blocks(rows))

@@ -11,12 +11,13 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import DEFAULT_METRICS, Metrics, with_conventions, with_statistics
+from rankwise.cli.options import DEFAULT_METRICS, Metrics, with_columns, with_conventions, with_statistics
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import inputs as _inputs
 from rankwise.cli.output import show_grids as _show_grids
 from rankwise.cli.output import warn as _warn
+from rankwise.data.columns import RUN_ROLES
 
 
 class OutputFormat(str, Enum):
@@ -44,6 +45,7 @@ Digits = Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CS
 
 
 @app.command()
+@with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
 def evaluate(
     qrels: Qrels,
@@ -100,6 +102,7 @@ class CompareFormat(str, Enum):
 
 
 @app.command()
+@with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
 @with_statistics
 def compare(
@@ -154,6 +157,7 @@ class PlotKind(str, Enum):
 
 
 @app.command()
+@with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
 def plot(
     kind: Annotated[PlotKind, typer.Argument(help="curve (metric@k) | difference | box | violin | pr | roc")],
@@ -198,6 +202,7 @@ def plot(
 
 
 @app.command()
+@with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
 @with_statistics
 def report(

@@ -114,3 +114,36 @@ bootstrap interval): ``rankwise beyond``'s runs against a baseline."""
 
 Metrics = Annotated[list[str] | None, typer.Option("-m", "--metric", help="Metric name; repeatable (default: "
                                                    + ", ".join(DEFAULT_METRICS) + ").")]
+
+
+def with_columns(roles: dict[str, str], what: str) -> Callable[[Command], Command]:
+    """Add ``--columns ROLE=NAME`` (repeatable) to a command: while it runs, every table it reads
+    that has column NAME reads ``ROLE`` from it (``rankwise.data.columns.named_columns``)."""
+    option = inspect.Parameter("columns", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        list[str] | None, typer.Option("--columns", help=f"ROLE=NAME: the column of {what} that holds a role ("
+                                       + ", ".join(roles) + ") when its name is none of the common spellings; "
+                                       "repeat for more.")])
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command)
+        hints = typing.get_type_hints(command, include_extras=True)
+        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> Any:
+            from rankwise.cli.output import fail
+            from rankwise.data.columns import column_map, named_columns
+            from rankwise.errors import RankwiseError
+
+            try:
+                mapping = column_map(kwargs.pop("columns") or [], roles, "--columns")
+            except RankwiseError as error:
+                fail(str(error))
+            with named_columns(mapping):
+                return command(**kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=[*own, option])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in [*own, option]}
+        return wrapper
+
+    return decorate

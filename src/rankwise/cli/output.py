@@ -229,10 +229,12 @@ def show_grids(grids: list[Any], output: Path | None, plain: bool = False, warni
         return
     from rich.console import Console
 
+    from rankwise.report.terminal import fitted
+
     console = Console()
     if plain or not console.is_terminal:
         echo("\n\n".join(g.text() for g in grids))
         return
     for g in grids:
-        for table in g.terminal(console.width):
+        for table in fitted(g, console.width):
             console.print(table)

@@ -49,6 +49,7 @@ EVALUATE_OPTIONS: tuple[QuickOption, ...] = (
     QuickOption("gains", ("--gains",), "str"),
     QuickOption("zero_division", ("--zero-division",), "str"),
     QuickOption("profile", ("--profile",), "str"),
+    QuickOption("columns", ("--columns",), "str", None, (), True),
 )
 """The options of ``rankwise evaluate``, as ``options_of`` reads them from the Typer command."""
 
@@ -160,13 +161,21 @@ def quick_evaluate(argv: Sequence[str]) -> int | None:
     if given is None or given["engine"] not in ("memory", "chunks"):
         return None
     from rankwise.cli.evaluating import evaluate_files
+    from rankwise.cli.output import fail
+    from rankwise.data.columns import RUN_ROLES, column_map, named_columns
+    from rankwise.errors import RankwiseError
 
     conventions = conventions_from({name: given[name] for name in CONVENTION_KEYWORDS})
     try:
-        evaluate_files(given["qrels"], given["runs"], given["metric"], per_query=given["per_query"],
-                       fmt=given["fmt"], digits=given["digits"], output=given["output"], engine=given["engine"],
-                       chunk_rows=given["chunk_rows"], scheduler=given["scheduler"], conventions=conventions,
-                       continuous=given["continuous"])
+        try:
+            named = column_map(given["columns"] or [], RUN_ROLES, "--columns")
+        except RankwiseError as error:
+            fail(str(error))
+        with named_columns(named):
+            evaluate_files(given["qrels"], given["runs"], given["metric"], per_query=given["per_query"],
+                           fmt=given["fmt"], digits=given["digits"], output=given["output"], engine=given["engine"],
+                           chunk_rows=given["chunk_rows"], scheduler=given["scheduler"], conventions=conventions,
+                           continuous=given["continuous"])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     return 0

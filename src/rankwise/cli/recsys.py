@@ -9,15 +9,17 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat, with_paired_tests
+from rankwise.cli.options import ReportFormat, with_columns, with_paired_tests
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
 from rankwise.cli.output import warn as _warn
+from rankwise.data.columns import RECSYS_ROLES
 from rankwise.errors import RankwiseError
 
 
 @app.command("beyond")
+@with_columns(RECSYS_ROLES, "a recommendation or interaction table")
 @with_paired_tests
 def beyond(
     runs: Annotated[list[str], typer.Argument(

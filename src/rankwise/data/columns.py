@@ -2,19 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Literal, overload
 
-from rankwise.errors import InputError
+from rankwise.errors import InputError, OptionError
 
 # rankwise, ir_measures, PyTerrier (qid, docno, label / score), ranx (q_id, doc_id, score), pandas and
 # recommender spellings; a qrels frame without a label column may carry its labels as ``score`` (ranx)
-QUERY_COLUMNS = ("query_id", "qid", "q_id", "query", "topic", "topic_id", "user_id", "user")
+QUERY_COLUMNS = ("query_id", "qid", "q_id", "query", "topic", "topic_id", "search_id", "request_id", "user_id", "user")
 DOC_COLUMNS = ("doc_id", "docid", "docno", "doc", "item", "item_id", "document_id", "pid", "url")
 SCORE_COLUMNS = ("score", "sim", "prediction", "rank_score")
 LABEL_COLUMNS = ("relevance", "label", "rel", "rating", "judgment", "grade", "score")
 TAG_COLUMNS = ("run_id", "run", "tag", "system", "name")
 RANK_COLUMNS = ("rank", "position", "pos", "ranking")
+# event logs and exposure tables (rankwise, GrowthBook, Eppo, Statsig, Segment spellings)
+UNIT_COLUMNS = ("unit", "unit_id", "user_id", "user", "userid", "visitor_id", "anonymous_id", "customer_id",
+                "device_id", "session_id")
+VARIANT_COLUMNS = ("variant", "variation", "variation_id", "variant_id", "arm", "bucket", "treatment",
+                   "experiment_group")
+
+RUN_ROLES = {"query": "query id", "doc": "document id", "score": "score", "rank": "score or rank",
+             "label": "relevance label", "tag": "run tag"}
+"""``--columns`` roles of runs and qrels, and the role each names in ``pick_column``."""
+
+RECSYS_ROLES = {"user": "user id", "item": "item id", "score": "score", "rank": "rank", "rating": "rating"}
+"""``--columns`` roles of recommendation lists and interaction tables, and the role each names."""
+
+_NAMED: ContextVar[Mapping[str, str]] = ContextVar("rankwise_named_columns", default=MappingProxyType({}))
+
+
+@contextmanager
+def named_columns(mapping: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, a table that has the column ``mapping[role]`` reads ``role`` from it
+    (``--columns ROLE=NAME``); a table without that column falls back to the common spellings.
+
+    >>> with named_columns({"query": "search_id"}):
+    ...     pick_column(["search_id", "qid"], QUERY_COLUMNS, "query id", "x")
+    'search_id'
+    """
+    token = _NAMED.set({**_NAMED.get(), **mapping})
+    try:
+        yield
+    finally:
+        _NAMED.reset(token)
+
+
+def named_column(role: str) -> str | None:
+    """The column ``--columns`` names for ``role`` in the current block, if any."""
+    return _NAMED.get().get(role)
 
 
 @overload
@@ -31,15 +69,18 @@ def pick_column(
     >>> pick_column(["qid", "docno", "score"], QUERY_COLUMNS, "query id", "x")
     'qid'
     """
-    lowered = {str(n).lower(): str(n) for n in names}
+    names = [str(n) for n in names]
+    key = next((k for k, r in RUN_ROLES.items() if r == role), role)
+    named = named_column(key)
+    if named is not None and named in names:
+        return named
+    lowered = {n.lower(): n for n in names}
     for candidate in accepted:
         if candidate in lowered:
             return lowered[candidate]
     if required:
-        raise InputError(
-            f"no {role} column; expected one of {', '.join(accepted)} (found {', '.join(map(str, names))})",
-            source=source,
-        )
+        raise InputError(f"no {role} column; expected one of {', '.join(accepted)} (found {', '.join(names)}); "
+                         f"name it with --columns {key}=NAME", source=source)
     return None
 
 
@@ -55,11 +96,11 @@ def column_map(pairs: Iterable[str], roles: Iterable[str], option: str = "--colu
         role, equals, name = pair.partition("=")
         role, name = role.strip(), name.strip()
         if not equals or not role or not name:
-            raise InputError(f"{option} {pair!r}: expected ROLE=NAME, ROLE one of {', '.join(known)}")
+            raise OptionError(f"{option} {pair!r}: expected ROLE=NAME, ROLE one of {', '.join(known)}")
         if role not in known:
-            raise InputError(f"{option} {pair!r}: unknown role {role!r}; expected one of {', '.join(known)}")
+            raise OptionError(f"{option} {pair!r}: unknown role {role!r}; expected one of {', '.join(known)}")
         if role in out:
-            raise InputError(f"{option}: role {role!r} given twice")
+            raise OptionError(f"{option}: role {role!r} given twice")
         out[role] = name
     return out
 

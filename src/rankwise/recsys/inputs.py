@@ -118,13 +118,20 @@ def _frame(data: Any, source: str) -> _Table:
 
 
 def _column(frame: _Table, accepted: tuple[str, ...], role: str, source: str, required: bool = True) -> str | None:
+    from rankwise.data.columns import RECSYS_ROLES, named_column
+
+    key = next((k for k, r in RECSYS_ROLES.items() if r == role), None)
+    named = None if key is None else named_column(key)
+    if named is not None and named in frame.columns:
+        return named
     lowered = {str(c).lower(): str(c) for c in frame.columns}
     for name in accepted:
         if name in lowered:
             return lowered[name]
     if required:
+        hint = f"; name it with --columns {key}=NAME" if key else ""
         raise InputError(f"no {role} column; expected one of {', '.join(accepted)} (found "
-                         f"{', '.join(map(str, frame.columns))})", source=source)
+                         f"{', '.join(map(str, frame.columns))}){hint}", source=source)
     return None
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 
 def markdown_cell(text: str) -> str:
@@ -78,14 +77,6 @@ class Grid:
         if self.note:
             lines += [""] + [f"{line}  " for line in self.note.splitlines()]
         return "\n".join(lines)
-
-    def terminal(self, width: int) -> list[Any]:
-        """Rich tables that show every cell within ``width`` characters: the whole table when it
-        fits, else text folded, else blocks of columns, else one row per cell
-        (``rankwise.report.terminal``)."""
-        from rankwise.report.terminal import fitted
-
-        return fitted(self, width)
 
 
 def number_cell(value: float | None, digits: int) -> str:

@@ -16,12 +16,21 @@ border before each column, one after the last and one space of padding on each s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rich.cells import cell_len
 
-if TYPE_CHECKING:
-    from rankwise.report.grid import Grid
+
+class Grid(Protocol):
+    """What a layout reads of a table (``rankwise.report.grid.Grid``)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    numeric: list[bool]
+    strong_rows: set[int]
+    note: str
+    preface: str
 
 MIN_TEXT = 10
 """The narrowest a folded text column gets (a name folds into pieces of at least this many
