@@ -65,7 +65,8 @@ CASES = {**METRICS,
          "diversity": (lambda: rs.DiversityMetrics(["alpha_nDCG@5", "P_IA@3"]), _subtopics),
          "item_exposure": (lambda: rs.ItemExposure(30, k=4, popularity=POPULARITY, train_users=POPULARITY / 2,
                                                    users_in_train=20), _top_ids),
-         "mer": (lambda: rs.MatchErrorRate(), sentences), "wil": (lambda: rs.WordInformationLost(), sentences),
+         "mer": (lambda: rs.MatchErrorRate(), sentences), "wer_metrax": (lambda: rs.WER(), sentences),
+ "wil": (lambda: rs.WordInformationLost(), sentences),
          "wip": (lambda: rs.WordInformationPreserved(), sentences)}
 """Every streaming metric class at least once (``test_streaming.METRICS`` and the rest)."""
 

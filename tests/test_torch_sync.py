@@ -124,6 +124,6 @@ def test_the_plan_names_each_state_reduction() -> None:
     assert plan["ndcg"] == {"total": "sum", "count": "sum", "queries": "sum", "flat_indexes": "cat",
                             "flat_scores": "cat", "flat_labels": "cat"}   # rows of indexes= batches
     assert set(plan["r"].values()) == {"gather"}
-    assert plan["auc"] == {"scores": "cat", "labels": "cat"}
+    assert plan["auc"] == {"scores": "cat", "labels": "cat", "weights": "cat"}
     assert set(plan["binned"].values()) == {"sum"}
     assert sync_plan(BLEU())[""] == {"stats": "sum", "nrefs": "max"}

@@ -197,10 +197,27 @@ class Metric:
         return self
 
     @classmethod
-    def from_model_output(cls, **kwargs: Any) -> Metric:
+    def from_model_output(cls, *args: Any, **kwargs: Any) -> Metric:
         """A metric updated with one batch: input keywords go to ``update``, the others to the
-        constructor."""
-        accepted = cls.inputs + cls.optional_inputs + ("predictions", "targets") + tuple(SYNONYMS)
+        constructor. Positional arguments are ``predictions``, ``targets`` and (where the metric
+        takes them) ``sample_weights``, in metrax's and CLAX's order.
+
+        >>> from rankwise.streaming import MeanAbsoluteError
+        >>> MeanAbsoluteError.from_model_output([1.0, 3.0], [0.0, 0.0], [1.0, 3.0]).compute()   # (1 + 9) / 4
+        2.5
+        """
+        order = ("predictions", "targets") + (("sample_weights",) if "sample_weights" in cls.optional_inputs
+                                              else ())
+        if len(args) > len(order):
+            raise MetricInputError(f"{cls.__name__}.from_model_output: at most {len(order)} positional "
+                                   f"arguments ({', '.join(order)}), got {len(args)}")
+        given = dict(zip(order, args, strict=False))
+        twice = sorted(set(given) & set(kwargs))
+        if twice:
+            raise MetricInputError(f"{cls.__name__}.from_model_output: {', '.join(twice)} given twice")
+        kwargs = {**given, **kwargs}
+        accepted = cls.inputs + cls.optional_inputs + ("predictions", "targets") + tuple(SYNONYMS) + \
+            GROUND_TRUTH_NAMES + OUTPUT_NAMES
         params = {k: v for k, v in kwargs.items() if k not in accepted}
         inputs = {k: v for k, v in kwargs.items() if k in accepted}
         return cls(**params).update(**inputs)
@@ -231,6 +248,8 @@ class Metric:
                                 f"{type(self).__name__}({self.params})")
         fields = {k: _from_portable(v) for k, v in saved["state"].items()}
         fresh = self._initial_state()
+        if set(fields) != set(fresh):
+            fields = self._seed_state(fields) or fields
         if set(fields) != set(fresh):
             raise RankwiseError(f"{type(self).__name__}: state keys {sorted(fields)} do not match "
                                 f"{sorted(fresh)}")
@@ -277,9 +296,17 @@ class Metric:
         metric = cls(**params)
         fresh = metric._initial_state()
         if set(state) != set(fresh):
-            raise RankwiseError(f"{cls.__name__}: state fields {sorted(state)} do not match {sorted(fresh)}")
+            seed = metric._seed_state(state)
+            if seed is None:
+                raise RankwiseError(f"{cls.__name__}: state fields {sorted(state)} do not match {sorted(fresh)}")
+            state = seed
         metric.state = metric._checked(state, fresh)
         return metric
+
+    def _seed_state(self, fields: Mapping[str, Any]) -> dict[str, Any] | None:
+        """This metric's state from the fields a peer's metric of the same definition holds
+        (metrax's ``total`` and ``count``), or None when they are not such fields."""
+        return None
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -451,9 +478,11 @@ class MultiMetric:
     def compute(self) -> dict[str, Any]:
         return {name: m.compute() for name, m in self.metrics.items()}
 
-    def compute_per_rank(self) -> dict[str, Any]:
-        """Per-rank values of the metrics that are per-rank averages."""
-        return {name: m.compute_per_rank() for name, m in self.metrics.items() if hasattr(m, "compute_per_rank")}
+    def compute_per_rank(self, observed_only: bool = False) -> dict[str, Any]:
+        """Per-rank values of the metrics that are per-rank averages (``observed_only``: ranks
+        without data left out, CLAX's form)."""
+        return {name: m.compute_per_rank(observed_only=observed_only) for name, m in self.metrics.items()
+                if hasattr(m, "compute_per_rank")}
 
     def reset(self) -> MultiMetric:
         for m in self.metrics.values():

@@ -253,7 +253,7 @@ def ab(
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
 
-        _fail(column_hint(str(exc), {unit: "--unit", variant: "--variant", event: "--event",
+        _fail(column_hint(str(exc), {unit or "unit": "--unit", variant or "variant": "--variant", event: "--event",
                                      **({timestamp: "--timestamp"} if timestamp else {})}))
         return
     if output_format in (ABFormat.table, ABFormat.text):

@@ -50,6 +50,7 @@ from rankwise.streaming.regression import (
 from rankwise.streaming.text import (
     BLEU,
     ROUGE,
+    WER,
     CharErrorRate,
     MatchErrorRate,
     TokenPerplexity,
@@ -65,6 +66,6 @@ __all__ = ["average_precision_at_ks", "per_row", "ItemExposure",
            "Metric", "MultiMetric", "PearsonCorrCoef", "Precision", "R2Score", "ROCAUC", "Recall",
            "RootMeanSquaredError", "RootMeanSquaredLogError", "SpearmanCorrCoef", "MAP", "MRR", "NDCG", "HitRate",
            "PrecisionAtK", "RankingMetrics", "RecallAtK", "BLEU", "ROUGE", "CharErrorRate", "TokenPerplexity",
-           "WordErrorRate", "PSNR", "SNR", "SSIM", "Dice", "IoU", "CoverageError", "DCGScore",
+           "WordErrorRate", "WER", "PSNR", "SNR", "SSIM", "Dice", "IoU", "CoverageError", "DCGScore",
            "LabelRankingAveragePrecision", "LabelRankingLoss", "NDCGScore", "MatchErrorRate",
            "WordInformationLost", "WordInformationPreserved", "DiversityMetrics", "Average", "FunctionMetric"]

@@ -239,7 +239,11 @@ class FBeta(_Averaged):
 
     def __init__(self, task: Task = "binary", num_classes: int | None = None, threshold: float = 0.5,
                  average: Average | None = "macro", beta: float = 1.0, zero_division: Any = "nan") -> None:
-        super().__init__(task, num_classes, threshold, average, zero_division, beta=beta)
+        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)) or \
+                not np.isfinite(beta) or beta <= 0:
+            raise MetricInputError(f"FBeta: beta must be a positive finite number (recall weighs beta times "
+                                   f"precision), got {beta!r}")
+        super().__init__(task, num_classes, threshold, average, zero_division, beta=float(beta))
 
     def _score(self, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
         b2 = self.params["beta"] ** 2
@@ -294,10 +298,16 @@ class Accuracy(Metric):
     0.0
 
     ``sample_weights`` (one per row, binary or multiclass, micro average) weigh each row, as
-    metrax's and scikit-learn's: sum(weight x right) / sum(weight).
+    metrax's and scikit-learn's: sum(weight x right) / sum(weight). Any shape that broadcasts
+    to the labels' is taken, as metrax takes it: ``[N, 1]`` for ``[N]`` labels, ``[N, 1]`` or
+    ``[N, T]`` for a sequence of class ids per row (multiclass ``[N, T]`` labels, each cell a
+    prediction).
 
     >>> Accuracy().update(predictions=[0.9, 0.2, 0.7], targets=[1, 0, 0], sample_weights=[1, 1, 2]).compute()
     0.5
+    >>> Accuracy(task="multiclass", num_classes=4).update(predictions=[[1, 2], [3, 3]], targets=[[1, 0], [3, 3]],
+    ...                                                    sample_weights=[[1.0], [3.0]]).compute()   # (1 + 6) / 8
+    0.875
     """
 
     inputs = ("labels",)
@@ -359,6 +369,7 @@ class Accuracy(Metric):
             right = (cells | (~mask if mask is not None else False)).all(axis=1)[rows]
         else:
             right = labels == hard
+        right = right.reshape(-1)   # a sequence of class ids per row: every cell one prediction
         weights = self._row_weights(inputs, len(right))
         self.state["correct"] += int(right.sum())
         self.state["total"] += int(right.size)
@@ -367,8 +378,8 @@ class Accuracy(Metric):
         self.state["weight"] = self.state["weight"] + (right.size if weights is None else float(weights.sum()))
         if "class_total" in self.state:  # per true class: the share of its rows that are right
             c = int(self.params["num_classes"])
-            self.state["class_correct"] += np.bincount(labels[right], minlength=c)
-            self.state["class_total"] += np.bincount(labels, minlength=c)
+            self.state["class_correct"] += np.bincount(labels.reshape(-1)[right], minlength=c)
+            self.state["class_total"] += np.bincount(labels.reshape(-1), minlength=c)
 
     def compute(self) -> Any:
         """micro: right rows / rows; per class (``average=None``): right rows of the class / its
@@ -382,6 +393,16 @@ class Accuracy(Metric):
         weight = float(self.state["weight"])
         return float(self.state["weighted_correct"]) / weight if weight else float("nan")
 
+    def _seed_state(self, fields: Any) -> dict[str, Any] | None:
+        """metrax's ``Accuracy`` fields: ``total`` (the weighted right predictions) and ``count``
+        (the weights' sum)."""
+        if set(fields) != {"total", "count"} or "class_total" in self._initial_state():
+            return None
+        right, weight = float(np.asarray(fields["total"])), float(np.asarray(fields["count"]))
+        return {"weighted_correct": np.asarray(right), "weight": np.asarray(weight),
+                "correct": np.asarray(int(round(right)), dtype=np.int64),
+                "total": np.asarray(int(round(weight)), dtype=np.int64)}
+
     def _row_weights(self, inputs: dict[str, Any], rows: int) -> np.ndarray | None:
         """The rows' ``sample_weights`` after ``where`` (None when not given)."""
         given = inputs.get("sample_weights")
@@ -389,14 +410,18 @@ class Accuracy(Metric):
             return None
         weights = np.asarray(given, dtype=np.float64)
         labels = np.asarray(inputs["labels"])
-        if self.params["task"] == "multilabel" or self.params.get("average", "micro") != "micro" or labels.ndim != 1:
+        if self.params["task"] == "multilabel" or self.params.get("average", "micro") != "micro":
             raise MetricInputError("Accuracy.update: sample_weights weigh rows of binary or multiclass labels "
-                                   "(one label per row, average='micro')")
-        if weights.shape != labels.shape or not (np.isfinite(weights) & (weights >= 0)).all():
-            raise MetricInputError(f"Accuracy.update: sample_weights must be {labels.shape[0]} finite, non-negative "
-                                   f"weights, one per row; got shape {weights.shape}")
+                                   "(average='micro')")
+        try:
+            weights = np.broadcast_to(weights, labels.shape)
+        except ValueError:
+            raise MetricInputError(f"Accuracy.update: sample_weights of shape {weights.shape} do not broadcast to "
+                                   f"the labels' shape {labels.shape}") from None
+        if not (np.isfinite(weights) & (weights >= 0)).all():
+            raise MetricInputError("Accuracy.update: sample_weights must be finite, non-negative weights")
         mask = mask_of(inputs.get("where"), labels.shape)
-        weights = weights if mask is None else weights[mask]
+        weights = weights.reshape(-1) if mask is None else weights[mask]
         assert len(weights) == rows
         return weights
 

@@ -72,9 +72,10 @@ class _PerRank(Metric):
         self.state["total"][:ranks] += np.where(keep, ll, 0.0).sum(axis=0)
         self.state["count"][:ranks] += keep.sum(axis=0)
 
-    def _mean_per_rank(self) -> np.ndarray:
+    def _mean_per_rank(self, observed_only: bool = False) -> np.ndarray:
         count = self.state["count"]
-        return np.divide(self.state["total"], count, out=np.full(len(count), np.nan), where=count > 0)
+        mean = np.divide(self.state["total"], count, out=np.full(len(count), np.nan), where=count > 0)
+        return mean[count > 0] if observed_only else mean
 
 
 class LogLikelihood(_PerRank):
@@ -90,8 +91,11 @@ class LogLikelihood(_PerRank):
         n = int(self.state["count"].sum())
         return float(self.state["total"].sum()) / n if n else float("nan")
 
-    def compute_per_rank(self) -> np.ndarray:
-        return self._mean_per_rank()
+    def compute_per_rank(self, observed_only: bool = False) -> np.ndarray:
+        """The value at each rank (index = rank - 1), NaN at ranks no session reached;
+        ``observed_only=True`` leaves those out, as CLAX's ``compute_per_rank`` does (the
+        array is then shorter and its index no longer the rank)."""
+        return self._mean_per_rank(observed_only)
 
 
 class ConditionalPerplexity(_PerRank):
@@ -104,8 +108,10 @@ class ConditionalPerplexity(_PerRank):
     ([1.01005, 1.000045, 2.013753], 1.341283)
     """
 
-    def compute_per_rank(self) -> np.ndarray:
-        return np.exp2(-self._mean_per_rank() / LN2)
+    def compute_per_rank(self, observed_only: bool = False) -> np.ndarray:
+        """Perplexity at each rank, NaN at ranks without data (``observed_only=True``: left
+        out, CLAX's form)."""
+        return np.exp2(-self._mean_per_rank(observed_only) / LN2)
 
     def compute(self) -> float:
         per_rank = self.compute_per_rank()
@@ -156,11 +162,12 @@ class CTRCalibration(Metric):
         self.state["clicks"][:r] += np.where(keep, clicks, 0).sum(axis=0)
         self.state["count"][:r] += keep.sum(axis=0)
 
-    def compute_per_rank(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def compute_per_rank(self, observed_only: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.state["count"]
         nan = np.full(len(n), np.nan)
-        return (np.divide(self.state["predicted"], n, out=nan.copy(), where=n > 0),
-                np.divide(self.state["clicks"], n, out=nan.copy(), where=n > 0), n.copy())
+        out = (np.divide(self.state["predicted"], n, out=nan.copy(), where=n > 0),
+               np.divide(self.state["clicks"], n, out=nan.copy(), where=n > 0), n.copy())
+        return tuple(a[n > 0] for a in out) if observed_only else out  # type: ignore[return-value]
 
     def compute(self) -> float:
         predicted, observed, n = self.compute_per_rank()

@@ -36,13 +36,22 @@ def grid(num_thresholds: int, rule: str = "above") -> np.ndarray:
     return t
 
 
-def exact_counts(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def exact_counts(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cumulative (true positives, false positives) at each distinct score, from the highest
-    down, and those scores (as scikit-learn's curves, with every threshold kept).
+    down, and those scores (as scikit-learn's curves, with every threshold kept); with
+    ``weights``, each row counts its weight (scikit-learn's ``sample_weight``).
 
     >>> [a.tolist() for a in exact_counts(np.array([0.1, 0.4, 0.35, 0.8]), np.array([0, 0, 1, 1], bool))]
     [[1.0, 1.0, 2.0, 2.0], [0.0, 1.0, 1.0, 2.0], [0.8, 0.4, 0.35, 0.1]]
+    >>> exact_counts(np.array([0.1, 0.4, 0.35, 0.8]), np.array([0, 0, 1, 1], bool), np.array([1, 2, 3, 4.0]))[1]
+    array([0., 2., 2., 3.])
     """
+    if weights is not None:
+        order = np.argsort(-scores, kind="stable")
+        ranked, right, w = scores[order], labels[order], weights[order]
+        last = np.r_[ranked[1:] != ranked[:-1], True] if len(ranked) else np.zeros(0, dtype=bool)
+        return (np.cumsum(w * right)[last], np.cumsum(w * ~right)[last], ranked[last].astype(np.float64))
     pos, neg = np.sort(scores[labels]), np.sort(scores[~labels])  # value sorts: no index arrays
     merged = np.sort(np.concatenate([pos, neg]), kind="stable")  # two sorted runs: a merge
     distinct = merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
@@ -139,6 +148,8 @@ def interpolated_pr_auc(tps: np.ndarray, fps: np.ndarray) -> float:
 
 class _Curve(Metric):
     inputs = ("probabilities", "labels")
+    optional_inputs = ("where", "sample_weights")
+    nonnegative_state = ("positives", "negatives")
 
     def __init__(self, num_thresholds: int | None = None, task: Task = "binary", num_classes: int | None = None,
                  average: Average | None = "macro", thresholds: int | None = None, **extra: Any) -> None:
@@ -171,10 +182,32 @@ class _Curve(Metric):
 
     def _initial_state(self) -> dict[str, Any]:
         n = self.params["num_thresholds"]
-        if n is None:
-            return {"scores": [], "labels": []}
-        shape = (self.n_columns, n + 1)
-        return {"positives": np.zeros(shape, dtype=np.int64), "negatives": np.zeros(shape, dtype=np.int64)}
+        if n is None:   # weights: one array per batch, empty for a batch without sample_weights
+            return {"scores": [], "labels": [], "weights": []}
+        shape = (self.n_columns, n + 1)   # weighted counts (sample_weights), whole numbers without
+        return {"positives": np.zeros(shape), "negatives": np.zeros(shape)}
+
+    def _seed_state(self, fields: Any) -> dict[str, Any] | None:
+        """A saved exact state from before ``sample_weights``: every batch unweighted."""
+        if set(fields) == {"scores", "labels"}:
+            return {**fields, "weights": [np.zeros(0) for _ in fields["scores"]]}
+        return None
+
+    def _weights(self, inputs: dict[str, Any]) -> np.ndarray | None:
+        """One non-negative finite weight per row, after ``where`` (None when not given)."""
+        given = inputs.get("sample_weights")
+        if given is None:
+            return None
+        name = type(self).__name__
+        if self.params.get("multi_class") == "ovo":
+            raise MetricInputError(f"{name}.update: sample_weights are not taken with multi_class='ovo'")
+        rows = np.shape(inputs["labels"])[0] if np.ndim(inputs["labels"]) else 1
+        weights = np.asarray(given, dtype=np.float64).reshape(-1)
+        if len(weights) != rows or not (np.isfinite(weights) & (weights >= 0)).all():
+            raise MetricInputError(f"{name}.update: sample_weights must be {rows} finite, non-negative weights, one "
+                                   f"per row; got shape {np.shape(given)}")
+        mask = mask_of(inputs.get("where"), (rows,))
+        return weights if mask is None else weights[mask]
 
     def _matrices(self, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         """Scores and 0/1 labels as [rows, columns] (one column per class or label)."""
@@ -215,21 +248,27 @@ class _Curve(Metric):
         if key not in shared:
             shared[key] = self._matrices(inputs)
         scores, labels = shared[key]
+        weights = self._weights(inputs)
         n = self.params["num_thresholds"]
         if n is None:
             self.state["scores"].append(scores.copy())
             self.state["labels"].append(labels.copy())
+            self.state["weights"].append(np.zeros(0) if weights is None else weights.copy())
             return
         side: Literal["left", "right"] = "right" if self.rule == "at_least" else "left"
         bucket = np.searchsorted(grid(n, self.rule), scores, side=side)  # thresholds the score passes
         for col in range(self.n_columns):
-            self.state["positives"][col] += np.bincount(bucket[labels[:, col], col], minlength=n + 1)
-            self.state["negatives"][col] += np.bincount(bucket[~labels[:, col], col], minlength=n + 1)
+            pos, neg = labels[:, col], ~labels[:, col]
+            self.state["positives"][col] += np.bincount(bucket[pos, col], None if weights is None else weights[pos],
+                                                        minlength=n + 1)
+            self.state["negatives"][col] += np.bincount(bucket[neg, col], None if weights is None else weights[neg],
+                                                        minlength=n + 1)
 
     def _merge(self, other: dict[str, Any]) -> None:
         if self.params["num_thresholds"] is None:
             self.state["scores"] += other["scores"]
             self.state["labels"] += other["labels"]
+            self.state["weights"] += other["weights"]
         else:
             super()._merge(other)
 
@@ -240,7 +279,16 @@ class _Curve(Metric):
             return np.zeros(0), np.zeros(0), np.zeros(0)
         scores = np.concatenate([s[:, col] for s in self.state["scores"]])
         labels = np.concatenate([lab[:, col] for lab in self.state["labels"]])
-        return exact_counts(scores, labels)
+        return exact_counts(scores, labels, self._row_weights())
+
+    def _row_weights(self) -> np.ndarray | None:
+        """Every stored row's weight (1 in batches without sample_weights), or None when no
+        batch had weights."""
+        stored = self.state.get("weights", [])
+        if not any(len(w) for w in stored):
+            return None
+        return np.concatenate([w if len(w) else np.ones(len(s)) for w, s in zip(stored, self.state["scores"],
+                                                                               strict=True)])
 
     def _area(self, tps: np.ndarray, fps: np.ndarray) -> float:
         raise NotImplementedError
@@ -259,15 +307,20 @@ class _Curve(Metric):
                                       self.rule)
         else:
             scores, labels = self._all()
-            tps, fps, _ = exact_counts(scores.ravel(), labels.ravel())
+            weights = self._row_weights()
+            cells = None if weights is None else np.repeat(weights, scores.shape[1])   # row-major cells
+            tps, fps, _ = exact_counts(scores.ravel(), labels.ravel(), cells)
         return self._area(tps, fps)
 
     def _samples(self) -> float:
         """Each row's labels as one binary problem; rows without both outcomes left out."""
         scores, labels = self._all()
-        areas = [self._area(*exact_counts(s, lab)[:2]) for s, lab in zip(scores, labels, strict=True)]
-        kept = [a for a in areas if not np.isnan(a)]
-        return float(np.mean(kept)) if kept else float("nan")
+        areas = np.array([self._area(*exact_counts(s, lab)[:2]) for s, lab in zip(scores, labels, strict=True)])
+        weights = self._row_weights()
+        kept = ~np.isnan(areas)
+        if not kept.any():
+            return float("nan")
+        return float(np.average(areas[kept], weights=None if weights is None else weights[kept]))
 
     def compute(self) -> Any:
         """Binary: the area. Multiclass / multilabel: one area per class (one-vs-rest), averaged

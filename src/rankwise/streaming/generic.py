@@ -67,6 +67,33 @@ def _name_of(function: Callable[..., Any]) -> str:
     return f"{getattr(function, '__module__', '')}.{getattr(function, '__qualname__', repr(function))}".lstrip(".")
 
 
+SPELLINGS = {"top_n": "topn"}
+"""CLAX's ``RaxMetric(metric_fn, top_n=...)`` keyword and rax's name for it."""
+
+
+def _function_options(function: Callable[..., Any], accepted: Mapping[str, Any] | None,
+                      options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as ``function`` names them (CLAX's ``top_n`` is rax's ``topn``); one it does
+    not take is refused here, not at the first update.
+
+    >>> def metric(scores, labels, *, topn=None, where=None):
+    ...     return scores
+    >>> _function_options(metric, __import__("inspect").signature(metric).parameters, {"top_n": 10})
+    {'topn': 10}
+    """
+    if accepted is None or any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        return options
+    out = {}
+    for key, value in options.items():
+        name = SPELLINGS.get(key, key) if key not in accepted else key
+        if name not in accepted or name in ("scores", "labels", "where", "reduce_fn"):
+            takes = [k for k in accepted if k not in ("scores", "labels", "where", "reduce_fn")]
+            raise MetricInputError(f"FunctionMetric: {_name_of(function)} takes no option {key!r}; it takes "
+                                   f"{', '.join(takes) or 'none'}")
+        out[name] = value
+    return out
+
+
 class FunctionMetric(Metric):
     """Any ranking function of (scores, labels[, where]) returning one value per list, as a
     streaming metric: the mean over lists, merged exactly. ``function`` is called with the
@@ -89,13 +116,14 @@ class FunctionMetric(Metric):
             raise MetricInputError(f"FunctionMetric: expected a function, got {type(function).__name__}")
         import inspect
 
-        accepted: Mapping[str, Any]
+        accepted: Mapping[str, Any] | None
         try:
             accepted = inspect.signature(function).parameters
         except (TypeError, ValueError):
-            accepted = {}
+            accepted = None   # a builtin without a signature: options are its business
+        options = _function_options(function, accepted, options)
         self.function = function
-        self._reduce = "reduce_fn" in accepted
+        self._reduce = accepted is not None and "reduce_fn" in accepted
         super().__init__(function=_name_of(function), **options)
 
     def empty(self) -> Metric:

@@ -141,7 +141,7 @@ class RankingMetrics(Metric):
         from rankwise.engine.padded import padded_groups
 
         scores, labels, where = padded_groups(*(np.concatenate(self.state[k]) for k in self.growing_state))
-        folded = self.empty()
+        folded = cast(RankingMetrics, self.empty())
         folded._fold_padded({"scores": scores, "labels": labels, "where": where}, {})
         return folded.state
 

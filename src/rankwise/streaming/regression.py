@@ -8,6 +8,7 @@ squares cancel. Spearman is exact: it keeps every pair (16 bytes per input).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,15 @@ class _Mean(Metric):
     def compute(self) -> float:
         weight = float(self.state["weight"])
         return float(self.state["total"]) / weight if weight else float("nan")
+
+    def _seed_state(self, fields: Mapping[str, Any]) -> dict[str, Any] | None:
+        """metrax's ``MSE`` / ``MAE`` / ``RMSE`` fields: ``total`` (the weighted sum of the
+        terms) and ``count`` (the weights' sum)."""
+        if set(fields) != {"total", "count"}:
+            return None
+        weight = float(np.asarray(fields["count"]))
+        return {"total": np.asarray(fields["total"], dtype=np.float64), "weight": np.asarray(weight),
+                "count": np.asarray(int(round(weight)), dtype=np.int64)}
 
 
 class MeanAbsoluteError(_Mean):

@@ -201,6 +201,7 @@ class WordErrorRate(Metric):
 
     def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
         jiwer = _need("jiwer")
+        inputs = _tokens_as_words(inputs) if not self._characters else inputs
         preds, refs = _texts(self, inputs)
         if any(len(r) != 1 for r in refs):
             raise MetricInputError(f"{type(self).__name__}.update: one reference per prediction")
@@ -213,6 +214,52 @@ class WordErrorRate(Metric):
     def compute(self) -> float:
         s, d, i, h = (int(x) for x in self.state["edits"])
         return (s + d + i) / (s + d + h) if s + d + h else float("nan")
+
+
+    def _seed_state(self, fields: Any) -> dict[str, Any] | None:
+        """metrax's ``WER`` fields: ``total`` (the edit distance) and ``count`` (the reference
+        words); held as insertions and hits, which give WER (S + D + I) / (S + D + H) the same."""
+        if set(fields) != {"total", "count"}:
+            return None
+        edits, words = (int(round(float(np.asarray(fields[k])))) for k in ("total", "count"))
+        return {"edits": np.array([0, 0, edits, words], dtype=np.int64)}
+
+
+def _is_tokens(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(t, str) for t in value)
+
+
+def _tokens_as_words(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Pre-tokenised pairs (a list of token lists) as texts jiwer aligns token for token: each
+    distinct token becomes one word without spaces, so a token holding a space stays one."""
+    preds, refs = inputs["predictions"], inputs["references"]
+    if not (isinstance(preds, (list, tuple)) and preds and all(_is_tokens(p) for p in preds)):
+        return inputs
+    if not (isinstance(refs, (list, tuple)) and all(_is_tokens(r) for r in refs)):
+        raise MetricInputError("WordErrorRate.update: pre-tokenised predictions need pre-tokenised references "
+                               "(a list of token lists each)")
+    words: dict[str, str] = {}
+
+    def text(tokens: Any) -> str:
+        return " ".join(words.setdefault(t, f"w{len(words)}") for t in tokens)
+
+    return {**inputs, "predictions": [text(p) for p in preds], "references": [text(r) for r in refs]}
+
+
+class WER(WordErrorRate):
+    """metrax's ``WER``: each update (or ``from_model_output``) is one pair, a string (split on
+    whitespace) or a list of tokens; the edit distance and the reference length add up.
+
+    >>> WER.from_model_output(["the", "cat", "sat"], ["the", "cat", "is", "here"]).compute()   # 2 edits / 4
+    0.5
+    >>> WER.from_model_output("the cat sat", "the cat is here").compute()
+    0.5
+    """
+
+    def _update(self, inputs: dict[str, Any], shared: dict[Any, Any]) -> None:
+        one = {k: [v] if isinstance(v, str) or _is_tokens(v) else v for k, v in inputs.items()
+               if k in ("predictions", "references")}
+        super()._update({**inputs, **one}, shared)
 
 
 class MatchErrorRate(WordErrorRate):

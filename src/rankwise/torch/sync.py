@@ -40,7 +40,8 @@ from rankwise.state import Metric, MultiMetric
 STATE_REDUCTIONS: dict[tuple[str, str], str] = {
     ("BLEU", "stats"): "sum", ("BLEU", "nrefs"): "max",
     **{(curve, key): kind for curve in ("ROCAUC", "AveragePrecision")
-       for key, kind in (("scores", "cat"), ("labels", "cat"), ("positives", "sum"), ("negatives", "sum"))},
+       for key, kind in (("scores", "cat"), ("labels", "cat"), ("weights", "cat"), ("positives", "sum"),
+                         ("negatives", "sum"))},
     ("SpearmanCorrCoef", "x"): "cat", ("SpearmanCorrCoef", "y"): "cat",
 }
 """(metric class, state) -> reduction, for metrics whose ``merge`` is not a plain sum of every

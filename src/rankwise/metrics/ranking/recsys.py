@@ -84,8 +84,23 @@ def cumulative_gain_at(rl: RankedLists, k: int) -> np.ndarray:
     >>> float(cumulative_gain_at(example(), 5)[0])   # 2 + 1
     3.0
     """
-    gains = np.where(rl.label > 0, rl.label, 0).astype(np.float64)
+    labels = label_values(rl)
+    gains = np.where(labels > 0, labels, 0.0)
     return SparseTerms.of(gains, rl.offsets).upto(k)
+
+
+def label_values(rl: RankedLists) -> np.ndarray:
+    """Each row's label as a number: the grade, or on continuous relevance the value its level
+    code stands for (watch time, CTR; negative values stay negative).
+
+    >>> from rankwise.metrics.ranking._example import example
+    >>> label_values(example()).tolist()[:3]   # -1: unjudged (trec_eval's reading of a missing label)
+    [2.0, -1.0, 0.0]
+    """
+    if rl.level_gains is None:
+        return rl.label.astype(np.float64)
+    table = np.array([rl.level_gains[c] for c in range(len(rl.level_gains))], dtype=np.float64)
+    return table[rl.label]
 
 
 def normalised_cumulative_gain_at(rl: RankedLists, k: int) -> np.ndarray:
@@ -158,7 +173,7 @@ def fcp(rl: RankedLists) -> np.ndarray:
     """
     judged = np.flatnonzero(rl.label >= 0)
     q = rl.query_of(judged)
-    lab = rl.label[judged]
+    lab = label_values(rl)[judged]   # continuous relevance: the order of the values, not of the codes
     levels = segments.distinct(lab)
     concordant = np.zeros(rl.n_queries)
     discordant = np.zeros(rl.n_queries)
@@ -192,7 +207,7 @@ AR = Family("AR", per_cutoff(average_recall_at),
 ARHR = Family("ARHR", per_cutoff(arhr_at), "Average reciprocal hit rank: sum of 1/rank over the hits in the top k.",
               cutoff=_K, canonical="ARHR", cutoff_aliases=("arhr",))
 CG = Family("CG", per_cutoff(cumulative_gain_at), "Cumulative gain: sum of the labels in the top k.", cutoff=_K,
-            canonical="CG", cutoff_aliases=("cg",))
+            canonical="CG", cutoff_aliases=("cg",), continuous=True)
 NCG = Family("NCG", per_cutoff(normalised_cumulative_gain_at),
              "Normalised cumulative gain: CG@k over the ideal CG@k (the k largest judged labels).", cutoff=_K,
              canonical="NCG", cutoff_aliases=("ncg",), matches="TREC Deep Learning NCG@k (Craswell et al. 2020)",
@@ -205,4 +220,4 @@ ERR = Family("ERR", lambda rl, conv, ks, params: np.column_stack([err_at(rl, k, 
 LAG = Family("LAG", of_lists(lag), "Mean number of non-relevant items ranked above each relevant retrieved item.",
              canonical="LAG", aliases=("lag",), higher_is_better=False)
 FCP = Family("FCP", of_lists(fcp), "Fraction of concordant pairs among retrieved judged items with different labels.",
-             canonical="FCP", aliases=("fcp",))
+             canonical="FCP", aliases=("fcp",), continuous=True)
