@@ -66,7 +66,7 @@ CASES = {**METRICS,
          "item_exposure": (lambda: rs.ItemExposure(30, k=4, popularity=POPULARITY, train_users=POPULARITY / 2,
                                                    users_in_train=20), _top_ids),
          "mer": (lambda: rs.MatchErrorRate(), sentences), "wer_metrax": (lambda: rs.WER(), sentences),
- "wil": (lambda: rs.WordInformationLost(), sentences),
+         "wil": (lambda: rs.WordInformationLost(), sentences),
          "wip": (lambda: rs.WordInformationPreserved(), sentences)}
 """Every streaming metric class at least once (``test_streaming.METRICS`` and the rest)."""
 

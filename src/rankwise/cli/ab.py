@@ -261,7 +261,9 @@ def ab(
         if detect is not None:
             grid.note = "\n".join(line for line in (grid.note, *render.plan_lines(result, _margin("--detect", detect),
                                                                                      power)) if line)
-        _show_grids([grid], output, plain=output_format == ABFormat.text, warnings=result.warnings)
+        looks = render.looks_grid(result)
+        _show_grids([grid] + ([looks] if looks is not None else []), output, plain=output_format == ABFormat.text,
+                    warnings=result.warnings)
     else:
         text = {ABFormat.json: render.ab_json, ABFormat.csv: render.ab_csv,
                 ABFormat.statistics: render.ab_statistics}.get(output_format)

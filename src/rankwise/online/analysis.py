@@ -31,8 +31,10 @@ from rankwise.online.sequential import (
     SEQUENTIAL_DESIGNS,
     SPENDING,
     always_valid,
+    always_valid_boundary,
     boundaries,
     msprt,
+    msprt_boundary,
 )
 from rankwise.online.srm import SRM, srm_test
 from rankwise.params import Declared, Param, Registry
@@ -507,18 +509,18 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             keys = list(zip(*[frame[c] for c in by], strict=True))
             last = looks.groupby(by, sort=False).tail(1).set_index(by)
             at_last = last.reindex(keys)   # a comparison without looks (too few units) stays blank
+            # every design: the looks, the boundary of the last look and the first look that crossed
+            frame["looks"] = [int(n) for n in looks.groupby(by, sort=False).size().reindex(keys).fillna(0)]
+            first = looks[looks["crossed"].eq(True)].groupby(by)["look"].min()
+            frame["first_crossing"] = [str(first[k].date()) if k in first.index else "" for k in keys]
+            frame["boundary"] = at_last["boundary"].to_numpy()
             if sequential in ALWAYS_VALID:   # the running values of the last look
                 for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
                     frame[column] = np.where(at_last[column].notna(), at_last[column].to_numpy(),
                                              frame[column].to_numpy(float))
                 correct_frame()
             else:
-                frame["boundary"] = at_last["boundary"].to_numpy()
                 frame["significant"] = at_last["crossed"].eq(True).to_numpy()
-                counts = looks.groupby(by, sort=False).size()
-                first = looks[looks["crossed"].astype(bool)].groupby(by)["look"].min()
-                frame["looks"] = [int(counts.get(k, 0)) for k in keys]
-                frame["first_crossing"] = [str(first[k].date()) if k in first.index else "" for k in keys]
                 # the repeated confidence interval (Jennison and Turnbull): valid at any look
                 frame["rci_lower"] = frame["difference"] - frame["boundary"] * frame["se"]
                 frame["rci_upper"] = frame["difference"] + frame["boundary"] * frame["se"]
@@ -755,13 +757,15 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
     if sequential == "always-valid":
         lower, upper, p = always_valid(d.difference, d.se, c.n + t.n, alpha, tuning)
         rel_lower, rel_upper, _ = always_valid(d.relative, d.relative_se, c.n + t.n, alpha, tuning)
-        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper)
+        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper,
+                   boundary=always_valid_boundary(c.n + t.n, alpha, tuning))
     elif sequential == "msprt":
         pooled = (c.n * c.variance + t.n * t.variance) / max(c.n + t.n, 1)
         lower, upper, p = msprt(d.difference, d.se, pooled, alpha, mixture_effect)
         scale = abs(c.mean) if c.mean else math.nan   # the relative difference's per-unit sd
         rel_lower, rel_upper, _ = msprt(d.relative, d.relative_se, pooled / (scale * scale), alpha, mixture_effect)
-        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper)
+        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper,
+                   boundary=msprt_boundary(d.se, pooled, alpha, mixture_effect))
     return row
 
 
@@ -1119,6 +1123,9 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         # intervals are not intersected: each look estimates its own quantity (a per-unit sum
         # grows day by day), and each look's always-valid interval covers it on its own
         frame["p_value"] = frame.groupby(["metric", "variant"], sort=False)["p_value"].transform("cummin")
+        # crossed once the look's |z| reached its boundary (the running p-value below alpha)
+        reached = (frame["statistic"].abs() >= frame["boundary"]).astype(int)
+        frame["crossed"] = reached.groupby([frame["metric"], frame["variant"]], sort=False).cummax().astype(bool)
     if sequential in SPENDING and len(frame):
         if planned_units is None:
             raise OptionError(f"sequential={sequential!r} needs the planned number of units (planned_units, "

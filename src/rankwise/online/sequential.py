@@ -98,6 +98,36 @@ def always_valid(difference: float, se: float, n_total: int, alpha: float = 0.05
     return difference - width, difference + width, p
 
 
+def msprt_boundary(se: float, unit_variance: float, alpha: float = 0.05, effect: float = MIXTURE_EFFECT) -> float:
+    """The |z| = |difference| / se at which the mSPRT's p-value reaches ``alpha`` at this look:
+    ``Lambda = 1 / alpha`` solved for z, ``z^2 = 2 (V + tau^2) / tau^2 (log(1 / alpha) +
+    log((V + tau^2) / V) / 2)``.
+
+    >>> round(msprt_boundary(0.02, 4.0), 4)   # V = 0.0004, tau^2 = 0.04: sqrt(2.02 (log 20 + log(101) / 2))
+    3.273
+    """
+    variance, tau2 = se * se, effect * effect * unit_variance
+    if not (variance > 0 and tau2 > 0):
+        return math.nan
+    evidence = math.log(1 / alpha) + 0.5 * math.log((variance + tau2) / variance)
+    return math.sqrt(2 * (variance + tau2) / tau2 * evidence)
+
+
+def always_valid_boundary(n_total: int, alpha: float = 0.05, tuning: float = TUNING_SAMPLE_SIZE) -> float:
+    """The |z| at which the confidence sequence's p-value reaches ``alpha`` with ``n_total``
+    units: ``e = 1 / alpha`` solved for z, ``z^2 = 2 (N rho^2 + 1) / (N rho^2) (log(1 / alpha) +
+    log(N rho^2 + 1) / 2)``.
+
+    >>> round(always_valid_boundary(20_000), 4)   # rho^2 = 0.0015872, N rho^2 + 1 = 32.745
+    3.1271
+    """
+    if n_total <= 0:
+        return math.nan
+    rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / tuning
+    big = n_total * rho2 + 1
+    return math.sqrt(2 * big / (n_total * rho2) * (math.log(1 / alpha) + 0.5 * math.log(big)))
+
+
 def spent(fraction: np.ndarray | float, alpha: float, spending: str) -> np.ndarray:
     """Cumulative alpha spent at information ``fraction`` (two-sided).
 

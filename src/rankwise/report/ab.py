@@ -28,7 +28,36 @@ risk (expected loss) of choosing each arm."""
 
 
 def _spending(result: Any) -> bool:
-    return "first_crossing" in result.table.columns
+    return "rci_lower" in result.table.columns
+
+
+LOOKS_HEADERS = ["metric", "variant", "looks", "first look", "last look", "|z|", "boundary", "first crossing"]
+"""The looks summary every sequential design shares: how many looks, their span, the last
+look's |z| and boundary, and the first look whose |z| reached its boundary."""
+
+
+def looks_grid(result: Any, digits: int = 2) -> Grid | None:
+    """The looks of a sequential analysis, one row per comparison, whatever the design (None
+    without looks). An always-valid design's boundary is the |z| at which its p-value reaches
+    alpha at that look; a spending design's is the look's critical value."""
+    looks = result.looks
+    if looks is None or not len(looks) or "boundary" not in looks.columns:
+        return None
+    by = ["dimension", "slice", "metric", "variant"] if "slice" in looks.columns else ["metric", "variant"]
+    rows = []
+    for key, part in looks.groupby(by, sort=False):
+        part = part.sort_values("look")
+        last = part.iloc[-1]
+        crossed = part[part["crossed"].eq(True)]
+        where = [] if len(by) == 2 else [key[1] if key[1] == "all" else f"{key[0]}={key[1]}"]
+        rows.append([*where, str(last["metric"]), str(last["variant"]), str(len(part)),
+                     str(part["look"].iloc[0].date()), str(last["look"].date()),
+                     _number(abs(last["statistic"]), digits), _number(last["boundary"], digits),
+                     str(crossed["look"].iloc[0].date()) if len(crossed) else "no"])
+    headers = (["slice"] if len(by) == 4 else []) + LOOKS_HEADERS
+    numeric = [False] * (len(headers) - 6) + [True, False, False, True, True, False]
+    design = result.settings.get("sequential")
+    return Grid(f"sequential looks ({design}): the boundary is the |z| a look must reach", headers, rows, numeric)
 
 
 def _bayesian(result: Any) -> bool:
@@ -194,6 +223,9 @@ def ab_markdown(result: Any, digits: int = 4) -> str:
     lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in grid.rows]
     lines += [""] + [f"{line.replace('*', chr(92) + '*', 1) if line.startswith('*') else line}  "
                      for line in ab_notes(result)]
+    looks = looks_grid(result)
+    if looks is not None:
+        lines += ["", looks.markdown()]
     return "\n".join(lines[:2] + [f"{line}  " for line in ab_preface(result)] + [""] + lines[2:])
 
 
@@ -262,9 +294,8 @@ def ab_html(result: Any, digits: int = 4) -> str:
     import base64
 
     grid = ab_grid(result, digits)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
-    body = "".join("<tr>" + "".join(f"<td class='{'num' if n else 'text'}'>{html.escape(c)}</td>"
-                                    for c, n in zip(row, grid.numeric, strict=True)) + "</tr>" for row in grid.rows)
+    head, body = _html_parts(grid)
+
     def paragraphs(lines: list[str]) -> str:
         return "".join(f"<p class='{'warn' if 'warning' in line or 'MISMATCH' in line else 'note'}'>"
                        f"{html.escape(line)}</p>" for line in lines)
@@ -289,7 +320,23 @@ def ab_html(result: Any, digits: int = 4) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(heading)}</title>"
             f"<style>{style}</style></head><body><h1>{html.escape(heading)}</h1>{table}{preface}"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"{notes}{image}</body></html>")
+            f"{notes}{_html_table(looks_grid(result))}{image}</body></html>")
+
+
+def _html_parts(grid: Grid) -> tuple[str, str]:
+    """A Grid's header cells and body rows as HTML (numbers in right-aligned cells)."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in grid.columns)
+    body = "".join("<tr>" + "".join(f"<td class='{'num' if n else 'text'}'>{html.escape(c)}</td>"
+                                    for c, n in zip(row, grid.numeric, strict=True)) + "</tr>" for row in grid.rows)
+    return head, body
+
+
+def _html_table(grid: Grid | None) -> str:
+    """A Grid as an HTML table under an h2 of its title ('' for None)."""
+    if grid is None:
+        return ""
+    head, body = _html_parts(grid)
+    return f"<h2>{html.escape(grid.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _title_parts(title: str) -> tuple[str, list[tuple[str, str]]]:
