@@ -1,23 +1,31 @@
-"""The one merge protocol (``rankwise.merging``), checked on every accumulating state: the
-streaming metrics (every case of ``test_streaming.METRICS``, which must cover every metric
-class), ``MultiMetric``, the A/B ``VariantMoments``, click models' ``SufficientStatistics`` and
-the JAX states. For each: merging parts equals the state of the whole, ``empty()`` is the
-identity, the order of merges does not matter beyond rounding, and no input is changed."""
+"""One tester for every state (``rankwise.merging``'s protocol), as torchmetrics has one for
+every metric. ``KINDS`` lists every kind of accumulating state with a data generator: each
+streaming metric class (flat ``indexes=`` rows too), ``MultiMetric``, every JAX state, the
+sufficient statistics of every fittable click model, the A/B ``VariantMoments`` and the fusion
+training counts. One property test walks them all: three parts merged equal the state of the
+whole, in any order; ``empty()`` is the identity on both sides; no input is changed; the
+in-place variant (``merge_state``), where a state has one, agrees. A new state class that is
+not listed fails ``test_every_state_kind_is_listed``."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_streaming import METRICS, _close, padded, sentences
+from test_streaming import METRICS, padded, regression, sentences
 
 from rankwise import streaming as rs
-from rankwise.clicks import DBN, PBM, ClickLog
-from rankwise.clicks.models import SufficientStatistics, add_statistics
+from rankwise.clicks import ClickLog
+from rankwise.clicks.models import SufficientStatistics
+from rankwise.clicks.registry import MODELS, fittable
 from rankwise.merging import Mergeable, merge_all
 from rankwise.online.moments import VariantMoments
 
@@ -71,37 +79,197 @@ CASES = {**METRICS,
 """Every streaming metric class at least once (``test_streaming.METRICS`` and the rest)."""
 
 
-def test_every_streaming_metric_class_has_a_merge_case() -> None:
+def _flat_rows(rng: np.random.Generator, n: int) -> dict:
+    return {"predictions": rng.random(n), "targets": rng.integers(0, 3, n), "indexes": rng.integers(0, 8, n)}
+
+
+CASES["ndcg_flat_rows"] = (lambda: rs.NDCG(k=[3, 5]), _flat_rows)
+CASES["multi"] = (lambda: rs.MultiMetric(mse=rs.MeanSquaredError(), mae=rs.MeanAbsoluteError()), regression)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of state: ``case(rng)`` gives three states of disjoint rows and the state of all of
+    them; ``value(state)`` what must agree."""
+
+    case: Callable[[np.random.Generator], tuple[list[Any], Any]]
+    value: Callable[[Any], Any]
+    rtol: float = 1e-9
+    """How close merged values must be (JAX computes in float32: 1e-5)."""
+
+
+def _streaming(name: str) -> Kind:
+    factory, generate = CASES[name]
+
+    def case(rng: np.random.Generator) -> tuple[list[Any], Any]:
+        batch = generate(rng, 40)
+        cut, second = int(rng.integers(1, 38)), 0
+        second = int(rng.integers(cut + 1, 40))
+        parts = [factory().update(**{k: v[a:b] for k, v in batch.items()})
+                 for a, b in ((0, cut), (cut, second), (second, 40))]
+        return parts, factory().update(**batch)
+
+    return Kind(case, lambda m: m.compute())
+
+
+def _jax(build: Callable[[], Any], generate: Callable[[np.random.Generator, int], tuple]) -> Kind:
+    def case(rng: np.random.Generator) -> tuple[list[Any], Any]:
+        jnp = pytest.importorskip("jax.numpy", reason="jax is in the test extra")
+        arrays = [jnp.asarray(a) for a in generate(rng, 12)]
+        empty = build()
+        parts = [empty.update(*[a[lo:hi] for a in arrays]) for lo, hi in ((0, 3), (3, 7), (7, 12))]
+        return parts, empty.update(*arrays)
+
+    return Kind(case, lambda state: {k: np.asarray(v, dtype=float) for k, v in state.compute().items()}
+                if isinstance(state.compute(), dict) else np.asarray(state.compute(), dtype=float), rtol=1e-5)
+
+
+def _jax_kinds() -> dict[str, Kind]:
+    try:
+        import rankwise.jax as rj
+    except ImportError:
+        return {}
+    probabilities = lambda rng, n: (rng.uniform(size=n), rng.integers(0, 2, n))   # noqa: E731
+    lists = lambda rng, n: (rng.normal(size=(n, 5)), rng.integers(0, 3, (n, 5)))   # noqa: E731
+    return {
+        "jax BinaryCounts": _jax(lambda: rj.BinaryCounts.empty(), probabilities),
+        "jax LogLoss": _jax(lambda: rj.LogLoss.empty(), lambda rng, n: (rng.uniform(0.01, 0.99, n),
+                                                                          rng.integers(0, 2, n))),
+        "jax GridAUC": _jax(lambda: rj.GridAUC.empty(num_thresholds=50), probabilities),
+        "jax ClickLikelihood": _jax(lambda: rj.ClickLikelihood.empty(positions=5),
+                                    lambda rng, n: (np.log(rng.uniform(0.05, 0.95, (n, 5))),
+                                                    rng.integers(0, 2, (n, 5)))),
+        "jax RankingAtK": _jax(lambda: rj.RankingAtK.empty(families=("ndcg", "mrr"), k=(3,)), lists),
+        "jax Moments": _jax(lambda: rj.Moments.empty(), lambda rng, n: (rng.normal(size=n), rng.normal(size=n))),
+    }
+
+
+def _click_log(rng: np.random.Generator, sessions: int) -> ClickLog:
+    docs = [[f"d{(i + j) % 7}" for j in range(4)] for i in rng.integers(0, 7, sessions)]
+    return ClickLog.from_arrays([f"q{i % 3}" for i in range(sessions)], docs, rng.integers(0, 2, (sessions, 4)))
+
+
+def _click_statistics(name: str) -> Kind:
+    """The E-step statistics of a model fitted for two iterations, on three chunks of a log and
+    on all of it (the same parameters: the sums of the chunks are the sums of the log)."""
+    def case(rng: np.random.Generator) -> tuple[list[Any], Any]:
+        log = _click_log(rng, 60)
+        fitted = MODELS.get(name).target().fit(log, iterations=2)
+        parts = [SufficientStatistics(*fitted._statistics(chunk)) for chunk in log.chunks(25)]
+        return parts, SufficientStatistics(*fitted._statistics(log))
+
+    return Kind(case, lambda s: ({k: np.asarray(v, dtype=float) for k, v in s.sums.items()}, s.log_likelihood))
+
+
+def _moments(rng: np.random.Generator) -> tuple[list[Any], Any]:
+    variants = rng.choice(["a", "b", "c"], 30).tolist()
+    values = {"x": rng.normal(size=30), "y": rng.integers(0, 5, 30).astype(float)}
+    parts = [VariantMoments.from_units(variants[lo:hi], {k: v[lo:hi] for k, v in values.items()})
+             for lo, hi in ((0, 9), (9, 20), (20, 30))]
+    return parts, VariantMoments.from_units(variants, values)
+
+
+def _moment_values(m: VariantMoments) -> dict:
+    return {(v, c): (m.mean(v, c), m.variance(v, c)) for v in sorted(m.variants) for c in ("x", "y")}
+
+
+def _fusion_counts(rng: np.random.Generator) -> tuple[list[Any], Any]:
+    from rankwise.fusion.methods import SEGFUSE_BOUNDS, segment_counts
+
+    query = np.repeat(np.arange(30), 20)
+    position = np.tile(np.arange(20), 30) * rng.integers(1, 4)
+    relevant = (rng.uniform(size=len(query)) < 0.3).astype(np.float64)
+    parts = [segment_counts(position[(query >= lo) & (query < hi)], relevant[(query >= lo) & (query < hi)],
+                            hi - lo, SEGFUSE_BOUNDS) for lo, hi in ((0, 7), (7, 19), (19, 30))]
+    return parts, segment_counts(position, relevant, 30, SEGFUSE_BOUNDS)
+
+
+KINDS: dict[str, Kind] = {
+    **{name: _streaming(name) for name in CASES},
+    **_jax_kinds(),
+    **{f"click {name}": _click_statistics(name) for name in fittable()},
+    "ab VariantMoments": Kind(_moments, _moment_values),
+    "fusion TrainingCounts": Kind(_fusion_counts, lambda c: (np.asarray(c.sums, dtype=float), c.queries)),
+}
+"""Every kind of accumulating state, by name."""
+
+
+def test_every_state_kind_is_listed() -> None:
     classes = {name for name, value in vars(rs).items() if inspect.isclass(value) and issubclass(value, rs.Metric)
                and value is not rs.Metric}
-    assert classes == {type(factory()).__name__ for factory, _ in CASES.values()}
+    assert classes <= {type(factory()).__name__ for factory, _ in CASES.values()}
+    jax = pytest.importorskip("rankwise.jax", reason="jax is in the test extra")
+    from rankwise.jax.state import SumState
+
+    states = {name for name, value in vars(jax).items() if inspect.isclass(value)
+              and (issubclass(value, SumState) or hasattr(value, "merge")) and value is not SumState}
+    assert {f"jax {name}" for name in states} <= set(KINDS), states
+    assert {f"click {name}" for name in fittable()} <= set(KINDS)
 
 
-@pytest.mark.parametrize("name", list(CASES))
-@settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), cut=st.integers(1, 39), order=st.permutations([0, 1, 2]))
-def test_streaming_states_follow_the_protocol(name: str, seed: int, cut: int, order: list[int]) -> None:
-    factory, generate = CASES[name]
-    batch = generate(np.random.default_rng(seed), 40)
-    whole = factory().update(**batch)
-    second = min(39, cut + 1 + seed % 5)
-    parts = [factory().update(**{k: v[a:b] for k, v in batch.items()})
-             for a, b in ((0, cut), (cut, second), (second, 40))]
-    before = [copy.deepcopy(p.state) for p in parts]
+def _leaves(value: Any) -> list[np.ndarray]:
+    """Every number a state holds, in a fixed order (to see that nothing changed it)."""
+    if isinstance(value, Mapping):
+        return [leaf for key in sorted(value, key=str) for leaf in _leaves(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if hasattr(value, "state") and isinstance(value.state, dict):
+        return _leaves(value.state)
+    if hasattr(value, "metrics") and isinstance(value.metrics, dict):
+        return _leaves({k: m.state for k, m in value.metrics.items()})
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _leaves({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if hasattr(value, "__dict__") and not isinstance(value, (str, bytes)):
+        return _leaves({k: v for k, v in vars(value).items() if not callable(v)})
+    try:
+        return [np.array(value, dtype=float)]
+    except (TypeError, ValueError):
+        return []
+
+
+def _close(a: Any, b: Any, rtol: float = 1e-9) -> None:
+    if isinstance(a, dict):
+        assert set(a) == set(b)
+        for key in a:
+            _close(a[key], b[key], rtol)
+    elif isinstance(a, tuple):
+        for x, y in zip(a, b, strict=True):
+            _close(x, y, rtol)
+    else:
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=rtol, atol=rtol,
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), order=st.permutations([0, 1, 2]))
+def test_every_state_follows_the_protocol(name: str, seed: int, order: list[int]) -> None:
+    kind = KINDS[name]
+    parts, whole = kind.case(np.random.default_rng(seed))
+
+    def _same(a: Any, b: Any) -> None:
+        _close(a, b, kind.rtol)
+
+    before = [copy.deepcopy(_leaves(p)) for p in parts]
     assert isinstance(parts[0], Mergeable)
-    # parts merged = the whole; in any order; a + b = a.merge(b)
-    _close(whole.compute(), (parts[0] + parts[1] + parts[2]).compute())
-    _close(whole.compute(), merge_all([parts[i] for i in order]).compute())
+    expected = kind.value(whole)
+    # parts merged = the whole, in any order; a + b = a.merge(b)
+    _same(kind.value(parts[0].merge(parts[1]).merge(parts[2])), expected)
+    _same(kind.value(merge_all([parts[i] for i in order])), expected)
     # empty() is the identity on both sides
-    _close(parts[0].compute(), parts[0].empty().merge(parts[0]).compute())
-    _close(parts[0].compute(), parts[0].merge(parts[0].empty()).compute())
+    _same(kind.value(parts[0].empty().merge(parts[0])), kind.value(parts[0]))
+    _same(kind.value(parts[0].merge(parts[0].empty())), kind.value(parts[0]))
+    # the in-place variant agrees and changes only its own state
+    if hasattr(parts[0], "merge_state"):
+        own = copy.deepcopy(parts[0])
+        assert own.merge_state(parts[1]) is own
+        _same(kind.value(own.merge_state(parts[2])), expected)
     # no input was changed by any of it
-    for part, state in zip(parts, before, strict=True):
-        assert part.state.keys() == state.keys()
-        for key in state:
-            _close(np.asarray(state[key], dtype=float) if not isinstance(state[key], list) else len(state[key]),
-                   np.asarray(part.state[key], dtype=float) if not isinstance(part.state[key], list)
-                   else len(part.state[key]))
+    for part, saved in zip(parts, before, strict=True):
+        now = _leaves(part)
+        assert len(now) == len(saved)
+        for x, y in zip(now, saved, strict=True):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_merge_state_is_the_in_place_variant() -> None:
@@ -115,87 +283,3 @@ def test_merge_state_is_the_in_place_variant() -> None:
     assert (one + two).compute() == {"mse": 5.0, "mae": 2.0}   # (1 + 9) / 2, (1 + 3) / 2
     assert one.compute() == {"mse": 1.0, "mae": 1.0}
     assert one.merge_state(two) is one and one.compute()["mae"] == 2.0
-
-
-@settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), cut=st.integers(1, 29))
-def test_variant_moments_follow_the_protocol(seed: int, cut: int) -> None:
-    rng = np.random.default_rng(seed)
-    variants = rng.choice(["a", "b", "c"], 30).tolist()
-    values = {"x": rng.normal(size=30), "y": rng.integers(0, 5, 30).astype(float)}
-    whole = VariantMoments.from_units(variants, values)
-    first = VariantMoments.from_units(variants[:cut], {k: v[:cut] for k, v in values.items()})
-    rest = VariantMoments.from_units(variants[cut:], {k: v[cut:] for k, v in values.items()})
-    saved = copy.deepcopy((first.n, first.means, first.comoments))
-    for merged in (first + rest, rest + first, merge_all([first.empty(), first, rest])):
-        for v in whole.variants:
-            for c in ("x", "y"):
-                assert merged.mean(v, c) == pytest.approx(whole.mean(v, c), rel=1e-12, abs=1e-12)
-                np.testing.assert_allclose(merged.variance(v, c), whole.variance(v, c), rtol=1e-10, atol=1e-12)
-    np.testing.assert_array_equal(first.n, saved[0])
-    np.testing.assert_array_equal(first.comoments, saved[2])
-
-
-def _log(seed: int, sessions: int) -> ClickLog:
-    rng = np.random.default_rng(seed)
-    docs = [[f"d{(i + j) % 7}" for j in range(4)] for i in rng.integers(0, 7, sessions)]
-    return ClickLog.from_arrays([f"q{i % 3}" for i in range(sessions)], docs, rng.integers(0, 2, (sessions, 4)))
-
-
-@pytest.mark.parametrize("model", [PBM, DBN])
-def test_click_statistics_follow_the_protocol(model: type) -> None:
-    log = _log(5, 60)
-    fitted = model(prior=(1, 2)).fit(log, iterations=2)
-    parts = [fitted._statistics(chunk) for chunk in log.chunks(25)]
-    whole = fitted._statistics(log)
-    merged = add_statistics(*parts)
-    reordered = merge_all([SufficientStatistics(*parts[2]), SufficientStatistics(*parts[0]),
-                           SufficientStatistics(*parts[1])])
-    for candidate in (merged, reordered, merged.empty() + merged):
-        sums, ll = candidate
-        assert ll == pytest.approx(whole[1], rel=1e-12)
-        for key, value in whole[0].items():
-            np.testing.assert_allclose(sums[key], value, rtol=1e-12, atol=1e-12)
-    first = SufficientStatistics(*parts[0])
-    kept = {k: v.copy() for k, v in first.sums.items()}
-    first + SufficientStatistics(*parts[1])
-    for key, value in kept.items():
-        np.testing.assert_array_equal(first.sums[key], value)
-
-
-def test_jax_states_follow_the_protocol() -> None:
-    jnp = pytest.importorskip("jax.numpy")
-    import rankwise.jax as rj
-
-    rng = np.random.default_rng(0)
-    scores, labels = rng.normal(size=(6, 5)), rng.integers(0, 3, (6, 5))
-    state = rj.RankingAtK.empty(families=("ndcg", "mrr"), k=(3,))
-    whole = state.update(jnp.asarray(scores), jnp.asarray(labels))
-    a = state.update(jnp.asarray(scores[:2]), jnp.asarray(labels[:2]))
-    b = state.update(jnp.asarray(scores[2:]), jnp.asarray(labels[2:]))
-    for merged in (a + b, b.merge(a), merge_all([state, a, b])):
-        for key, value in whole.compute().items():
-            np.testing.assert_allclose(np.asarray(merged.compute()[key]), np.asarray(value), rtol=1e-5)
-
-
-@settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), cut=st.integers(1, 29))
-def test_fusion_training_counts_follow_the_protocol(seed: int, cut: int) -> None:
-    """A trained fusion method's counts of two disjoint sets of training queries merge into the
-    counts of all of them (SegFuse's segments)."""
-    from rankwise.fusion.methods import SEGFUSE_BOUNDS, segment_counts
-
-    rng = np.random.default_rng(seed)
-    query = np.repeat(np.arange(30), 20)
-    position = np.tile(np.arange(20), 30) * rng.integers(1, 4)
-    relevant = (rng.uniform(size=len(query)) < 0.3).astype(np.float64)
-    first = query < cut
-    whole = segment_counts(position, relevant, 30, SEGFUSE_BOUNDS)
-    a = segment_counts(position[first], relevant[first], cut, SEGFUSE_BOUNDS)
-    b = segment_counts(position[~first], relevant[~first], 30 - cut, SEGFUSE_BOUNDS)
-    before = a.sums.copy()
-    assert isinstance(a, Mergeable)
-    np.testing.assert_allclose((a + b).sums, whole.sums, rtol=1e-12)
-    np.testing.assert_allclose((b + a).estimates(), whole.estimates(), rtol=1e-12)
-    assert (a + b).queries == 30 and (a.empty() + a).queries == a.queries
-    np.testing.assert_array_equal(a.sums, before)

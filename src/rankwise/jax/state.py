@@ -44,8 +44,35 @@ def float_dtype() -> Any:
     return jnp.result_type(float)
 
 
+class _Empty:
+    """``empty``: on the class, the subclass's constructor of a state before any batch (with its
+    configuration as arguments); on a state, a state of no rows with **that state's**
+    configuration (the identity of ``merge``), as every rankwise state's ``empty()``."""
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+        self.__doc__ = getattr(build, "__doc__", None)
+
+    def __get__(self, state: Any, owner: type) -> Any:
+        if state is None:
+            return self.build.__get__(None, owner)
+        return lambda: jax.tree_util.tree_map(jnp.zeros_like, state)
+
+
 class SumState:
-    """A state whose arrays are sums: merging adds them, across devices ``psum`` adds them."""
+    """A state whose arrays are sums: merging adds them, across devices ``psum`` adds them;
+    ``state.empty()`` keeps the state's configuration.
+
+    >>> from rankwise.jax import RankingAtK
+    >>> RankingAtK.empty(families=("mrr",), k=(3,)).empty().ks
+    (3,)
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("empty")
+        if isinstance(own, classmethod):
+            cls.empty = _Empty(own)  # type: ignore[attr-defined]
 
     def merge(self: T, other: T) -> T:
         """The state of both inputs (``other`` must have the same configuration)."""
