@@ -102,7 +102,7 @@ def layouts(grid: Grid, width: int) -> list[Layout]:
 
     >>> from rankwise.report.grid import Grid
     >>> g = Grid("t", ["run", "P@10", "MAP"], [["a-run-with-a-long-name", "0.5012", "0.3000"]], [False, True, True])
-    >>> [layout.kind for layout in layouts(g, 80)], [layout.kind for layout in layouts(g, 30)]
+    >>> [layout.kind for layout in layouts(g, 80)], [layout.kind for layout in layouts(g, 32)]
     (['wide'], ['wrapped'])
     >>> [(layout.kind, layout.columns) for layout in layouts(g, 24)]
     [('stacked', ['run', 'P@10']), ('stacked', ['run', 'MAP'])]
