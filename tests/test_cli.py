@@ -44,7 +44,7 @@ def test_evaluate_unknown_metric_exits_2() -> None:
 
 
 def test_metrics_lists_catalogue() -> None:
-    res = runner.invoke(app, ["metrics"], env={"COLUMNS": "200"})
+    res = runner.invoke(app, ["list", "metrics"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     for name in ("ndcg_cut", "bpref", "infAP", "rbp_resid", "Rndcg"):
         assert name in res.stdout
@@ -101,17 +101,21 @@ def test_evaluate_profile_option() -> None:
 
 
 def test_metrics_filter_and_pipe_width() -> None:
-    """``rankwise metrics FILTER`` searches names, spellings and definitions; in a pipe every
-    line fits 80 columns (it printed 370-450 character lines before)."""
-    res = runner.invoke(app, ["metrics", "reciprocal"])
+    """``rankwise list metrics FILTER`` searches names, spellings and definitions; in a pipe every
+    line fits 80 columns (it printed 370-450 character lines before). ``rankwise metrics`` is
+    its deprecated spelling."""
+    res = runner.invoke(app, ["list", "metrics", "reciprocal"])
     assert res.exit_code == 0
     names = [line for line in res.stdout.splitlines() if line and not line.startswith(" ")]
     assert names[:3] == ["recip_rank  (also RR)", "RR_cut  (also RR@k)", "ARHR  (also ARHR@k)"]
-    whole = runner.invoke(app, ["metrics"])
+    whole = runner.invoke(app, ["list", "metrics"])
     assert whole.exit_code == 0 and max(len(line) for line in whole.stdout.splitlines()) <= 80
     assert "bpref" in whole.stdout and "rbp_resid" in whole.stdout
-    none = runner.invoke(app, ["metrics", "no-such-thing"])
+    none = runner.invoke(app, ["list", "metrics", "no-such-thing"])
     assert none.exit_code == 2 and "no metric matches 'no-such-thing'" in none.output
+    old = runner.invoke(app, ["metrics", "reciprocal"])
+    assert old.exit_code == 0 and "'rankwise metrics' is deprecated: write 'rankwise list metrics'" in old.output
+    assert "recip_rank  (also RR)" in old.stdout
 
 
 def test_list_every_registered_family() -> None:

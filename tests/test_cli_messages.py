@@ -49,7 +49,7 @@ def test_plain_table_off_a_terminal_keeps_every_digit_and_name(tmp_path: Path) -
 
 def test_compare_prints_bca_in_every_format() -> None:
     args = ["compare", QRELS, f"a={RUN}", f"b={DATA / 'results.trunc'}", "-m", "map", "--bootstrap-ci", "BCa",
-            "--permutations", "200"]
+            "--resamples", "200"]
     for fmt, needle in (("text", "95% CI (BCa)"), ("markdown", "95% CI (BCa)"), ("latex", "95\\% CI (BCa)"),
                         ("html", "95% CI (BCa)"), ("json", '"boot_low"'), ("csv", "boot_low")):
         out = runner.invoke(app, [*args, "-f", fmt])
@@ -62,7 +62,7 @@ def test_compare_prints_bca_in_every_format() -> None:
 def test_report_and_plot_take_every_convention(tmp_path: Path) -> None:
     page = tmp_path / "r.html"
     out = runner.invoke(app, ["report", QRELS, RUN, str(DATA / "results.trunc"), "-o", str(page), "-m", "map",
-                              "-l", "2", "--seed", "3", "--permutations", "100", "--bootstrap-ci", "percentile",
+                              "-l", "2", "--seed", "3", "--resamples", "100", "--bootstrap-ci", "percentile",
                               "-c"])
     assert out.exit_code == 0, out.output
     html = page.read_text()

@@ -388,7 +388,7 @@ def test_cli_fit_evaluate_rank_simulate_convert(tmp_path: Path) -> None:
     first = run.read_text().splitlines()[0].split()
     assert first[0] == "1024" and len(run.read_text().splitlines()) == len(in_python.pair_query) == 1406
     simulated = tmp_path / "sim.parquet"
-    out = _cli("simulate", run, "--model", model, "-o", simulated, "--sessions", "2", "--depth", "3")
+    out = _cli("simulate", run, "--model", model, "-o", simulated, "--sessions", "2", "--list-size", "3")
     assert out.exit_code == 0, out.output
     again = clicks.read_log(simulated)
     assert again.ranks == 3 and again.sessions == 2 * len(set(in_python.pair_query.tolist()))

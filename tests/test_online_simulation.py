@@ -79,7 +79,7 @@ def test_interleave_commands(tmp_path) -> None:
         path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in run_dict.items() for d, s in docs.items()))
     figure = tmp_path / "error.png"
     run = CliRunner().invoke(app, ["interleave", "simulate", str(qrels), str(a), str(b), "--impressions", "10,1000",
-                                   "--repetitions", "20", "--depth", "4", "--plot", str(figure), "-f", "text"])
+                                   "--repetitions", "20", "--list-size", "4", "--plot", str(figure), "-f", "text"])
     assert run.exit_code == 0, run.output
     assert "probability of the wrong winner (2 comparisons" in run.output and figure.stat().st_size > 1000
     # methods without an A/A check or an interval show a footnoted blank, never nan

@@ -263,14 +263,14 @@ def test_cli_beyond_with_accuracy_groups_plot_and_the_old_test_flag(tmp_path: Pa
 
 def test_beyond_takes_compares_statistics_options(tmp_path: Path) -> None:
     """``beyond`` shares compare's statistics options: --test names a paired test, and the
-    resampled ones read --permutations and --seed."""
+    resampled ones read --resamples and --seed."""
     from typer.testing import CliRunner
 
     from rankwise.cli.main import app
 
     args = ["beyond", f"reco={RECSYS / 'reco.csv'}", f"random={RECSYS / 'random.csv'}", "--train",
             str(RECSYS / "train.csv"), "--held-out", str(RECSYS / "test.csv"), "-m", "ndcg@5", "-f", "json"]
-    out = CliRunner().invoke(app, args + ["--test", "randomization", "--permutations", "200", "--seed", "3"])
+    out = CliRunner().invoke(app, args + ["--test", "randomization", "--resamples", "200", "--seed", "3"])
     assert out.exit_code == 0, out.output
     runs = {"reco": str(RECSYS / "reco.csv"), "random": str(RECSYS / "random.csv")}
     expected = beyond_accuracy(runs, ["ndcg@5"], train=str(RECSYS / "train.csv"), test=str(RECSYS / "test.csv"),

@@ -50,7 +50,7 @@ class UnknownMetricError(RankwiseError, ValueError):
         self.name = name
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown metric {name!r}{hint} (run `rankwise metrics` for the list)")
+        super().__init__(f"unknown metric {name!r}{hint} (run `rankwise list metrics` for the list)")
 
 
 class SpecError(RankwiseError, ValueError):

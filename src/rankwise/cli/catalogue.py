@@ -1,6 +1,6 @@
 """``rankwise list [KIND] [FILTER]``: every registered family's members, searchable; readable
-at 80 columns in a pipe, a table on a terminal. ``rankwise metrics [FILTER]`` is the metric
-families' own listing."""
+at 80 columns in a pipe, a table on a terminal: the one listing command (``rankwise metrics
+[FILTER]`` is the deprecated spelling of ``rankwise list metrics [FILTER]``)."""
 
 from __future__ import annotations
 
@@ -94,8 +94,7 @@ def show(title: str, rows: list[dict[str, Any]], what: str, text: str) -> None:
 @app.command("list")
 def list_command(
     kind: Annotated[str | None, typer.Argument(
-        help="metrics, click-models, estimators, slate-estimators, interleaving, fusion, normalisations, "
-             "ab-tests, sequential, comparison-tests or corrections; none: the kinds and their counts.")] = None,
+        help=", ".join(["metrics", *REGISTRIES]) + "; none: the kinds and their counts.")] = None,
     text: Annotated[str, typer.Argument(help="Show only members whose name or description contains this.")] = "",
 ) -> None:
     """List the members of a pluggable family (metrics, click models, estimators ...) with their
@@ -145,7 +144,8 @@ USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterati
        "correction-scopes": "`rankwise ab LOG --slice country --correction-scope all`; "
                             "`analyze(..., slices=['country'], correction_scope='metric')`",
        "comparison-tests": "`rankwise compare QRELS A B --test randomization`; `rankwise.compare(..., test='t')`",
-       "corrections": "`rankwise ab LOG -c holm`, `rankwise compare ... --correction bh`; `correction='bonferroni'`",
+       "corrections": "`rankwise ab LOG --correction holm`, `rankwise compare ... --correction bh`; "
+                      "`correction='bonferroni'`",
        "beyond-accuracy": "`rankwise beyond LISTS --train T -m novelty@10 -m 'ild(similarity=cosine)@10'`; "
                           "`rankwise.recsys.beyond_accuracy(lists, ['coverage@10'], train=...)` (docs/recsys.md)"}
 

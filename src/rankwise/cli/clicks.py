@@ -327,11 +327,13 @@ def simulate(
     model_short: Annotated[Path | None, typer.Option("-m", hidden=True)] = None,
     qrels: Annotated[str | None, typer.Option(help="Relevance labels for an ULTRA parameter file.")] = None,
     sessions: Annotated[int, typer.Option("--sessions", help="Sessions per query.")] = 100,
-    depth: Annotated[int, typer.Option(help="Documents shown per session (the run's top).")] = 10,
+    list_size: Annotated[int, typer.Option("--list-size", help="Documents shown per session (the run's top).")] = 10,
+    depth_old: Annotated[int | None, typer.Option("--depth", hidden=True, help="Deprecated: --list-size.")] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
     """Simulate clicks on a run's rankings from a fitted model or an ULTRA parameter file."""
     model = _model_option(model, model_short)
+    depth = deprecated_flag(list_size, depth_old, "--list-size", "--depth", "evaluation depth")
     from rankwise import clicks
     from rankwise.clicks.persist import model_from_document
 

@@ -78,15 +78,15 @@ def evaluate(
                    continuous=continuous)
 
 
-@app.command()
+@app.command(hidden=True)
 def metrics(
     text: Annotated[str, typer.Argument(help="Show only metrics whose name, spelling or definition contains this "
                                              "(e.g. ndcg, reciprocal).")] = "",
 ) -> None:
-    """List every metric (or those matching TEXT) with its parameters and a one-line definition;
-    a table on a terminal, 80-column blocks in a pipe."""
+    """Deprecated: ``rankwise list metrics [FILTER]`` (the one listing command)."""
     from rankwise.cli.catalogue import metric_rows, show
 
+    _warn(["'rankwise metrics' is deprecated: write 'rankwise list metrics' (one listing for every kind)"])
     show("rankwise metrics (trec_eval names; ranx/ir_measures spellings such as ndcg@10 also work)",
          metric_rows(text), "metric", text)
 

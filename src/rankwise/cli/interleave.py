@@ -71,7 +71,8 @@ def simulate(
         "--comparisons", help="With --queries-per-comparison K > 1: how many sets.")] = 100,
     min_difference: Annotated[float, typer.Option(
         "--min-difference", help="Leave out queries whose nDCG@10 differ by less.")] = 0.0,
-    depth: Annotated[int, typer.Option("--depth", help="Ranks shown.")] = 10,
+    list_size: Annotated[int, typer.Option("--list-size", help="Documents shown to each simulated user.")] = 10,
+    depth_old: Annotated[int | None, typer.Option("--depth", hidden=True, help="Deprecated: --list-size.")] = None,
     target_error: Annotated[float, typer.Option(
         "--target-error", help="The wrong-winner rate the impressions ratio is read at.")] = 0.05,
     seed: Annotated[int, typer.Option("--seed")] = 0,
@@ -92,6 +93,9 @@ def simulate(
         _fail(f"--impressions: expected numbers separated by commas, got {impressions!r}")
         return
     try:
+        from rankwise.cli.output import deprecated_flag
+
+        depth = deprecated_flag(list_size, depth_old, "--list-size", "--depth", "evaluation depth")
         result = simulate_comparison(qrels, run_a, run_b, click_model, depth, counts, repetitions, min_difference,
                                      target_error=target_error, seed=seed,
                                      queries_per_comparison=queries_per_comparison, comparisons_count=comparisons)

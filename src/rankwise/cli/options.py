@@ -99,14 +99,28 @@ _STATISTICS_OPTIONS: list[inspect.Parameter] = [
     _statistics_option("correction", "holm", str, help="Across the pairs of runs; 'rankwise list corrections' "
                                                       "lists them."),
     _statistics_option("alpha", 0.05, float, help="Significance level."),
-    _statistics_option("permutations", 10_000, int, help="Randomisation / bootstrap resamples."),
+    _statistics_option("permutations", 10_000, int, "--resamples", help="Randomisation / bootstrap resamples."),
+    inspect.Parameter("permutations_old", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        int | None, typer.Option("--permutations", hidden=True, help="Deprecated: --resamples.")]),
     _statistics_option("seed", 0, int, help="Seed of the resampling tests and intervals."),
     _statistics_option("bootstrap_ci", None, str | None, "--bootstrap-ci",
                        help="Add a bootstrap interval: percentile | BCa"),
 ]
 
-with_statistics = _with_options(_STATISTICS_OPTIONS, "statistics", dict)
-with_paired_tests = _with_options([p for p in _STATISTICS_OPTIONS if p.name != "bootstrap_ci"], "statistics", dict)
+def _statistics_from(options: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of ``rankwise.compare``; the deprecated ``--permutations`` still gives
+    ``permutations`` (the resamples), with a warning."""
+    from rankwise.cli.output import deprecated_flag
+
+    old = options.pop("permutations_old", None)
+    options["permutations"] = deprecated_flag(options["permutations"], old, "--resamples", "--permutations",
+                                              "the old name of --resamples")
+    return options
+
+
+with_statistics = _with_options(_STATISTICS_OPTIONS, "statistics", _statistics_from)
+with_paired_tests = _with_options([p for p in _STATISTICS_OPTIONS if p.name != "bootstrap_ci"], "statistics",
+                                  _statistics_from)
 """The statistics options of ``compare`` a command with per-user paired tests takes (no
 bootstrap interval): ``rankwise beyond``'s runs against a baseline."""
 """Add the statistics options of ``compare`` and ``report`` (the keywords of

@@ -80,7 +80,10 @@ def deprecated_flag(value: Any, old_value: Any, new: str, old: str, elsewhere: s
     """
     if old_value is None or old_value is False:
         return value
-    warn([f"{old} is deprecated here: write {new} ({old} is {elsewhere} in the other commands)"])
+    if elsewhere.startswith("the old name"):
+        warn([f"{old} is deprecated: write {new} ({old} is {elsewhere})"])
+    else:
+        warn([f"{old} is deprecated here: write {new} ({old} is {elsewhere} in the other commands)"])
     return old_value
 
 

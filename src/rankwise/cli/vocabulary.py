@@ -69,3 +69,24 @@ def conventions_from(options: dict[str, Any]) -> dict[str, Any]:
         if options[name] is not None:
             out[name] = options[name]
     return out
+
+
+FORMATS = {"table": "a rich table on a terminal, plain text elsewhere", "text": "plain aligned text",
+           "json": "every number, JSON", "csv": "every number, CSV", "markdown": "a Markdown table",
+           "html": "one self-contained page", "latex": "a LaTeX table", "trec": "trec_eval's text",
+           "statistics": "the per-variant sufficient statistics (CSV)"}
+"""The one set of output formats: every command's ``--format`` takes a subset of these names,
+each meaning the same thing everywhere."""
+
+IDEAS = {
+    "resamples": ("--resamples", ("--permutations",)),
+    "evaluation depth": ("--depth", ()),
+    "list size": ("--list-size", ("--depth",)),
+    "output format": ("--format", ()),
+    "seed": ("--seed", ()),
+    "significance level": ("--alpha", ()),
+    "output file": ("--output", ()),
+    "columns": ("--columns", ()),
+}
+"""One idea, one long option: the option every command spells it with, and its old spellings,
+which stay only as hidden, deprecated aliases (``tests/test_cli_vocabulary.py``)."""

@@ -2,7 +2,7 @@
 
 A ``Family`` is declared once, in the module that holds its function, and registered by one
 line in ``rankwise.metrics.registry``. The name parser, the trec_eval printer, profiles,
-``rankwise metrics``, the generated docs/metrics.md, streaming ``RankingMetrics`` and rank-eval
+``rankwise list metrics``, the generated docs/metrics.md, streaming ``RankingMetrics`` and rank-eval
 all read these objects; none of them keeps a table of metric names of its own.
 
 Every family computes with the same signature (rax's style)::

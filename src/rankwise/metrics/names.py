@@ -100,7 +100,7 @@ def parse_params(family: Family, text: str) -> tuple[tuple, tuple]:
 
 
 def known_names() -> list[str]:
-    """Every spelling the parser knows, for suggestions and ``rankwise metrics``."""
+    """Every spelling the parser knows, for suggestions and ``rankwise list metrics``."""
     names = set(ORDER) | set(_PLAIN) | {f"{a}@10" for a in _AT} | set(nicknames())
     return sorted(names)
 

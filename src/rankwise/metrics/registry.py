@@ -3,7 +3,7 @@
 Each family is declared (function, parameters, names, conventions, doc) in the module that
 computes it; registering it here is one line of ``DECLARED`` (its name, module and attribute).
 Everything that needs to know the metrics (the name parser, the trec_eval printer, profiles,
-docs, ``rankwise metrics``, streaming) reads the families through this module.
+docs, ``rankwise list metrics``, streaming) reads the families through this module.
 
 Families load on first use: the parser finds which family a spelling means in
 ``rankwise.metrics.spellings``, a table generated from the families' own declarations

@@ -1,5 +1,5 @@
 """Catalogues as text that reads at 80 columns: one block per member (name, definition,
-parameters, reference), for ``rankwise metrics`` and ``rankwise list`` in a pipe or a file."""
+parameters, reference), for ``rankwise list`` in a pipe or a file."""
 
 from __future__ import annotations
 
