@@ -121,7 +121,8 @@ def test_metrics_filter_and_pipe_width() -> None:
 def test_list_every_registered_family() -> None:
     res = runner.invoke(app, ["list"])
     counts = dict(line.split()[:2] for line in res.stdout.splitlines())
-    assert counts == {"metrics": "106", "click-models": "12", "estimators": "6", "slate-estimators": "3",
+    assert counts == {"metrics": "106", "click-models": "12", "simulated-users": "4", "estimators": "6",
+                      "slate-estimators": "3",
                       "interleaving": "4", "fusion": "25", "normalisations": "7", "ab-tests": "7", "sequential": "4",
                       "event-aggregations": "3", "correction-scopes": "3",
                       "comparison-tests": "7", "corrections": "4", "beyond-accuracy": "20"}

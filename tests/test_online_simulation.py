@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rankwise.clicks.log import ClickLog
-from rankwise.errors import InputError
+from rankwise.errors import RankwiseError
 from rankwise.online import simulation as sim
 
 QRELS = {"q1": {"a": 3, "b": 0, "c": 1, "d": 2}, "q2": {"x": 2, "y": 0, "z": 3}}
@@ -18,7 +18,7 @@ def test_pattern_probabilities_are_a_law_and_match_pbm_by_hand() -> None:
     log = ClickLog.from_arrays(["q1"], [["b", "a"]], [[0, 0]])
     patterns = sim.click_patterns(2)
     assert patterns.tolist() == [[0, 0], [1, 0], [0, 1], [1, 1]]
-    for name in sim.CLICK_MODELS:
+    for name in sim.SIMULATED_USERS.names():
         model = sim.user_model(name, QRELS, log)
         probs = sim.pattern_probabilities(model, log, log.pairs[:1], patterns)
         assert probs.sum() == pytest.approx(1.0), name
@@ -57,7 +57,7 @@ def test_run_simulation_error_falls_and_checks_hold() -> None:
     assert 0.01 <= checks.loc["team-draft", "false_positive_rate"] <= 0.10
     assert 0.01 <= checks.loc["ab", "false_positive_rate"] <= 0.10
     assert 0.88 <= checks.loc["team-draft", "coverage"] <= 0.99
-    with pytest.raises(InputError, match="unknown click model"):
+    with pytest.raises(RankwiseError, match="unknown simulated user 'pcm'; did you mean 'pbm'"):
         sim.simulate_comparison(QRELS, RUN_A, RUN_B, "pcm")
 
 

@@ -15,6 +15,7 @@ from rankwise.cli.output import fail as _fail
 
 REGISTRIES = {
     "click-models": ("rankwise.clicks.registry", "MODELS"),
+    "simulated-users": ("rankwise.online.simulated_users", "SIMULATED_USERS"),
     "estimators": ("rankwise.online.counterfactual", "OPE_ESTIMATORS"),
     "slate-estimators": ("rankwise.online.ranking_estimators", "SLATE"),
     "interleaving": ("rankwise.online.interleaved_lists", "INTERLEAVING_METHODS"),
@@ -120,7 +121,8 @@ def list_command(
     show(f"rankwise {chosen.kind}s", chosen.rows(text), chosen.kind, text)
 
 
-TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
+TITLES = {"click-models": "Click models",
+          "simulated-users": "Simulated users of interleaving experiments", "estimators": "Off-policy estimators",
           "slate-estimators": "Slate off-policy estimators",
           "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods",
           "normalisations": "Score normalisations (fusion)",
@@ -129,7 +131,8 @@ TITLES = {"click-models": "Click models", "estimators": "Off-policy estimators",
           "correction-scopes": "Correction scopes of sliced A/B results",
           "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections",
           "beyond-accuracy": "Beyond-accuracy recommender metrics"}
-USE = {"click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
+USE = {"simulated-users": "`rankwise interleave simulate QRELS A B --click-model 'dbn(continuation=0.8)'`",
+       "click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
                        "`rankwise.clicks.MODELS.parse('dbn(iterations=20)')`",
        "estimators": "`rankwise ope LOG -e ips -e 'dr'`; `rankwise.online.counterfactual.estimate(..., 'snips')`",
        "slate-estimators": "`rankwise.online.ranking_estimators.slate_estimate(..., estimator='rips')`",

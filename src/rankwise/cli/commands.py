@@ -160,7 +160,8 @@ class PlotKind(str, Enum):
 @with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
 def plot(
-    kind: Annotated[PlotKind, typer.Argument(help="curve (metric@k) | difference | box | violin | pr | roc")],
+    kind: Annotated[PlotKind, typer.Argument(help="curve | difference | box | violin | pr | roc (curve: a metric "
+                                                  "over its cut-offs k)")],
     qrels: Qrels,
     runs: Runs,
     output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png, .svg or .pdf).")],

@@ -61,7 +61,8 @@ def simulate(
     run_a: Annotated[str, typer.Argument(help="Run A.")],
     run_b: Annotated[str, typer.Argument(help="Run B.")],
     click_model: Annotated[str, typer.Option(
-        "--click-model", help="pbm | cascade | ubm | dbn, or an ULTRA parameter file (.json).")] = "pbm",
+        "--click-model", help="pbm | cascade | ubm | dbn ('dbn(continuation=0.8)'; 'rankwise list "
+                              "simulated-users'), or an ULTRA parameter file (.json).")] = "pbm",
     impressions: Annotated[str, typer.Option(
         "--impressions", help="Impression counts, comma-separated.")] = "100,1000,10000,100000,1000000",
     repetitions: Annotated[int, typer.Option("--repetitions", help="Simulated experiments per count.")] = 100,

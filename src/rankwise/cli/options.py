@@ -54,7 +54,8 @@ _CONVENTION_OPTIONS: list[inspect.Parameter] = [
             "--zero-division", help="Value where a measure is undefined: 0 | 1 | nan.",
             rich_help_panel="Conventions")]),
         ("profile", None, Annotated[str | None, typer.Option(
-            help="trec_eval | ranx | recbole | elasticsearch | torchmetrics.", rich_help_panel="Conventions")]),
+            help="trec_eval | trec_eval9 | pytrec_eval | ranx | recbole | elasticsearch | torchmetrics.",
+            rich_help_panel="Conventions")]),
     ]
 ]
 

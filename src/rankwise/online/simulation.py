@@ -50,45 +50,13 @@ from rankwise.clicks.log import ClickLog, piece_of
 from rankwise.clicks.models import ClickModel
 from rankwise.errors import InputError
 from rankwise.online.list_distribution import distribution
+from rankwise.online.simulated_users import SIMULATED_USERS, ULTRA_PBM_EXAM, user_model
 from rankwise.stats.distributions import sign_test_p
 from rankwise.stats.resampling import multinomial_counts, percentile_interval
 from rankwise.stats.twosample import welch_arrays
 
-CLICK_MODELS = ("pbm", "cascade", "ubm", "dbn")
 INTERLEAVING = ("balanced", "team-draft", "probabilistic", "optimized")
 METHODS = ("ab", *INTERLEAVING, "pbm-ips")
-
-# ULTRA (ULTR-Community/ULTRA, example/ClickModel, Apache-2.0): attractiveness by label
-# 0..4 and the examination of its position-based and user-browsing models.
-ULTRA_CLICK_PROB = [0.1, 0.16, 0.28, 0.52, 1.0]
-ULTRA_PBM_EXAM = [0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06]
-ULTRA_UBM_EXAM = [[1.0], [0.98, 1.0], [1.0, 0.62, 0.95], [1.0, 0.77, 0.42, 0.82], [1.0, 0.92, 0.55, 0.31, 0.69],
-                  [1.0, 0.96, 0.63, 0.4, 0.22, 0.54], [1.0, 0.99, 0.73, 0.46, 0.29, 0.17, 0.47],
-                  [1.0, 1.0, 0.89, 0.52, 0.35, 0.24, 0.14, 0.43], [1.0, 1.0, 0.95, 0.68, 0.4, 0.29, 0.19, 0.12, 0.41],
-                  [1.0, 1.0, 1.0, 0.96, 0.52, 0.36, 0.27, 0.18, 0.12, 0.43]]
-DBN_CONTINUATION = 0.9
-
-
-def user_model(click_model: str, qrels: Any, log: ClickLog) -> ClickModel:
-    """The simulated users: a built-in name (``CLICK_MODELS``) or an ULTRA parameter file."""
-    from rankwise.clicks.chain import DBN
-    from rankwise.clicks.ultra import _labels, from_ultra
-
-    specs: dict[str, dict[str, Any]] = {"pbm": {"model_name": "position_biased_model", "exam_prob": ULTRA_PBM_EXAM},
-             "cascade": {"model_name": "cascade_model", "exam_prob": [1.0] * 10},
-             "ubm": {"model_name": "user_browsing_model", "exam_prob": ULTRA_UBM_EXAM}}
-    if click_model == "dbn":
-        model = DBN()
-        attract = np.asarray(ULTRA_CLICK_PROB)
-        model.alpha = attract[np.minimum(_labels(qrels, log).astype(np.int64), len(attract) - 1)]
-        model.sigma = model.alpha.copy()
-        model.gamma = DBN_CONTINUATION
-        model.query_ids, model.doc_ids, model.pair_query, model.pair_doc = (log.query_ids, log.doc_ids,
-                                                                            log.pair_query, log.pair_doc)
-        return model
-    if click_model in specs:
-        return from_ultra({**specs[click_model], "click_prob": ULTRA_CLICK_PROB}, qrels, log)
-    return from_ultra(click_model, qrels, log)
 
 
 def click_patterns(depth: int) -> np.ndarray:
@@ -417,9 +385,8 @@ def simulate_comparison(qrels: Any, run_a: Any, run_b: Any, click_model: str = "
     >>> result.error.query("method == 'team-draft'")["wrong_winner"].round(2).tolist()   # B is better
     [0.0, 0.0]
     """
-    if click_model not in CLICK_MODELS and not str(click_model).endswith(".json"):
-        raise InputError(f"unknown click model {click_model!r}; expected one of {', '.join(CLICK_MODELS)} or an "
-                         "ULTRA parameter file (.json)", field="click_model")
+    if not str(click_model).endswith(".json"):
+        SIMULATED_USERS.parse(click_model)   # an unknown name or parameter, named before any work
     if min(impressions) < 2:
         raise InputError("impressions must be at least 2", field="impressions")
     comparisons = build_comparisons(qrels, run_a, run_b, click_model, depth, min_difference, samples, seed)
@@ -440,5 +407,5 @@ def _label(source: Any, default: str) -> str:
     return str(getattr(source, "name", None) or default)
 
 
-__all__ = ["CLICK_MODELS", "METHODS", "Comparison", "SimulationResult", "build_comparisons", "click_patterns", "mix",
+__all__ = ["METHODS", "Comparison", "SimulationResult", "build_comparisons", "click_patterns", "mix",
            "pattern_probabilities", "run_simulation", "simulate_comparison", "user_model"]

@@ -1,0 +1,61 @@
+"""Simulated users come from one registry: the simulator dispatches through it (no hand list
+of names), a member's parameter is given in its spelling (``dbn(continuation=0.5)``), a typo is
+refused with a suggestion before any work, and a new member is one function and one
+registration, taken at once by ``user_model`` and by ``rankwise interleave simulate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rankwise.clicks import ClickLog
+from rankwise.errors import RankwiseError
+from rankwise.online import simulation as sim
+from rankwise.online.simulated_users import SIMULATED_USERS, user_model
+from rankwise.params import Declared, Param
+
+QRELS = {"q1": {"a": 3, "b": 0}}
+
+
+def test_the_dbn_users_continuation_is_a_declared_parameter() -> None:
+    log = ClickLog.from_arrays(["q1"], [["a", "b"]], [[0, 0]])
+    patterns = sim.click_patterns(2)
+    # a (label 3) attracts and satisfies with 0.52, b (label 0) with 0.1; after a click on a that
+    # does not satisfy (0.48), the user goes on with the continuation: P(click a, click b) =
+    # 0.52 x 0.48 x gamma x 0.1
+    for gamma in (0.9, 0.5):
+        model = user_model(f"dbn(continuation={gamma})", QRELS, log)
+        probs = sim.pattern_probabilities(model, log, log.pairs[:1], patterns)[0]
+        assert probs[3] == pytest.approx(0.52 * 0.48 * gamma * 0.1)
+    with pytest.raises(RankwiseError, match=r"--click-model: unknown simulated user 'dbm'; did you mean .*'dbn'"):
+        user_model("dbm", QRELS, log)
+    with pytest.raises(RankwiseError, match="continuation"):
+        user_model("dbn(continuation=2)", QRELS, log)
+
+
+def test_a_new_simulated_user_is_one_function_and_one_registration(monkeypatch) -> None:
+    from rankwise.clicks.ultra import from_ultra
+
+    def patient_users(qrels, log, attention=1.0):   # examine every rank with the same chance
+        return from_ultra({"model_name": "position_biased_model", "exam_prob": [attention] * 10,
+                           "click_prob": [0.1, 0.16, 0.28, 0.52, 1.0]}, qrels, log)
+
+    member = Declared("patient", patient_users, "Users who examine every rank alike.",
+                      (Param("attention", float, 1.0, "chance to examine a rank", low=0, high=1),))
+    monkeypatch.setattr(SIMULATED_USERS, "_members", dict(SIMULATED_USERS._members))
+    monkeypatch.setattr(SIMULATED_USERS, "_keys", dict(SIMULATED_USERS._keys))
+    SIMULATED_USERS.register(member)
+    log = ClickLog.from_arrays(["q1"], [["b", "a"]], [[0, 0]])
+    model = user_model("patient(attention=0.5)", QRELS, log)
+    probs = sim.pattern_probabilities(model, log, log.pairs[:1], sim.click_patterns(2))[0]
+    # both ranks examined with 0.5: no click = (1 - 0.05)(1 - 0.26)
+    assert probs[0] == pytest.approx((1 - 0.5 * 0.1) * (1 - 0.5 * 0.52))
+
+
+def test_the_command_takes_the_spelling_and_names_the_typo(rankwise_cli, capsys) -> None:
+    root = Path(__file__).resolve().parent.parent / "examples" / "dl19"
+    argv = ["interleave", "simulate", str(root / "qrels.dl19-passage.txt"), str(root / "BM25.dl19.trec"),
+            str(root / "SPLADE_P_P_ENSEMBLE_DISTIL.dl19.trec"), "--impressions", "20", "--repetitions", "5"]
+    assert rankwise_cli([*argv, "--click-model", "cascad"]) == 2
+    assert "did you mean 'cascade'" in capsys.readouterr().err
