@@ -202,7 +202,7 @@ def test_only_intended_arrows_between_components() -> None:
     assert not stale, "intended arrows the code no longer draws (remove them):\n" + "\n".join(stale)
 
 
-META_TESTS = {"architecture", "types", "docs", "docs_images", "docs_claims"}
+META_TESTS = {"architecture", "architecture_limits", "types", "docs", "docs_images", "docs_claims"}
 """Tests about the project as a whole rather than one component."""
 
 
