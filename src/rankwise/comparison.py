@@ -12,18 +12,27 @@ import numpy as np
 from rankwise._version import __version__
 from rankwise.errors import Notice, OptionError, RankwiseError, notice_dicts
 from rankwise.evaluation import Result, evaluate
-from rankwise.params import Declared, Registry
+from rankwise.params import Registry
 from rankwise.results import json_plain
 from rankwise.stats import corrections, intervals, many, paired
 
 FAMILY_TESTS = ("tukey", "nemenyi")
 """Tests over all systems at once: they control the family-wise error themselves."""
-COMPARISON_TESTS: Registry[Declared] = Registry("test", (
+def _tukey(matrix: np.ndarray) -> tuple[np.ndarray, float | None]:
+    return many.tukey_hsd(matrix), None
+
+
+def _nemenyi(matrix: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """Nemenyi's p-values, and Friedman's omnibus p when there are three systems or more."""
+    return many.nemenyi(matrix), many.friedman(matrix) if matrix.shape[1] >= 3 else None
+
+
+COMPARISON_TESTS: Registry[paired.ComparisonTest] = Registry("test", (
     *paired.PAIRED_TESTS.values(),
-    Declared("tukey", many.tukey_hsd, "Tukey's HSD over all systems (family-wise error controlled).",
-             reference="Carterette 2012; statsmodels pairwise_tukeyhsd"),
-    Declared("nemenyi", many.nemenyi, "Nemenyi's post-hoc test after Friedman over all systems.",
-             reference="Demsar 2006; scikit-posthocs posthoc_nemenyi_friedman"),
+    paired.ComparisonTest("tukey", _tukey, "Tukey's HSD over all systems (family-wise error controlled).",
+                          reference="Carterette 2012; statsmodels pairwise_tukeyhsd", over_all_systems=True),
+    paired.ComparisonTest("nemenyi", _nemenyi, "Nemenyi's post-hoc test after Friedman over all systems.",
+                          reference="Demsar 2006; scikit-posthocs posthoc_nemenyi_friedman", over_all_systems=True),
 ), option="--test")
 """The tests ``compare`` runs: the paired ones per pair of runs, and the two over all systems."""
 TESTS = tuple(COMPARISON_TESTS.names())
@@ -133,7 +142,7 @@ def compare(
     """
     import pandas as pd
 
-    test = COMPARISON_TESTS.get(test).name
+    member, test_params = COMPARISON_TESTS.parse(test)
     correction = corrections.CORRECTION_METHODS.get(correction).name
     if bootstrap_ci not in (None, "percentile", "BCa", "bca"):
         raise OptionError(f"bootstrap_ci={bootstrap_ci!r}: expected percentile, BCa or None")
@@ -148,18 +157,17 @@ def compare(
     missing = result.conventions.missing
     columns = list(result.summary.columns)
     rows, warnings, n_queries, omnibus = [], list(result.warnings), {}, {}
-    bar = _progress(progress, len(columns) * len(pairs) * (permutations if test in ("randomization", "bootstrap")
-                                                            else 1))
+    bar = _progress(progress, len(columns) * len(pairs) * (permutations if member.resampled else 1))
     for metric in columns:
         frame, notes = _matched(result, metric, missing)
         warnings.extend(notes)
         n_queries[metric] = len(frame)
         matrix = frame.to_numpy(dtype=np.float64)
         family_p = None
-        if test in ("tukey", "nemenyi"):
-            family_p = many.tukey_hsd(matrix) if test == "tukey" else many.nemenyi(matrix)
-            if test == "nemenyi" and matrix.shape[1] >= 3:
-                omnibus[metric] = many.friedman(matrix)
+        if member.over_all_systems:
+            family_p, whole = member.target(matrix, **test_params)
+            if whole is not None:
+                omnibus[metric] = whole
         metric_rows = []
         for a, b in pairs:
             va, vb = frame[a].to_numpy(dtype=np.float64), frame[b].to_numpy(dtype=np.float64)
@@ -169,8 +177,8 @@ def compare(
                 if bar:
                     bar(1)
             else:
-                p = paired.p_value(test, va, vb, permutations, seed, bar)
-                if bar and test not in ("randomization", "bootstrap"):
+                p = member.target(va, vb, resamples=permutations, seed=seed, progress=bar, **test_params)
+                if bar and not member.resampled:
                     bar(1)
             low, high = intervals.t_interval(d, confidence)
             row = {"metric": metric, "a": a, "b": b, "n": len(d), "mean_a": float(va.mean()),
@@ -190,7 +198,7 @@ def compare(
         rows.extend(metric_rows)
     if bar:
         bar(None)
-    return Comparison(pd.DataFrame(rows), result, test, correction if test not in ("tukey", "nemenyi") else "none",
+    return Comparison(pd.DataFrame(rows), result, member.name, "none" if member.over_all_systems else correction,
                       alpha, seed, permutations, confidence, bootstrap_ci, n_queries, warnings, omnibus)
 
 

@@ -151,12 +151,12 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     import pandas as pd
 
     from rankwise.stats.corrections import CORRECTION_METHODS
-    from rankwise.stats.paired import PAIRED_TESTS, p_value
+    from rankwise.stats.paired import PAIRED_TESTS
 
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = [(name, *_metric(name)) for name in names]
     accuracy = [label for label, member, _ in parsed if isinstance(member, _Accuracy)]
-    test_member = PAIRED_TESTS.get(test_name)
+    test_member, test_params = PAIRED_TESTS.parse(test_name)
     CORRECTION_METHODS.get(correction)
     if isinstance(runs, Mapping) and runs and all(not isinstance(v, (list, tuple, np.ndarray))
                                                   for v in runs.values()):
@@ -205,7 +205,7 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     if len(named) > 1:
         first = baseline if baseline is not None else named[0][0]
         def paired(a: np.ndarray, b: np.ndarray) -> float:
-            return p_value(test_member.name, a, b, permutations, seed)
+            return float(test_member.target(a, b, resamples=permutations, seed=seed, progress=None, **test_params))
 
         table = _paired_tests(table, per_user_table, first, paired, correction, alpha)
     if by_user_group is not None:

@@ -198,7 +198,9 @@ def settings_text(comparison: Comparison) -> str:
     """
     parts = [f"{comparison.test} test", f"{comparison.correction} correction", f"alpha {comparison.alpha:g}",
              f"{int(round(comparison.confidence * 100))}% intervals"]
-    if comparison.test in ("randomization", "bootstrap") or comparison.bootstrap_ci:
+    from rankwise.comparison import COMPARISON_TESTS
+
+    if COMPARISON_TESTS.get(comparison.test).resampled or comparison.bootstrap_ci:
         parts.append(f"{comparison.permutations:,} resamples, seed {comparison.seed}")
     if comparison.bootstrap_ci:
         parts.append(f"{_boot_name(comparison)} bootstrap interval")

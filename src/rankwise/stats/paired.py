@@ -9,6 +9,8 @@ resamples, no Python loop per permutation).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -138,31 +140,70 @@ def bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: 
     return (hits + 1) / (resamples + 1)
 
 
+class PairedTestFunction(Protocol):
+    """What a paired test's ``target`` is called with: the two runs' per-query values, the
+    resamples and seed (a test that does not resample ignores them), a progress callback
+    counting resamples, and the member's own declared parameters."""
+
+    def __call__(self, a: np.ndarray, b: np.ndarray, /, *, resamples: int, seed: int,
+                 progress: Callable[[int], None] | None, **params: Any) -> float: ...
+
+
+@dataclass(frozen=True)
+class ComparisonTest(Declared):
+    """A test of ``compare``: per pair of runs (``target`` a ``PairedTestFunction``), or over
+    all systems at once (``over_all_systems``: ``target(matrix, **params) -> (p matrix,
+    omnibus p or None)``, the family-wise error controlled by the test itself). ``resampled``
+    tests count their resamples on the progress bar."""
+
+    resampled: bool = False
+    over_all_systems: bool = False
+
+
+def _exact(test: Callable[[np.ndarray, np.ndarray], float]) -> PairedTestFunction:
+    def call(a: np.ndarray, b: np.ndarray, /, *, resamples: int = 0, seed: int = 0,
+             progress: Callable[[int], None] | None = None, **declared: Any) -> float:
+        return test(a, b)   # declared: none (the registry refused any parameter it does not declare)
+
+    call.__doc__ = test.__doc__
+    return call
+
+
+def _drawn(test: Callable[..., float]) -> PairedTestFunction:
+    def call(a: np.ndarray, b: np.ndarray, /, *, resamples: int = 10_000, seed: int = 0,
+             progress: Callable[[int], None] | None = None, **declared: Any) -> float:
+        return test(a, b, resamples, seed, progress)
+
+    call.__doc__ = test.__doc__
+    return call
+
+
 def p_value(test: str, a: np.ndarray, b: np.ndarray, permutations: int = 10_000, seed: int = 0,
             progress: Callable[[int], None] | None = None) -> float:
-    """Dispatch to one of ``PAIRED_TESTS`` by name.
+    """The p-value of one of ``PAIRED_TESTS``, spelled with its parameters if it has any: the
+    member is looked up and called with the resamples, the seed and what the spelling gives.
 
     >>> p_value("sign", np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.3, 0.4]))   # 3 of 3 one way: 2 x 1/8
     0.25
     """
-    declared = PAIRED_TESTS.get(test)
-    if declared.name in RESAMPLED:
-        return declared.target(a, b, permutations, seed, progress)
-    return declared.target(a, b)
+    member, params = PAIRED_TESTS.parse(test)
+    target: PairedTestFunction = member.target
+    return target(a, b, resamples=permutations, seed=seed, progress=progress, **params)
 
 
-PAIRED_TESTS: Registry[Declared] = Registry("test", (
-    Declared("t", t_test, "Paired t-test on the per-query differences.", aliases=("t-test", "ttest"),
-             reference="scipy.stats.ttest_rel; trec_eval users' default"),
-    Declared("wilcoxon", wilcoxon_test, "Wilcoxon signed-rank test on the per-query differences.",
-             reference="scipy.stats.wilcoxon"),
-    Declared("sign", sign_test, "Sign test: the binomial test of wins against losses (ties left out).",
-             reference="scipy.stats.binomtest"),
-    Declared("randomization", randomization_test, "Fisher/Pitman randomization test of the mean difference "
-             "(exact below 2^16 sign patterns).", aliases=("permutation",), reference="Smucker et al. 2007"),
-    Declared("bootstrap", bootstrap_test, "Paired bootstrap test (shift method).", reference="Sakai 2006"),
+PAIRED_TESTS: Registry[ComparisonTest] = Registry("test", (
+    ComparisonTest("t", _exact(t_test), "Paired t-test on the per-query differences.", aliases=("t-test", "ttest"),
+                   reference="scipy.stats.ttest_rel; trec_eval users' default"),
+    ComparisonTest("wilcoxon", _exact(wilcoxon_test), "Wilcoxon signed-rank test on the per-query differences.",
+                   reference="scipy.stats.wilcoxon"),
+    ComparisonTest("sign", _exact(sign_test), "Sign test: the binomial test of wins against losses (ties left "
+                   "out).", reference="scipy.stats.binomtest"),
+    ComparisonTest("randomization", _drawn(randomization_test), "Fisher/Pitman randomization test of the mean "
+                   "difference (exact below 2^16 sign patterns).", aliases=("permutation",),
+                   reference="Smucker et al. 2007", resampled=True),
+    ComparisonTest("bootstrap", _drawn(bootstrap_test), "Paired bootstrap test (shift method).",
+                   reference="Sakai 2006", resampled=True),
 ), option="--test")
 """The paired significance tests of ``compare`` (per-query values of two runs)."""
 
-RESAMPLED = ("randomization", "bootstrap")
 TESTS = tuple(PAIRED_TESTS.names())
