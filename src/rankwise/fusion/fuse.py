@@ -12,7 +12,7 @@ from rankwise.data.containers import Run
 from rankwise.data.load import load_run
 from rankwise.errors import InputError, RankwiseError
 from rankwise.fusion.methods import METHODS
-from rankwise.fusion.normalize import norm_name, normalize
+from rankwise.fusion.normalize import resolve_norm
 from rankwise.fusion.order import ranked_order
 from rankwise.fusion.table import PairTable, attach_labels, pair_table
 
@@ -66,7 +66,8 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
         raise RankwiseError(f"input_depth must be at least 1, got {input_depth}")
     if norm == "auto":
         norm = None if chosen.ranks else "min-max"
-    norm = norm_name(norm)
+    normaliser, norm_params = resolve_norm(norm, constant)
+    norm = None if normaliser.name == "none" else normaliser.name
     if depth is not None and int(depth) < 1:
         raise RankwiseError(f"depth must be at least 1, got {depth}")
     table = aligned(runs, ties, ranks, input_depth)
@@ -76,11 +77,11 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
         attach_labels(table, train_qrels)
     if values.get("weights") is None and "weights" in values:
         values["weights"] = [1.0] * len(table.names)
-    scores = normalize(table, norm, constant)
+    scores = normaliser.target(table, **norm_params)
     fused = chosen.fuse(scores, table.rank, table, **values)
     extra = [f"ranks={ranks}"] if ranks != "score" else []
     extra += [f"input_depth={input_depth}"] if input_depth is not None else []
-    extra += [f"constant={_text(float(constant))}"] if constant is not None and norm == "min-max" else []
+    extra += [f"{k}={_text(float(v))}" for k, v in norm_params.items() if v is not None]
     signature = "|".join([f"fusion={chosen.name}", *(f"{k}={_text(v)}" for k, v in values.items()),
                           f"norm={norm or 'none'}", *extra, f"ties={ties}", f"depth={depth or 'all'}"])
     out = ranked_run(table, fused, ties, depth, name or chosen.name, signature)

@@ -15,10 +15,12 @@ gives 0; Pyserini's ``normalize`` gives 1).
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
 
 from rankwise.fusion.table import PairTable
-from rankwise.params import Declared, Registry
+from rankwise.params import Declared, Param, Registry, split_call
 
 FLOOR = 1e-9
 
@@ -33,23 +35,23 @@ def _lengths(table: PairTable) -> np.ndarray:
     return table.lengths.astype(np.float64)[table.query]
 
 
-def _rank(table: PairTable, constant: float | None) -> np.ndarray:
+def _rank(table: PairTable) -> np.ndarray:
     n = _lengths(table)
     return np.where(~np.isnan(table.score), 1.0 - (table.rank - 1.0) / np.where(n > 0, n, 1.0), np.nan)
 
 
-def _borda(table: PairTable, constant: float | None) -> np.ndarray:
+def _borda(table: PairTable) -> np.ndarray:
     n = _lengths(table)
     c = table.candidates().astype(np.float64)[table.query][:, None]
     return np.where(~np.isnan(table.score), 1.0 - (table.rank - 1.0) / c, 0.5 - (n - 1.0) / (2.0 * c))
 
 
-def _max(table: PairTable, constant: float | None) -> np.ndarray:
+def _max(table: PairTable) -> np.ndarray:
     high = _per_query(table, table.score, np.fmax)   # fmax skips NaN (not returned); [queries, runs]
     return table.score / np.maximum(high, FLOOR)[table.query]
 
 
-def _min_max(table: PairTable, constant: float | None) -> np.ndarray:
+def _min_max(table: PairTable, constant: float | None = None) -> np.ndarray:
     s, q = table.score, table.query
     high = _per_query(table, s, np.fmax)
     low = _per_query(table, s, np.fmin)
@@ -60,7 +62,7 @@ def _min_max(table: PairTable, constant: float | None) -> np.ndarray:
     return out
 
 
-def _sum(table: PairTable, constant: float | None) -> np.ndarray:
+def _sum(table: PairTable) -> np.ndarray:
     s, q, n = table.score, table.query, _lengths(table)
     present = ~np.isnan(s)
     total = _per_query(table, np.where(present, s, 0.0), np.add)[q]
@@ -68,7 +70,7 @@ def _sum(table: PairTable, constant: float | None) -> np.ndarray:
     return np.where(present, (s - low) / np.maximum(total - low * n, FLOOR), np.nan)
 
 
-def _zmuv(table: PairTable, constant: float | None) -> np.ndarray:
+def _zmuv(table: PairTable) -> np.ndarray:
     s, q, n = table.score, table.query, _lengths(table)
     present = ~np.isnan(s)
     total = _per_query(table, np.where(present, s, 0.0), np.add)[q]
@@ -78,8 +80,18 @@ def _zmuv(table: PairTable, constant: float | None) -> np.ndarray:
     return np.where(present, (s - mean) / np.maximum(std, FLOOR), np.nan)
 
 
+class Normaliser(Protocol):
+    """What a normalisation's ``target`` is: the table's scores [pairs, runs] normalised per
+    query and run, from the table and the member's declared parameters."""
+
+    def __call__(self, table: PairTable, /, **params: Any) -> np.ndarray: ...
+
+
+CONSTANT = Param("constant", float, None, "the value of every score of a run that is constant within a query "
+                 "(default: 0, as (s - min) / max(max - min, 1e-9) gives)")
+
 NORMALISATIONS: Registry[Declared] = Registry("normalisation", (
-    Declared("min-max", _min_max, "(s - min) / (max - min) per query and run.", aliases=("minmax",),
+    Declared("min-max", _min_max, "(s - min) / (max - min) per query and run.", (CONSTANT,), aliases=("minmax",),
              reference="ranx min-max"),
     Declared("max", _max, "s / max per query and run.", reference="ranx max"),
     Declared("sum", _sum, "(s - min) / (sum - n min) per query and run.", reference="ranx sum"),
@@ -88,7 +100,7 @@ NORMALISATIONS: Registry[Declared] = Registry("normalisation", (
     Declared("rank", _rank, "1 - (rank - 1) / n.", reference="ranx rank"),
     Declared("borda", _borda, "1 - (rank - 1) / C; a candidate the run did not return 0.5 - (n - 1) / (2 C).",
              reference="ranx borda"),
-    Declared("none", lambda table, constant: table.score.copy(), "The scores as they are.", reference="-"),
+    Declared("none", lambda table: table.score.copy(), "The scores as they are.", reference="-"),
 ), option="--norm")
 """The score normalisations of fusion."""
 
@@ -112,5 +124,23 @@ def normalize(table: PairTable, norm: str | None, constant: float | None = None)
     >>> normalize(t, "min-max").tolist()   # run 2 is constant: (2 - 2) / 1e-9 = 0
     [[1.0, nan], [0.0, 0.0], [nan, 0.0]]
     """
-    name = norm_name(norm)
-    return NORMALISATIONS.get(name or "none").target(table, constant)
+    member, params = resolve_norm(norm, constant)
+    target: Normaliser = member.target
+    return target(table, **params)
+
+
+def resolve_norm(norm: str | None, constant: float | None = None) -> tuple[Declared, dict[str, Any]]:
+    """The normalisation a spelling names (``min-max``, ``min-max(constant=0.5)``) and its
+    parameters; ``constant`` (a fusion profile's) joins them for the members that declare it.
+
+    >>> member, params = resolve_norm("min-max(constant=0.5)")
+    >>> member.name, params
+    ('min-max', {'constant': 0.5})
+    >>> resolve_norm("zmuv", constant=0.5)[1]   # zmuv has no constant: the profile's is not its
+    {}
+    """
+    text = "none" if norm is None else str(norm)
+    member = NORMALISATIONS.get(split_call(text)[0])
+    takes = constant is not None and any(p.name == "constant" for p in member.params)
+    inline = split_call(text)[1]
+    return NORMALISATIONS.parse(text, **({"constant": constant} if takes and "constant" not in inline else {}))

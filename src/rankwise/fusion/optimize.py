@@ -157,9 +157,10 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     qrels = load_qrels(qrels)  # read once: every candidate, and every fold of a trained method, uses it
     train_qrels = None if train_qrels is None else load_qrels(train_qrels)
     chosen = method_named(method)
-    norm = (None if chosen.ranks else "min-max") if norm == "auto" else norm_name(norm)
+    spelled = (None if chosen.ranks else "min-max") if norm == "auto" else norm
+    norm = norm_name(spelled)   # the name the settings carry; its parameters reach the scores
     table = aligned(runs, ties)
-    scores = normalize(table, norm)
+    scores = normalize(table, spelled)
     tried = candidates_for(chosen.name, len(table.names), grid, trials, seed,
                            {"rel_level": conventions["rel_level"]} if "rel_level" in conventions else None)
 

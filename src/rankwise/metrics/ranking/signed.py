@@ -30,7 +30,7 @@ from rankwise.metrics.family import Cutoff, Family, Param
 from rankwise.metrics.ranking._seq import safe_divide
 from rankwise.metrics.ranking.gain import convention_gains, dcg_at, ideal, row_gains
 
-NORMALISATIONS = ("signed", "min_max")
+SIGNED_NORMALISATIONS = ("signed", "min_max")
 
 
 def signed_ndcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float] | None = None,
@@ -45,8 +45,8 @@ def signed_ndcg_at(rl: RankedLists, ks: Sequence[int], gains: Mapping[int, float
     >>> signed_ndcg_at(example(), [3], {0: -1.0}, "min_max").round(4).tolist()   # (1.5 + 1) / (3.1309 + 1)
     [[0.6052]]
     """
-    if normalise not in NORMALISATIONS:
-        raise ValueError(f"normalise must be one of {NORMALISATIONS}, got {normalise!r}")
+    if normalise not in SIGNED_NORMALISATIONS:
+        raise ValueError(f"normalise must be one of {SIGNED_NORMALISATIONS}, got {normalise!r}")
     table = dict(gains or {})
     levels = rl.level_values.tolist()
     values = row_gains(np.asarray(levels, dtype=np.int64), table) if levels else np.zeros(0)
@@ -90,7 +90,7 @@ NDCG_SIGNED = Family(
     cutoff=Cutoff(int, (10,)),
     params=(Param("gains", dict, None, "gain per label, negative allowed (0=-1,1=1,2=3); default: the label"),
             Param("normalise", str, "signed", "signed: [-1, 1]; min_max: [0, 1] (Gienapp et al. 2020)",
-                  choices=NORMALISATIONS)),
+                  choices=SIGNED_NORMALISATIONS)),
     syntax="pairs", gain_based=True, continuous=True, canonical="nDCG_signed",
     cutoff_aliases=("ndcg_signed", "signed_ndcg"), undefined=None)
 
