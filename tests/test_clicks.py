@@ -176,23 +176,24 @@ def test_a_fit_over_chunks_equals_one_over_the_whole_log(kind: str) -> None:
 
 
 def test_hand_computed_models() -> None:
-    # two sessions of q: (a, b) with a click on b; (b, a) with clicks on b then a
+    # two sessions of q: (a, b) with a click on b; (b, a) with clicks on b then a; every estimate
+    # is (clicks + 1) / (impressions + 2) under the fixed prior (1, 2)
     log = clicks.ClickLog.from_arrays(["q", "q"], [["a", "b"], ["b", "a"]], [[0, 1], [1, 1]])
-    no_prior = (0.0, 0.0)
-    # cascade, down to the first click: a seen once (no click), b twice (2 first clicks)
-    assert clicks.CascadeModel(prior=no_prior).fit(log).alpha.tolist() == [0.0, 1.0]
-    # SDBN by counting, down to the last click: a 1 click in 2, b 2 in 2; satisfaction: a's one click was
-    # a session's last, b's clicks were last in session 1, not in session 2: 1 of 2
-    sdbn = clicks.SDBN(prior=no_prior, method="counting").fit(log)
-    assert sdbn.alpha.tolist() == [0.5, 1.0] and sdbn.sigma.tolist() == [1.0, 0.5]
-    # DCM by counting: lambda_1 = 1 of 1 clicks at rank 1 followed by another; lambda_2 = 0 of 2
-    assert clicks.DCM(prior=no_prior, method="counting").fit(log).lam.tolist() == [1.0, 0.0]
+    prior = (1.0, 2.0)
+    # cascade, down to the first click: a seen once (no click): 1/3; b twice (2 first clicks): 3/4
+    assert clicks.CascadeModel(prior=prior).fit(log).alpha.tolist() == pytest.approx([1 / 3, 3 / 4])
+    # SDBN by counting, down to the last click: a 1 click in 2 (2/4), b 2 in 2 (3/4); satisfaction:
+    # a's one click was a session's last (2/3), b's clicks last in session 1, not in session 2 (2/4)
+    sdbn = clicks.SDBN(prior=prior, method="counting").fit(log)
+    assert sdbn.alpha.tolist() == pytest.approx([0.5, 0.75]) and sdbn.sigma.tolist() == pytest.approx([2 / 3, 0.5])
+    # DCM by counting: lambda_1 = 1 of 1 clicks at rank 1 followed by another (2/3); lambda_2 = 0 of 2 (1/4)
+    assert clicks.DCM(prior=prior, method="counting").fit(log).lam.tolist() == pytest.approx([2 / 3, 0.25])
     # cascade conditional probabilities: before the first click alpha, after it the floor
-    cm = clicks.CascadeModel(prior=no_prior, floor=1e-6).fit(log)
-    assert cm.conditional_click_probs(log).tolist() == [[0.0, 1.0], [1.0, 1e-6]]
-    # the relevance of SDBN is attractiveness x satisfaction, as a rankwise Run
+    cm = clicks.CascadeModel(prior=prior, floor=1e-6).fit(log)
+    np.testing.assert_allclose(cm.conditional_click_probs(log), [[1 / 3, 0.75], [0.75, 1e-6]], rtol=1e-12)
+    # the relevance of SDBN is attractiveness x satisfaction, as a rankwise Run: 1/2 x 2/3, 3/4 x 1/2
     run = sdbn.relevance()
-    assert run.doc.to_pylist() == ["a", "b"] and run.score.tolist() == [0.5, 0.5]
+    assert run.doc.to_pylist() == ["a", "b"] and run.score.tolist() == pytest.approx([1 / 3, 0.375])
 
 
 def test_predictions_feed_the_click_metrics() -> None:

@@ -28,7 +28,7 @@ Features = Annotated[str | None, typer.Option(
 LogFormat = Annotated[str, typer.Option(
     "--log-format", help="auto | stored | yandex | long (session, query, rank, doc, click columns)")]
 ChunkSize = Annotated[int, typer.Option(
-    "--chunk-size", help="Sessions per chunk: memory follows the chunk, not the log.")]
+    "--chunk-size", min=1, help="Sessions per chunk: memory follows the chunk, not the log.")]
 
 
 class ClicksFormat(str, Enum):
@@ -86,7 +86,7 @@ def fit(
     chunk_size: ChunkSize = 250_000,
     log_format: LogFormat = "auto",
     columns: ColumnMap = None,
-    workers: Annotated[int | None, typer.Option(help="Chunks fitted at once in threads (default: one per core, "
+    workers: Annotated[int | None, typer.Option(min=1, help="Chunks fitted at once in threads (default: one per core, "
                                                      "at most 4).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     quiet_short: Annotated[bool, typer.Option("-q", hidden=True)] = False,
@@ -251,7 +251,8 @@ def rank(
     bound: Annotated[str, typer.Option("--bound", help="mean: each pair's estimate; lower: its parameters' lower "
                                                        "credible bounds (rare pairs rank below well-observed "
                                                        "ones).")] = "mean",
-    level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Credible level of --bound lower.")]
+    level: Annotated[float, typer.Option("--level", min=0.0, max=1.0,
+                                         help="Credible level of --bound lower (strictly between 0 and 1).")]
     = 0.95,
     labels: Annotated[Path | None, typer.Option(
         "--labels", help="Editorial labels to score the ranking against (CLARA 2 'query url relevance' table, "
@@ -273,6 +274,8 @@ def rank(
         fitted = _model(model, features, data)
         if bound not in ("mean", "lower"):
             raise RankwiseError(f"--bound must be mean or lower, got {bound!r}")
+        if not 0 < level < 1:
+            raise RankwiseError(f"--level {level:g}: a credible level lies strictly between 0 and 1")
         run = fitted.relevance(name, data, bound=bound, level=level)
         scored = None if labels is None else _score_against_labels(run, fitted, data, labels, labels_format,
                                                                     metric or ["ndcg_cut_5", "ndcg_cut_10"])
@@ -326,10 +329,12 @@ def simulate(
                                                               "with --qrels. Required.")] = None,
     model_short: Annotated[Path | None, typer.Option("-m", hidden=True)] = None,
     qrels: Annotated[str | None, typer.Option(help="Relevance labels for an ULTRA parameter file.")] = None,
-    sessions: Annotated[int, typer.Option("--sessions", help="Sessions per query.")] = 100,
-    list_size: Annotated[int, typer.Option("--list-size", help="Documents shown per session (the run's top).")] = 10,
-    depth_old: Annotated[int | None, typer.Option("--depth", hidden=True, help="Deprecated: --list-size.")] = None,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    sessions: Annotated[int, typer.Option("--sessions", min=1, help="Sessions per query.")] = 100,
+    list_size: Annotated[int, typer.Option("--list-size", min=1,
+                                           help="Documents shown per session (the run's top).")] = 10,
+    depth_old: Annotated[int | None, typer.Option("--depth", hidden=True, min=1, help="Deprecated: --list-size.")
+                         ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed (any integer).")] = 0,
 ) -> None:
     """Simulate clicks on a run's rankings from a fitted model or an ULTRA parameter file."""
     model = _model_option(model, model_short)

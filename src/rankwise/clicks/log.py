@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
+from rankwise.stats.resampling import seeded
 
 LONG_ROLES: dict[str, tuple[str, ...]] = {
     "session": ("session", "session_id", "sessionid", "search_id", "searchid", "sid", "impression_id",
@@ -137,7 +138,7 @@ class ClickLog:
         """
         if not 0 <= test_share <= 1:
             raise ValueError(f"test_share must be in [0, 1], got {test_share}")
-        rng = np.random.default_rng(seed)
+        rng = seeded(seed)
         if by == "session":
             test = rng.random(self.sessions) < test_share
         elif by == "query":

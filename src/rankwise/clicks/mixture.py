@@ -36,6 +36,7 @@ import numpy as np
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.models import CHUNK, TINY, ClickModel
 from rankwise.errors import OptionError
+from rankwise.stats.resampling import seeded
 
 SEPARATOR = "+"
 """Between the components' names in the registry spelling: ``mixture(components=pbm+dbn)``
@@ -68,7 +69,7 @@ def session_log_likelihoods(model: ClickModel, log: ClickLog) -> np.ndarray:
 
     >>> from rankwise.clicks.models import GlobalCTR
     >>> log = ClickLog.from_arrays(["q", "q"], [["a", "b"], ["a", "b"]], [[1, 0], [0, 0]])
-    >>> model = GlobalCTR(prior=(0, 0)).fit(log)   # ctr 1/4
+    >>> model = GlobalCTR(prior=(1, 4)).fit(log)   # ctr (1 + 1) / (4 + 4) = 1/4
     >>> np.round(session_log_likelihoods(model, log), 4).tolist()   # log(1/4) + log(3/4); 2 log(3/4)
     [-1.674, -0.5754]
     """
@@ -121,7 +122,7 @@ class Mixture(ClickModel):
         return super().fit(log, iterations, tolerance, chunk_size, progress, workers, validation, patience)
 
     def _start(self, log: Any) -> None:
-        rng = np.random.default_rng(self.seed)
+        rng = seeded(self.seed)
         seen: set[type] = set()
         for model in self.models:
             if type(model) in seen and hasattr(model, "alpha"):   # a second component of one kind

@@ -259,6 +259,32 @@ class _PooledCells:
         self.active, self.parts = False, []
 
 
+def check_prior(prior: Any, model: str = "model") -> tuple[float, float]:
+    """A fixed prior as pseudo-counts (clicks, impressions) added to every estimate: finite, with
+    0 < clicks < impressions, so that (clicks seen + a) / (impressions seen + b) is always a
+    probability strictly between 0 and 1 (a Beta(a, b - a) prior).
+
+    >>> check_prior((1, 2))
+    (1.0, 2.0)
+    >>> check_prior((5, 1), "dbn")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.ParameterError: dbn: prior (5.0, 1.0): expected pseudo-counts CLICKS,IMPRESSIONS with ...
+    """
+    import math
+
+    from rankwise.errors import ParameterError
+
+    try:
+        a, b = (float(v) for v in prior)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{model}: prior {prior!r}: expected two numbers CLICKS,IMPRESSIONS") from None
+    if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
+        raise ParameterError(f"{model}: prior ({a}, {b}): expected pseudo-counts CLICKS,IMPRESSIONS with 0 < CLICKS "
+                             "< IMPRESSIONS, both finite (a Beta prior), or 'empirical'")
+    return a, b
+
+
 class ClickModel:
     """Base: ``fit(log)``, ``conditional_log_probs(log)``, ``log_probs(log)``,
     ``relevance()``, ``parameters()``.
@@ -279,13 +305,15 @@ class ClickModel:
     constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks", "clicked_again",
                                                  "rank_clicks")
     _first_pass = True
+    per_pair = True
+    """False for a model whose estimate is the same for every pair (one global click rate)."""
 
     def __init__(self, prior: tuple[float, float] | str = EMPIRICAL) -> None:
         if isinstance(prior, str):
             if prior != EMPIRICAL:
                 raise ValueError(f"prior must be {EMPIRICAL!r} or (clicks, impressions), got {prior!r}")
         else:
-            prior = (float(prior[0]), float(prior[1]))
+            prior = check_prior(prior, type(self).name)
         self.prior: tuple[float, float] | str = prior
         self.hyper: dict[str, tuple[float, float]] = {}
         """The fitted Beta (a, b) of each per-pair parameter (``alpha``, ``sigma``) under the
@@ -500,9 +528,14 @@ class ClickModel:
         """
         from scipy.stats import beta
 
+        from rankwise.errors import OptionError
+
+        if not self.per_pair:
+            raise OptionError(f"{self.name}: one click rate for every pair, so every document ties and there is no "
+                              "per-pair interval (rank by the mean: --bound mean)")
         if not self.posterior:
-            raise ValueError(f"{self.name}: no posterior counts (fit the model first; a model loaded from a file "
-                             f"saved before intervals existed has none)")
+            raise OptionError(f"{self.name}: no posterior counts (fit the model first; a model loaded from a file "
+                              "saved before intervals existed has none)")
         frame = self.parameters()["pairs"]
         tail = (1 - level) / 2
         for column, attribute in self.pair_fields.items():
@@ -862,6 +895,7 @@ class GlobalCTR(DocumentCTR):
 
     name = "global-ctr"
     fields = ("ctr",)
+    per_pair = False
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.ctr = float(totals["clicks"].sum() / max(totals["shown"].sum(), 1))
@@ -1103,9 +1137,9 @@ class CascadeModel(ClickModel):
     """Cascade model, fitted by counting the ranks down to the first click.
 
     >>> log = ClickLog.from_arrays(["q"] * 2, [["a", "b"], ["a", "b"]], [[0, 1], [1, 0]])
-    >>> m = CascadeModel(prior=(0, 0)).fit(log)
-    >>> m.parameters()["pairs"]["attractiveness"].tolist()   # a: 1 click in 2 views; b: 1 in 1
-    [0.5, 1.0]
+    >>> m = CascadeModel(prior=(1, 2)).fit(log)
+    >>> m.parameters()["pairs"]["attractiveness"].round(4).tolist()   # a: (1 + 1) / (2 + 2); b: (1 + 1) / (1 + 2)
+    [0.5, 0.6667]
     """
 
     name = "cascade"

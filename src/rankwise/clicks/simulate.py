@@ -13,6 +13,7 @@ import numpy as np
 
 from rankwise.clicks.log import ClickLog, piece_of
 from rankwise.clicks.models import ClickModel
+from rankwise.stats.resampling import seeded
 
 
 def simulate(model: ClickModel, log: ClickLog, seed: int = 0) -> ClickLog:
@@ -26,7 +27,7 @@ def simulate(model: ClickModel, log: ClickLog, seed: int = 0) -> ClickLog:
     >>> simulate(model, log).clicks.tolist()
     [[1, 1], [1, 1], [1, 1], [1, 1]]
     """
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     out = piece_of(log, log.query, log.docs, log.pairs, np.zeros_like(log.clicks), log.mask)
     draws = rng.random(log.clicks.shape)
     model.check_depth(log)

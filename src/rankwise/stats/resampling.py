@@ -27,6 +27,21 @@ BUDGET = 20_000_000
 """Indices drawn per chunk by default (160 MB of int64)."""
 
 
+def seeded(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """A generator from any integer seed (negative ones too: numpy takes only seeds >= 0, so a
+    seed is read modulo 2^128, which keeps every non-negative seed's own stream), or the
+    generator given.
+
+    >>> bool(seeded(-1).integers(0, 10**6) == np.random.default_rng(2**128 - 1).integers(0, 10**6))
+    True
+    >>> bool(seeded(7).integers(0, 10**6) == np.random.default_rng(7).integers(0, 10**6))
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(None if seed is None else int(seed) % 2**128)
+
+
 def bootstrap_indices(sizes: Sequence[int], resamples: int, rng: np.random.Generator, budget: int = BUDGET,
                       dtype: Any = np.int64) -> Iterator[tuple[np.ndarray, ...]]:
     """Yield, chunk by chunk, one ``(chunk, n_g)`` array of row indices drawn with replacement
