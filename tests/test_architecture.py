@@ -170,7 +170,7 @@ INTENDED: dict[str, set[str]] = {
     "streaming": {"errors", "engine", "metrics", "state"},
     "torch": {"errors", "state"},
     "agreement": {"errors", "progress", "results", "data", "engine", "evaluation", "stats"},
-    "clicks": {"errors", "params", "progress", "results", "data", "streaming"},
+    "clicks": {"errors", "params", "progress", "results", "data", "streaming", "stats"},
     "comparison": {"_version", "errors", "params", "results", "engine", "evaluation", "stats"},
     "jax": {"errors", "metrics", "streaming"},
     "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
