@@ -174,3 +174,22 @@ def test_output_cut_short_ends_with_status_1(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(evaluating, "evaluate_files", lambda *a, **k: cut_short([]))
     assert quick.run_quick("trec-eval", ["-q", QRELS, RUN]) == 1
     assert quick.run_quick("evaluate", [QRELS, RUN]) == 1
+
+
+def _imported(*args: str) -> set[str]:
+    """The top-level packages a ``rankwise`` command line imports (``python -X importtime``)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rankwise", *args], capture_output=True,
+                          text=True, check=True)
+    return {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines()
+            if line.startswith("import time:")}
+
+
+def test_the_version_and_trec_eval_import_only_what_they_use() -> None:
+    heavy = {"numpy", "pandas", "pyarrow", "typer", "rich", "click", "scipy", "matplotlib", "duckdb", "sklearn"}
+    version = _imported("--version")
+    assert not version & heavy, version & heavy
+    assert subprocess.run([sys.executable, "-m", "rankwise", "--version"], capture_output=True, text=True,
+                          check=True).stdout.startswith("rankwise ")
+    # trec_eval's drop-in reads with pyarrow and computes with numpy, and loads nothing else heavy
+    trec_eval = _imported("trec-eval", "-m", "map", QRELS, RUN)
+    assert trec_eval & heavy == {"numpy", "pyarrow"}, trec_eval & heavy

@@ -15,7 +15,13 @@ if TYPE_CHECKING:
 def main() -> None:
     """Run the ``rankwise`` command (``trec-eval`` and ``ndeval`` arguments bypass option
     parsing to keep their tools' syntax; ``evaluate`` starts without Typer when it can). Long
-    work shows its progress on a terminal (``rankwise.cli.progress``)."""
+    work shows its progress on a terminal (``rankwise.cli.progress``). ``--version`` prints
+    the version before anything else is imported."""
+    if sys.argv[1:] == ["--version"]:
+        from rankwise._version import __version__
+
+        sys.stdout.write(f"rankwise {__version__}\n")
+        return
     from rankwise.cli.progress import terminal_reporter
     from rankwise.progress import reporting
 
