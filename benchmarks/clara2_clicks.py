@@ -76,25 +76,28 @@ fit_part, validation = train.split(test_share=0.1, seed=1)
 pairs, ranks = log.n_pairs, log.ranks
 
 
-def batch_of(chunk):
-    return {"query_doc_ids": jnp.asarray(np.where(chunk.mask, chunk.pairs, 0)),
+def batch_of(chunk, to_whole):
+    # CLAX identifies a (query, document) pair by its id: every part speaks the whole log's ids
+    # (a part of a split numbers its pairs afresh; ClickLog.pair_ids_in maps them back)
+    return {"query_doc_ids": jnp.asarray(np.where(chunk.mask, to_whole[chunk.pairs], 0)),
             "clicks": jnp.asarray(chunk.clicks, dtype=jnp.float32), "mask": jnp.asarray(chunk.mask),
             "positions": jnp.asarray(np.broadcast_to(np.arange(1, ranks + 1), chunk.pairs.shape))}
 
 
 def batches(part, size):
-    return [batch_of(chunk) for chunk in part.chunks(size)]
+    to_whole = part.pair_ids_in(log)
+    return [batch_of(chunk, to_whole) for chunk in part.chunks(size)]
 
 
 class Scored:   # CLAX's predictions in the shape rankwise's evaluate_model reads
-    def __init__(self, model):
-        self.model = model
+    def __init__(self, model, part):
+        self.model, self.to_whole = model, part.pair_ids_in(log)
 
     def conditional_log_probs(self, chunk):
-        return np.asarray(self.model.predict_conditional_clicks(batch_of(chunk)), dtype=np.float64)
+        return np.asarray(self.model.predict_conditional_clicks(batch_of(chunk, self.to_whole)), dtype=np.float64)
 
     def log_probs(self, chunk):
-        return np.asarray(self.model.predict_clicks(batch_of(chunk)), dtype=np.float64)
+        return np.asarray(self.model.predict_clicks(batch_of(chunk, self.to_whole)), dtype=np.float64)
 
 
 results = {}
@@ -106,7 +109,7 @@ for kind in kinds.split(","):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         history = trainer.train(model, batches(fit_part, int(batch_size)), batches(validation, 4096))
     seconds = time.perf_counter() - started
-    table = clicks.evaluate_model(Scored(model), test).set_index("rank")
+    table = clicks.evaluate_model(Scored(model, test), test).set_index("rank")
     every = {"query_doc_ids": jnp.arange(pairs)[:, None], "mask": jnp.ones((pairs, 1), bool),
              "positions": jnp.ones((pairs, 1), jnp.int32), "clicks": jnp.zeros((pairs, 1))}
     relevance = np.asarray(model.predict_relevance(every), dtype=np.float64).reshape(pairs, -1)[:, 0]

@@ -88,6 +88,26 @@ class ClickLog:
         shipped = getattr(self, "_n_pairs", None)
         return int(len(self.pair_query)) if shipped is None else shipped
 
+    def pair_ids_in(self, whole: ClickLog) -> np.ndarray:
+        """Each of this log's pair ids as the id the same (query, document) pair has in
+        ``whole`` (-1 for a pair ``whole`` does not have). Parts of a log (``split``) number
+        their pairs afresh, so a model fitted on one part and scored on another by pair id (as
+        CLAX's models are) needs the whole log's ids.
+
+        >>> whole = ClickLog.from_arrays(["q", "q", "r"], [["a"], ["b"], ["a"]], [[1], [0], [0]])
+        >>> part = ClickLog.from_arrays(["r", "q"], [["a"], ["b"]], [[0], [0]])
+        >>> part.pair_ids_in(whole).tolist()   # part's (q, b) and (r, a) are whole's pairs 1 and 2
+        [1, 2]
+        """
+        index = whole.cache.get("pair_index")
+        if index is None:
+            index = {(whole.query_ids[q], whole.doc_ids[d]): i
+                     for i, (q, d) in enumerate(zip(whole.pair_query.tolist(), whole.pair_doc.tolist(), strict=True))}
+            whole.cache["pair_index"] = index
+        return np.fromiter((index.get((self.query_ids[q], self.doc_ids[d]), -1)
+                            for q, d in zip(self.pair_query.tolist(), self.pair_doc.tolist(), strict=True)),
+                           dtype=np.int64, count=self.n_pairs)
+
     def chunks(self, size: int) -> Iterator[ClickLog]:
         """Consecutive pieces of at most ``size`` sessions, as views sharing this log's
         vocabularies and pair numbering (what a fit accumulates its statistics over).
