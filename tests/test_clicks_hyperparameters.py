@@ -95,3 +95,14 @@ def test_every_model_written_with_a_fixed_prior_loads_back(name, tmp_path) -> No
 def test_python_refuses_the_docstrings_old_prior() -> None:
     with pytest.raises(RankwiseError, match=r"0 < CLICKS < IMPRESSIONS"):
         clicks.CascadeModel(prior=(0, 0))
+
+
+def test_a_fit_stopped_by_the_iteration_cap_says_so(tmp_path, rankwise_cli, capsys) -> None:
+    log = clicks.read_log(str(LOG))
+    capped = clicks.UBM().fit(log, iterations=3)
+    assert len(capped.history) == 3 and "iteration cap (3) before converging" in capped.warnings[0]
+    converged = clicks.UBM().fit(log, iterations=200, tolerance=1e-3)
+    assert len(converged.history) < 200 and converged.warnings == []
+    assert rankwise_cli(["clicks", "fit", str(LOG), "--model", "ubm", "--iterations", "2", "--quiet", "-o",
+                         str(tmp_path / "m.json")]) == 0
+    assert "warning: ubm: EM stopped at the iteration cap (2)" in capsys.readouterr().err

@@ -135,6 +135,7 @@ def fit(
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    _warn(getattr(fitted, "warnings", []))
     best = f" (best on the validation log: {fitted.best_iteration})" if fitted.best_iteration else ""
     typer.echo(f"{kind.name}: {data.sessions} sessions, {data.n_pairs} (query, document) pairs"
                + (f", {len(fitted.history)} iterations{best}" if fitted.history else "") + f" -> {output}", err=True)

@@ -315,6 +315,8 @@ class ClickModel:
         else:
             prior = check_prior(prior, type(self).name)
         self.prior: tuple[float, float] | str = prior
+        self.warnings: list[str] = []
+        """What the last fit must tell its caller (EM stopped by the iteration cap, not converged)."""
         self.hyper: dict[str, tuple[float, float]] = {}
         """The fitted Beta (a, b) of each per-pair parameter (``alpha``, ``sigma``) under the
         empirical prior."""
@@ -624,6 +626,9 @@ class ClickModel:
         previous = -math.inf
         constants: dict[str, np.ndarray] = {}
         best: tuple[float, int, dict[str, Any]] | None = None
+        self.warnings = []
+        converged = not self.iterative
+        gain = math.inf
         for iteration in range(1, (iterations if self.iterative else 1) + 1):
             self._first_pass = iteration == 1   # statistics that do not change are added up once
             totals, ll = pass_totals()
@@ -650,8 +655,13 @@ class ClickModel:
             # every pass: those fits stop when it changes by less than the tolerance
             gain = abs(ll - previous) if self.prior == EMPIRICAL else ll - previous
             if gain < tolerance or stale:
+                converged = True
                 break
             previous = ll
+        if not converged:   # the cap is a guard: a fit it stops may not be the maximum yet
+            self.warnings.append(f"{self.name}: EM stopped at the iteration cap ({iterations}) before converging: "
+                                 f"the log-likelihood per session still changed by {gain:.2g} (tolerance "
+                                 f"{tolerance:g}); raise iterations (--iterations) for a converged fit")
         if best is not None:
             for name, value in best[2].items():
                 setattr(self, name, value)
