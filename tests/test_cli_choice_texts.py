@@ -21,6 +21,7 @@ def _sources() -> dict[str, tuple[str, ...]]:
     from rankwise.clicks.read import FORMATS as LOG_FORMATS
     from rankwise.engine.conventions import Duplicates, Gains, Missing, Ties, ZeroDivision
     from rankwise.metrics.profiles import PROFILES
+    from rankwise.online.analysis import P_VALUES
     from rankwise.online.simulated_users import SIMULATED_USERS
     from rankwise.online.slices import CORRECTION_SCOPES
     from rankwise.online.warehouse import Engine
@@ -35,7 +36,8 @@ def _sources() -> dict[str, tuple[str, ...]]:
         "--relative": get_args(Relative), "--alternative": get_args(Alternative), "--engine": get_args(Engine),
         "--log-format": LOG_FORMATS, "--backend": tuple(k.value for k in BackendKind),
         "--search-type": SEARCH_TYPES, "--analyzer": ANALYZERS, "kind": tuple(k.value for k in PlotKind),
-        "--bootstrap-ci": ("percentile", "BCa"), "--labels-format": ("auto", "table", "yandex", "qrels"),
+        "--bootstrap-ci": ("percentile", "BCa"), "--p-value": P_VALUES,
+        "--labels-format": ("auto", "table", "yandex", "qrels"),
     }
 
 

@@ -248,6 +248,8 @@ def test_equal_to_gbstats_golden_values() -> None:
         assert d.difference == pytest.approx(case["absolute"]["expected"], rel=1e-12)
         assert d.ci_lower == pytest.approx(case["absolute"]["ci"][0], rel=1e-9)
         assert d.p_value == pytest.approx(case["absolute"]["p_value"], rel=1e-9)
+        # the p-value of the relative lift, GrowthBook's default display
+        assert d.relative_p_value == pytest.approx(case["relative"]["p_value"], rel=1e-9, abs=1e-15)
         lower, upper, p = online.always_valid(d.difference, d.se, ca.n + cb.n, 0.05, 5000)
         assert (lower, upper) == (pytest.approx(case["sequential"]["ci"][0], rel=1e-9),
                                   pytest.approx(case["sequential"]["ci"][1], rel=1e-9))

@@ -220,6 +220,9 @@ def ab(
         "--planned-units", help="Planned units in total, for alpha spending.")] = None,
     mixed: Annotated[str, typer.Option(
         "--mixed", help="Units seen in two variants: exclude (counted in a warning) | error")] = "exclude",
+    p_value: Annotated[str, typer.Option(
+        "--p-value", help="absolute | relative: the p-value (and its correction) of the difference, or of the "
+                          "relative lift (GrowthBook's default display).")] = "absolute",
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     output_format: Annotated[ABFormat, typer.Option("-f", "--format", help="Output format.")] = ABFormat.table,
@@ -248,7 +251,7 @@ def ab(
                                 slices=slice_by, correction_scope=correction_scope,
                                 guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
                                                                                  "METRIC=MARGIN").items()},
-                                lower_is_better=lower_is_better, power=power, cupac=cupac,
+                                lower_is_better=lower_is_better, power=power, cupac=cupac, p_value=p_value,
                                 engine="duckdb" if database is not None else cast("Engine", engine))
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint

@@ -211,7 +211,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             engine: Engine = "memory", caps: Mapping[str, str | float] | None = None,
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
             guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
-            power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear") -> ABResult:
+            power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear",
+            p_value: str = "absolute") -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -276,6 +277,12 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
     if sequential is not None:
         sequential = SEQUENTIAL_DESIGNS.get(sequential).name
+    if p_value not in P_VALUES:
+        raise OptionError(f"p_value={p_value!r}: expected {' or '.join(P_VALUES)} (the difference's test, or the "
+                          "relative lift's)")
+    if p_value == "relative" and (test in ("mann-whitney", "bootstrap", "bayesian") or sequential is not None):
+        raise OptionError(f"p_value='relative' is the t or z test of the relative lift; the {sequential or test} "
+                          "p-value has no relative form")
     correction = CORRECTION_METHODS.get(correction).name
     if not 0 < alpha < 1:
         raise OptionError(f"alpha must be between 0 and 1, got {alpha}")
@@ -440,6 +447,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     import pandas as pd
 
     frame = pd.DataFrame(rows)
+    if p_value == "relative" and "relative_p_value" in frame:   # GrowthBook's display: the lift's p, corrected
+        frame["absolute_p_value"] = frame["p_value"]
+        frame["p_value"] = frame["relative_p_value"]
 
     def correct_frame() -> None:
         if slices:
@@ -464,7 +474,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     settings = {"unit": unit, "variant": variant, "test": test, "relative": relative, "alpha": alpha,
                 "correction": correction, "alternative": alternative, "control": control, "sequential": sequential,
                 "weights": list(weights) if weights is not None else None,
-                "covariates": dict(covariates or {}), "mixed": mixed}
+                "covariates": dict(covariates or {}), "mixed": mixed, "p_value": p_value}
     if definitions:
         settings.update(event=event, definitions={d.name: d.text().partition(" = ")[2] for d in definitions})
     if exposures is not None:
@@ -741,14 +751,17 @@ def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, t
            "variant": arm, "n_control": c.n, "n": t.n, "control_value": c.mean, "value": t.mean,
            "difference": d.difference, "ci_lower": d.ci_lower, "ci_upper": d.ci_upper,
            "relative": d.relative, "relative_lower": d.relative_lower, "relative_upper": d.relative_upper,
-           "p_value": d.p_value, "statistic": d.statistic, "df": d.df, "se": d.se, "relative_se": d.relative_se,
-           "test": test, "variance_control": c.variance, "variance": t.variance}
+           "p_value": d.p_value, "relative_p_value": d.relative_p_value, "statistic": d.statistic, "df": d.df,
+           "se": d.se, "relative_se": d.relative_se, "test": test, "variance_control": c.variance,
+           "variance": t.variance}
     mde = detectable_multiplier(alpha, power_target) * d.se if math.isfinite(d.se) else math.nan
     row.update(mde=mde, mde_relative=mde / abs(c.mean) if c.mean else math.nan)
     if metric.covariate_ratio is not None:
         row["theta"] = theta
     if bayes is not None:
         row.update(_bayesian(d, c.mean, alpha, bayes))
+    if test in ("mann-whitney", "bootstrap") or sequential is not None:
+        row["relative_p_value"] = math.nan   # the t or z test of the relative lift is not this p's test
     if test == "mann-whitney":
         row["p_value"] = _mann_whitney(name, metric, units, control, arm, alternative)
     elif test == "bootstrap":
@@ -1158,6 +1171,10 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
             out.append(group)
         frame = pd.concat(out)
     return frame
+
+P_VALUES = ("absolute", "relative")
+"""What ``p_value`` (and its correction) tests: the absolute difference, or the relative lift
+(GrowthBook's default display, equal to gbstats' relative ``TwoSidedTTest``)."""
 
 AB_TESTS: Registry[Declared] = Registry("test", (
     *TWO_SAMPLE_TESTS.values(),

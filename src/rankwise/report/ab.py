@@ -118,6 +118,8 @@ def ab_title(result: Any) -> str:
     parts = [f"test={s['test']}", f"relative={s['relative']}", f"alpha={s['alpha']}", f"correction={s['correction']}"]
     if s.get("sequential"):
         parts.append(f"sequential={s['sequential']}")
+    if s.get("p_value") == "relative":
+        parts.append("p of the relative lift")
     if s.get("prior"):
         prior = s["prior"]
         parts[0] = (f"test=bayesian, prior N({prior['prior_mean']:g}, {prior['prior_variance']:g}) on the "

@@ -66,6 +66,10 @@ class Difference:
     se: float
     relative_se: float = math.nan
     """Delta-method standard error of the relative difference."""
+    relative_p_value: float = math.nan
+    """The p-value of the relative difference: its estimate over its delta-method standard
+    error, against the same distribution and alternative as ``p_value`` (GrowthBook's default
+    display; equal to gbstats' ``TwoSidedTTest`` with ``difference_type="relative"``)."""
 
 
 def welch_df(control: Arm, treatment: Arm) -> float:
@@ -95,6 +99,8 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: Re
     >>> d = compare_arms(Arm(10.0, 4.0, 100), Arm(11.0, 4.0, 100), test="z")
     >>> round(d.difference, 6), round(d.statistic, 4), round(d.ci_lower, 4)   # se = sqrt(0.04 + 0.04)
     (1.0, 3.5355, 0.4456)
+    >>> round(d.relative / d.relative_se, 4), round(d.relative_p_value, 6)   # 0.1 / sqrt(0.0004 + 0.000484)
+    (3.3634, 0.00077)
     """
     if test not in TESTS:
         raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
@@ -121,8 +127,10 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: Re
     p_value = _p_value(dist, statistic, alternative)
     lower, upper = _interval(dist, diff, se, alpha, alternative)
     rel, rel_lower, rel_upper = relative_interval(control, treatment, dist, relative, alpha, alternative)
-    return Difference(diff, lower, upper, rel, rel_lower, rel_upper, p_value, statistic, df, se,
-                      relative_se(control, treatment))
+    rel_se = relative_se(control, treatment)
+    rel_statistic = rel / rel_se if rel_se > 0 else math.copysign(math.inf, rel) if rel else math.nan
+    return Difference(diff, lower, upper, rel, rel_lower, rel_upper, p_value, statistic, df, se, rel_se,
+                      _p_value(dist, rel_statistic, alternative) if math.isfinite(rel) else math.nan)
 
 
 def relative_se(control: Arm, treatment: Arm) -> float:
