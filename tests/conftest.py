@@ -99,19 +99,6 @@ def _may_run_mypy(config: pytest.Config) -> bool:
                             Path(a).name in ("tests", ".") for a in given)
 
 
-def _start_ranx_warmup() -> object | None:
-    """ranx's numba code compiled in the background (``tests/ranx_warmup.py``): in a fresh
-    environment its first calls take 30-40 s, which would otherwise land in one test."""
-    import importlib.util
-    import subprocess
-    import sys
-
-    if importlib.util.find_spec("ranx") is None:
-        return None
-    return subprocess.Popen([sys.executable, str(Path(__file__).parent / "ranx_warmup.py")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     import os
     import tempfile
@@ -122,18 +109,15 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[MYPY_DIR] = folder   # the workers, spawned after this, inherit it
     MYPY["process"] = start_mypy(folder)
     MYPY["folder"] = folder
-    if "not slow" in (config.option.markexpr or ""):   # the default run, not the long simulations alone
-        MYPY["ranx"] = _start_ranx_warmup()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     import os
     import shutil
 
-    for key in ("process", "ranx"):
-        process = MYPY.pop(key, None)
-        if process is not None and process.poll() is None:   # type: ignore[attr-defined]
-            process.kill()   # type: ignore[attr-defined]
+    process = MYPY.pop("process", None)
+    if process is not None and process.poll() is None:   # type: ignore[attr-defined]
+        process.kill()   # type: ignore[attr-defined]
     folder = MYPY.pop("folder", None)
     if folder is not None:
         os.environ.pop(MYPY_DIR, None)
