@@ -55,12 +55,8 @@ def test_every_method_is_compared_with_ranx() -> None:
 
 
 @pytest.mark.parametrize("norm", [None, "min-max"])
-@pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.slow) if m == "bayesfuse" else m
-                                    for m in sorted(TRAINED)])
+@pytest.mark.parametrize("method", sorted(TRAINED))
 def test_trained_methods_equal_ranx(method: str, norm: str | None) -> None:
-    """Every trained method equals ranx's. bayesfuse's comparison is a slow test: ranx compiles
-    it with numba on its first call (about 40 s in a fresh environment); the default run checks
-    bayesfuse by hand (``test_hand_computed_trained_methods``)."""
     ranx = pytest.importorskip("ranx")
     from ranx import fusion as ranx_fusion
 
