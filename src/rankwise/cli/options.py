@@ -114,8 +114,7 @@ def _statistics_from(options: dict[str, Any]) -> dict[str, Any]:
     from rankwise.cli.output import deprecated_flag
 
     old = options.pop("permutations_old", None)
-    options["permutations"] = deprecated_flag(options["permutations"], old, "--resamples", "--permutations",
-                                              "the old name of --resamples")
+    options["permutations"] = deprecated_flag(options["permutations"], old, "--resamples", "--permutations", None)
     return options
 
 

@@ -71,7 +71,7 @@ def column_hint(message: str, options: dict[str, str]) -> str:
     return f"{message} (name the column{'s' if len(flags) > 1 else ''} with {', '.join(flags)})"
 
 
-def deprecated_flag(value: Any, old_value: Any, new: str, old: str, elsewhere: str) -> Any:
+def deprecated_flag(value: Any, old_value: Any, new: str, old: str, elsewhere: str | None) -> Any:
     """The value of option ``new``, or of its old short spelling ``old`` with a deprecation
     warning (``old`` means ``elsewhere`` in other commands: one flag, one meaning).
 
@@ -80,8 +80,8 @@ def deprecated_flag(value: Any, old_value: Any, new: str, old: str, elsewhere: s
     """
     if old_value is None or old_value is False:
         return value
-    if elsewhere.startswith("the old name"):
-        warn([f"{old} is deprecated: write {new} ({old} is {elsewhere})"])
+    if elsewhere is None:   # a renamed option: the old spelling means nothing else anywhere
+        warn([f"{old} is deprecated: write {new}"])
     else:
         warn([f"{old} is deprecated here: write {new} ({old} is {elsewhere} in the other commands)"])
     return old_value
