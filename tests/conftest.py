@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,47 @@ def rankwise_cli(monkeypatch: pytest.MonkeyPatch):
         return 0
 
     return run
+
+
+RANX_RECORDINGS = DATA / "ranx"
+RANX_RECORD = "RANKWISE_RANX_RECORD"
+
+
+class RanxReference:
+    """ranx's output for a differential test, live or as recorded from ranx.
+
+    ranx compiles every function with numba on its first call: about 200 CPU seconds in a
+    fresh environment, 54 s for its first Bayesfuse alone. So each ranx comparison runs twice:
+    by default against ranx's output recorded in ``tests/data/ranx/<test>.json`` (no ranx
+    import), and with the slow tests against ranx itself, which must also equal the recording
+    exactly. ``RANKWISE_RANX_RECORD=1 python -m pytest -m slow -n 0 -k ranx`` rewrites the
+    recordings from the installed ranx.
+    """
+
+    def __init__(self, live: bool, test: str) -> None:
+        self.live, self.path = live, RANX_RECORDINGS / f"{test}.json"
+
+    def __call__(self, key: str, compute):
+        """The JSON value ``compute(ranx)`` returns (nested dicts and lists of floats)."""
+        import json
+
+        recorded = json.loads(self.path.read_text()) if self.path.exists() else {}
+        if not self.live:
+            assert key in recorded, (f"no recorded ranx output for {key!r} in {self.path.name}: "
+                                     f"run {RANX_RECORD}=1 python -m pytest -m slow -n 0 -k ranx")
+            return recorded[key]
+        ranx = pytest.importorskip("ranx")
+        value = json.loads(json.dumps(compute(ranx), default=float))  # what the recording holds
+        if os.environ.get(RANX_RECORD) == "1":
+            recorded[key] = value
+            RANX_RECORDINGS.mkdir(exist_ok=True)
+            self.path.write_text(json.dumps(recorded, indent=0, sort_keys=True) + "\n")
+        else:
+            assert recorded.get(key) == value, f"ranx's output for {key!r} differs from {self.path.name}"
+        return value
+
+
+@pytest.fixture(params=["recorded", pytest.param("ranx", marks=pytest.mark.slow)])
+def ranx_reference(request: pytest.FixtureRequest) -> RanxReference:
+    """ranx's output recorded (default run) or live (the slow run); see :class:`RanxReference`."""
+    return RanxReference(request.param == "ranx", request.function.__name__)

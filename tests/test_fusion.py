@@ -29,6 +29,10 @@ def _runs(seed: int, n_runs: int = 3, queries: int = 15) -> list[dict[str, dict[
     return runs
 
 
+def _pairs(run: dict[str, dict[str, float]]) -> dict[tuple[str, str], float]:
+    return {(q, d): s for q, docs in run.items() for d, s in docs.items()}
+
+
 def _as_dict(run) -> dict[tuple[str, str], float]:
     return {(q, d): float(s) for q, d, s in zip(run.query.to_pylist(), run.doc.to_pylist(), run.score, strict=True)}
 
@@ -56,24 +60,26 @@ def test_every_method_is_compared_with_ranx() -> None:
 
 @pytest.mark.parametrize("norm", [None, "min-max"])
 @pytest.mark.parametrize("method", sorted(TRAINED))
-def test_trained_methods_equal_ranx(method: str, norm: str | None) -> None:
-    ranx = pytest.importorskip("ranx")
-    from ranx import fusion as ranx_fusion
-
+def test_trained_methods_equal_ranx(method: str, norm: str | None, ranx_reference) -> None:
     runs = _runs(4)
     rng = np.random.default_rng(5)
     qrels = {q: {f"d{d}": int(rng.integers(1, 3)) for d in rng.choice(40, size=8, replace=False)} for q in runs[0]}
-    theirs_runs = [ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}") for i, r in enumerate(runs)]
-    ranx_qrels = ranx.Qrels.from_dict(qrels)
     params, key = TRAINED_PARAMS[method]
-    if norm is not None:  # ranx trains on the runs as given and fuses the normalised ones
-        theirs_runs = [ranx.Run.from_dict(ranx.fuse([r, r], norm=norm, method="max").to_dict(), name=r.name)
-                       for r in theirs_runs]
-    trained_with = [params["n_segments"]] if method == "probfuse" else []
-    learned = getattr(ranx_fusion, TRAINED[method])(ranx_qrels, theirs_runs, *trained_with)
-    theirs = ranx.fuse(theirs_runs, norm=None, method=method,
-                       params={key: learned, **{k: v for k, v in params.items() if k == "w"}})
-    expected = {(q, d): s for q, docs in theirs.to_dict().items() for d, s in docs.items()}
+
+    def theirs(ranx):
+        from ranx import fusion as ranx_fusion
+
+        theirs_runs = [ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}")
+                       for i, r in enumerate(runs)]
+        if norm is not None:  # ranx trains on the runs as given and fuses the normalised ones
+            theirs_runs = [ranx.Run.from_dict(ranx.fuse([r, r], norm=norm, method="max").to_dict(), name=r.name)
+                           for r in theirs_runs]
+        trained_with = [params["n_segments"]] if method == "probfuse" else []
+        learned = getattr(ranx_fusion, TRAINED[method])(ranx.Qrels.from_dict(qrels), theirs_runs, *trained_with)
+        return ranx.fuse(theirs_runs, norm=None, method=method,
+                         params={key: learned, **{k: v for k, v in params.items() if k == "w"}}).to_dict()
+
+    expected = _pairs(ranx_reference(f"{method}-{norm}", theirs))
     got = _as_dict(fuse(runs, method, norm=norm, train_qrels=qrels, **params))
     assert got.keys() == expected.keys()
     for pair, value in expected.items():
@@ -82,14 +88,13 @@ def test_trained_methods_equal_ranx(method: str, norm: str | None) -> None:
 
 @pytest.mark.parametrize("method", sorted(RANX))
 @pytest.mark.parametrize("norm", ["min-max", "max", "sum", "zmuv", "rank", "borda", None])
-def test_equal_to_ranx_on_tie_free_runs(method: str, norm: str | None) -> None:
-    ranx = pytest.importorskip("ranx")
+def test_equal_to_ranx_on_tie_free_runs(method: str, norm: str | None, ranx_reference) -> None:
     if METHODS[method].ranks and norm == "borda":
         pytest.skip("ranx ranks a Borda-normalised run in candidate order, not by score")
     runs = _runs(1)
-    theirs = ranx.fuse([ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}")
-                        for i, r in enumerate(runs)], norm=norm, method=RANX[method], params=PARAMS.get(method, {}))
-    expected = {(q, d): s for q, docs in theirs.to_dict().items() for d, s in docs.items()}
+    expected = _pairs(ranx_reference(f"{method}-{norm}", lambda ranx: ranx.fuse(
+        [ranx.Run.from_dict({q: dict(d) for q, d in r.items()}, name=f"r{i}") for i, r in enumerate(runs)],
+        norm=norm, method=RANX[method], params=PARAMS.get(method, {})).to_dict()))
     got = _as_dict(fuse(runs, method, norm=norm, **PARAMS.get(method, {})))
     assert got.keys() == expected.keys()
     for key, value in expected.items():
@@ -385,8 +390,7 @@ def test_condorcet_by_pairwise_majority() -> None:
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_condorcet_equals_ranx_when_the_majority_is_an_order(seed: int) -> None:
-    ranx = pytest.importorskip("ranx")
+def test_condorcet_equals_ranx_when_the_majority_is_an_order(seed: int, ranx_reference) -> None:
     rng = np.random.default_rng(seed)
     runs = []
     swaps = rng.permutation(11)[:6].reshape(3, 2)  # each run swaps two adjacent pairs, no pair twice
@@ -395,9 +399,9 @@ def test_condorcet_equals_ranx_when_the_majority_is_an_order(seed: int) -> None:
         for p in positions:
             order[p], order[p + 1] = order[p + 1], order[p]
         runs.append({"q": {f"d{d:02d}": float(12 - i) for i, d in enumerate(order)}})
-    theirs = ranx.fuse([ranx.Run.from_dict(r, name=f"r{i}") for i, r in enumerate(runs)], norm=None,
-                       method="condorcet").to_dict()
-    assert _as_dict(fuse(runs, "condorcet")) == {("q", d): s for d, s in theirs["q"].items()}
+    theirs = ranx_reference(str(seed), lambda ranx: ranx.fuse(
+        [ranx.Run.from_dict(r, name=f"r{i}") for i, r in enumerate(runs)], norm=None, method="condorcet").to_dict())
+    assert _as_dict(fuse(runs, "condorcet")) == _pairs(theirs)
 
 
 @pytest.mark.parametrize("seed", range(30))

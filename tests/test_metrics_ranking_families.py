@@ -149,15 +149,14 @@ def test_fallout_and_recall_at_precision_equal_to_torchmetrics(seed: int) -> Non
 
 
 @pytest.mark.filterwarnings("ignore")
-def test_dcg_burges_equal_to_ranx() -> None:
-    ranx = pytest.importorskip("ranx")
+def test_dcg_burges_equal_to_ranx(ranx_reference) -> None:
     qrels = load_qrels(GOLDEN / "qrels.dl19-passage.txt").to_dict()
     run = load_run(GOLDEN / "BM25.dl19.trec").to_dict()
-    theirs_run = ranx.Run(run)
-    theirs = ranx.evaluate(ranx.Qrels(qrels), theirs_run, "dcg_burges@10", return_mean=False, make_comparable=True)
+    theirs = ranx_reference("BM25-dcg_burges@10", lambda ranx: dict(zip(ranx.Run(run).keys(), ranx.evaluate(
+        ranx.Qrels(qrels), ranx.Run(run), "dcg_burges@10", return_mean=False, make_comparable=True), strict=True)))
     ours = rankwise.evaluate(qrels, run, ["dcg_burges@10"], profile="ranx").per_query.loc["run"]["dcg_burges@10"]
     assert len(theirs) == 43
-    for q, value in zip(theirs_run.keys(), theirs, strict=True):
+    for q, value in theirs.items():
         assert ours[q] == pytest.approx(value, abs=1e-12), q
 
 
