@@ -73,6 +73,15 @@ def test_a_directory_in_the_way_is_an_output_error(tmp_path: Path) -> None:
         atomic.write_text(tmp_path / "missing-folder" / "x.txt", "x")
 
 
+def _interruptible() -> None:
+    """In the child before it starts: SIGINT at its default, as in a terminal. A suite started
+    in the background of a non-interactive shell inherits SIGINT ignored, and Python keeps an
+    ignored SIGINT ignored."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_real_sigint_while_writing_leaves_the_old_file_and_no_leftovers(tmp_path: Path) -> None:
     """SIGINT delivered to a process in the middle of writing (not a simulated exception)."""
     import signal
@@ -87,7 +96,8 @@ def test_a_real_sigint_while_writing_leaves_the_old_file_and_no_leftovers(tmp_pa
               "    print('writing', flush=True)\n"
               "    time.sleep(60)\n"
               "    f.write('the rest\\n')\n")
-    child = subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=_interruptible)
     assert child.stdout is not None and child.stdout.readline().strip() == "writing"
     assert any(p.name.endswith(".part") for p in tmp_path.iterdir())   # mid-write: the temporary file exists
     child.send_signal(signal.SIGINT)
@@ -107,7 +117,7 @@ def test_ctrl_c_in_a_command_exits_130_without_a_traceback(tmp_path: Path) -> No
     qrels.write_text("q1 0 d1 1\n")
     read_end, write_end = os.pipe()   # standard input that stays open and empty: the command waits on it
     child = subprocess.Popen([sys.executable, "-m", "rankwise", "evaluate", str(qrels), "-"], stdin=read_end,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
     os.close(read_end)
 
     def cpu_ticks() -> int:

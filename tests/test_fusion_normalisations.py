@@ -5,13 +5,10 @@ works at once through ``fuse``."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from rankwise.data.containers import Run
 from rankwise.fusion import fuse
-from rankwise.fusion.normalize import NORMALISATIONS
-from rankwise.params import Declared, Param
 
 A = Run.from_dict({"q": {"a": 3.0, "b": 1.0}}, name="A")
 B = Run.from_dict({"q": {"b": 2.0, "c": 2.0}}, name="B")   # constant within the query
@@ -30,16 +27,3 @@ def test_min_max_takes_its_constant_in_its_spelling() -> None:
     assert default == pytest.approx({"a": 1.0, "b": 0.0, "c": 0.0})   # (2 - 2) / 1e-9 = 0
 
 
-def test_a_new_normalisation_with_its_own_parameter_fuses(monkeypatch) -> None:
-    def power(table, exponent=1.0):   # the raw score to a power
-        return np.sign(table.score) * np.abs(table.score) ** exponent
-
-    monkeypatch.setattr(NORMALISATIONS, "_members", dict(NORMALISATIONS._members))
-    monkeypatch.setattr(NORMALISATIONS, "_keys", dict(NORMALISATIONS._keys))
-    NORMALISATIONS.register(Declared("power", power, "Scores to a power.",
-                                     (Param("exponent", float, 1.0, "the power", low=0),), reference="Author 2026"))
-    # a: 3^2 = 9; b: 1 + 2^2 = 5; c: 2^2 = 4
-    assert _scores(fuse([A, B], "combsum", norm="power(exponent=2)")) == pytest.approx({"a": 9.0, "b": 5.0,
-                                                                                        "c": 4.0})
-    with pytest.raises(Exception, match="exponent"):
-        fuse([A, B], "combsum", norm="power(exponent=-1)")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankwise.errors import InputError
+from rankwise.errors import InputError, ParameterError
 from rankwise.online.interleaving import Interleaved, interleave, outcomes, preferences
 
 
@@ -51,13 +51,14 @@ def test_balanced_lists_and_credit() -> None:
     assert _possible([[1, 2], [3, 4]], "balanced", 3) == {(1, 3, 2), (3, 1, 4)}
 
     def winner(docs, clicks):
-        credit = Interleaved(docs, np.full(len(docs), -1), [[1, 2], [2, 3]], "balanced").credit(clicks)
+        credit = Interleaved(docs, np.full(len(docs), -1), [[1, 2], [2, 3]], "balanced",
+                             by_lowest_click=True).credit(clicks)
         return outcomes(credit[None, :])[(0, 1)][0]
     assert [winner([1, 2], c) for c in ([0, 1], [0], [1], [])] == [0, 1, -1, 0]
     # [2, 1, 3]: a click on 2 (rank 1 of B, 2 of A) gives k = 1 and credits B's top 1 only
     cases = [[0, 1, 2], [0, 1], [0, 2], [1, 2], [0], [1], [2], []]
     assert [winner([2, 1, 3], c) for c in cases] == [0, 0, -1, 0, -1, 1, -1, 0]
-    with pytest.raises(InputError, match="exactly two rankings"):
+    with pytest.raises(InputError, match="balanced interleaving takes exactly 2 rankings"):
         interleave([[0], [1], [2]], "balanced")
 
 
@@ -109,7 +110,7 @@ def test_sign_test_false_positive_rate_and_holm() -> None:
 
 
 def test_optimized_lists_probabilities_and_credit() -> None:
-    from rankwise.online.list_distribution import distribution
+    from rankwise.online.interleaving import distribution
 
     # mpkato/interleaving tests/test_optimized.py: [[1, 2], [2, 3]] allows (1, 2), (2, 1), (2, 3).
     # Credits 1/rank (3 when absent): cumulative A - B at depth 1 is 1 - 1/3, 1/2 - 1, 1/2 - 1 and at
@@ -142,7 +143,7 @@ def test_optimized_lists_probabilities_and_credit() -> None:
 
 
 def test_optimized_multileaving_is_unbiased_at_every_depth() -> None:
-    from rankwise.online.list_distribution import distribution
+    from rankwise.online.interleaving import distribution
 
     rng = np.random.default_rng(5)
     docs = list(range(12))
@@ -152,12 +153,14 @@ def test_optimized_multileaving_is_unbiased_at_every_depth() -> None:
     # expected credit of each top-k, by ranking, is equal across rankings
     cumulative = np.einsum("i,ijx->jx", table.probabilities, np.cumsum(table.credit, axis=1))
     assert np.allclose(cumulative, cumulative[:, :1], atol=1e-9)
-    with pytest.raises(InputError, match="credit function"):
+    with pytest.raises(ParameterError, match="optimized: credit must be one of inverse, negative, got 'log'"):
         distribution(rankings, "optimized", credit="log")
+    with pytest.raises(ParameterError, match="optimized: credit must be one of"):
+        distribution(rankings, "optimized(credit=log)")
 
 
 def test_distribution_is_exact_and_credits_vectorised() -> None:
-    from rankwise.online.list_distribution import distribution
+    from rankwise.online.interleaving import distribution
 
     table = distribution([[1, 2], [3, 4]], "team-draft", length=3)
     # two rounds, a fair coin each: four lists, a quarter each
@@ -185,7 +188,7 @@ def test_credits_of_a_semicolon_file_name_the_file_and_the_delimiter(tmp_path) -
 
 def test_interleaving_methods_are_one_registry() -> None:
     from rankwise.errors import ParameterError
-    from rankwise.online.interleaved_lists import INTERLEAVING_METHODS
+    from rankwise.online.interleaving_methods import INTERLEAVING_METHODS
 
     assert INTERLEAVING_METHODS.names() == ["balanced", "team-draft", "probabilistic", "optimized"]
     assert interleave([["a", "b"], ["c", "d"]], "TD", rng=0).method == "team-draft"   # an alias

@@ -12,8 +12,7 @@ import pytest
 from rankwise.clicks import ClickLog
 from rankwise.errors import RankwiseError
 from rankwise.online import simulation as sim
-from rankwise.online.simulated_users import SIMULATED_USERS, user_model
-from rankwise.params import Declared, Param
+from rankwise.online.simulated_users import user_model
 
 QRELS = {"q1": {"a": 3, "b": 0}}
 
@@ -32,25 +31,6 @@ def test_the_dbn_users_continuation_is_a_declared_parameter() -> None:
         user_model("dbm", QRELS, log)
     with pytest.raises(RankwiseError, match="continuation"):
         user_model("dbn(continuation=2)", QRELS, log)
-
-
-def test_a_new_simulated_user_is_one_function_and_one_registration(monkeypatch) -> None:
-    from rankwise.clicks.ultra import from_ultra
-
-    def patient_users(qrels, log, attention=1.0):   # examine every rank with the same chance
-        return from_ultra({"model_name": "position_biased_model", "exam_prob": [attention] * 10,
-                           "click_prob": [0.1, 0.16, 0.28, 0.52, 1.0]}, qrels, log)
-
-    member = Declared("patient", patient_users, "Users who examine every rank alike.",
-                      (Param("attention", float, 1.0, "chance to examine a rank", low=0, high=1),))
-    monkeypatch.setattr(SIMULATED_USERS, "_members", dict(SIMULATED_USERS._members))
-    monkeypatch.setattr(SIMULATED_USERS, "_keys", dict(SIMULATED_USERS._keys))
-    SIMULATED_USERS.register(member)
-    log = ClickLog.from_arrays(["q1"], [["b", "a"]], [[0, 0]])
-    model = user_model("patient(attention=0.5)", QRELS, log)
-    probs = sim.pattern_probabilities(model, log, log.pairs[:1], sim.click_patterns(2))[0]
-    # both ranks examined with 0.5: no click = (1 - 0.05)(1 - 0.26)
-    assert probs[0] == pytest.approx((1 - 0.5 * 0.1) * (1 - 0.5 * 0.52))
 
 
 def test_the_command_takes_the_spelling_and_names_the_typo(rankwise_cli, capsys) -> None:

@@ -143,7 +143,7 @@ def compare(
     import pandas as pd
 
     member, test_params = COMPARISON_TESTS.parse(test)
-    correction = corrections.CORRECTION_METHODS.get(correction).name
+    correction = corrections.CORRECTION_METHODS.canonical(correction)
     if bootstrap_ci not in (None, "percentile", "BCa", "bca"):
         raise OptionError(f"bootstrap_ci={bootstrap_ci!r}: expected percentile, BCa or None")
     result = evaluate(qrels, runs, metrics, **conventions)
@@ -198,7 +198,8 @@ def compare(
         rows.extend(metric_rows)
     if bar:
         bar(None)
-    return Comparison(pd.DataFrame(rows), result, member.name, "none" if member.over_all_systems else correction,
+    return Comparison(pd.DataFrame(rows), result, member.spelled(test_params),
+                      "none" if member.over_all_systems else correction,
                       alpha, seed, permutations, confidence, bootstrap_ci, n_queries, warnings, omnibus)
 
 

@@ -370,6 +370,27 @@ class Registry(Generic[D]):
             raise ParameterError(f"{member.name}: {both[0]} given twice (in {text!r} and on its own)")
         return member, member.resolve({**inline, **given})
 
+    def parse_with_keywords(self, text: str, **keywords: Any) -> tuple[D, dict[str, Any]]:
+        """``parse`` for a function whose keywords predate the spelling (``clip=``, ``tau=``):
+        each keyword given (not None) joins the spelling for a member that declares it and is
+        left out for one that does not, as a command's option applies to every member that
+        has the parameter. Naming one parameter both ways is still refused.
+
+        >>> clip = Param("clip", float, 100.0, "cap on the weight", low=0)
+        >>> WEIGHTS = Registry("estimator", [Declared("ips", None, "", (clip,)), Declared("snips", None, "")])
+        >>> WEIGHTS.parse_with_keywords("ips", clip=10.0)[1], WEIGHTS.parse_with_keywords("snips", clip=10.0)[1]
+        ({'clip': 10.0}, {})
+        """
+        member = self.get(split_call(text)[0])
+        declared = {p.name for p in member.params}
+        return self.parse(text, **{k: v for k, v in keywords.items() if k in declared and v is not None})
+
+    def canonical(self, text: str, **given: Any) -> str:
+        """The spelling ``text`` names, written the one way (``BH`` -> ``bh``, ``rrf(k=60.0)`` ->
+        ``rrf``): what a result's settings record and what ``parse`` reads back."""
+        member, values = self.parse(text, **given)
+        return member.spelled(values)
+
     def search(self, text: str = "") -> list[D]:
         """The members whose name, alias, description or reference contains ``text`` (any case)."""
         needle = text.strip().lower()

@@ -18,7 +18,7 @@ REGISTRIES = {
     "simulated-users": ("rankwise.online.simulated_users", "SIMULATED_USERS"),
     "estimators": ("rankwise.online.counterfactual", "OPE_ESTIMATORS"),
     "slate-estimators": ("rankwise.online.ranking_estimators", "SLATE"),
-    "interleaving": ("rankwise.online.interleaved_lists", "INTERLEAVING_METHODS"),
+    "interleaving": ("rankwise.online.interleaving_methods", "INTERLEAVING_METHODS"),
     "fusion": ("rankwise.fusion.methods", "METHODS"),
     "normalisations": ("rankwise.fusion.normalize", "NORMALISATIONS"),
     "ab-tests": ("rankwise.online.analysis", "AB_TESTS"),

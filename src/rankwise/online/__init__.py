@@ -13,8 +13,8 @@ from rankwise.online.analysis import ABResult, analyze, parse_metric
 from rankwise.online.counterfactual import estimate, estimate_all
 from rankwise.online.events import Units, aggregate_units
 from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
-from rankwise.online.interleaving import Interleaved, interleave, preferences
-from rankwise.online.list_distribution import ListDistribution, distribution
+from rankwise.online.interleaving import Interleaved, distribution, interleave, preferences
+from rankwise.online.list_distribution import ListDistribution
 from rankwise.online.metrics import Mean, Proportion, Ratio
 from rankwise.online.moments import VariantMoments
 from rankwise.online.power import minimum_detectable_effect, power, sample_size

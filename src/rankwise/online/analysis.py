@@ -283,7 +283,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     if p_value == "relative" and (test in ("mann-whitney", "bootstrap", "bayesian") or sequential is not None):
         raise OptionError(f"p_value='relative' is the t or z test of the relative lift; the {sequential or test} "
                           "p-value has no relative form")
-    correction = CORRECTION_METHODS.get(correction).name
+    correction = CORRECTION_METHODS.canonical(correction)
     if not 0 < alpha < 1:
         raise OptionError(f"alpha must be between 0 and 1, got {alpha}")
     table, definitions = _metric_table(metrics)

@@ -1,46 +1,19 @@
-"""Interleaved lists: the list type with its credit, the checks on rankings, and the list
-drawing of balanced, team-draft and probabilistic interleaving (see ``interleaving``)."""
+"""Interleaved lists: the list type with its credit and the list drawing of balanced,
+team-draft and probabilistic interleaving (see ``interleaving``; the methods are declared in
+``interleaving_methods``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 
 from rankwise.errors import InputError
-from rankwise.params import Declared, Param, Registry
 
-TAU = Param("tau", float, 3.0, "probabilistic: a ranking draws rank r with probability proportional to 1 / r^tau",
-            low=0)
 Teams = Literal["marginal", "drawn"]
 """Probabilistic interleaving's credit: the posterior over team assignments, or the drawing ranking."""
-TEAMS = Param("teams", str, "marginal", "probabilistic: credit each click by the probability that each ranking "
-              "placed it, over every team assignment that could have made the list (marginal, Hofmann et al. "
-              "2011), or to the ranking that drew it (drawn)", choices=get_args(Teams))
-
-
-@dataclass(frozen=True)
-class InterleavingMethod(Declared):
-    """An interleaving method: ``target(lists, size, rng, **params)`` draws one list's
-    documents and teams (``None`` for ``optimized``, drawn from its list distribution);
-    ``max_rankings`` is 2 for a method that cannot multileave."""
-
-    max_rankings: int | None = None
-
-
-def _draw_balanced(lists: list[list[Any]], size: int, rng: np.random.Generator) -> tuple[list[Any], list[int]]:
-    return balanced_list(lists, size, bool(rng.integers(2) == 0))
-
-
-def _draw_team_draft(lists: list[list[Any]], size: int, rng: np.random.Generator) -> tuple[list[Any], list[int]]:
-    return _team_draft(lists, size, rng)
-
-
-def _draw_probabilistic(lists: list[list[Any]], size: int, rng: np.random.Generator,
-                        tau: float = 3.0) -> tuple[list[Any], list[int]]:
-    return _probabilistic(lists, size, rng, tau)
 
 
 def probabilistic_posterior(docs: Sequence[Any], lists: Sequence[Sequence[Any]], tau: float = 3.0) -> np.ndarray:
@@ -77,26 +50,6 @@ def probabilistic_posterior(docs: Sequence[Any], lists: Sequence[Sequence[Any]],
     return out
 
 
-INTERLEAVING_METHODS: Registry[InterleavingMethod] = Registry("interleaving method", (
-    InterleavingMethod("balanced", _draw_balanced, "Merge so every prefix holds the top k_a of A and k_b of B, "
-                       "|k_a - k_b| <= 1; credit the clicks in each ranking's top k.", max_rankings=2,
-                       reference="Joachims 2003"),
-    InterleavingMethod("team-draft", _draw_team_draft, "Rankings pick in a random order each round; credit the "
-                       "clicks on each team's documents (multileaves more than two).", aliases=("td",),
-                       reference="Radlinski et al. 2008; Schuth et al. 2014"),
-    InterleavingMethod("probabilistic", _draw_probabilistic, "Each position goes to a random ranking, which draws a "
-                       "document with probability proportional to 1 / rank^tau; a click credits each ranking the "
-                       "probability that it placed the document.", (TAU, TEAMS), aliases=("pi",),
-                       reference="Hofmann et al. 2011"),
-    InterleavingMethod("optimized", None, "A list from the unbiased, most sensitive distribution a linear program "
-                       "gives; a click credits 1 / rank in each ranking.", aliases=("oi",),
-                       reference="Radlinski & Craswell 2013; Schuth et al. 2014"),
-), option="--method")
-"""The interleaving and multileaving methods."""
-
-METHODS = tuple(INTERLEAVING_METHODS.names())
-
-
 @dataclass
 class Interleaved:
     """One interleaved list: ``docs`` shown top-down; ``teams[i]`` the ranking credited for
@@ -111,6 +64,9 @@ class Interleaved:
     marginal_tau: float | None = field(default=None, repr=False)
     """Probabilistic interleaving with marginal credit: the ``tau`` its posterior is computed
     with, the first time a click is credited (drawing a list costs no posterior)."""
+    by_lowest_click: bool = field(default=False, repr=False)
+    """Balanced interleaving's credit: each ranking's clicks within its top ``k``, ``k`` set by
+    the lowest click (``balanced_credit_table``)."""
 
     def credit_rows(self) -> np.ndarray | None:
         """The credit of a click at each position, per ranking (positions x rankings), where it
@@ -130,7 +86,7 @@ class Interleaved:
         positions = np.asarray(list(clicked), dtype=np.int64)
         if len(positions) and (positions.min() < 0 or positions.max() >= len(self.docs)):
             raise InputError(f"a click at position {positions.max()} of a list of {len(self.docs)}", field="clicks")
-        if self.method == "balanced":
+        if self.by_lowest_click:
             return _balanced_credit(self, positions)
         table = self.credit_rows()
         if table is not None:
@@ -166,46 +122,25 @@ def balanced_credit_table(docs: Sequence[Any], rankings: Sequence[Sequence[Any]]
     return masks
 
 
-def method_spelled(method: str, tau: float = 3.0) -> tuple[str, float]:
-    """The method a spelling names (``probabilistic``, ``probabilistic(tau=2)``) and its ``tau``:
-    the spelling's own, else the keyword's.
-
-    >>> method_spelled("probabilistic(tau=2)"), method_spelled("team-draft", 5.0)
-    (('probabilistic', 2.0), ('team-draft', 5.0))
-    """
-    from rankwise.params import split_call
-
-    declared, values = INTERLEAVING_METHODS.parse(method)
-    return declared.name, float(values["tau"]) if "tau" in split_call(method)[1] else tau
+def draw_balanced(lists: list[list[Any]], size: int, rng: np.random.Generator) -> Interleaved:
+    """Balanced interleaving's list: a coin decides which ranking leads (``balanced_list``)."""
+    docs, teams = balanced_list(lists, size, bool(rng.integers(2) == 0))
+    return Interleaved(docs, np.asarray(teams, dtype=np.int64), lists, "balanced", by_lowest_click=True)
 
 
-def check_rankings(rankings: Sequence[Sequence[Any]], method: str) -> list[list[Any]]:
-    """The rankings as lists, after the checks every method needs."""
-    lists = [list(r) for r in rankings]
-    declared = INTERLEAVING_METHODS.get(method_spelled(method)[0])
-    if len(lists) < 2:
-        raise InputError("interleaving needs at least two rankings", field="rankings")
-    if declared.max_rankings is not None and len(lists) > declared.max_rankings:
-        raise InputError("balanced interleaving takes exactly two rankings (team-draft, probabilistic and "
-                         "optimized multileave more)", field="rankings")
-    for i, ranking in enumerate(lists):
-        if len(set(ranking)) != len(ranking):
-            raise InputError(f"ranking {i} lists a document twice", field="rankings")
-    return lists
+def draw_team_draft(lists: list[list[Any]], size: int, rng: np.random.Generator) -> Interleaved:
+    """Team-draft's list: each round the rankings pick in a random order."""
+    docs, teams = _team_draft(lists, size, rng)
+    return Interleaved(docs, np.asarray(teams, dtype=np.int64), lists, "team-draft")
 
 
-def draw_list(lists: list[list[Any]], method: str, size: int, rng: np.random.Generator,
-              tau: float = 3.0, teams: Teams = "marginal") -> Interleaved:
-    """One list of balanced, team-draft or probabilistic interleaving (``teams``: how
-    probabilistic interleaving credits a click, see ``TEAMS``)."""
-    declared = INTERLEAVING_METHODS.get(method)
-    if declared.target is None:
-        raise InputError(f"{declared.name} interleaving draws from its list distribution: use interleave()",
-                         field="method")
-    docs, drawn = declared.target(lists, size, rng, **({"tau": tau} if declared.params else {}))
-    method = declared.name
-    marginal = method == "probabilistic" and TEAMS.convert(teams, method) == "marginal"
-    return Interleaved(docs, np.asarray(drawn, dtype=np.int64), lists, method, None, tau if marginal else None)
+def draw_probabilistic(lists: list[list[Any]], size: int, rng: np.random.Generator, tau: float = 3.0,
+                       teams: Teams = "marginal") -> Interleaved:
+    """Probabilistic interleaving's list; with ``teams="marginal"`` a click's credit is the
+    posterior over team assignments (``probabilistic_posterior``), computed on first use."""
+    docs, drawn = _probabilistic(lists, size, rng, tau)
+    return Interleaved(docs, np.asarray(drawn, dtype=np.int64), lists, "probabilistic", None,
+                       tau if teams == "marginal" else None)
 
 
 def balanced_list(lists: list[list[Any]], size: int, a_first: bool) -> tuple[list[Any], list[int]]:

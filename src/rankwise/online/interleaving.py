@@ -36,34 +36,48 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import InputError
-from rankwise.online.interleaved_lists import (
-    Interleaved,
-    Teams,
-    check_rankings,
-    draw_list,
-    method_spelled,
-)
-from rankwise.online.list_distribution import distribution
+from rankwise.online.interleaved_lists import Interleaved, Teams
+from rankwise.online.interleaving_methods import check_rankings, resolved
+from rankwise.online.list_distribution import ListDistribution
 
 
 def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
-               rng: np.random.Generator | int | None = None, tau: float = 3.0,
-               teams: Teams = "marginal") -> Interleaved:
+               rng: np.random.Generator | int | None = None, tau: float | None = None,
+               teams: Teams | None = None) -> Interleaved:
     """Interleave ``rankings`` (lists of document ids, best first) into one list of at most
-    ``length`` documents (default: the shortest ranking's length).
+    ``length`` documents (default: the shortest ranking's length). ``method`` is a spelling
+    with its parameters (``probabilistic(tau=2)``); ``tau`` and ``teams`` join it for a
+    method that declares them.
 
     >>> shown = interleave([["a", "b"], ["c", "d"]], "team-draft", rng=0)
     >>> shown.docs, shown.teams.tolist()   # one pick each per round, in a random order (here A first)
     (['a', 'c'], [0, 1])
     """
-    lists = check_rankings(rankings, method)
-    method, tau = method_spelled(method, tau)
+    member, values = resolved(method, tau=tau, teams=teams)
+    lists = check_rankings(rankings, member)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
-    if method == "optimized":
-        table = distribution(lists, "optimized", size, rng=generator)
-        return table.shown(int(table.draw(1, generator)[0]))
-    return draw_list(lists, method, size, generator, tau, teams)
+    return member.draw(lists, size, generator, values)
+
+
+def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
+                 samples: int = 1000, limit: int = 5000, credit: str | None = None, tau: float | None = None,
+                 rng: np.random.Generator | int | None = None, teams: Teams | None = None) -> ListDistribution:
+    """The lists ``method`` shows for ``rankings`` and their probabilities, built once for many
+    impressions: exact for balanced, team-draft (up to ``limit`` pick orders) and optimized
+    (up to ``limit`` allowed lists), else ``samples`` lists drawn (see
+    ``rankwise.online.list_distribution``). ``credit``, ``tau`` and ``teams`` join the
+    spelling for a method that declares them.
+
+    >>> table = distribution([[1, 2], [2, 3]], "optimized")   # mpkato/interleaving's case
+    >>> {tuple(docs): round(float(p), 6) for docs, p in zip(table.lists, table.probabilities)}
+    {(1, 2): 0.428571, (2, 1): 0.371429, (2, 3): 0.2}
+    """
+    member, values = resolved(method, credit=credit, tau=tau, teams=teams)
+    lists = check_rankings(rankings, member)
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    size = min(len(r) for r in lists) if length is None else int(length)
+    return member.distribution(lists, size, samples, limit, generator, values)
 
 
 def outcomes(credits: np.ndarray) -> dict[tuple[int, int], np.ndarray]:

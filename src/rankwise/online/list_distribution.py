@@ -2,7 +2,8 @@
 interleaving and multileaving.
 
 For a fixed set of rankings each method is a probability distribution over interleaved lists
-with a credit per (position, ranking). ``distribution(rankings, method)`` builds it once:
+with a credit per (position, ranking). ``interleaving.distribution(rankings, method)`` builds
+it once, with the builder the method declares (``interleaving_methods``):
 
 - ``team-draft``: exactly, by enumerating the order the rankings pick in each round (all
   orders equally likely; identical outcomes merged). Beyond ``limit`` outcomes it is drawn.
@@ -27,26 +28,30 @@ with a credit per (position, ranking). ``distribution(rankings, method)`` builds
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.online.interleaved_lists import (
-    METHODS,
     Interleaved,
-    Teams,
     balanced_credit_table,
     balanced_list,
-    check_rankings,
-    draw_list,
-    method_spelled,
+    draw_team_draft,
     probabilistic_posterior,
 )
 
 CREDIT_FUNCTIONS = ("inverse", "negative")
+"""Optimized interleaving's credit of a document for a ranking: ``1 / rank`` or ``-rank``."""
+
+
+class DrawList(Protocol):
+    """An interleaving method's list drawing: one list of at most ``size`` documents."""
+
+    def __call__(self, lists: list[list[Any]], size: int, rng: np.random.Generator,
+                 **params: Any) -> Interleaved: ...
 
 
 @dataclass
@@ -64,6 +69,9 @@ class ListDistribution:
     probabilities: np.ndarray
     credit: np.ndarray = field(repr=False)
     exact: bool = True
+    by_lowest_click: bool = False
+    """Balanced interleaving: a click's credit depends on the lowest click too, so ``credit``
+    is zero and ``credits`` computes it."""
 
     @property
     def length(self) -> int:
@@ -72,8 +80,9 @@ class ListDistribution:
     def shown(self, index: int) -> Interleaved:
         """List ``index`` as an ``Interleaved``, ready for ``credit``."""
         size = len(self.lists[index])
-        table = None if self.method == "balanced" else self.credit[index, :size]
-        return Interleaved(list(self.lists[index]), self.teams[index], self.rankings, self.method, table)
+        table = None if self.by_lowest_click else self.credit[index, :size]
+        return Interleaved(list(self.lists[index]), self.teams[index], self.rankings, self.method, table,
+                           by_lowest_click=self.by_lowest_click)
 
     def draw(self, size: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Indices of ``size`` lists drawn by their probabilities."""
@@ -84,7 +93,7 @@ class ListDistribution:
         """Credits (impressions x rankings) of click patterns (impressions x positions, 0/1)
         on list ``index``.
 
-        >>> table = distribution([["a", "b"], ["b", "c"]], "team-draft")
+        >>> table = team_draft_distribution([["a", "b"], ["b", "c"]], 2, samples=1000, limit=5000, rng=None)
         >>> table.lists, table.probabilities.tolist()
         ([['a', 'b'], ['b', 'a']], [0.5, 0.5])
         >>> table.credits(0, np.array([[1, 0], [1, 1], [0, 0]])).tolist()
@@ -93,7 +102,7 @@ class ListDistribution:
         clicks = np.asarray(clicks, dtype=np.float64)
         size = len(self.lists[index])
         clicks = clicks[:, :size]
-        if self.method != "balanced":
+        if not self.by_lowest_click:
             return clicks @ self.credit[index, :size]
         clicked = np.asarray(clicks > 0)
         any_click = np.asarray(clicked.any(axis=1))
@@ -103,37 +112,38 @@ class ListDistribution:
         return np.where(any_click[:, None], out, 0.0)
 
 
-def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
-                 samples: int = 1000, limit: int = 5000, credit: str = "inverse", tau: float = 3.0,
-                 rng: np.random.Generator | int | None = None, teams: Teams = "marginal") -> ListDistribution:
-    """The lists ``method`` shows for ``rankings`` and their probabilities (see the module).
+def balanced_distribution(lists: list[list[Any]], size: int, samples: int, limit: int,
+                          rng: np.random.Generator) -> ListDistribution:
+    """Balanced interleaving's two lists (A leads, B leads), a half each; exact."""
+    outcomes = [(balanced_list(lists, size, a_first), 0.5) for a_first in (True, False)]
+    return _merged("balanced", lists, size, outcomes, exact=True, by_lowest_click=True)
 
-    >>> table = distribution([[1, 2], [2, 3]], "optimized")   # mpkato/interleaving's case
-    >>> {tuple(docs): round(float(p), 6) for docs, p in zip(table.lists, table.probabilities)}
-    {(1, 2): 0.428571, (2, 1): 0.371429, (2, 3): 0.2}
-    """
-    lists = check_rankings(rankings, method)
-    method, tau = method_spelled(method, tau)
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    size = min(len(r) for r in lists) if length is None else int(length)
-    if method == "optimized":
-        if credit not in CREDIT_FUNCTIONS:
-            raise InputError(f"unknown credit function {credit!r}; expected one of {', '.join(CREDIT_FUNCTIONS)}",
-                             field="credit")
-        return _optimized(lists, size, samples, limit, credit, generator)
-    marginal = False
-    if method == "balanced":
-        outcomes = [(balanced_list(lists, size, a_first), 0.5) for a_first in (True, False)]
-        exact = True
-    elif method == "team-draft" and _team_draft_orders(len(lists), size) <= limit:
-        outcomes = _team_draft_exact(lists, size)
-        exact = True
-    else:
-        draws = [draw_list(lists, method, size, generator, tau, teams) for _ in range(samples)]
-        marginal = bool(draws) and draws[0].marginal_tau is not None
-        # marginal credit depends on the list only: the draws' teams are not part of the key
-        outcomes = [((d.docs, [-1] * len(d.docs) if marginal else d.teams.tolist()), 1.0 / samples) for d in draws]
-        exact = False
+
+def team_draft_distribution(lists: list[list[Any]], size: int, samples: int, limit: int,
+                            rng: np.random.Generator) -> ListDistribution:
+    """Team-draft's lists: every sequence of pick orders when there are at most ``limit``,
+    else ``samples`` drawn lists."""
+    if _team_draft_orders(len(lists), size) > limit:
+        return sampled_distribution("team-draft", draw_team_draft, lists, size, samples, rng)
+    return _merged("team-draft", lists, size, _team_draft_exact(lists, size), exact=True)
+
+
+def sampled_distribution(method: str, draw: Callable[..., Interleaved], lists: list[list[Any]], size: int, samples: int,
+                         rng: np.random.Generator, **params: Any) -> ListDistribution:
+    """``samples`` lists ``draw`` makes, each weighted by how often it came (probabilistic
+    interleaving's marginal credit depends on the list only, so its teams are not kept)."""
+    draws = [draw(lists, size, rng, **params) for _ in range(samples)]
+    tau = draws[0].marginal_tau if draws else None
+    outcomes = [((d.docs, [-1] * len(d.docs) if tau is not None else d.teams.tolist()), 1.0 / samples)
+                for d in draws]
+    return _merged(method, lists, size, outcomes, exact=False, marginal_tau=tau)
+
+
+def _merged(method: str, lists: list[list[Any]], size: int,
+            outcomes: list[tuple[tuple[list[Any], list[int]], float]], exact: bool, by_lowest_click: bool = False,
+            marginal_tau: float | None = None) -> ListDistribution:
+    """Identical (list, teams) outcomes merged, with each list's credit per position and ranking:
+    1 for the team's ranking, or probabilistic interleaving's posterior (``marginal_tau``)."""
     merged: dict[tuple[tuple[Any, ...], tuple[int, ...]], float] = {}
     for (docs, list_teams), p in outcomes:
         key = (tuple(docs), tuple(list_teams))
@@ -141,15 +151,15 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
     keys = list(merged)
     credit_table = np.zeros((len(keys), size, len(lists)))
     for i, (key_docs, key_teams) in enumerate(keys):
-        if marginal:   # probabilistic interleaving's marginal credit
-            credit_table[i, :len(key_docs)] = probabilistic_posterior(list(key_docs), lists, tau)
+        if marginal_tau is not None:
+            credit_table[i, :len(key_docs)] = probabilistic_posterior(list(key_docs), lists, marginal_tau)
             continue
         for j, team in enumerate(key_teams):
             if team >= 0:
                 credit_table[i, j, team] = 1.0
     probabilities = np.array([merged[k] for k in keys])
     return ListDistribution(method, lists, [list(k[0]) for k in keys], [np.asarray(k[1], dtype=np.int64) for k in keys],
-                            probabilities / probabilities.sum(), credit_table, exact)
+                            probabilities / probabilities.sum(), credit_table, exact, by_lowest_click)
 
 
 def _team_draft_orders(rankers: int, size: int) -> float:
@@ -220,10 +230,15 @@ def _prefix_sample(lists: list[list[Any]], size: int, rng: np.random.Generator) 
     return docs
 
 
-def _optimized(lists: list[list[Any]], size: int, samples: int, limit: int, credit: str,
-               rng: np.random.Generator) -> ListDistribution:
+def optimized_distribution(lists: list[list[Any]], size: int, samples: int, limit: int, rng: np.random.Generator,
+                           credit: str = "inverse") -> ListDistribution:
+    """Optimized interleaving's lists and their probabilities from the linear program (see the
+    module); the allowed lists all enumerated when at most ``limit``, else ``samples`` drawn."""
     from scipy.optimize import linprog
 
+    if credit not in CREDIT_FUNCTIONS:
+        raise InputError(f"unknown credit function {credit!r}; expected one of {', '.join(CREDIT_FUNCTIONS)}",
+                         field="credit")
     allowed = _allowed_lists(lists, size, limit)
     exact = allowed is not None
     if allowed is None:
@@ -259,4 +274,13 @@ def _optimized(lists: list[list[Any]], size: int, samples: int, limit: int, cred
                             p[keep] / p[keep].sum(), table[keep], exact)
 
 
-__all__ = ["CREDIT_FUNCTIONS", "METHODS", "ListDistribution", "distribution"]
+def draw_optimized(lists: list[list[Any]], size: int, rng: np.random.Generator, credit: str = "inverse",
+                   samples: int = 1000, limit: int = 5000) -> Interleaved:
+    """One list drawn from optimized interleaving's distribution (solved for this one list; for
+    many impressions build the distribution once)."""
+    table = optimized_distribution(lists, size, samples, limit, rng, credit)
+    return table.shown(int(table.draw(1, rng)[0]))
+
+
+__all__ = ["CREDIT_FUNCTIONS", "DrawList", "ListDistribution", "balanced_distribution", "draw_optimized",
+           "optimized_distribution", "sampled_distribution", "team_draft_distribution"]

@@ -25,7 +25,7 @@ per-position conditional probabilities into the prefix products.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -135,7 +135,7 @@ def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estim
 
     (slate 0: ``1 x 2 + 0 x 1 = 2``; slate 1: ``1 x 0.5 + 1 x 4 = 4.5``; ``(2 + 4.5) / 2``.)
     """
-    estimator = SLATE.get(estimator).name
+    member, values = SLATE.parse(estimator)
     slates = np.asarray(slate_id)
     r = np.asarray(reward, dtype=np.float64)
     b = np.asarray(behavior, dtype=np.float64)
@@ -145,25 +145,46 @@ def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estim
     if (b <= 0).any():
         raise InputError("a logging propensity must be positive", field="behavior")
     _, group = np.unique(slates, return_inverse=True)
-    per_slate = np.bincount(group, weights=r * e / b)
+    per_slate_value: SlateValues = member.target
+    per_slate = np.asarray(per_slate_value(group, r, b, e, **values), dtype=np.float64)
     terms = RoundTerms(per_slate, np.ones(len(per_slate)), np.zeros(len(per_slate)))
     low, high = bootstrap_interval(terms, alpha, resamples, seed)
-    return {"estimator": estimator, "value": float(terms.value()), "ci_low": low, "ci_high": high,
+    return {"estimator": member.spelled(values), "value": float(terms.value()), "ci_low": low, "ci_high": high,
             "se": float(per_slate.std(ddof=1) / np.sqrt(len(per_slate))) if len(per_slate) > 1 else float("nan"),
             "n": int(len(per_slate))}
 
 
+class SlateValues(Protocol):
+    """A slate estimator's ``target``: each slate's value from its rows (``slate`` the slate's
+    index, 0 .. slates - 1; reward, logging and target propensities per row)."""
+
+    def __call__(self, slate: np.ndarray, reward: np.ndarray, behavior: np.ndarray, target: np.ndarray,
+                 **params: Any) -> np.ndarray: ...
+
+
+def weighted_rewards(slate: np.ndarray, reward: np.ndarray, behavior: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``sum over the slate's rows of r pi_e / pi_b``: every OBP slate estimator, with the
+    propensities its name says (the caller computes them).
+
+    >>> weighted_rewards(np.array([0, 0, 1]), np.array([1.0, 1.0, 1.0]), np.array([0.5, 0.5, 0.5]),
+    ...                  np.array([1.0, 0.5, 0.25])).tolist()   # 2 + 1, 0.5
+    [3.0, 0.5]
+    """
+    return np.bincount(slate, weights=reward * target / behavior)
+
+
 SLATE: Registry[Declared] = Registry("slate estimator", (
-    Declared("sips", slate_estimate, "Standard slate IPS: the whole slate's propensities.",
+    Declared("sips", weighted_rewards, "Standard slate IPS: the whole slate's propensities.",
              reference="OBP SlateStandardIPS"),
-    Declared("iips", slate_estimate, "Independent IPS: the item's propensity at its position (item-position "
+    Declared("iips", weighted_rewards, "Independent IPS: the item's propensity at its position (item-position "
              "click model).", reference="Li et al. 2018; OBP SlateIndependentIPS"),
-    Declared("rips", slate_estimate, "Reward-interaction IPS: the prefix's propensity down to the position "
+    Declared("rips", weighted_rewards, "Reward-interaction IPS: the prefix's propensity down to the position "
              "(cascade).", reference="McInerney et al. 2020; OBP SlateRewardInteractionIPS"),
 ), option="--estimator")
-"""The slate estimators; each is ``slate_estimate`` with the propensities its name says."""
+"""The slate estimators; each is ``weighted_rewards`` with the propensities its name says
+(``SlateValues``: a new estimator declares its own per-slate value and parameters)."""
 
 SLATE_ESTIMATORS = tuple(SLATE.names())
 
-__all__ = ["GAINS", "SLATE", "SLATE_ESTIMATORS", "cascade_propensities", "pbm_ips", "position_propensities",
-           "slate_estimate"]
+__all__ = ["GAINS", "SLATE", "SLATE_ESTIMATORS", "SlateValues", "cascade_propensities", "pbm_ips",
+           "position_propensities", "slate_estimate", "weighted_rewards"]

@@ -49,13 +49,14 @@ import numpy as np
 from rankwise.clicks.log import ClickLog, piece_of
 from rankwise.clicks.models import ClickModel
 from rankwise.errors import InputError
-from rankwise.online.list_distribution import distribution
+from rankwise.online.interleaving import distribution
+from rankwise.online.interleaving_methods import INTERLEAVING_METHODS
 from rankwise.online.simulated_users import SIMULATED_USERS, ULTRA_PBM_EXAM, user_model
 from rankwise.stats.distributions import sign_test_p
 from rankwise.stats.resampling import multinomial_counts, percentile_interval
 from rankwise.stats.twosample import welch_arrays
 
-INTERLEAVING = ("balanced", "team-draft", "probabilistic", "optimized")
+INTERLEAVING = tuple(INTERLEAVING_METHODS.names())
 METHODS = ("ab", *INTERLEAVING, "pbm-ips")
 
 

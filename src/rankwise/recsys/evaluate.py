@@ -157,7 +157,7 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     parsed = [(name, *_metric(name)) for name in names]
     accuracy = [label for label, member, _ in parsed if isinstance(member, _Accuracy)]
     test_member, test_params = PAIRED_TESTS.parse(test_name)
-    CORRECTION_METHODS.get(correction)
+    correction = CORRECTION_METHODS.canonical(correction)
     if isinstance(runs, Mapping) and runs and all(not isinstance(v, (list, tuple, np.ndarray))
                                                   for v in runs.values()):
         named = [(str(k), v) for k, v in runs.items()]

@@ -200,7 +200,7 @@ def settings_text(comparison: Comparison) -> str:
              f"{int(round(comparison.confidence * 100))}% intervals"]
     from rankwise.comparison import COMPARISON_TESTS
 
-    if COMPARISON_TESTS.get(comparison.test).resampled or comparison.bootstrap_ci:
+    if COMPARISON_TESTS.parse(comparison.test)[0].resampled or comparison.bootstrap_ci:
         parts.append(f"{comparison.permutations:,} resamples, seed {comparison.seed}")
     if comparison.bootstrap_ci:
         parts.append(f"{_boot_name(comparison)} bootstrap interval")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,6 +18,12 @@ def _statsmodels(method: str) -> Callable[[np.ndarray, float], np.ndarray]:
     return adjust
 
 
+class Correction(Protocol):
+    """A correction's ``target``: the adjusted p-values of one family at level ``alpha``."""
+
+    def __call__(self, p: np.ndarray, alpha: float, **params: Any) -> np.ndarray: ...
+
+
 CORRECTION_METHODS: Registry[Declared] = Registry("correction", (
     Declared("holm", lambda p, alpha: holm(p), "Holm's step-down: family-wise error at alpha.",
              reference="Holm 1979; statsmodels multipletests('holm')"),
@@ -28,21 +35,20 @@ CORRECTION_METHODS: Registry[Declared] = Registry("correction", (
 ), option="--correction")
 """The multiple-comparison corrections."""
 
-CORRECTIONS = {**{name: name for name in CORRECTION_METHODS.names()}, "benjamini-hochberg": "bh", "fdr_bh": "bh"}
-"""Every accepted spelling -> the correction's name."""
-
 
 def correct(p_values: np.ndarray, method: str = "holm", alpha: float = 0.05) -> np.ndarray:
     """Adjusted p-values (Bonferroni, Holm or Benjamini-Hochberg); ``none`` returns them as is.
+    ``method`` is a spelling of a declared correction, with its parameters if it has any.
 
     >>> correct(np.array([0.01, 0.04, 0.03]), "bonferroni").round(2).tolist()
     [0.03, 0.12, 0.09]
     """
-    declared = CORRECTION_METHODS.get(method)
+    declared, values = CORRECTION_METHODS.parse(method)
     p = np.asarray(p_values, dtype=np.float64)
     if len(p) == 0:
         return p.copy()
-    return declared.target(p, alpha)
+    target: Correction = declared.target
+    return target(p, alpha, **values)
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:

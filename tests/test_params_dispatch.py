@@ -1,0 +1,328 @@
+"""Every registry dispatches: each member of each family runs through the family's public entry
+point on a small fixture, and a member added with a parameter of a new name (the recipe of
+docs/architecture.md) works at once through that entry point, its parameter given in the
+spelling (``name(key=value)``). A consumer that branches on names or passes hard-wired
+keywords fails here.
+
+The A/B families (tests, sequential designs, aggregations, correction scopes) are the
+experiments redesign's and are listed in ``NOT_YET``; metric families have their own recipe,
+run by ``tests/test_architecture.py::test_the_add_a_metric_example_in_the_docs_runs``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rankwise.cli.catalogue import REGISTRIES, registry
+from rankwise.params import Declared, Param
+
+LOG = Path(__file__).parent / "data" / "clicks" / "clara2_head.tsv"
+NOT_YET = {"ab-tests": "experiments", "event-aggregations": "experiments", "correction-scopes": "experiments",
+           "sequential": "experiments"}
+
+# off-policy rounds: weights w = target / behavior = 2, 1, 2
+REWARD, BEHAVIOR, TARGET = [1.0, 0.0, 1.0], [0.5, 0.5, 0.25], [1.0, 0.5, 0.5]
+Q_LOGGED, Q_TARGET = [0.5, 0.2, 0.4], [0.6, 0.3, 0.5]
+# two slates of two positions; per-row r pi_e / pi_b = 2, 0, 0.5, 4
+SLATES = ([0, 0, 1, 1], [1.0, 0.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.25], [1.0, 0.5, 0.25, 1.0])
+QRELS = {f"q{i}": {"a": 1, "b": 1, "c": 0} for i in range(8)}
+# run y ranks a relevant document first everywhere; x puts the irrelevant c first on q0-q5
+RUNS = {"x": {q: ({"c": 3.0, "a": 2.0, "b": 1.0} if int(q[1:]) < 6 else {"a": 3.0, "b": 2.0, "c": 1.0})
+              for q in QRELS},
+        "y": {q: {"a": 3.0, "b": 2.0, "c": 1.0} for q in QRELS},
+        "z": {q: {"b": 3.0, "c": 2.0, "a": 1.0} for q in QRELS}}
+RECOMMENDED = {"u1": ["a", "b", "c"], "u2": ["a", "d"], "u3": ["b"]}
+TRAIN = {"u1": ["d"], "u2": ["b", "c"], "u3": ["a", "c"]}
+HELD_OUT = {"u1": ["a"], "u2": ["d"], "u3": ["c"]}
+FEATURES = {"a": [1.0, 0.0], "b": [0.0, 1.0], "c": [1.0, 1.0], "d": [0.5, 0.2]}
+GROUPS = {"a": "g1", "b": "g2", "c": "g1", "d": "g2"}
+
+
+def _add(monkeypatch: pytest.MonkeyPatch, kind: str, member: Declared) -> None:
+    """``member`` registered in ``kind``'s registry for this test only."""
+    chosen = registry(kind)
+    monkeypatch.setattr(chosen, "_members", dict(chosen._members))
+    monkeypatch.setattr(chosen, "_keys", dict(chosen._keys))
+    chosen.register(member)
+
+
+# ---------------------------------------------------------------- every member, public entry
+
+
+def _click_model(name: str, tmp_path: Path, rankwise_cli: Any) -> float:
+    from rankwise.clicks import load_model
+
+    member = registry("click-models").get(name)
+    out = tmp_path / "model.json"
+    spelling = "mixture(components=pbm+cascade)" if name == "mixture" else name
+    code = rankwise_cli(["clicks", "fit", str(LOG), "--model", spelling, "--quiet", "-o", str(out)])
+    if not member.fittable:
+        assert code == 2 and not out.exists()   # made from labels: refused by fit, named
+        return 0.5
+    assert code == 0
+    return float(np.mean(load_model(out).relevance().score))
+
+
+def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float:
+    """``name`` of ``kind`` run through the family's public entry point: a number it gives."""
+    if kind == "click-models":
+        return _click_model(name, tmp_path, rankwise_cli)
+    if kind == "simulated-users":
+        from rankwise.clicks import ClickLog
+        from rankwise.online import simulation
+        from rankwise.online.simulated_users import user_model
+
+        log = ClickLog.from_arrays(["q0"], [["a", "c"]], [[0, 0]])
+        model = user_model(name, QRELS, log)
+        laws = simulation.pattern_probabilities(model, log, log.pairs[:1], simulation.click_patterns(2))
+        assert laws.sum() == pytest.approx(1.0)
+        return float(laws[0, 0])
+    if kind == "estimators":
+        from rankwise.online import estimate
+
+        return estimate(REWARD, BEHAVIOR, TARGET, name, Q_LOGGED, Q_TARGET, resamples=50)["value"]
+    if kind == "slate-estimators":
+        from rankwise.online import slate_estimate
+
+        return slate_estimate(*SLATES, name, resamples=50)["value"]
+    if kind == "interleaving":
+        from rankwise.online import distribution, interleave
+
+        rankings = [["a", "b", "c"], ["c", "d", "a"]]
+        assert len(interleave(rankings, name, rng=0).docs) == 3
+        table = distribution(rankings, name, samples=20, rng=0)
+        return float(table.probabilities.sum())
+    if kind == "fusion":
+        from rankwise.fusion import METHODS, fuse
+
+        member = METHODS.get(name)
+        given = {p.name: p.grid[1] for p in member.params if p.required}   # gamma, n_segments, w: no default
+        fused = fuse(list(RUNS.values()), name, train_qrels=QRELS if member.trained else None, **given)
+        return float(len(fused.doc))
+    if kind == "normalisations":
+        from rankwise.fusion import fuse
+
+        return float(np.sum(fuse(list(RUNS.values()), "combsum", norm=name).score))
+    if kind == "comparison-tests":
+        from rankwise import compare
+
+        return float(compare(QRELS, RUNS, "recip_rank", test=name, permutations=200).table["p_value"].iloc[0])
+    if kind == "corrections":
+        from rankwise import compare
+
+        return float(compare(QRELS, RUNS, "recip_rank", correction=name).table["p_corrected"].max())
+    if kind == "beyond-accuracy":
+        from rankwise.recsys import beyond_accuracy
+
+        result = beyond_accuracy(RECOMMENDED, f"{name}@3", train=TRAIN, test=HELD_OUT, features=FEATURES,
+                                 groups=GROUPS, catalogue=list(FEATURES))
+        return float(result.table["value"].iloc[0])
+    raise AssertionError(f"no public entry point for {kind}: add it here")
+
+
+MEMBERS = [(kind, name) for kind in REGISTRIES if kind not in NOT_YET for name in registry(kind)]
+
+
+@pytest.mark.parametrize(("kind", "name"), MEMBERS)
+def test_every_member_runs_through_its_public_entry_point(kind: str, name: str, tmp_path: Path,
+                                                          rankwise_cli: Any) -> None:
+    value = _run_every(kind, name, tmp_path, rankwise_cli)
+    assert np.isfinite(value), (kind, name)
+
+
+# ------------------------------------------------ a new member with a parameter of a new name
+
+
+def _new_click_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.clicks import PBM, load_model
+    from rankwise.clicks.registry import ITERATIONS, ModelKind
+
+    class EvenPBM(PBM):
+        """PBM with a prior of ``strength`` clicks in 2 x ``strength`` impressions (Beta(s, s))."""
+
+        name = "even-pbm"
+
+        def __init__(self, strength: float = 1.0) -> None:
+            super().__init__(prior=(strength, 2 * strength))
+            self.strength = strength
+
+    _add(monkeypatch, "click-models", ModelKind("even-pbm", EvenPBM, "PBM shrunk towards 1/2.",
+                                                (Param("strength", float, 1.0, "prior pseudo-counts", low=0.01),
+                                                 ITERATIONS)))
+    spread = {}
+    for strength in (1.0, 1000.0):
+        out = tmp_path / f"even-{strength:g}.json"
+        assert rankwise_cli(["clicks", "fit", str(LOG), "--model", f"even-pbm(strength={strength:g}, iterations=5)",
+                             "--quiet", "-o", str(out)]) == 0
+        assert json.loads(out.read_text())["settings"] == {"strength": strength}
+        spread[strength] = float(np.std(load_model(out).relevance().score))
+    # a prior of 1,000 pseudo-counts each way holds every attractiveness near 1/2
+    assert spread[1000.0] < spread[1.0] / 5
+
+
+def _new_simulated_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.clicks import ClickLog
+    from rankwise.clicks.ultra import from_ultra
+    from rankwise.online import simulation
+    from rankwise.online.simulated_users import user_model
+
+    def patient_users(qrels, log, attention=1.0):   # examine every rank with the same chance
+        return from_ultra({"model_name": "position_biased_model", "exam_prob": [attention] * 10,
+                           "click_prob": [0.1, 0.16, 0.28, 0.52, 1.0]}, qrels, log)
+
+    _add(monkeypatch, "simulated-users", Declared("patient", patient_users, "Users who examine every rank alike.",
+                                                  (Param("attention", float, 1.0, "chance to examine a rank",
+                                                         low=0, high=1),)))
+    log = ClickLog.from_arrays(["q0"], [["c", "a"]], [[0, 0]])
+    law = simulation.pattern_probabilities(user_model("patient(attention=0.5)", QRELS, log), log, log.pairs[:1],
+                                           simulation.click_patterns(2))[0]
+    # labels 0 and 1 click with 0.1 and 0.16 when examined (0.5): no click = (1 - 0.05)(1 - 0.08)
+    assert law[0] == pytest.approx((1 - 0.5 * 0.1) * (1 - 0.5 * 0.16))
+
+
+def _new_estimator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.online import estimate
+    from rankwise.online.counterfactual import Estimator, RoundTerms
+
+    def shrunk_ips(w, r, q_log, q_tgt, shrink=0.0):   # IPS with the weights pulled towards 1
+        return RoundTerms((w + shrink) / (1 + shrink) * r, np.ones(len(r)), np.zeros(len(r)))
+
+    _add(monkeypatch, "estimators", Estimator("shrunk-ips", shrunk_ips, "IPS, weights shrunk towards 1.",
+                                              (Param("shrink", float, 0.0, "pseudo-weight", low=0),)))
+    # shrink 1: weights (2 + 1) / 2, (1 + 1) / 2, (2 + 1) / 2 = 1.5, 1, 1.5: (1.5 + 0 + 1.5) / 3
+    assert estimate(REWARD, BEHAVIOR, TARGET, "shrunk-ips(shrink=1)", resamples=50)["value"] == 1.0
+    assert estimate(REWARD, BEHAVIOR, TARGET, "shrunk-ips", resamples=50)["value"] == pytest.approx(4 / 3)
+
+
+def _new_slate_estimator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.online import slate_estimate
+
+    def capped(slate, reward, behavior, target, cap=np.inf):   # each row's weighted reward capped
+        return np.bincount(slate, weights=np.minimum(reward * target / behavior, cap))
+
+    _add(monkeypatch, "slate-estimators", Declared("capped-sips", capped, "SIPS with each row capped.",
+                                                   (Param("cap", float, np.inf, "cap per row", low=0),)))
+    # rows 2, 0, 0.5, 4 capped at 1: slates 1 + 0 and 0.5 + 1: (1 + 1.5) / 2
+    out = slate_estimate(*SLATES, "capped-sips(cap=1)", resamples=50)
+    assert out["value"] == 1.25 and out["estimator"] == "capped-sips(cap=1)"
+
+
+def _new_interleaving_method(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.online import distribution, interleave
+    from rankwise.online.interleaved_lists import Interleaved
+    from rankwise.online.interleaving_methods import InterleavingMethod
+
+    def one_leads(lists, size, rng, lead=0):   # the leading ranking's top, all credited to it
+        docs = lists[lead][:size]
+        return Interleaved(docs, np.full(len(docs), lead), lists, "one-leads")
+
+    _add(monkeypatch, "interleaving", InterleavingMethod("one-leads", one_leads, "One ranking shows its top.",
+                                                         (Param("lead", int, 0, "the leading ranking", low=0),)))
+    rankings = [["a", "b"], ["c", "d"]]
+    shown = interleave(rankings, "one-leads(lead=1)", rng=0)
+    assert shown.docs == ["c", "d"] and shown.credit([0, 1]).tolist() == [0, 2]
+    table = distribution(rankings, "one-leads(lead=1)", samples=10, rng=0)   # drawn: one list, always
+    assert table.lists == [["c", "d"]] and table.probabilities.tolist() == [1.0]
+
+
+def _new_fusion_method(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.fusion import fuse
+    from rankwise.fusion.methods import Method
+
+    def power_sum(s, r, table, power=1.0):   # sum of the normalised scores to a power
+        return np.where(np.isnan(s), 0.0, s ** power).sum(axis=1)
+
+    _add(monkeypatch, "fusion", Method("power-sum", power_sum, "Sum of powered scores.",
+                                       (Param("power", float, 1.0, "the power", low=0),)))
+    a, b = {"q": {"x": 4.0, "y": 2.0, "z": 0.0}}, {"q": {"y": 10.0, "w": 5.0}}
+    # min-max: a -> x 1, y 0.5, z 0; b -> y 1, w 0. Squared: x 1, y 0.25 + 1, z 0, w 0
+    fused = fuse([a, b], "power-sum(power=2)")
+    assert dict(zip(fused.doc.to_pylist(), fused.score.tolist(), strict=True)) == {"y": 1.25, "x": 1.0, "z": 0.0,
+                                                                                   "w": 0.0}
+    assert "power-sum|power=2" in fused.source
+
+
+def _new_normalisation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.fusion import fuse
+
+    def power(table, exponent=1.0):   # the raw score to a power
+        return np.sign(table.score) * np.abs(table.score) ** exponent
+
+    _add(monkeypatch, "normalisations", Declared("power", power, "Scores to a power.",
+                                                 (Param("exponent", float, 1.0, "the power", low=0),)))
+    a, b = {"q": {"a": 3.0, "b": 1.0}}, {"q": {"b": 2.0, "c": 2.0}}
+    fused = fuse([a, b], "combsum", norm="power(exponent=2)")   # a: 3^2; b: 1 + 2^2; c: 2^2
+    assert dict(zip(fused.doc.to_pylist(), fused.score.tolist(), strict=True)) == {"a": 9.0, "b": 5.0, "c": 4.0}
+
+
+def _new_comparison_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise import compare
+    from rankwise.stats.paired import ComparisonTest
+
+    def share_of_wins(a, b, /, *, resamples, seed, progress, floor=0.0):   # 1 - share of queries b wins
+        return max(float(np.mean(np.asarray(b) <= np.asarray(a))), floor)
+
+    member = ComparisonTest("share-of-wins", share_of_wins, "Share of queries the second run does not win.",
+                            (Param("floor", float, 0.0, "the smallest p", low=0, high=1),))
+    _add(monkeypatch, "comparison-tests", member)
+    # recip_rank: y beats x on q0-q5 (1 against 1/2) and ties on q6-q7: 2 of 8 not won
+    two = {k: RUNS[k] for k in ("x", "y")}
+    assert compare(QRELS, two, "recip_rank", test="share-of-wins").table["p_value"].iloc[0] == 0.25
+    result = compare(QRELS, two, "recip_rank", test="share-of-wins(floor=0.5)")
+    assert result.table["p_value"].iloc[0] == 0.5 and result.test == "share-of-wins(floor=0.5)"
+
+
+def _new_correction(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise import compare
+    from rankwise.stats.corrections import correct
+
+    def scaled(p, alpha, factor=1.0):   # every p-value times a factor, at most 1
+        return np.minimum(p * factor, 1.0)
+
+    _add(monkeypatch, "corrections", Declared("scaled", scaled, "p times a factor.",
+                                              (Param("factor", float, 1.0, "the factor", low=1),)))
+    assert correct(np.array([0.01, 0.2, 0.5]), "scaled(factor=3)").tolist() == [0.03, pytest.approx(0.6), 1.0]
+    result = compare(QRELS, RUNS, "recip_rank", correction="scaled(factor=2)")
+    table = result.table
+    assert table["p_corrected"].tolist() == pytest.approx(np.minimum(table["p_value"] * 2, 1).tolist())
+    assert result.correction == "scaled(factor=2)"
+
+
+def _new_beyond_metric(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.recsys import beyond_accuracy
+    from rankwise.recsys.metrics import BeyondMetric
+
+    def long_lists(data, k, at_least=1):   # share of users whose top k holds at least at_least items
+        lengths = np.minimum(np.diff(data.offsets), k)
+        return float(np.mean(lengths >= at_least)), None
+
+    _add(monkeypatch, "beyond-accuracy", BeyondMetric("long_lists", long_lists, "Users with long lists.",
+                                                      (Param("k", int, 10, "cut-off", low=1),
+                                                       Param("at_least", int, 1, "items", low=0)), per_user=False))
+    # list lengths 3, 2, 1: at least 2 for u1 and u2
+    table = beyond_accuracy(RECOMMENDED, "long_lists(at_least=2)@3", train=TRAIN).table
+    assert table["value"].iloc[0] == pytest.approx(2 / 3)
+
+
+NEW_MEMBER: dict[str, Callable[[pytest.MonkeyPatch, Path, Any], None]] = {
+    "click-models": _new_click_model, "simulated-users": _new_simulated_user, "estimators": _new_estimator,
+    "slate-estimators": _new_slate_estimator, "interleaving": _new_interleaving_method,
+    "fusion": _new_fusion_method, "normalisations": _new_normalisation,
+    "comparison-tests": _new_comparison_test, "corrections": _new_correction, "beyond-accuracy": _new_beyond_metric,
+}
+
+
+def test_every_family_is_walked() -> None:
+    assert set(NEW_MEMBER) | set(NOT_YET) == set(REGISTRIES)
+    assert not set(NEW_MEMBER) & set(NOT_YET)
+
+
+@pytest.mark.parametrize("kind", sorted(NEW_MEMBER))
+def test_a_new_member_with_a_parameter_of_a_new_name_works_through_the_public_entry_point(
+        kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    NEW_MEMBER[kind](monkeypatch, tmp_path, rankwise_cli)
