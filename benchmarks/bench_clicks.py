@@ -41,7 +41,7 @@ from rankwise import clicks
 train, test, kind = clicks.open_log(sys.argv[1]), clicks.open_log(sys.argv[2]), sys.argv[3]
 model = clicks.MODELS[kind]().fit(train)
 seconds = time.perf_counter() - t0
-table = clicks.evaluate_model(model, test).set_index("rank")
+table = clicks.evaluate_model(model, test).table.set_index("rank")
 print(json.dumps({"seconds": seconds, "iterations": len(model.history) or 1,
                   "ppl": float(table.loc["all", "perplexity"]),
                   "cond_ppl": float(table.loc["all", "conditional_perplexity"]),

@@ -109,7 +109,7 @@ for kind in kinds.split(","):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         history = trainer.train(model, batches(fit_part, int(batch_size)), batches(validation, 4096))
     seconds = time.perf_counter() - started
-    table = clicks.evaluate_model(Scored(model, test), test).set_index("rank")
+    table = clicks.evaluate_model(Scored(model, test), test).table.set_index("rank")
     every = {"query_doc_ids": jnp.arange(pairs)[:, None], "mask": jnp.ones((pairs, 1), bool),
              "positions": jnp.ones((pairs, 1), jnp.int32), "clicks": jnp.zeros((pairs, 1))}
     relevance = np.asarray(model.predict_relevance(every), dtype=np.float64).reshape(pairs, -1)[:, 0]
@@ -189,7 +189,7 @@ def main() -> None:
                 else:
                     model.fit(train, iterations=200, tolerance=1e-7)
                 seconds = time.perf_counter() - started
-                table = clicks.evaluate_model(model, test).set_index("rank")
+                table = clicks.evaluate_model(model, test).table.set_index("rank")
                 name = f"{kind} / {label}"
                 runs[name] = model.relevance(name, log)
                 if prior == "empirical" and not stop and model.posterior:
@@ -211,7 +211,7 @@ def main() -> None:
             started = time.perf_counter()
             model.fit(train, iterations=200, tolerance=1e-7)
             seconds = time.perf_counter() - started
-            table = clicks.evaluate_model(model, test).set_index("rank")
+            table = clicks.evaluate_model(model, test).table.set_index("rank")
             name = f"{kind} / {label}"
             runs[name] = model.relevance(name, log)
             if extra == "placement":

@@ -24,7 +24,7 @@ def _sources() -> dict[str, tuple[str, ...]]:
     from rankwise.online.analysis import P_VALUES
     from rankwise.online.simulated_users import SIMULATED_USERS
     from rankwise.online.slices import CORRECTION_SCOPES
-    from rankwise.online.warehouse import Engine
+    from rankwise.online.warehouse import AggregationEngine
     from rankwise.rankeval.backends import SEARCH_TYPES
     from rankwise.rankeval.tantivy_index import ANALYZERS
     from rankwise.stats.twosample import Alternative, Relative
@@ -33,7 +33,8 @@ def _sources() -> dict[str, tuple[str, ...]]:
         "--click-model": tuple(SIMULATED_USERS.names()), "--correction-scope": tuple(CORRECTION_SCOPES.names()),
         "--profile": tuple(PROFILES), "--ties": get_args(Ties), "--missing": get_args(Missing),
         "--duplicates": get_args(Duplicates), "--gains": get_args(Gains), "--zero-division": get_args(ZeroDivision),
-        "--relative": get_args(Relative), "--alternative": get_args(Alternative), "--engine": get_args(Engine),
+        "--relative": get_args(Relative), "--alternative": get_args(Alternative),
+        "--engine": get_args(AggregationEngine),
         "--log-format": LOG_FORMATS, "--backend": tuple(k.value for k in BackendKind),
         "--search-type": SEARCH_TYPES, "--analyzer": ANALYZERS, "kind": tuple(k.value for k in PlotKind),
         "--bootstrap-ci": ("percentile", "BCa"), "--p-value": P_VALUES,
@@ -66,3 +67,12 @@ def test_every_hand_written_choice_list_matches_its_source() -> None:
         assert written == tuple(sources[key]), f"{path} {key}: help says {written}, the source {sources[key]}"
         seen.add(key)
     assert seen == set(sources), f"sources of lists no longer written: {sorted(set(sources) - seen)}"
+
+
+def test_every_enum_of_choices_matches_its_literal_type() -> None:
+    """A Typer option needs an enum; the enum holds the values of the literal type the library
+    checks, in its order (the command line takes what the function takes)."""
+    from rankwise.cli.commands import EngineOption
+    from rankwise.evaluation import EvaluationEngine
+
+    assert tuple(e.value for e in EngineOption) == get_args(EvaluationEngine)

@@ -382,7 +382,7 @@ def test_cli_fit_evaluate_rank_simulate_convert(tmp_path: Path) -> None:
     assert table.exit_code == 0, table.output
     lines = [line for line in table.output.splitlines() if line[:1].isdigit() or line.startswith("all")]
     assert len(lines) == 11 and lines[0].startswith("1,305,36,")
-    expected = clicks.evaluate_model(in_python, clicks.read_yandex(log))
+    expected = clicks.evaluate_model(in_python, clicks.read_yandex(log)).table
     assert float(lines[-1].split(",")[4]) == pytest.approx(expected["perplexity"].iloc[-1], rel=1e-12)
     run = tmp_path / "run.trec"
     assert _cli("rank", "--model", model, "-o", run).exit_code == 0

@@ -157,7 +157,7 @@ def test_cli_fits_and_evaluates_a_mixture(tmp_path) -> None:
     scored = runner.invoke(app, ["clicks", "evaluate", str(rows), "--model", str(out), "--format", "csv"])
     assert scored.exit_code == 0, scored.output
     expected = clicks.evaluate_model(mixture("pbm+cascade").fit(clicks.read_log(rows), iterations=5),
-                                     clicks.read_log(rows)).set_index("rank")
+                                     clicks.read_log(rows)).table.set_index("rank")
     import io
 
     import pandas as pd

@@ -321,7 +321,7 @@ def test_cli_fits_and_scores_with_features(tmp_path: Path) -> None:
     assert scored.exit_code == 0, scored.output
     expected = clicks.PBM().use_features(table).fit(clicks.read_log(tmp_path / "train.csv"), iterations=10)
     overall = pd.read_csv(__import__("io").StringIO(scored.stdout)).set_index("rank").loc["all", "log_likelihood"]
-    table_expected = clicks.evaluate_model(expected, clicks.read_log(tmp_path / "test.csv")).set_index("rank")
+    table_expected = clicks.evaluate_model(expected, clicks.read_log(tmp_path / "test.csv")).table.set_index("rank")
     assert overall == pytest.approx(table_expected.loc["all", "log_likelihood"], rel=1e-9)
     without = CliRunner().invoke(app, ["clicks", "evaluate", str(tmp_path / "test.csv"), "--model",
                                        str(tmp_path / "m.json")])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rankwise.errors import InputError, RankwiseError
-from rankwise.fusion import METHODS, fuse
+from rankwise.fusion import FUSION_METHODS, fuse
 
 
 def _runs(seed: int, n_runs: int = 3, queries: int = 15) -> list[dict[str, dict[str, float]]]:
@@ -55,7 +55,7 @@ CONDORCET = {"condorcet", "weighted_condorcet"}  # compared where the majority i
 
 
 def test_every_method_is_compared_with_ranx() -> None:
-    assert set(RANX) | set(TRAINED) | CONDORCET == set(METHODS)
+    assert set(RANX) | set(TRAINED) | CONDORCET == set(FUSION_METHODS)
 
 
 @pytest.mark.parametrize("norm", [None, "min-max"])
@@ -89,7 +89,7 @@ def test_trained_methods_equal_ranx(method: str, norm: str | None, ranx_referenc
 @pytest.mark.parametrize("method", sorted(RANX))
 @pytest.mark.parametrize("norm", ["min-max", "max", "sum", "zmuv", "rank", "borda", None])
 def test_equal_to_ranx_on_tie_free_runs(method: str, norm: str | None, ranx_reference) -> None:
-    if METHODS[method].ranks and norm == "borda":
+    if FUSION_METHODS[method].ranks and norm == "borda":
         pytest.skip("ranx ranks a Borda-normalised run in candidate order, not by score")
     runs = _runs(1)
     expected = _pairs(ranx_reference(f"{method}-{norm}", lambda ranx: ranx.fuse(

@@ -66,8 +66,13 @@ def test_estimate_row_and_table() -> None:
     assert row["clipped"] == 3                       # 3.2, 1.6 and 2.0 are above 1.5
     assert row["effective_n"] == pytest.approx(7.2 ** 2 / (0.16 + 10.24 + 2.56 + 4.0))
     assert row["ci_low"] <= row["value"] <= row["ci_high"]
-    table = estimate_all(REWARD, PSCORE, f["target"], q_logged=f["q_logged"], q_target=f["q_target"], resamples=200)
-    assert table["estimator"].tolist() == ["ips", "snips", "dm", "dr", "sndr", "switch-dr"]
+    result = estimate_all(REWARD, PSCORE, f["target"], q_logged=f["q_logged"], q_target=f["q_target"], resamples=200)
+    assert result.table["estimator"].tolist() == ["ips", "snips", "dm", "dr", "sndr", "switch-dr"]
+    assert result.warnings == [] and result.settings["skipped"] == []
+    # the same rounds without a reward model: the four model-based estimators left out, named
+    result = estimate_all(REWARD, PSCORE, f["target"], resamples=200)
+    assert result.table["estimator"].tolist() == ["ips", "snips"]
+    assert result.warnings == ["dm, dr, sndr, switch-dr left out: they need a reward model (q_logged and q_target)"]
 
 
 def test_bad_input_is_refused() -> None:

@@ -88,7 +88,7 @@ def test_clicks_independent_of_rank_prefer_neither(method: str) -> None:
     for _ in range(6_000):
         shown = interleave([a, b], method, rng=rng)
         credits.append(shown.credit(np.flatnonzero(rng.random(len(shown.docs)) < 0.3)))
-    row = preferences(np.array(credits)).iloc[0]
+    row = preferences(np.array(credits)).table.iloc[0]
     se = 0.5 / np.sqrt(row["wins"] + row["losses"])
     assert abs(row["wins"] / (row["wins"] + row["losses"]) - 0.5) < 4 * se
 
@@ -100,10 +100,10 @@ def test_sign_test_false_positive_rate_and_holm() -> None:
     rejections = 0
     for _ in range(400):
         credits = rng.binomial(1, 0.3, size=(200, 2))
-        rejections += preferences(credits, resamples=200).iloc[0]["p_value"] < 0.05
+        rejections += preferences(credits, resamples=200).table.iloc[0]["p_value"] < 0.05
     assert rejections / 400 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
     # three rankings: three pairs, Holm across them
-    table = preferences(np.array([[2, 1, 0]] * 30 + [[0, 1, 2]] * 10), names=["A", "B", "C"])
+    table = preferences(np.array([[2, 1, 0]] * 30 + [[0, 1, 2]] * 10), names=["A", "B", "C"]).table
     assert table[["a", "b"]].values.tolist() == [["A", "B"], ["A", "C"], ["B", "C"]]
     assert (table["p_holm"] >= table["p_value"]).all()
     assert table.iloc[0]["delta"] == pytest.approx(30 / 40 - 0.5)
@@ -200,7 +200,7 @@ def test_unclicked_impressions_are_counted_whether_kept_or_left_out() -> None:
     # 8 wins for A, 2 for B, 2 impressions without a click: counted as ties by default, left out
     # with clicked_only; n_unclicked is 2 either way (it was 0 by default)
     credits = np.array([[1, 0]] * 8 + [[0, 1]] * 2 + [[0, 0]] * 2)
-    kept, left_out = preferences(credits).iloc[0], preferences(credits, clicked_only=True).iloc[0]
+    kept, left_out = preferences(credits).table.iloc[0], preferences(credits, clicked_only=True).table.iloc[0]
     assert (kept["n"], kept["ties"], kept["n_unclicked"]) == (12, 2, 2)
     assert (left_out["n"], left_out["ties"], left_out["n_unclicked"]) == (10, 0, 2)
 

@@ -88,14 +88,14 @@ def test_the_generated_docs_list_every_member(kind: str) -> None:
 
 
 def test_one_member_two_ways_and_unknown_names() -> None:
-    from rankwise.fusion.methods import METHODS
+    from rankwise.fusion.methods import FUSION_METHODS
 
     with pytest.raises(ParameterError, match=r"rrf: k given twice"):
-        METHODS.parse("rrf(k=10)", k=20)
+        FUSION_METHODS.parse("rrf(k=10)", k=20)
     with pytest.raises(ParameterError, match=r"--method: unknown fusion method 'rff'; did you mean 'rrf'\?"):
-        METHODS.get("rff")
+        FUSION_METHODS.get("rff")
     with pytest.raises(ParameterError, match="expected NAME or NAME"):
-        METHODS.parse("rrf(k=10")
+        FUSION_METHODS.parse("rrf(k=10")
 
 
 def test_split_call_cases() -> None:

@@ -98,9 +98,9 @@ def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float
         table = distribution(rankings, name, samples=20, rng=0)
         return float(table.probabilities.sum())
     if kind == "fusion":
-        from rankwise.fusion import METHODS, fuse
+        from rankwise.fusion import FUSION_METHODS, fuse
 
-        member = METHODS.get(name)
+        member = FUSION_METHODS.get(name)
         given = {p.name: p.grid[1] for p in member.params if p.required}   # gamma, n_segments, w: no default
         fused = fuse(list(RUNS.values()), name, train_qrels=QRELS if member.trained else None, **given)
         return float(len(fused.doc))

@@ -91,10 +91,79 @@ def _beyond() -> Any:
                            train={"u1": ["c"], "u2": ["a", "a"]})
 
 
+def _estimate() -> Any:
+    from rankwise.online import estimate
+
+    return estimate([1, 0, 1], [0.5, 0.5, 0.25], [1.0, 0.5, 0.5], "ips(clip=1.5)", resamples=20)
+
+
+def _estimate_all() -> Any:
+    from rankwise.online import estimate_all
+
+    return estimate_all([1, 0, 1], [0.5, 0.5, 0.25], [1.0, 0.5, 0.5], resamples=20)
+
+
+def _slate() -> Any:
+    from rankwise.online import slate_estimate
+
+    return slate_estimate([0, 0, 1, 1], [1, 0, 1, 1], [0.5, 0.5, 0.5, 0.25], [1, 0.5, 0.25, 1], resamples=20)
+
+
+def _pbm_ips() -> Any:
+    from rankwise.online import pbm_ips
+
+    return pbm_ips([0, 0, 1], [1, 2, 1], [1, 1, 0], [2, 1, 1], [1.0, 0.5], k=2, resamples=20)
+
+
+def _preferences() -> Any:
+    from rankwise.online import preferences
+
+    return preferences(np.array([[1, 0], [0, 1], [1, 0]]), names=["A", "B"], resamples=20)
+
+
+def _clicks_evaluate() -> Any:
+    from rankwise.clicks import GlobalCTR, evaluate_model
+    from rankwise.clicks.log import ClickLog
+
+    log = ClickLog.from_arrays(["q"] * 2, [["a", "b"], ["a", "b"]], [[1, 0], [0, 0]])
+    return evaluate_model(GlobalCTR().fit(log), log)
+
+
 RESULTS: dict[str, Callable[[], Any]] = {
     "evaluate": _evaluate, "compare": _compare, "ab": _ab, "ope": _ope, "agree-labels": _labels,
     "agree-systems": _systems, "fuse-optimize": _fusion, "interleave-simulate": _simulation, "rank-eval": _rank_eval,
-    "beyond": _beyond}
+    "beyond": _beyond, "estimate": _estimate, "estimate-all": _estimate_all, "slate-estimate": _slate,
+    "pbm-ips": _pbm_ips, "preferences": _preferences, "clicks-evaluate": _clicks_evaluate}
+
+PUBLIC = ("rankwise", "rankwise.online", "rankwise.clicks", "rankwise.recsys", "rankwise.fusion",
+          "rankwise.agreement", "rankwise.rankeval", "rankwise.streaming", "rankwise.comparison")
+NOT_RESULTS = {
+    "rankwise.online.statistics_table": "prepares the per-variant input table analyze reads",
+    "rankwise.clicks.placement_features": "a feature table for fitting, not an analysis",
+    "rankwise.clicks.read_log": "a reader: returns the log",
+    "rankwise.agreement.qpp_correlations": "the correlations of one predictor, a part of agreement's result",
+    "rankwise.streaming.per_row": "a helper: per-row values of a streaming update",
+}
+"""Public functions that return a plain value on purpose, and why."""
+
+
+def test_every_public_function_that_analyses_returns_a_result() -> None:
+    """No public function returns a dict, a bare DataFrame or Any unless it is listed above."""
+    import importlib
+    import inspect
+
+    plain = []
+    for module_name in PUBLIC:
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", []):
+            function = getattr(module, name)
+            returned = str(getattr(function, "__annotations__", {}).get("return", "")) \
+                if inspect.isfunction(function) else ""
+            if any(word in returned for word in ("dict", "DataFrame", "Any")) \
+                    and f"{module_name}.{name}" not in NOT_RESULTS:
+                plain.append(f"{module_name}.{name} -> {returned}")
+    assert not plain, "return a result class (rankwise.results), or list it in NOT_RESULTS with why: " + \
+        ", ".join(plain)
 
 
 @pytest.mark.parametrize("name", list(RESULTS))

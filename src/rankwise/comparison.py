@@ -16,8 +16,7 @@ from rankwise.params import Registry
 from rankwise.results import json_plain
 from rankwise.stats import corrections, intervals, many, paired
 
-FAMILY_TESTS = ("tukey", "nemenyi")
-"""Tests over all systems at once: they control the family-wise error themselves."""
+
 def _tukey(matrix: np.ndarray) -> tuple[np.ndarray, float | None]:
     return many.tukey_hsd(matrix), None
 
@@ -35,7 +34,6 @@ COMPARISON_TESTS: Registry[paired.ComparisonTest] = Registry("test", (
                           reference="Demsar 2006; scikit-posthocs posthoc_nemenyi_friedman", over_all_systems=True),
 ), option="--test")
 """The tests ``compare`` runs: the paired ones per pair of runs, and the two over all systems."""
-TESTS = tuple(COMPARISON_TESTS.names())
 
 
 if TYPE_CHECKING:

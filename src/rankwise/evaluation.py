@@ -267,9 +267,9 @@ def _as_runs(runs: Any) -> list[tuple[Any, str | None]]:
     raise RankwiseError(f"cannot read runs from a {type(runs).__name__}")
 
 
-Engine = Literal["memory", "chunks", "dask", "spark"]
+EvaluationEngine = Literal["memory", "chunks", "dask", "spark"]
 """Where ``evaluate`` runs: in memory, in chunks of a file, or on a Dask or Spark cluster."""
-ENGINES = {"chunks": "rankwise.scale.chunked", "dask": "rankwise.scale.dask_engine",
+ENGINE_MODULES = {"chunks": "rankwise.scale.chunked", "dask": "rankwise.scale.dask_engine",
            "spark": "rankwise.scale.spark_engine"}
 """Engines other than ``memory``, by name: each module has ``evaluate_with_engine(plan, runs,
 **options) -> Result``. They are looked up by name when asked for (they sit above this module
@@ -386,7 +386,7 @@ def evaluate(
     metrics: str | Sequence[str],
     profile: str | None = None,
     *,
-    engine: Engine = "memory",
+    engine: EvaluationEngine = "memory",
     chunk_rows: int | None = None,
     client: Any = None,
     **conventions: Unpack[ConventionKeywords],
@@ -423,11 +423,11 @@ def evaluate(
                                  _conventions(profile, conventions))
     plan = EvaluationPlan.build(qrels, metrics, profile, conventions)
     if engine != "memory":
-        if engine not in ENGINES:
-            raise RankwiseError(f"unknown engine {engine!r}; expected one of {['memory', *ENGINES]}")
+        if engine not in ENGINE_MODULES:
+            raise RankwiseError(f"unknown engine {engine!r}; expected one of {['memory', *ENGINE_MODULES]}")
         import importlib
 
-        module = importlib.import_module(ENGINES[engine])
+        module = importlib.import_module(ENGINE_MODULES[engine])
         result: Result = module.evaluate_with_engine(plan, runs, chunk_rows=chunk_rows, client=client)
         return result
     if chunk_rows is not None or client is not None:

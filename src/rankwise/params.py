@@ -162,15 +162,19 @@ def key_of(name: str) -> str:
     return str(name).strip().lower().replace("_", "-")
 
 
+T = TypeVar("T")
+"""What a family's members' ``target`` is (the family's ``Protocol``, a class ...)."""
+
+
 @dataclass(frozen=True)
-class Declared:
+class Declared(Generic[T]):
     """One member of a pluggable family: its name, the object that does the work (``target``:
-    a function or a class), a one-line description, typed parameters, other spellings and the
-    reference it follows or is tested against. Families add their own facts by subclassing
-    (``fusion.methods.Method`` adds ``ranks`` and ``trained``)."""
+    a function or a class, of the family's type ``T``), a one-line description, typed
+    parameters, other spellings and the reference it follows or is tested against. Families add
+    their own facts by subclassing (``fusion.methods.Method`` adds ``ranks`` and ``trained``)."""
 
     name: str
-    target: Any
+    target: T
     description: str
     params: tuple[Param, ...] = ()
     aliases: tuple[str, ...] = ()
@@ -284,7 +288,7 @@ def split_call(text: str) -> tuple[str, dict[str, str]]:
     return name, values
 
 
-D = TypeVar("D", bound=Declared)
+D = TypeVar("D", bound="Declared[Any]")
 
 
 class Registry(Generic[D]):
@@ -292,10 +296,10 @@ class Registry(Generic[D]):
     (case, ``-`` and ``_`` do not matter), with close-match suggestions, a spelling parser
     (``name(key=value)``) and a catalogue.
 
-    >>> from rankwise.fusion.methods import METHODS
-    >>> METHODS.parse("RRF(k=10)")[1]
+    >>> from rankwise.fusion.methods import FUSION_METHODS
+    >>> FUSION_METHODS.parse("RRF(k=10)")[1]
     {'k': 10.0}
-    >>> [m.name for m in METHODS.search("borda")]
+    >>> [m.name for m in FUSION_METHODS.search("borda")]
     ['bordafuse', 'weighted_bordafuse']
     """
 

@@ -18,7 +18,8 @@ Every analysis returns an object with
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -64,3 +65,63 @@ def json_plain(value: Any, nan_as_null: bool = True) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+@dataclass
+class Estimate(Mapping[str, Any]):
+    """One estimate in the one result shape: its named values (``value``, ``ci_low``,
+    ``ci_high``, ``se``, ``n`` and the estimator's own diagnostics), read like a dict
+    (``estimate(...)["value"]``); ``table`` is the one row.
+
+    >>> out = Estimate({"estimator": "ips", "value": 0.5}, {"resamples": 10})
+    >>> out["value"], out.table.to_dict("records"), out.to_dict()["rows"]
+    (0.5, [{'estimator': 'ips', 'value': 0.5}], [{'estimator': 'ips', 'value': 0.5}])
+    """
+
+    row: dict[str, Any]
+    settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.row[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.row)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    @property
+    def table(self) -> Any:
+        """The estimate as a one-row DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([self.row])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings, the row and the warnings (JSON-plain; NaN stays NaN, an unmeasured value)."""
+        document: dict[str, Any] = json_plain({"settings": self.settings, "rows": [self.row],
+                                               "warnings": self.warnings}, nan_as_null=False)
+        return document
+
+
+@dataclass
+class TableResult:
+    """A table in the one result shape, for analyses whose whole answer is one table
+    (``estimate_all``, ``preferences``, ``evaluate_model``): the rows, the settings that
+    reproduce them and the warnings.
+
+    >>> import pandas as pd
+    >>> TableResult(pd.DataFrame({"a": [1]}), {"seed": 0}).to_dict()
+    {'settings': {'seed': 0}, 'rows': [{'a': 1}], 'warnings': []}
+    """
+
+    table: Any
+    settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings, the rows and the warnings (JSON-plain)."""
+        document: dict[str, Any] = json_plain({"settings": self.settings, "rows": self.table,
+                                               "warnings": self.warnings}, nan_as_null=False)
+        return document

@@ -17,7 +17,7 @@ from rankwise.errors import RankwiseError
 if TYPE_CHECKING:
     from rankwise.online.definitions import Definition
     from rankwise.online.events import Mixed
-    from rankwise.online.warehouse import Engine
+    from rankwise.online.warehouse import AggregationEngine
     from rankwise.stats.twosample import Alternative, Relative
 
 
@@ -252,7 +252,7 @@ def ab(
                                 guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
                                                                                  "METRIC=MARGIN").items()},
                                 lower_is_better=lower_is_better, power=power, cupac=cupac, p_value=p_value,
-                                engine="duckdb" if database is not None else cast("Engine", engine))
+                                engine="duckdb" if database is not None else cast("AggregationEngine", engine))
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
 

@@ -19,7 +19,7 @@ REGISTRIES = {
     "estimators": ("rankwise.online.counterfactual", "OPE_ESTIMATORS"),
     "slate-estimators": ("rankwise.online.ranking_estimators", "SLATE"),
     "interleaving": ("rankwise.online.interleaving_methods", "INTERLEAVING_METHODS"),
-    "fusion": ("rankwise.fusion.methods", "METHODS"),
+    "fusion": ("rankwise.fusion.methods", "FUSION_METHODS"),
     "normalisations": ("rankwise.fusion.normalize", "NORMALISATIONS"),
     "ab-tests": ("rankwise.online.analysis", "AB_TESTS"),
     "event-aggregations": ("rankwise.online.definitions", "AGGREGATIONS"),

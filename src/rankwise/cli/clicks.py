@@ -185,8 +185,8 @@ def evaluate(
         data = _read(log, log_format, columns)
         fitted = [_model(path, features, data) for path in paths]
         names = _model_names(paths, fitted)
-        tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size) for name, m in zip(names, fitted,
-                                                                                              strict=True)}
+        tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size).table
+                  for name, m in zip(names, fitted, strict=True)}
     except RankwiseError as exc:
         _fail(str(exc))
         return

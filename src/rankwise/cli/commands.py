@@ -30,7 +30,10 @@ class OutputFormat(str, Enum):
     latex = "latex"
 
 
-class Engine(str, Enum):
+class EngineOption(str, Enum):
+    """``evaluate --engine``: the values of ``rankwise.evaluation.EvaluationEngine`` (an enum
+    for Typer; tied to the literal by ``tests/test_cli_choice_texts.py``)."""
+
     memory = "memory"
     chunks = "chunks"
     dask = "dask"
@@ -59,10 +62,10 @@ def evaluate(
                                               "plain text otherwise; text: always plain).")] = OutputFormat.table,
     digits: Digits = 4,
     output: Output = None,
-    engine: Annotated[Engine, typer.Option(help="Where rows are scored: memory (the whole run), chunks (query-"
+    engine: Annotated[EngineOption, typer.Option(help="Where rows are scored: memory (the whole run), chunks (query-"
                                            "complete chunks of a file or Parquet dataset larger than memory), "
                                            "dask or spark (a cluster). Same values from every engine.")
-                      ] = Engine.memory,
+                      ] = EngineOption.memory,
     chunk_rows: Annotated[int | None, typer.Option(help="Rows per chunk (engine chunks; default 4,000,000) or "
                                                    "per partition (dask, spark).")] = None,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (tcp://host:8786) or Spark "

@@ -11,11 +11,11 @@ from rankwise.cli.vocabulary import DEFAULT_METRICS
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from rankwise.evaluation import Engine
+    from rankwise.evaluation import EvaluationEngine
 
 
 def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None, *, per_query: bool = False,
-                   fmt: str = "table", digits: int = 4, output: Path | None = None, engine: Engine = "memory",
+                   fmt: str = "table", digits: int = 4, output: Path | None = None, engine: EvaluationEngine = "memory",
                    chunk_rows: int | None = None, scheduler: str | None = None,
                    conventions: dict[str, Any] | None = None, continuous: bool = False) -> None:
     """Evaluate the runs (paths, ``NAME=PATH``, ``-``) against the qrels and print runs x

@@ -41,7 +41,7 @@ def compare(
 
     try:
         matrix, names = read_credits(credits, ranker)
-        table = preferences(matrix, names, alpha, resamples, seed, clicked_only)
+        table = preferences(matrix, names, alpha, resamples, seed, clicked_only).table
     except RankwiseError as exc:
         _fail(str(exc))
         return

@@ -275,14 +275,14 @@ def _up_to_last_click(log: ClickLog) -> tuple[np.ndarray, np.ndarray]:
     return examined, last
 
 
-METHODS = ("em", "counting")
+FIT_METHODS = ("em", "counting")
 """How DCM and SDBN are fitted: ``em`` maximises the exact likelihood (forward-backward over
 ranks); ``counting`` is the fast one-pass approximation (PyClick's), which reads "no later
 click" as "the user stopped"."""
 
 
 def _method(method: str) -> str:
-    if method not in METHODS:
+    if method not in FIT_METHODS:
         raise ValueError(f"method must be em or counting, got {method!r}")
     return method
 

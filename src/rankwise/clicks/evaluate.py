@@ -9,17 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from rankwise.clicks.models import CHUNK, ClickModel
+from rankwise.results import TableResult
 from rankwise.streaming.clicks import ConditionalPerplexity, LogLikelihood, Perplexity
 
 
-def evaluate_model(model: ClickModel, log: Any, chunk_size: int = CHUNK) -> Any:
-    """A DataFrame with one row per rank and a last row ``all``: impressions, clicks,
-    log_likelihood, perplexity, conditional_perplexity.
+def evaluate_model(model: ClickModel, log: Any, chunk_size: int = CHUNK) -> TableResult:
+    """A ``TableResult`` whose table has one row per rank and a last row ``all``: impressions,
+    clicks, log_likelihood, perplexity, conditional_perplexity; the reader's notes on the log
+    are its warnings.
 
     >>> from rankwise.clicks.log import ClickLog
     >>> from rankwise.clicks.models import GlobalCTR
     >>> log = ClickLog.from_arrays(["q"] * 2, [["a", "b"], ["a", "b"]], [[1, 0], [0, 0]])
-    >>> table = evaluate_model(GlobalCTR().fit(log), log)   # p = 1/4 everywhere
+    >>> table = evaluate_model(GlobalCTR().fit(log), log).table   # p = 1/4 everywhere
     >>> table["perplexity"].round(4).tolist()   # rank 1: 2^((2 - log2(3/4))/2); rank 2: 2^-log2(3/4)
     [2.3094, 1.3333, 1.8214]
     """
@@ -42,4 +44,7 @@ def evaluate_model(model: ClickModel, log: Any, chunk_size: int = CHUNK) -> Any:
     total = pd.DataFrame({"rank": ["all"], "impressions": [int(shown.sum())], "clicks": [int(clicks.sum())],
                           "log_likelihood": [ll.compute()], "perplexity": [ppl.compute()],
                           "conditional_perplexity": [cond.compute()]})
-    return pd.concat([table, total], ignore_index=True)
+    return TableResult(pd.concat([table, total], ignore_index=True),
+                       {"model": model.name, "sessions": int(log.sessions), "ranks": int(ranks),
+                        "chunk_size": chunk_size},
+                       [str(note) for note in getattr(log, "notes", [])])

@@ -17,11 +17,11 @@ rankwise.errors.ParameterError: --model: unknown click model 'dbm'; did you mean
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rankwise.clicks.chain import CCM, DBN, DCM, METHODS, SDBN
+from rankwise.clicks.chain import CCM, DBN, DCM, FIT_METHODS, SDBN
 from rankwise.clicks.mixture import SEPARATOR, Mixture
 from rankwise.clicks.models import FLOOR, PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
 from rankwise.clicks.shrinkage import EMPIRICAL
@@ -41,7 +41,7 @@ FIT_PARAMS = ("iterations", "tolerance")
 
 
 @dataclass(frozen=True)
-class ModelKind(Declared):
+class ModelKind(Declared[Callable[..., "ClickModel"]]):
     """A click model: ``target`` is its class; ``fittable`` is False for models made from
     labels (``label-rank``) rather than fitted to a log."""
 
@@ -62,7 +62,7 @@ class ModelKind(Declared):
 
 
 METHOD = Param("method", str, "em", "em: the exact likelihood by EM; counting: PyClick's one-pass approximation "
-               "(reads 'no later click' as 'stopped')", choices=METHODS)
+               "(reads 'no later click' as 'stopped')", choices=FIT_METHODS)
 COMPONENTS = Param("components", str, "pbm+dbn", "the mixed click models, by name, joined by '+' (in Python, "
                    "Mixture([models]) takes models with their own settings)")
 SEED = Param("seed", int, 0, "breaks the tie between components of one kind (their starting attractiveness is "

@@ -11,7 +11,7 @@ from rankwise.data import arrow
 from rankwise.data.containers import Run
 from rankwise.data.load import load_run
 from rankwise.errors import InputError, RankwiseError
-from rankwise.fusion.methods import METHODS
+from rankwise.fusion.methods import FUSION_METHODS
 from rankwise.fusion.normalize import resolve_norm
 from rankwise.fusion.order import ranked_order
 from rankwise.fusion.table import PairTable, attach_labels, pair_table
@@ -53,7 +53,7 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "auto", ties: str | 
     >>> fused.source
     'fusion=rrf|k=60|norm=none|ties=trec|depth=all'
     """
-    chosen, values = METHODS.parse(method, **params)
+    chosen, values = FUSION_METHODS.parse(method, **params)
     if profile is not None and profile not in PROFILES:
         raise RankwiseError(f"unknown fusion profile {profile!r}: expected one of {', '.join(PROFILES)}")
     defaults = PROFILES[profile or "ranx"]

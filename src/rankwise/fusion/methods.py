@@ -40,7 +40,7 @@ from rankwise.params import Declared, Param, Registry
 
 
 @dataclass(frozen=True)
-class Method(Declared):
+class Method(Declared[Callable[..., np.ndarray]]):
     """A fusion method: ``target(S, R, table, **params)`` gives one fused score per pair."""
 
     ranks: bool = False
@@ -336,7 +336,7 @@ def _p(name: str, default: Any, description: str, kind: type = float, grid: tupl
     return Param(name, kind, default, description, required=default is None, grid=grid, **limits)
 
 
-METHODS: Registry[Method] = Registry("fusion method", (
+FUSION_METHODS: Registry[Method] = Registry("fusion method", (
     Method("combsum", lambda s, r, t: _sum(s), "Sum of the normalised scores.", aliases=("sum",),
            reference="Fox & Shaw 1994; ranx comb_sum"),
     Method("combmin", lambda s, r, t: _reduce_present(s, np.nanmin), "Smallest normalised score.",
@@ -409,7 +409,7 @@ def method_named(name: str) -> Method:
     >>> method_named("mnz").name, method_named("rrf").resolve()
     ('combmnz', {'k': 60})
     """
-    return METHODS.get(name)
+    return FUSION_METHODS.get(name)
 
 
 def resolved_params(method: Method, given: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ gives 0; Pyserini's ``normalize`` gives 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -90,7 +91,7 @@ class Normaliser(Protocol):
 CONSTANT = Param("constant", float, None, "the value of every score of a run that is constant within a query "
                  "(default: 0, as (s - min) / max(max - min, 1e-9) gives)")
 
-NORMALISATIONS: Registry[Declared] = Registry("normalisation", (
+NORMALISATIONS: Registry[Declared[Callable[..., np.ndarray]]] = Registry("normalisation", (
     Declared("min-max", _min_max, "(s - min) / (max - min) per query and run.", (CONSTANT,), aliases=("minmax",),
              reference="ranx min-max"),
     Declared("max", _max, "s / max per query and run.", reference="ranx max"),

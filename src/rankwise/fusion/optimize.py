@@ -19,13 +19,13 @@ import pyarrow as pa
 from rankwise.data.containers import Qrels, Run
 from rankwise.errors import RankwiseError
 from rankwise.fusion.fuse import aligned, ranked_run
-from rankwise.fusion.methods import METHODS, method_named, resolved_params
+from rankwise.fusion.methods import FUSION_METHODS, method_named, resolved_params
 from rankwise.fusion.normalize import norm_name, normalize
 from rankwise.fusion.table import attach_labels
 
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     m.name: {p.name: list(p.grid) for p in m.params if p.grid}
-    for m in METHODS.values() if any(p.grid for p in m.params)}
+    for m in FUSION_METHODS.values() if any(p.grid for p in m.params)}
 """The grid searched when none is given, from each method's declared parameters (weights: the
 simplex in steps of 0.05 for two runs, 0.1 for more)."""
 

@@ -42,7 +42,7 @@ from rankwise.stats.corrections import CORRECTION_METHODS
 from rankwise.stats.twosample import RELATIVE, TWO_SAMPLE_TESTS, Alternative, Arm, Relative, compare_arms
 
 if TYPE_CHECKING:
-    from rankwise.online.warehouse import Engine
+    from rankwise.online.warehouse import AggregationEngine
 
 SEQUENTIAL = (*ALWAYS_VALID, *SPENDING)
 
@@ -208,7 +208,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             timestamp: str | None = None, mixed: Mixed = "exclude", resamples: int = 2000,
             seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
             event: str = "event", exposures: Any = None, window: str | float | None = None,
-            engine: Engine = "memory", caps: Mapping[str, str | float] | None = None,
+            engine: AggregationEngine = "memory", caps: Mapping[str, str | float] | None = None,
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
             guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
             power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear",
@@ -334,10 +334,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             moments = read_statistics(data, columns, pairs, variant=variant, variants=variants)
     else:
         sums, counts, constants = _columns(table)
-        from rankwise.online.warehouse import ENGINES, DuckDBSource
+        from rankwise.online.warehouse import AGGREGATION_ENGINES, DuckDBSource
 
-        if engine not in ENGINES:
-            raise OptionError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        if engine not in AGGREGATION_ENGINES:
+            raise OptionError(f"unknown engine {engine!r}; expected one of {', '.join(AGGREGATION_ENGINES)}")
         from rankwise.online.ibis_source import is_ibis_table
 
         in_ibis = is_ibis_table(data)
@@ -1176,7 +1176,7 @@ P_VALUES = ("absolute", "relative")
 """What ``p_value`` (and its correction) tests: the absolute difference, or the relative lift
 (GrowthBook's default display, equal to gbstats' relative ``TwoSidedTTest``)."""
 
-AB_TESTS: Registry[Declared] = Registry("test", (
+AB_TESTS: Registry[Declared[Any]] = Registry("test", (
     *TWO_SAMPLE_TESTS.values(),
     Declared("bayesian", _bayesian, "Normal posterior of the effect: credible intervals, chance to win and the risk "
              "(expected loss) of each decision; flat prior by default.", (
@@ -1195,5 +1195,4 @@ AB_TESTS: Registry[Declared] = Registry("test", (
 ), option="--test")
 """The tests an A/B analysis compares each arm with the control by."""
 
-TESTS = tuple(AB_TESTS.names())
 

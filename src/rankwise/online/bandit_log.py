@@ -272,7 +272,7 @@ def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[s
     q_logged = q_target = None
     if any(OPE_ESTIMATORS.get(e).needs_model for e in estimators):
         q_logged, q_target = reward_model(log, policy, prior)
-    rows = [estimate(log.reward, log.pscore, target, e, q_logged, q_target, clip, alpha, resamples, seed)
+    rows = [estimate(log.reward, log.pscore, target, e, q_logged, q_target, clip, alpha, resamples, seed).row
             for e in estimators]
     settings = {"policy": policy_name, "clip": clip, "prior": prior, "alpha": alpha, "resamples": resamples,
                 "seed": seed, "log": ", ".join(log.sources)}

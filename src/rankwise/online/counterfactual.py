@@ -25,7 +25,7 @@ clipped weights.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.params import Declared, Param, Registry
+from rankwise.results import Estimate, TableResult
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class RoundTerms:
 
 
 @dataclass(frozen=True)
-class Estimator(Declared):
+class Estimator(Declared[Callable[..., "RoundTerms"]]):
     """An off-policy estimator: ``target(w, r, q_logged, q_target, **params)`` gives its
     ``RoundTerms`` from the weights ``w``, rewards ``r`` and (when ``needs_model``) the reward
     model's predictions."""
@@ -178,8 +179,9 @@ def bootstrap_interval(terms: RoundTerms, alpha: float = 0.05, resamples: int = 
 
 def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_logged: Any = None,
              q_target: Any = None, clip: float = np.inf, alpha: float = 0.05, resamples: int = 2000,
-             seed: int = 0) -> dict[str, Any]:
-    """One estimator's value with its bootstrap interval and diagnostics.
+             seed: int = 0) -> Estimate:
+    """One estimator's value with its bootstrap interval and diagnostics (an ``Estimate``: read
+    it like a dict, ``["value"]``, or as a one-row ``table``).
 
     >>> row = estimate([1, 0, 1, 0], [0.5] * 4, [0.5, 0.5, 1.0, 0.0], "snips")
     >>> row["value"]   # weights 1, 1, 2, 0: (1 + 0 + 2 + 0) / 4
@@ -195,22 +197,24 @@ def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_
     low, high = bootstrap_interval(terms, alpha, resamples, seed)
     per_round = terms.numerator * len(w) / terms.denominator.sum() + terms.added
     weight_sq = float((w ** 2).sum())
-    return {"estimator": declared.name, "value": float(value), "ci_low": low, "ci_high": high,
-            "se": float(per_round.std(ddof=1) / np.sqrt(len(w))) if len(w) > 1 else float("nan"),
-            "n": int(len(w)), "effective_n": float(w.sum() ** 2 / weight_sq) if weight_sq > 0 else 0.0,
-            "max_weight": float(w.max()),
-            "clipped": int((w > clip).sum()) if declared.name in CLIPPED else 0}
+    return Estimate({"estimator": declared.name, "value": float(value), "ci_low": low, "ci_high": high,
+                     "se": float(per_round.std(ddof=1) / np.sqrt(len(w))) if len(w) > 1 else float("nan"),
+                     "n": int(len(w)), "effective_n": float(w.sum() ** 2 / weight_sq) if weight_sq > 0 else 0.0,
+                     "max_weight": float(w.max()),
+                     "clipped": int((w > clip).sum()) if declared.name in CLIPPED else 0},
+                    {"estimator": declared.spelled(values), "alpha": alpha, "resamples": resamples, "seed": seed})
 
 
 def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[str] = ESTIMATORS,
                  q_logged: Any = None, q_target: Any = None, clip: float = np.inf, alpha: float = 0.05,
-                 resamples: int = 2000, seed: int = 0) -> Any:
-    """A table (pandas) of ``estimate`` for several estimators; the model-based ones are left
-    out, with a note in ``table.attrs["skipped"]``, when no reward model is given.
+                 resamples: int = 2000, seed: int = 0) -> TableResult:
+    """``estimate`` for several estimators, one row each (a ``TableResult``); the model-based
+    ones are left out when no reward model is given, named in ``settings["skipped"]`` and in a
+    warning.
 
-    >>> table = estimate_all([1, 0], [0.5, 0.5], [0.5, 0.5], estimators=("ips", "dm"))
-    >>> table["estimator"].tolist(), table.attrs["skipped"]
-    (['ips'], ['dm'])
+    >>> result = estimate_all([1, 0], [0.5, 0.5], [0.5, 0.5], estimators=("ips", "dm"))
+    >>> result.table["estimator"].tolist(), result.settings["skipped"], result.warnings
+    (['ips'], ['dm'], ['dm left out: it needs a reward model (q_logged and q_target)'])
     """
     import pandas as pd
 
@@ -219,10 +223,12 @@ def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[s
         if OPE_ESTIMATORS.get(name).needs_model and (q_logged is None or q_target is None):
             skipped.append(name)
             continue
-        rows.append(estimate(reward, behavior, target, name, q_logged, q_target, clip, alpha, resamples, seed))
-    table = pd.DataFrame(rows)
-    table.attrs["skipped"] = skipped
-    return table
+        rows.append(estimate(reward, behavior, target, name, q_logged, q_target, clip, alpha, resamples, seed).row)
+    warnings = [f"{', '.join(skipped)} left out: {'it needs' if len(skipped) == 1 else 'they need'} a reward model "
+                "(q_logged and q_target)"] if skipped else []
+    settings = {"estimators": list(estimators), "skipped": skipped, "clip": clip, "alpha": alpha,
+                "resamples": resamples, "seed": seed}
+    return TableResult(pd.DataFrame(rows), settings, warnings)
 
 
 def from_action_dist(action: Any, action_dist: Any, position: Any = None,

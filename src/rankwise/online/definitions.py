@@ -41,7 +41,7 @@ from rankwise.params import Declared, Registry
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=", "in")
 """The comparisons a filter clause may use."""
 
-AGGREGATIONS: Registry[Declared] = Registry("aggregation", (
+AGGREGATIONS: Registry[Declared[str]] = Registry("aggregation", (
     Declared("count", "count", "Number of the unit's events of the type (count(*): every event) that match the "
              "filter; alone: mean count per unit.", reference="GrowthBook/Eppo count metrics"),
     Declared("sum", "sum", "Sum of a numeric column over the unit's rows that match the filter; alone: mean "

@@ -39,6 +39,7 @@ from rankwise.errors import InputError
 from rankwise.online.interleaved_lists import Interleaved, Teams
 from rankwise.online.interleaving_methods import check_rankings, resolved
 from rankwise.online.list_distribution import ListDistribution
+from rankwise.results import TableResult
 
 
 def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
@@ -94,16 +95,16 @@ def outcomes(credits: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
 
 
 def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: float = 0.05,
-                resamples: int = 2000, seed: int = 0, clicked_only: bool = False) -> Any:
+                resamples: int = 2000, seed: int = 0, clicked_only: bool = False) -> TableResult:
     """Wins, ties and losses of each pair of rankings over impressions, the preference
     ``delta = (wins + ties/2) / n - 0.5`` (positive: the first of the pair is preferred), the
     two-sided binomial sign test over non-tied impressions, a percentile bootstrap interval
     of ``delta`` and Holm-corrected p-values across pairs. ``n_unclicked`` counts the
     impressions without a click for either ranker of the pair: ties in ``n`` by default, left
-    out with ``clicked_only``.
+    out with ``clicked_only``. A ``TableResult``: one row per pair in ``table``.
 
-    >>> table = preferences(np.array([[1, 0]] * 8 + [[0, 1]] * 2 + [[0, 0]] * 2), names=["A", "B"])
-    >>> row = table.iloc[0]
+    >>> result = preferences(np.array([[1, 0]] * 8 + [[0, 1]] * 2 + [[0, 0]] * 2), names=["A", "B"])
+    >>> row = result.table.iloc[0]
     >>> [int(row[c]) for c in ("wins", "ties", "losses")], float(row["delta"])   # (8 + 2/2) / 12 - 0.5
     ([8, 2, 2], 0.25)
     >>> round(float(row["p_value"]), 4)   # binomial: 8 of 10 non-tied, two-sided
@@ -141,7 +142,9 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
                      "p_value": p_value})
     table = pd.DataFrame(rows)
     table["p_holm"] = holm(table["p_value"].to_numpy()) if len(table) else []
-    return table
+    return TableResult(table, {"rankers": labels, "impressions": int(credits.shape[0]), "alpha": alpha,
+                               "resamples": resamples, "seed": seed, "clicked_only": clicked_only,
+                               "test": "sign", "correction": "holm"})
 
 
 def read_credits(data: Any, rankers: Sequence[str] = ()) -> tuple[np.ndarray, list[str]]:

@@ -47,7 +47,7 @@ def sampled(method: str, draw: Callable[..., Interleaved]) -> BuildLists:
 
 
 @dataclass(frozen=True)
-class InterleavingMethod(Declared):
+class InterleavingMethod(Declared[Callable[..., Interleaved]]):
     """An interleaving method: ``target(lists, size, rng, **params)`` draws one list
     (``DrawList``), ``lists(lists, size, samples, limit, rng, **params)`` builds the
     distribution of its lists (``BuildLists``; default: drawn); ``max_rankings`` is 2 for a
@@ -93,7 +93,6 @@ INTERLEAVING_METHODS: Registry[InterleavingMethod] = Registry("interleaving meth
 ), option="--method")
 """The interleaving and multileaving methods."""
 
-METHODS = tuple(INTERLEAVING_METHODS.names())
 
 
 def resolved(method: str, **keywords: Any) -> tuple[InterleavingMethod, dict[str, Any]]:
@@ -117,5 +116,5 @@ def check_rankings(rankings: Sequence[Sequence[Any]], method: InterleavingMethod
     return lists
 
 
-__all__ = ["CREDIT", "INTERLEAVING_METHODS", "METHODS", "TAU", "TEAMS", "BuildLists", "InterleavingMethod",
+__all__ = ["CREDIT", "INTERLEAVING_METHODS", "TAU", "TEAMS", "BuildLists", "InterleavingMethod",
            "check_rankings", "resolved", "sampled"]

@@ -25,6 +25,7 @@ per-position conditional probabilities into the prefix products.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,6 +33,7 @@ import numpy as np
 from rankwise.errors import InputError
 from rankwise.online.counterfactual import RoundTerms, bootstrap_interval
 from rankwise.params import Declared, Registry
+from rankwise.results import Estimate
 
 GAINS = ("ctr", "dcg")
 
@@ -62,8 +64,9 @@ def position_propensities(position: Any, click: Any, ranks: int | None = None) -
 
 def pbm_ips(impression: Any, logged_rank: Any, click: Any, target_rank: Any, examination: Any, k: int = 10,
             gain: str = "ctr", clip: float = np.inf, alpha: float = 0.05, resamples: int = 2000,
-            seed: int = 0) -> dict[str, Any]:
-    """Position-based IPS estimate of the target ranking's CTR@k or DCG@k (see the module).
+            seed: int = 0) -> Estimate:
+    """Position-based IPS estimate of the target ranking's CTR@k or DCG@k (see the module), an
+    ``Estimate`` (read like a dict).
     One row per shown document: its impression id, logged rank (1-based), click (0/1) and
     target rank (1-based; 0 or negative when the target does not rank it).
 
@@ -102,9 +105,12 @@ def pbm_ips(impression: Any, logged_rank: Any, click: Any, target_rank: Any, exa
     per_session = np.bincount(session, weights=per_row, minlength=sessions)
     terms = RoundTerms(per_session, np.ones(sessions), np.zeros(sessions))
     low, high = bootstrap_interval(terms, alpha, resamples, seed)
-    return {"estimator": f"pbm-ips {gain}@{k}", "value": float(terms.value()), "ci_low": low, "ci_high": high,
-            "se": float(per_session.std(ddof=1) / np.sqrt(sessions)) if sessions > 1 else float("nan"),
-            "n": sessions, "clipped": int((1.0 / exam[log_rank - 1] > clip).sum())}
+    return Estimate({"estimator": f"pbm-ips {gain}@{k}", "value": float(terms.value()), "ci_low": low,
+                     "ci_high": high,
+                     "se": float(per_session.std(ddof=1) / np.sqrt(sessions)) if sessions > 1 else float("nan"),
+                     "n": sessions, "clipped": int((1.0 / exam[log_rank - 1] > clip).sum())},
+                    {"estimator": "pbm-ips", "k": k, "gain": gain, "clip": clip, "alpha": alpha,
+                     "resamples": resamples, "seed": seed})
 
 
 def cascade_propensities(slate_id: Any, position: Any, conditional: Any) -> np.ndarray:
@@ -125,7 +131,7 @@ def cascade_propensities(slate_id: Any, position: Any, conditional: Any) -> np.n
 
 
 def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estimator: str = "iips",
-                   alpha: float = 0.05, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+                   alpha: float = 0.05, resamples: int = 2000, seed: int = 0) -> Estimate:
     """OBP's slate estimators: ``sum_rows r pi_e / pi_b / slates`` with the propensities the
     estimator names (joint for ``sips``, item-position for ``iips``, prefix for ``rips``).
 
@@ -149,9 +155,11 @@ def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estim
     per_slate = np.asarray(per_slate_value(group, r, b, e, **values), dtype=np.float64)
     terms = RoundTerms(per_slate, np.ones(len(per_slate)), np.zeros(len(per_slate)))
     low, high = bootstrap_interval(terms, alpha, resamples, seed)
-    return {"estimator": member.spelled(values), "value": float(terms.value()), "ci_low": low, "ci_high": high,
-            "se": float(per_slate.std(ddof=1) / np.sqrt(len(per_slate))) if len(per_slate) > 1 else float("nan"),
-            "n": int(len(per_slate))}
+    spelled = member.spelled(values)
+    return Estimate({"estimator": spelled, "value": float(terms.value()), "ci_low": low, "ci_high": high,
+                     "se": float(per_slate.std(ddof=1) / np.sqrt(len(per_slate))) if len(per_slate) > 1
+                     else float("nan"), "n": int(len(per_slate))},
+                    {"estimator": spelled, "alpha": alpha, "resamples": resamples, "seed": seed})
 
 
 class SlateValues(Protocol):
@@ -173,7 +181,7 @@ def weighted_rewards(slate: np.ndarray, reward: np.ndarray, behavior: np.ndarray
     return np.bincount(slate, weights=reward * target / behavior)
 
 
-SLATE: Registry[Declared] = Registry("slate estimator", (
+SLATE: Registry[Declared[Callable[..., np.ndarray]]] = Registry("slate estimator", (
     Declared("sips", weighted_rewards, "Standard slate IPS: the whole slate's propensities.",
              reference="OBP SlateStandardIPS"),
     Declared("iips", weighted_rewards, "Independent IPS: the item's propensity at its position (item-position "

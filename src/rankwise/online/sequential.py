@@ -44,6 +44,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -224,7 +225,7 @@ def _simpson_weights(points: int, h: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Design(Declared):
+class Design(Declared[Any]):
     """A sequential design: ``always_valid`` for the designs whose interval is valid at every
     look (the others spend alpha over planned looks and need timestamps)."""
 

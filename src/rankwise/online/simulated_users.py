@@ -10,6 +10,7 @@ Adding a simulated user is one function ``(qrels, log, **params) -> ClickModel``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rankwise.params import Declared, Param, Registry
@@ -52,7 +53,7 @@ def dbn_user(qrels: Any, log: Any, continuation: float = DBN_CONTINUATION) -> An
     return model
 
 
-SIMULATED_USERS: Registry[Declared] = Registry("simulated user", (
+SIMULATED_USERS: Registry[Declared[Callable[..., Any]]] = Registry("simulated user", (
     Declared("pbm", _ultra("position_biased_model", ULTRA_PBM_EXAM),
              "Position-based users: ULTRA's examination per rank, attractiveness per label.",
              reference="ULTRA ClickModel"),

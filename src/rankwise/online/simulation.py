@@ -57,7 +57,7 @@ from rankwise.stats.resampling import multinomial_counts, percentile_interval
 from rankwise.stats.twosample import welch_arrays
 
 INTERLEAVING = tuple(INTERLEAVING_METHODS.names())
-METHODS = ("ab", *INTERLEAVING, "pbm-ips")
+COMPARED_METHODS = ("ab", *INTERLEAVING, "pbm-ips")
 
 
 def click_patterns(depth: int) -> np.ndarray:
@@ -169,7 +169,7 @@ def _ips_law(table: Any, a: list[str], b: list[str], exam: np.ndarray, probs: np
 
 def build_comparisons(qrels: Any, run_a: Any, run_b: Any, click_model: str = "pbm", depth: int = 10,
                       min_difference: float = 0.0, samples: int = 200, seed: int = 0,
-                      methods: Sequence[str] = METHODS) -> list[Comparison]:
+                      methods: Sequence[str] = COMPARED_METHODS) -> list[Comparison]:
     """Every query's comparison with its exact outcome laws (see the module)."""
     from rankwise.evaluation import evaluate
 
@@ -279,7 +279,7 @@ def run_simulation(comparisons: Sequence[Comparison], impressions: Sequence[int]
     levels = sorted(int(n) for n in impressions)
     arm_b = _arm_sizes(sorted({*levels, check_impressions}), repetitions)
     column = {n: i for i, n in enumerate(sorted({*levels, check_impressions}))}
-    methods = [m for m in METHODS if m in ("ab", "pbm-ips") or m in comparisons[0].outcome]
+    methods = [m for m in COMPARED_METHODS if m in ("ab", "pbm-ips") or m in comparisons[0].outcome]
     errors: dict[tuple[str, int], list[Any]] = {(m, n): [] for m in methods for n in levels}
     misses: dict[tuple[str, int], list[Any]] = {(m, n): [] for m in methods for n in levels}
     agree: dict[str, list[float]] = {m: [] for m in methods}
@@ -408,5 +408,5 @@ def _label(source: Any, default: str) -> str:
     return str(getattr(source, "name", None) or default)
 
 
-__all__ = ["METHODS", "Comparison", "SimulationResult", "build_comparisons", "click_patterns", "mix",
+__all__ = ["COMPARED_METHODS", "Comparison", "SimulationResult", "build_comparisons", "click_patterns", "mix",
            "pattern_probabilities", "run_simulation", "simulate_comparison", "user_model"]

@@ -24,7 +24,7 @@ from rankwise.params import Declared, Registry
 MISSING = "(missing)"
 """The slice of units without a value of the dimension."""
 
-CORRECTION_SCOPES: Registry[Declared] = Registry("correction scope", (
+CORRECTION_SCOPES: Registry[Declared[Any]] = Registry("correction scope", (
     Declared("slice", "slice", "Within each slice (and the whole experiment), across its arms x metrics.",
              reference="each slice read as an experiment of its own"),
     Declared("metric", "metric", "Within each metric, across its arms x slices.",

@@ -27,9 +27,9 @@ from rankwise.online.definitions import Definition, quote_identifier
 from rankwise.online.events import MIXED, Mixed, Units
 from rankwise.online.moments import VariantMoments
 
-Engine = Literal["memory", "duckdb"]
+AggregationEngine = Literal["memory", "duckdb"]
 """Where the per-unit aggregation runs: pandas/NumPy in this process, or DuckDB."""
-ENGINES: tuple[Engine, ...] = get_args(Engine)
+AGGREGATION_ENGINES: tuple[AggregationEngine, ...] = get_args(AggregationEngine)
 """Where per-unit sums are computed: ``memory`` (Arrow, in this process) or ``duckdb``."""
 
 

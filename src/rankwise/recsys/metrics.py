@@ -18,6 +18,7 @@ u1: c, u2: a, a.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -478,7 +479,7 @@ def serendipity(data: RecsysData, k: int, similarity: Similarity = "cooccurrence
 
 
 @dataclass(frozen=True)
-class BeyondMetric(Declared):
+class BeyondMetric(Declared[Callable[..., Any]]):
     """A beyond-accuracy metric: ``per_user`` when its value is a mean over users (then
     ``compare`` can test it per user), ``higher_is_better`` for tables and plots."""
 

@@ -24,7 +24,7 @@ class Correction(Protocol):
     def __call__(self, p: np.ndarray, alpha: float, **params: Any) -> np.ndarray: ...
 
 
-CORRECTION_METHODS: Registry[Declared] = Registry("correction", (
+CORRECTION_METHODS: Registry[Declared[Callable[..., np.ndarray]]] = Registry("correction", (
     Declared("holm", lambda p, alpha: holm(p), "Holm's step-down: family-wise error at alpha.",
              reference="Holm 1979; statsmodels multipletests('holm')"),
     Declared("bonferroni", _statsmodels("bonferroni"), "Bonferroni: every p-value times the family size.",

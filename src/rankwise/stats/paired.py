@@ -150,7 +150,7 @@ class PairedTestFunction(Protocol):
 
 
 @dataclass(frozen=True)
-class ComparisonTest(Declared):
+class ComparisonTest(Declared[Callable[..., Any]]):
     """A test of ``compare``: per pair of runs (``target`` a ``PairedTestFunction``), or over
     all systems at once (``over_all_systems``: ``target(matrix, **params) -> (p matrix,
     omnibus p or None)``, the family-wise error controlled by the test itself). ``resampled``
@@ -206,4 +206,3 @@ PAIRED_TESTS: Registry[ComparisonTest] = Registry("test", (
 ), option="--test")
 """The paired significance tests of ``compare`` (per-query values of two runs)."""
 
-TESTS = tuple(PAIRED_TESTS.names())

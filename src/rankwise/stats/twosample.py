@@ -102,8 +102,8 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: Re
     >>> round(d.relative / d.relative_se, 4), round(d.relative_p_value, 6)   # 0.1 / sqrt(0.0004 + 0.000484)
     (3.3634, 0.00077)
     """
-    if test not in TESTS:
-        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if test not in TWO_SAMPLE_TESTS:
+        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TWO_SAMPLE_TESTS.names())}")
     if relative not in RELATIVE:
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
     if alternative not in ALTERNATIVES:
@@ -222,7 +222,7 @@ def welch_arrays(mean_a: Any, var_a: Any, n_a: Any, mean_b: Any, var_b: Any, n_b
     return p, half
 
 
-TWO_SAMPLE_TESTS: Registry[Declared] = Registry("test", (
+TWO_SAMPLE_TESTS: Registry[Declared[Any]] = Registry("test", (
     Declared("welch", compare_arms, "Welch's t-test: unequal variances, Welch-Satterthwaite degrees of freedom.",
              reference="scipy.stats.ttest_ind(equal_var=False); gbstats; tea-tasting"),
     Declared("student", compare_arms, "Student's t-test with a pooled variance.",
@@ -234,4 +234,3 @@ TWO_SAMPLE_TESTS: Registry[Declared] = Registry("test", (
 ), option="--test")
 """The two-sample tests on summary statistics (``compare_arms``)."""
 
-TESTS = tuple(TWO_SAMPLE_TESTS.names())
