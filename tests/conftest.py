@@ -75,6 +75,8 @@ the run (the xdist controller, or the one process), when the run may include thi
 writes its report to a folder the workers find through ``MYPY_DIR``; the test waits for it."""
 
 MYPY_DIR = "RANKWISE_MYPY_DIR"
+MYPY_ELSEWHERE = "RANKWISE_MYPY_ELSEWHERE"
+"""Set by CI, which runs mypy on its own line (``.ci/run``): the test run leaves it out."""
 MYPY: dict[str, object] = {}
 
 
@@ -104,7 +106,8 @@ def pytest_configure(config: pytest.Config) -> None:
     import os
     import tempfile
 
-    if hasattr(config, "workerinput") or os.environ.get(MYPY_DIR) or not _may_run_mypy(config):
+    if hasattr(config, "workerinput") or os.environ.get(MYPY_DIR) or os.environ.get(MYPY_ELSEWHERE) \
+            or not _may_run_mypy(config):
         return   # a worker (its controller started mypy), or a run without the test
     folder = tempfile.mkdtemp(prefix="rankwise-mypy-")
     os.environ[MYPY_DIR] = folder   # the workers, spawned after this, inherit it
