@@ -182,3 +182,33 @@ def test_json_plain_by_hand() -> None:
     assert json_plain({"t": frame, 3: (np.int32(4), np.bool_(True)), "when": pd.Timestamp("2026-01-02")}) == {
         "t": [{"a": 1, "p": 0.5}, {"a": 2, "p": None}], "3": [4, True], "when": "2026-01-02T00:00:00"}
     assert json_plain([np.float32(np.inf)]) == [float("inf")]   # a one-sided bound stays infinite
+
+
+@pytest.mark.parametrize("name", list(RESULTS))
+def test_every_result_carries_a_signature_that_reads_back(name: str) -> None:
+    """``settings["signature"]`` (or one per measure in ``signatures``): the analysis or the
+    measure, every setting, the version; ``Signature.parse`` gives it back unchanged."""
+    from rankwise import __version__
+    from rankwise.results import Signature
+
+    settings = RESULTS[name]().settings
+    texts = [settings["signature"]] if "signature" in settings else list(settings["signatures"].values())
+    assert texts
+    for text in texts:
+        read = Signature.parse(text)
+        assert str(read) == text and read.version == __version__
+
+
+def test_a_signature_by_hand() -> None:
+    from rankwise.results import Signature
+
+    made = Signature.of("ope", estimator="ips(clip=1.5)", alpha=0.05, levels=[1, 2], prior=None, exact=True,
+                        label="a|b")
+    # the version last; lists with commas; None and booleans as words; a '|' inside a value escaped
+    assert str(made).rsplit("|", 1)[0] == "ope|estimator=ips(clip=1.5)|alpha=0.05|levels=1,2|prior=none|exact=true" \
+        "|label=a%7Cb"
+    assert Signature.parse(str(made)).value("label") == "a|b"
+    with pytest.raises(ValueError, match="no trailing rankwise-VERSION"):
+        Signature.parse("nDCG@10|ties=trec")
+    with pytest.raises(ValueError, match="not key=value"):
+        Signature.parse("nDCG@10|trec|rankwise-0.1.0")

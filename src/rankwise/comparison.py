@@ -69,9 +69,11 @@ class Comparison:
     @property
     def settings(self) -> dict[str, Any]:
         """Everything needed to reproduce the comparison."""
-        return {"test": self.test, "correction": self.correction, "alpha": self.alpha, "seed": self.seed,
-                "permutations": self.permutations, "confidence": self.confidence,
-                "bootstrap_ci": self.bootstrap_ci}
+        from rankwise.results import signed
+
+        return signed("compare", {"test": self.test, "correction": self.correction, "alpha": self.alpha,
+                                  "seed": self.seed, "permutations": self.permutations, "confidence": self.confidence,
+                                  "bootstrap_ci": self.bootstrap_ci})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: rankwise version, metric signatures, settings, queries compared, rows."""

@@ -35,18 +35,18 @@ def signature(spec: MetricSpec, column: str, conv: Conventions, continuous: bool
     >>> signature(parse_metric("ndcg@10"), "ndcg_cut_10", Conventions())
     'nDCG@10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float64|rankwise-0.1.0'
     """
-    parts = [canonical_name(spec, column)]
+    from rankwise.results import Signature
+
+    fields: list[tuple[str, str]] = []
     if spec.family.gain_based and continuous:
-        parts.append("gain=values")
+        fields.append(("gain", "values"))
     elif spec.family.gain_based:
         gains = spec.arguments().get("gains") or {}
-        parts.append("gain=" + (",".join(f"{k}={v:g}" for k, v in gains.items()) if gains else "linear"))
-    conv_part = conv.signature_part()
-    if spec.rel is not None:
-        conv_part = conv_part.replace(f"rel={conv.rel_level}", f"rel={spec.rel}")
-    parts.append(conv_part)
-    parts.append(f"rankwise-{__version__}")
-    return "|".join(parts)
+        fields.append(("gain", ",".join(f"{k}={v:g}" for k, v in gains.items()) if gains else "linear"))
+    for part in conv.signature_part().split("|"):
+        key, _, value = part.partition("=")
+        fields.append((key, str(spec.rel) if key == "rel" and spec.rel is not None else value))
+    return str(Signature(canonical_name(spec, column), tuple(fields), __version__))
 
 
 @dataclass

@@ -24,6 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rankwise._version import __version__
+
 
 @runtime_checkable
 class ResultShape(Protocol):
@@ -125,3 +127,89 @@ class TableResult:
         document: dict[str, Any] = json_plain({"settings": self.settings, "rows": self.table,
                                                "warnings": self.warnings}, nan_as_null=False)
         return document
+
+
+def _field(value: Any) -> str:
+    """A setting's value as a signature writes it: numbers in their shortest form, lists joined
+    by commas, None as ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):g}"
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={_field(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ",".join(_field(v) for v in value)
+    return str(value)
+
+
+PIPE = "%7C"
+"""How a ``|`` inside a signature's value is written (``|`` separates the fields)."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What produced a number, in one line (sacrebleu's idea): the measure or analysis as
+    spelled (its declared member with its parameters), every setting and convention that can
+    change the value, and the rankwise version::
+
+        nDCG@10|gain=linear|ties=trec|rel=1|judged=all|missing=skip|depth=all|scores=float64|rankwise-0.1.0
+
+    Every result's ``settings`` carries one (``signature``, or ``signatures`` per measure),
+    stored in its JSON; ``Signature.parse`` reads one back.
+
+    >>> text = str(Signature.of("ope", estimator="ips(clip=1.5)", alpha=0.05, resamples=2000))
+    >>> text.rsplit("|", 1)[0]
+    'ope|estimator=ips(clip=1.5)|alpha=0.05|resamples=2000'
+    >>> Signature.parse(text).get("alpha")
+    '0.05'
+    """
+
+    head: str
+    fields: tuple[tuple[str, str], ...] = ()
+    version: str = __version__
+
+    @classmethod
+    def of(cls, head: str, **settings: Any) -> Signature:
+        """The signature of ``head`` (an analysis or a spelled member) with ``settings`` in
+        their order; values are written by ``_field``, a ``|`` in one as ``%7C``."""
+        return cls(head.replace("|", PIPE), tuple((key, _field(value).replace("|", PIPE))
+                                                 for key, value in settings.items()))
+
+    @classmethod
+    def parse(cls, text: str) -> Signature:
+        """A signature from its text (``str(signature)``); text that is not one is refused."""
+        parts = str(text).split("|")
+        if len(parts) < 2 or not parts[-1].startswith("rankwise-"):
+            raise ValueError(f"not a rankwise signature (no trailing rankwise-VERSION): {text!r}")
+        fields = []
+        for part in parts[1:-1]:
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"signature field {part!r} is not key=value: {text!r}")
+            fields.append((key, value))
+        return cls(parts[0], tuple(fields), parts[-1].removeprefix("rankwise-"))
+
+    def value(self, key: str) -> str | None:
+        """The value of field ``key`` as it was given (``%7C`` read as ``|``), None if absent."""
+        found = self.get(key)
+        return None if found is None else found.replace(PIPE, "|")
+
+    def get(self, key: str) -> str | None:
+        """The value of field ``key``, None if absent."""
+        return dict(self.fields).get(key)
+
+    def __str__(self) -> str:
+        return "|".join([self.head, *(f"{k}={v}" for k, v in self.fields), f"rankwise-{self.version}"])
+
+
+def signed(head: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with their ``signature``: ``head`` (the analysis) and every setting, in order.
+
+    >>> signed("preferences", {"alpha": 0.05, "seed": 0})["signature"].rsplit("|", 1)[0]
+    'preferences|alpha=0.05|seed=0'
+    """
+    plain = {k: v for k, v in settings.items() if k not in ("signature", "signatures")}
+    return {**settings, "signature": str(Signature.of(head, **plain))}

@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from rankwise.errors import RankwiseError
+from rankwise.results import signed
 
 Weights = Literal["unweighted", "linear", "quadratic"]
 """Cohen's kappa weights for disagreements: none, linear in the distance, quadratic."""
@@ -215,4 +216,5 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
     return LabelAgreement(categories, confusion(a, b, categories), stats, intervals, len(shared),
                           int((both["_merge"] == "left_only").sum()), int((both["_merge"] == "right_only").sum()),
                           int(shared["query"].nunique()), notes,
-                          {"levels": levels, "resamples": resamples, "confidence": confidence, "seed": seed})
+                          signed("agree-labels", {"levels": levels, "resamples": resamples,
+                                                  "confidence": confidence, "seed": seed}))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rankwise.clicks.models import CHUNK, ClickModel
-from rankwise.results import TableResult
+from rankwise.results import TableResult, signed
 from rankwise.streaming.clicks import ConditionalPerplexity, LogLikelihood, Perplexity
 
 
@@ -45,6 +45,6 @@ def evaluate_model(model: ClickModel, log: Any, chunk_size: int = CHUNK) -> Tabl
                           "log_likelihood": [ll.compute()], "perplexity": [ppl.compute()],
                           "conditional_perplexity": [cond.compute()]})
     return TableResult(pd.concat([table, total], ignore_index=True),
-                       {"model": model.name, "sessions": int(log.sessions), "ranks": int(ranks),
-                        "chunk_size": chunk_size},
+                       signed("clicks-evaluate", {"model": model.name, "sessions": int(log.sessions),
+                                                  "ranks": int(ranks), "chunk_size": chunk_size}),
                        [str(note) for note in getattr(log, "notes", [])])

@@ -535,7 +535,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 frame["rci_lower"] = frame["difference"] - frame["boundary"] * frame["se"]
                 frame["rci_upper"] = frame["difference"] + frame["boundary"] * frame["se"]
                 settings["planned_units"] = planned_units
-    return ABResult(frame, srm, settings, warnings, looks, moments)
+    from rankwise.results import signed
+
+    return ABResult(frame, srm, signed("ab", settings), warnings, looks, moments)
 
 
 def _corrected(p_values: np.ndarray, correction: str, alpha: float) -> np.ndarray:

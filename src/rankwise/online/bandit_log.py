@@ -276,7 +276,9 @@ def evaluate_policy(log: BanditLog, policy: Policy | str, estimators: Sequence[s
             for e in estimators]
     settings = {"policy": policy_name, "clip": clip, "prior": prior, "alpha": alpha, "resamples": resamples,
                 "seed": seed, "log": ", ".join(log.sources)}
-    return OPEResult(pd.DataFrame(rows), float(log.reward.mean()), len(log), warnings, settings)
+    from rankwise.results import signed
+
+    return OPEResult(pd.DataFrame(rows), float(log.reward.mean()), len(log), warnings, signed("ope", settings))
 
 
 __all__ = ["BanditLog", "OPEResult", "evaluate_policy", "policy_from_log", "policy_from_table", "policy_sums",

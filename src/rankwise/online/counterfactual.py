@@ -33,7 +33,7 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.params import Declared, Param, Registry
-from rankwise.results import Estimate, TableResult
+from rankwise.results import Estimate, TableResult, signed
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,8 @@ def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_
                      "n": int(len(w)), "effective_n": float(w.sum() ** 2 / weight_sq) if weight_sq > 0 else 0.0,
                      "max_weight": float(w.max()),
                      "clipped": int((w > clip).sum()) if declared.name in CLIPPED else 0},
-                    {"estimator": declared.spelled(values), "alpha": alpha, "resamples": resamples, "seed": seed})
+                    signed("ope", {"estimator": declared.spelled(values), "alpha": alpha, "resamples": resamples,
+                                   "seed": seed}))
 
 
 def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[str] = ESTIMATORS,
@@ -228,7 +229,7 @@ def estimate_all(reward: Any, behavior: Any, target: Any, estimators: Sequence[s
                 "(q_logged and q_target)"] if skipped else []
     settings = {"estimators": list(estimators), "skipped": skipped, "clip": clip, "alpha": alpha,
                 "resamples": resamples, "seed": seed}
-    return TableResult(pd.DataFrame(rows), settings, warnings)
+    return TableResult(pd.DataFrame(rows), signed("ope", settings), warnings)
 
 
 def from_action_dist(action: Any, action_dist: Any, position: Any = None,

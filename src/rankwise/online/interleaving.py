@@ -39,7 +39,7 @@ from rankwise.errors import InputError
 from rankwise.online.interleaved_lists import Interleaved, Teams
 from rankwise.online.interleaving_methods import check_rankings, resolved
 from rankwise.online.list_distribution import ListDistribution
-from rankwise.results import TableResult
+from rankwise.results import TableResult, signed
 
 
 def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", length: int | None = None,
@@ -142,9 +142,9 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
                      "p_value": p_value})
     table = pd.DataFrame(rows)
     table["p_holm"] = holm(table["p_value"].to_numpy()) if len(table) else []
-    return TableResult(table, {"rankers": labels, "impressions": int(credits.shape[0]), "alpha": alpha,
-                               "resamples": resamples, "seed": seed, "clicked_only": clicked_only,
-                               "test": "sign", "correction": "holm"})
+    settings = {"rankers": labels, "impressions": int(credits.shape[0]), "alpha": alpha, "resamples": resamples,
+                "seed": seed, "clicked_only": clicked_only, "test": "sign", "correction": "holm"}
+    return TableResult(table, signed("preferences", settings))
 
 
 def read_credits(data: Any, rankers: Sequence[str] = ()) -> tuple[np.ndarray, list[str]]:

@@ -33,7 +33,7 @@ import numpy as np
 from rankwise.errors import InputError
 from rankwise.online.counterfactual import RoundTerms, bootstrap_interval
 from rankwise.params import Declared, Registry
-from rankwise.results import Estimate
+from rankwise.results import Estimate, signed
 
 GAINS = ("ctr", "dcg")
 
@@ -109,8 +109,8 @@ def pbm_ips(impression: Any, logged_rank: Any, click: Any, target_rank: Any, exa
                      "ci_high": high,
                      "se": float(per_session.std(ddof=1) / np.sqrt(sessions)) if sessions > 1 else float("nan"),
                      "n": sessions, "clipped": int((1.0 / exam[log_rank - 1] > clip).sum())},
-                    {"estimator": "pbm-ips", "k": k, "gain": gain, "clip": clip, "alpha": alpha,
-                     "resamples": resamples, "seed": seed})
+                    signed("pbm-ips", {"k": k, "gain": gain, "clip": clip, "alpha": alpha, "resamples": resamples,
+                                       "seed": seed}))
 
 
 def cascade_propensities(slate_id: Any, position: Any, conditional: Any) -> np.ndarray:
@@ -159,7 +159,7 @@ def slate_estimate(slate_id: Any, reward: Any, behavior: Any, target: Any, estim
     return Estimate({"estimator": spelled, "value": float(terms.value()), "ci_low": low, "ci_high": high,
                      "se": float(per_slate.std(ddof=1) / np.sqrt(len(per_slate))) if len(per_slate) > 1
                      else float("nan"), "n": int(len(per_slate))},
-                    {"estimator": spelled, "alpha": alpha, "resamples": resamples, "seed": seed})
+                    signed("slate", {"estimator": spelled, "alpha": alpha, "resamples": resamples, "seed": seed}))
 
 
 class SlateValues(Protocol):

@@ -346,7 +346,9 @@ def run_simulation(comparisons: Sequence[Comparison], impressions: Sequence[int]
     ratios = _ratios(error, methods, target_error)
     info = {**(settings or {}), "comparisons": count, "repetitions": repetitions, "alpha": alpha,
             "target_error": target_error, "seed": seed}
-    return SimulationResult(error, checks, agreement, ratios, info)
+    from rankwise.results import signed
+
+    return SimulationResult(error, checks, agreement, ratios, signed("interleave-simulate", info))
 
 
 def _impressions_for(curve: Any, target: float) -> float:

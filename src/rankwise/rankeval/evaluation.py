@@ -148,7 +148,9 @@ class RankEvalResult:
     @property
     def settings(self) -> dict[str, Any]:
         """The metrics asked for and the result-window size."""
-        return {"metrics": [display_label(m) for m in self.spec.metrics], "size": self.size}
+        from rankwise.results import signed
+
+        return signed("rank-eval", {"metrics": [display_label(m) for m in self.spec.metrics], "size": self.size})
 
     def failure_notes(self) -> list[str]:
         """One line per system that could not be scored at all: why its first request failed."""

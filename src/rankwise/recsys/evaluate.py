@@ -213,7 +213,9 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     settings = {"metrics": names, "inputs": inputs, "rating_threshold": rating_threshold,
                 "test": test_member.name if len(named) > 1 else None,
                 "correction": correction if len(named) > 1 else None, "alpha": alpha}
-    return BeyondAccuracyResult(table, per_user_table, warnings, settings)
+    from rankwise.results import signed
+
+    return BeyondAccuracyResult(table, per_user_table, warnings, signed("beyond", settings))
 
 
 def _paired_tests(table: Any, per_user: Any, baseline: str, p_value: Any, correction: str, alpha: float) -> Any:
