@@ -20,6 +20,7 @@ document decide whether the user goes on after it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -149,7 +150,7 @@ class DBN(_EMChain):
 
     name = "dbn"
     pair_fields = {"attractiveness": "alpha", "satisfaction": "sigma"}
-    fields: tuple[str, ...] = ("gamma",)
+    fields: Mapping[str, tuple[int | None, ...]] = {"gamma": ()}
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
@@ -221,7 +222,7 @@ class CCM(_EMChain):
     """
 
     name = "ccm"
-    fields = ("tau",)
+    fields = {"tau": (3,)}
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
@@ -302,7 +303,7 @@ class DCM(_EMChain):
 
     name = "dcm"
     pair_fields = {"attractiveness": "alpha"}
-    fields = ("lam",)
+    fields = {"lam": (None,)}
 
     def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em") -> None:
         super().__init__(prior)
@@ -371,7 +372,7 @@ class SDBN(DBN):
     """
 
     name = "sdbn"
-    fields = ()
+    fields: Mapping[str, tuple[int | None, ...]] = {}
 
     def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em") -> None:
         super().__init__(prior)

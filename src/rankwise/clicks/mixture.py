@@ -100,7 +100,7 @@ class Mixture(ClickModel):
     name = "mixture"
     iterative = True
     pair_fields: dict[str, str] = {}
-    fields = ("weights",)
+    fields = {"weights": (None,)}
 
     def __init__(self, components: Sequence[ClickModel], seed: int = 0) -> None:
         super().__init__()

@@ -301,7 +301,10 @@ class ClickModel:
     pair_fields: dict[str, str] = {"attractiveness": "alpha"}   # column -> attribute, per pair
     alpha: np.ndarray
     """Attractiveness per fitted (query, document) pair (set by the fit)."""
-    fields: tuple[str, ...] = ()                                 # other fitted attributes
+    fields: Mapping[str, tuple[int | None, ...]] = {}
+    """Other fitted attributes that ``save_model`` writes, each with its shape (``()`` a
+    number, ``(None,)`` one value per rank, ``(3,)`` exactly three, ``(None, None)`` a square
+    matrix over ranks); loading checks them."""
     constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks", "clicked_again",
                                                  "rank_clicks")
     _first_pass = True
@@ -904,7 +907,7 @@ class GlobalCTR(DocumentCTR):
     """One click probability for every cell (the pairs' clicks and impressions pooled)."""
 
     name = "global-ctr"
-    fields = ("ctr",)
+    fields = {"ctr": ()}
     per_pair = False
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
@@ -926,7 +929,7 @@ class RankCTR(DocumentCTR):
     """Click probability per rank (its pairs' relevance is their click rate)."""
 
     name = "rank-ctr"
-    fields = ("ctr",)
+    fields = {"ctr": (None,)}
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:
         statistics, _ = super()._statistics(chunk)
@@ -959,7 +962,7 @@ class PBM(ClickModel):
 
     name = "pbm"
     iterative = True
-    fields = ("gamma",)
+    fields = {"gamma": (None,)}
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
@@ -1064,7 +1067,7 @@ class UBM(PBM):
     marginalises over the previous click by a forward pass over ranks."""
 
     name = "ubm"
-    fields = ("gamma_matrix",)
+    fields = {"gamma_matrix": (None, None)}
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)

@@ -26,12 +26,6 @@ from rankwise.results import json_plain
 
 FORMAT = "rankwise-click-model"
 VERSION = 1
-FIELD_SHAPES: dict[tuple[str, str], tuple[int | None, ...]] = {
-    ("global-ctr", "ctr"): (), ("rank-ctr", "ctr"): (None,), ("pbm", "gamma"): (None,),
-    ("ubm", "gamma_matrix"): (None, None), ("dbn", "gamma"): (), ("ccm", "tau"): (3,), ("dcm", "lam"): (None,),
-    ("label-rank", "table"): (None, None), ("mixture", "weights"): (None,),
-}
-"""The shape of each saved model's fitted parameters (None: any length)."""
 KEYS = ("format", "version", "model", "settings", "parameters", "pairs", "history", "prior", "features", "posterior",
         "components")
 """The keys of a saved model document; any other is refused (a misspelt key would be ignored)."""
@@ -168,7 +162,7 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     for name in model.fields:
         if not isinstance(parameters, dict) or name not in parameters:
             raise InputError(f"missing parameter {name!r}", source=str(path), field=name)
-        shape = FIELD_SHAPES.get((kind, name))
+        shape = model.fields[name]   # declared by the model's class
         value = _checked(parameters[name], name, shape, str(path))
         if shape is not None and shape and all(n is None for n in shape):
             if len(shape) == 2 and value.shape[0] != value.shape[1]:

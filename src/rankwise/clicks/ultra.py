@@ -29,7 +29,7 @@ class LabelRankModel(ClickModel):
 
     name = "label-rank"
     pair_fields = {"label": "label"}
-    fields = ("table",)
+    fields = {"table": (None, None)}
     label: np.ndarray
     """The editorial label of each (query, document) pair."""
     table: np.ndarray
