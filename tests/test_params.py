@@ -129,3 +129,20 @@ def test_closest_keeps_every_equally_near_name() -> None:
     # 'dbm' is one edit from four click models: naming only one of them guesses
     assert closest("dbm", ["global-ctr", "pbm", "ubm", "dcm", "dbn", "ccm"]) == ["pbm", "ubm", "dcm", "dbn"]
     assert closest("cascde", ["cascade", "ccm"]) == ["cascade"]
+
+
+def test_a_cut_off_is_written_at_k_for_every_family_that_declares_one() -> None:
+    """``name@k`` is the one spelling of a declared cut-off (``Param(cutoff=True)``), in every
+    family, as in metric names; a member without one refuses ``@``."""
+    cut = Param("k", int, 10, "cut-off", low=1, cutoff=True)
+    family = Registry("measure", [Declared("spread", None, "", (cut, Param("p", float, 0.5, "a share"))),
+                                  Declared("flat", None, "", (Param("k", float, 60.0, "a constant"),))])
+    assert family.parse("spread@5")[1] == {"k": 5, "p": 0.5}
+    assert family.parse("spread(p=0.25)@3")[1] == {"k": 3, "p": 0.25}
+    assert family.parse("spread")[1] == {"k": 10, "p": 0.5}
+    with pytest.raises(ParameterError, match=r"spread: k given twice \(in 'spread\(k=4\)@3' and as @3\)"):
+        family.parse("spread(k=4)@3")
+    with pytest.raises(ParameterError, match="spread: k must be in"):
+        family.parse("spread@0")
+    with pytest.raises(ParameterError, match="flat: takes no cut-off"):
+        family.parse("flat@60")   # its k is not a cut-off

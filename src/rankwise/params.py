@@ -84,6 +84,8 @@ class Param:
     """The values tried when the parameter is tuned and no grid is given."""
     length: int | None = None
     """A ``tuple`` parameter's exact number of items (``prior``: 2)."""
+    cutoff: bool = False
+    """The member's cut-off: also written ``name@k`` (``novelty@10``), as metrics are."""
 
     error: ClassVar[builtins.type[ParameterError]] = ParameterError
     """The error raised for a bad value (metric families raise ``MetricParameterError``)."""
@@ -365,10 +367,21 @@ class Registry(Generic[D]):
     def parse(self, text: str, **given: Any) -> tuple[D, dict[str, Any]]:
         """A spelling (``rrf(k=10)``) as its member and every parameter's value; ``given``
         values (keyword arguments, command-line options) join those in the spelling, and
-        naming one parameter both ways is refused."""
-        name, inline = split_call(text)
+        naming one parameter both ways is refused. A member with a cut-off parameter
+        (``Param(cutoff=True)``) is also spelled ``name@k`` or ``name(key=value)@k``, as
+        metrics are."""
+        called, at, cut = str(text).strip().rpartition("@") if "@" in str(text).rpartition(")")[2] \
+            else (str(text), "", "")
+        name, inline = split_call(called)
         member = self.get(name)
         given = {k: v for k, v in given.items() if v is not None}
+        if at:
+            cutoff = next((p.name for p in member.params if p.cutoff), None)
+            if cutoff is None:
+                raise ParameterError(f"{member.name}: takes no cut-off ({text!r}: write it without @)")
+            if cutoff in inline or cutoff in given:
+                raise ParameterError(f"{member.name}: {cutoff} given twice (in {text!r} and as @{cut})")
+            inline = {**inline, cutoff: cut.strip()}
         both = sorted(set(inline) & set(given))
         if both:
             raise ParameterError(f"{member.name}: {both[0]} given twice (in {text!r} and on its own)")

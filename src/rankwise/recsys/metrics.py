@@ -487,7 +487,7 @@ class BeyondMetric(Declared[Callable[..., Any]]):
     higher_is_better: bool | None = True
 
 
-_K = Param("k", int, 10, "cut-off: the top k of each list", low=1)
+_K = Param("k", int, 10, "cut-off: the top k of each list", low=1, cutoff=True)
 _POPULARITY = Param("popularity", str, "interactions", "an item's popularity: its training interactions, or its "
                     "distinct training users (Elliot's, Evidently's)", choices=("interactions", "users"))
 _SIMILARITY = Param("similarity", str, "cosine", "item similarity", choices=get_args(Similarity))
@@ -598,10 +598,5 @@ def parse(text: str) -> tuple[BeyondMetric, dict[str, Any]]:
     >>> member.name, values
     ('ild', {'k': 5, 'similarity': 'jaccard'})
     """
-    text = text.strip()
-    given: dict[str, Any] = {}
-    if "@" in text:
-        text, _, cut = text.rpartition("@")
-        given["k"] = cut
-    return BEYOND_ACCURACY.parse(text, **given)
+    return BEYOND_ACCURACY.parse(text)
 
