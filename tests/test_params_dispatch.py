@@ -302,7 +302,7 @@ def _new_beyond_metric(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise
         return float(np.mean(lengths >= at_least)), None
 
     _add(monkeypatch, "beyond-accuracy", BeyondMetric("long_lists", long_lists, "Users with long lists.",
-                                                      (Param("k", int, 10, "cut-off", low=1),
+                                                      (Param("k", int, 10, "cut-off", low=1, cutoff=True),
                                                        Param("at_least", int, 1, "items", low=0)), per_user=False))
     # list lengths 3, 2, 1: at least 2 for u1 and u2
     table = beyond_accuracy(RECOMMENDED, "long_lists(at_least=2)@3", train=TRAIN).table

@@ -193,7 +193,7 @@ def test_repeated_rows_are_counted_in_a_warning_and_undefined_users_named() -> N
 
 def test_every_metric_is_declared_with_its_reference() -> None:
     for member in BEYOND_ACCURACY.values():
-        assert member.reference and member.params[0].name == "k"
+        assert member.reference and member.params[0].name == "k" and member.params[0].cutoff
 
 
 def test_command_line(tmp_path: Path) -> None:
