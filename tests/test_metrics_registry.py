@@ -48,3 +48,16 @@ def test_parsing_a_name_loads_only_its_family() -> None:
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('rankwise.metrics.ranking.')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "gain" in loaded and "diversity" not in loaded and "preferences" not in loaded and "cwl" not in loaded
+
+
+def test_a_metric_family_is_declared_like_every_other_member() -> None:
+    """``Family`` is a kind of ``rankwise.params.Declared``: the same fields (name, target,
+    description, params, aliases, reference) as a click model's or an estimator's."""
+    from rankwise.params import Declared
+
+    for fam in registry.FAMILIES:
+        assert isinstance(fam, Declared), fam.name
+        assert callable(fam.target) and fam.description, fam.name
+        assert all(p.name and p.description for p in fam.params), fam.name
+    ndcg = registry.family("ndcg_cut")
+    assert ndcg.reference and "ndcg" in ndcg.aliases + ndcg.cutoff_aliases

@@ -54,11 +54,11 @@ def metric_rows(text: str = "") -> list[dict[str, Any]]:
     rows = []
     for fam in FAMILIES:
         spelled = canonical(fam).strip("`")
-        words = (fam.name, spelled, *fam.aliases, fam.doc)
+        words = (fam.name, spelled, *fam.aliases, fam.description)
         if needle and not any(needle in str(w).lower() for w in words):
             continue
         rows.append({"name": fam.name, "aliases": spelled if spelled != fam.name else "",
-                     "description": fam.doc, "parameters": _parameters(fam), "reference": fam.matches or "",
+                     "description": fam.description, "parameters": _parameters(fam), "reference": fam.reference or "",
                      "summary": fam.summary})
     return rows
 

@@ -123,8 +123,8 @@ def run_trec_eval(argv: Sequence[str], out=None, float_format: str = "%6.4f") ->
     except RankwiseError as exc:
         print(f"rankwise trec-eval: {exc}", file=sys.stderr)
         return 2
-    columns = [c for s in specs if s.family.kind not in ("runid", "num_q") for c in s.columns()]
-    kinds = {s.family.kind for s in specs}
+    columns = [c for s in specs if s.family.value_kind not in ("runid", "num_q") for c in s.columns()]
+    kinds = {s.family.value_kind for s in specs}
     if args.Zscore:
         try:
             scores = to_zscores(scores, read_zscores(args.Zscore))

@@ -195,7 +195,7 @@ def _family(name: str) -> type:
     def from_model_output(cls: type, scores: Any, labels: Any, where: Any = None, **config: Any) -> RankingAtK:
         return RankingAtK.empty((name,), **config).update(scores, labels, where)
 
-    doc = f"{family(catalogue_family(name)).doc} States of ``RankingAtK`` with the ``{name}`` family."
+    doc = f"{family(catalogue_family(name)).description} States of ``RankingAtK`` with the ``{name}`` family."
     return type(name.upper(), (), {"__doc__": doc, "empty": classmethod(empty),
                                    "from_model_output": classmethod(from_model_output)})
 

@@ -109,11 +109,11 @@ def markdown() -> str:
              "| matches |",
              "|---|---|---|---|---|---|---|---|---|"]
     for fam in FAMILIES:
-        match = ("trec_eval 10.0, pytrec_eval" if fam.trec_eval else "") + (", " if fam.trec_eval and fam.matches
-                                                                         else "") + fam.matches
+        match = ("trec_eval 10.0, pytrec_eval" if fam.trec_eval else "") + (", " if fam.trec_eval and fam.reference
+                                                                         else "") + fam.reference
         lines.append(f"| `{fam.name}` | {canonical(fam)} | {parameters(fam)} | {fam.summary} | "
                      f"{_BETTER[fam.higher_is_better]} | {'yes' if fam.tie_aware else 'no'} | "
-                     f"{fam.doc} | {', '.join(aliases(fam)) or '-'} | {match or 'literature definition'} |")
+                     f"{fam.description} | {', '.join(aliases(fam)) or '-'} | {match or 'literature definition'} |")
     lines += ["", "## Profiles", "",
               "`evaluate(..., profile=NAME)` / `rankwise evaluate --profile NAME` set these conventions "
               "(explicit ones override them):", "",

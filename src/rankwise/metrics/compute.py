@@ -65,7 +65,7 @@ def straddling_notice(run: str, metric: str, queries: int, k: int, ties: str) ->
 
 
 def _tie_aware_names() -> str:
-    return ", ".join(f.canonical or f.name for f in all_families() if f.tie_aware and f.kind == "float")
+    return ", ".join(f.canonical or f.name for f in all_families() if f.tie_aware and f.value_kind == "float")
 
 
 def continuous_families() -> str:
@@ -129,7 +129,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
             empty = count == 0
             out = np.array(out, dtype=np.float64)
             out[empty] = conv.undefined_value
-        if fam.kind in ("string", "runid"):
+        if fam.value_kind in ("string", "runid"):
             values[cols[0]] = out
         else:
             arr = np.asarray(out)
@@ -138,7 +138,7 @@ def compute_scores(rl: RankedLists, specs: Sequence[MetricSpec], conv: Conventio
             for i, col in enumerate(cols):
                 values[col] = arr[:, i]
         for col in cols:
-            kinds[col] = {"runid": "string", "num_q": "int"}.get(fam.kind, fam.kind)
+            kinds[col] = {"runid": "string", "num_q": "int"}.get(fam.value_kind, fam.value_kind)
             undefined_left_out = fam.undefined is not None and conv.zero_division == "nan" and fam.summary == "mean"
             rules[col] = "nanmean" if undefined_left_out else fam.summary
     return RunScores(rl.run_name, rl.query_ids, values, kinds, rules, notes, details)

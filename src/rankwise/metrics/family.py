@@ -81,25 +81,25 @@ Compute = Callable[[Any, Any, tuple, Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True)
-class Family:
-    """One metric family, defined in one place.
+class Family(params.Declared[Compute]):
+    """One metric family, defined in one place: a kind of ``rankwise.params.Declared``, with its
+    fields (``name``, ``target``: the computation, ``description``, ``params``, ``aliases``,
+    ``reference``: what it is tested against) and the facts of a metric below.
 
     ``name`` is trec_eval's name (the column stem: ``ndcg_cut`` -> ``ndcg_cut_10``).
     ``summary``: how per-query values aggregate over queries: ``mean``, ``nanmean`` (undefined
     queries left out), ``gmean`` (trec_eval's geometric mean), ``sum`` or ``none``.
-    ``kind``: ``float``, ``int``, ``string``, ``runid`` or ``num_q`` (how trec_eval prints it).
+    ``value_kind``: ``float``, ``int``, ``string``, ``runid`` or ``num_q`` (how trec_eval prints it).
     ``syntax``: how trec_eval's ``name.TEXT`` fills the parameters: ``positional`` (a list of
     numbers, in parameter order) or ``pairs`` (``name=value``; integer names are per-grade gains).
     """
 
-    name: str
-    compute: Compute
-    doc: str
-    cutoff: Cutoff | None = None
     params: tuple[Param, ...] = ()
+    """Its parameters (metric ``Param``s: they raise ``MetricParameterError``)."""
+    cutoff: Cutoff | None = None
     syntax: str = "none"
     summary: str = "mean"
-    kind: str = "float"
+    value_kind: str = "float"
     higher_is_better: bool | None = True
     """None for counts and labels that are neither better nor worse when larger."""
     tie_aware: bool = False
@@ -125,8 +125,6 @@ class Family:
     canonical: str | None = None
     """ir_measures' name (the canonical name's stem); else the trec_eval column is canonical."""
     canonical_args: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    """Spellings without a cut-off (ranx, ir_measures, trec_eval), matched case-insensitively."""
     cutoff_aliases: tuple[str, ...] = ()
     """Spellings taking ``@k`` (``ndcg@10``, ``nDCG@10``), matched case-insensitively."""
     elasticsearch: str | None = None
@@ -139,8 +137,6 @@ class Family:
     profiles: tuple[ProfileName, ...] = ()
     digits_param: str | None = None
     """ranx's ``name.NN``: the parameter it sets to 0.NN (``rbp.95`` -> p = 0.95)."""
-    matches: str = ""
-    """Reference implementations the family is tested against (docs/metrics.md)."""
     details: Callable[..., dict] | None = field(default=None, repr=False)
     """Per-query details (Elasticsearch's ``metric_details``): ``details(lists, params)``."""
 
@@ -158,8 +154,9 @@ class Family:
         extra = (self.canonical.lower(),) if self.canonical and not self.canonical_args else ()
         return tuple(dict.fromkeys(own + extra))
 
-    def param(self, name: str) -> Param | None:
-        """The parameter called ``name`` (ir_measures' lower-cased spelling too: ``t`` for ``T``)."""
+    def param(self, name: str) -> Param | None:   # type: ignore[override]
+        """The parameter called ``name`` (ir_measures' lower-cased spelling too: ``t`` for ``T``),
+        None when it has none of that name."""
         exact = next((p for p in self.params if p.name == name), None)
         return exact or next((p for p in self.params if p.name.lower() == name.lower()), None)
 
@@ -203,7 +200,7 @@ class MetricSpec:
         return out
 
     def compute(self, lists: Any, conventions: Any) -> Any:
-        return self.family.compute(lists, conventions, self.cutoffs, self.arguments())
+        return self.family.target(lists, conventions, self.cutoffs, self.arguments())
 
     def columns(self) -> list[str]:
         """Column names as trec_eval prints them (``P_5``, ``set_F_0.5``)."""

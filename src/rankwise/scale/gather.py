@@ -51,7 +51,7 @@ def gather_scores(plan: EvaluationPlan, parts: Sequence[RunScores], name: str, s
                         for key in fields}
                for metric, fields in first.details.items()}
     for spec in plan.specs:  # the run's name is known once its last row is read
-        if spec.family.kind == "runid":
+        if spec.family.value_kind == "runid":
             for col in spec.result_columns():
                 values[col] = np.full(len(order), name, dtype=object)
     notices = gather_notices(part_notices, name, _metric_order(plan))

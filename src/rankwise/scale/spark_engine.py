@@ -212,7 +212,7 @@ def per_query_frame(qrels: Any, run: Any, metrics: Any, profile: str | None = No
     shared = _broadcast(spark_session, plan)
     probe = plan.score_absent(np.empty(0, dtype=np.int64), "run")  # the columns and their kinds
     schema = ", ".join(["query STRING"] + [f"`{c}` {_spark_type(probe.kinds[c])}" for c in probe.values])
-    runids = [c for spec in plan.specs if spec.family.kind == "runid" for c in spec.result_columns()]
+    runids = [c for spec in plan.specs if spec.family.value_kind == "runid" for c in spec.result_columns()]
     frames = []
     for part, name in runs_of(run, frame, None, default, source):
         rows, columns, _ = _partitioned(part, chunk_rows, source)

@@ -73,7 +73,7 @@ class RankingMetrics(Metric):
                 spec = replace(spec, params=spec.params + (("max_label", int(max_label)),))
             self._specs.append(spec)
         for spec in self._specs:
-            if spec.family.kind not in ("float", "int"):
+            if spec.family.value_kind not in ("float", "int"):
                 raise RankwiseError(f"{spec.label}: not a per-query number; it cannot be averaged over batches")
         if continuous:
             from rankwise.metrics.compute import check_continuous

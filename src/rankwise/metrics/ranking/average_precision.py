@@ -241,6 +241,6 @@ MAP_CUT = Family("map_cut", lambda rl, conv, ks, params: average_precision_at(rl
 RR_CUT = Family("RR_cut", per_cutoff(lambda rl, k: reciprocal_rank(rl, k)),
                 "Reciprocal rank of the first relevant document within the top k (0 beyond k).",
                 cutoff=Cutoff(int, (10,)), tie_aware=True, canonical="RR",
-                cutoff_aliases=("mrr", "rr", "recip_rank"), matches="ir_measures RR@k, ranx mrr@k",
+                cutoff_aliases=("mrr", "rr", "recip_rank"), reference="ir_measures RR@k, ranx mrr@k",
                 profiles=(ProfileName("torchmetrics", ("mrr", "rr"), "only", conventions=_POSITIVE),),
                 undefined="no_relevant")

@@ -80,4 +80,4 @@ COMPAT = Family(
     "Compatibility: rank-biased overlap with the ideal ranking, normalised by the ideal's own.",
     params=(Param("p", float, 0.95, "persistence of the rank-biased overlap", low=0.0, high=1.0, in_name=True),
             Param("normalize", bool, True, "divide by the ideal ranking's own overlap")),
-    syntax="pairs", canonical="Compat", aliases=("compat",), matches="ir_measures Compat (Clarke et al.)")
+    syntax="pairs", canonical="Compat", aliases=("compat",), reference="ir_measures Compat (Clarke et al.)")

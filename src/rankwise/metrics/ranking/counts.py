@@ -71,12 +71,12 @@ def one_per_query(rl: RankedLists) -> np.ndarray:
     return np.ones(rl.n_queries, dtype=np.int64)
 
 
-_COUNT: dict[str, Any] = {"summary": "sum", "kind": "int", "tie_aware": True, "trec_eval": True}
+_COUNT: dict[str, Any] = {"summary": "sum", "value_kind": "int", "tie_aware": True, "trec_eval": True}
 
-RUNID = Family("runid", of_lists(run_name), "The run's name (its tag).", summary="none", kind="runid",
+RUNID = Family("runid", of_lists(run_name), "The run's name (its tag).", summary="none", value_kind="runid",
                higher_is_better=None, tie_aware=True, trec_eval=True, judgments="any",
                nicknames=("official", "set", "all_prefs", "prefs", "qrels_jg"))
-NUM_Q = Family("num_q", of_lists(one_per_query), "Number of queries evaluated.", summary="sum", kind="num_q",
+NUM_Q = Family("num_q", of_lists(one_per_query), "Number of queries evaluated.", summary="sum", value_kind="num_q",
                higher_is_better=None, tie_aware=True, trec_eval=True, judgments="any", canonical="NumQ",
                nicknames=("official", "set", "all_prefs", "prefs", "qrels_jg"),
                aliases=("numq", "num_q"))

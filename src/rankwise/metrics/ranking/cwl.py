@@ -177,7 +177,7 @@ _GAIN = (Param("min_rel", float, 0.0, "label that gains nothing (lower labels cl
          Param("max_rel", float, 1.0, "label that gains 1 (higher labels clip to it)"),
          Param("n", int, 1000, "ranks the user model spans (cwl-eval's max_n)", low=1))
 _T = Param("T", float, 1.0, "gain the user wants", low=0.0, in_name=True)
-_C: dict[str, Any] = {"judgments": "qrels", "matches": "cwl-eval 1.0 (ir_measures' cwl_eval provider)"}
+_C: dict[str, Any] = {"judgments": "qrels", "reference": "cwl-eval 1.0 (ir_measures' cwl_eval provider)"}
 
 
 def _family(name: str, vector: Callable, doc: str, params: tuple = (), cutoff: bool = False,

@@ -330,7 +330,7 @@ _ALPHA = Param("alpha", float, 0.5, "redundancy intolerance: a subtopic's gain s
                low=0.0, high=1.0)
 _BETA = Param("beta", float, 0.5, "patience of NRBP's user", low=0.0, high=1.0)
 _CUTS = Cutoff(int, (5, 10, 20))
-_D: dict[str, Any] = {"judgments": "subtopics", "matches": "ndeval 4.5 (pyndeval), ir_measures"}
+_D: dict[str, Any] = {"judgments": "subtopics", "reference": "ndeval 4.5 (pyndeval), ir_measures"}
 
 ALPHA_DCG = Family("alpha_DCG", _per_topic_cut(alpha_dcg), "alpha-DCG@k with ideal-ideal normalisation.",
                    cutoff=_CUTS, params=(_ALPHA,), syntax="pairs", canonical="alpha_DCG",

@@ -202,24 +202,24 @@ ES_PRECISION = Family(
     lambda rl, conv, cutoffs, a: precision(rl, a["k"], a["relevant_rating_threshold"], a["ignore_unlabeled"]),
     "Elasticsearch precision: relevant hits / hits in the top k.",
     params=(_K, _THRESHOLD, Param("ignore_unlabeled", bool, False, "count only rated hits")), syntax="pairs",
-    elasticsearch="precision", short_name="P", details=precision_details, matches="Elasticsearch",
+    elasticsearch="precision", short_name="P", details=precision_details, reference="Elasticsearch",
     profiles=_es_profile("precision", "p"))
 ES_RECALL = Family(
     "es_recall", lambda rl, conv, cutoffs, a: recall(rl, a["k"], a["relevant_rating_threshold"]),
     "Elasticsearch recall: relevant hits in the top k / relevant rated docs.", params=(_K, _THRESHOLD),
-    syntax="pairs", elasticsearch="recall", short_name="R", details=recall_details, matches="Elasticsearch",
+    syntax="pairs", elasticsearch="recall", short_name="R", details=recall_details, reference="Elasticsearch",
     profiles=_es_profile("recall", "r"))
 ES_MEAN_RECIPROCAL_RANK = Family(
     "es_mean_reciprocal_rank",
     lambda rl, conv, cutoffs, a: mean_reciprocal_rank(rl, a["k"], a["relevant_rating_threshold"]),
     "Elasticsearch MRR: 1 / rank of the first relevant hit in the top k.", params=(_K, _THRESHOLD),
     syntax="pairs", elasticsearch="mean_reciprocal_rank", short_name="MRR", details=reciprocal_rank_details,
-    matches="Elasticsearch", profiles=_es_profile("mrr", "rr"))
+    reference="Elasticsearch", profiles=_es_profile("mrr", "rr"))
 ES_DCG = Family(
     "es_dcg", lambda rl, conv, cutoffs, a: dcg(rl, a["k"], a["normalize"], a["unknown_doc_rating"])[0],
     "Elasticsearch DCG@k (gain 2^r - 1), normalised by the ideal DCG if asked.",
     params=(_K, Param("normalize", bool, False, "divide by the ideal DCG"), _UNKNOWN), syntax="pairs",
-    elasticsearch="dcg", short_name="DCG", details=dcg_details, matches="Elasticsearch",
+    elasticsearch="dcg", short_name="DCG", details=dcg_details, reference="Elasticsearch",
     profiles=_es_profile("ndcg", normalize=True) + _es_profile("dcg"))
 ES_EXPECTED_RECIPROCAL_RANK = Family(
     "es_expected_reciprocal_rank",
@@ -227,5 +227,5 @@ ES_EXPECTED_RECIPROCAL_RANK = Family(
     "Elasticsearch ERR@k, R = (2^r - 1) / 2^maximum_relevance.",
     params=(_K, Param("maximum_relevance", int, 3, "largest rating (Elasticsearch's default 3)", low=1), _UNKNOWN),
     syntax="pairs", elasticsearch="expected_reciprocal_rank", short_name="ERR", details=err_details,
-    matches="Elasticsearch (and gdeval's ERR, max 4)",
+    reference="Elasticsearch (and gdeval's ERR, max 4)",
     profiles=(ProfileName("elasticsearch", ("err",), "only", cutoff_param="k", max_label="maximum_relevance"),))

@@ -38,5 +38,5 @@ FALLOUT = Family(
     "fallout", lambda rl, conv, ks, a: np.column_stack([fallout_at(rl, k) for k in ks]),
     "Fall-out@k: judged non-relevant documents in the top k / judged non-relevant documents.",
     cutoff=Cutoff(int, (10,)), higher_is_better=False, undefined="no_nonrelevant",
-    canonical="FallOut", cutoff_aliases=("fallout", "fall_out"), matches="torchmetrics RetrievalFallOut(top_k)",
+    canonical="FallOut", cutoff_aliases=("fallout", "fall_out"), reference="torchmetrics RetrievalFallOut(top_k)",
     profiles=(ProfileName("torchmetrics", ("fallout", "fall_out"), "only", conventions=(("zero_division", "1"),)),))

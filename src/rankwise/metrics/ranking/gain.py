@@ -357,14 +357,14 @@ DCG_CUT = Family("dcg_cut", lambda rl, conv, ks, params: dcg_at(rl, ks, conventi
                  "DCG at cut-off k (linear gain, log2(rank+1) discount), not normalised.", cutoff=Cutoff(int, (10,)),
                  tie_aware=True, gain_based=True, continuous=True, canonical="DCG", cutoff_aliases=("dcg",),
                  variants=(("dcg", "exp-log2", "dcg_exp_cut"), ("dcg", "exp", "dcg_exp_cut")),
-                 matches="ir_measures DCG@k, ranx dcg@k")
+                 reference="ir_measures DCG@k, ranx dcg@k")
 NDCG_EXP_CUT = Family("ndcg_exp_cut", lambda rl, conv, ks, params: ndcg_at(rl, ks, exponential_gains(rl, conv)),
                       "nDCG@k with exponential gain 2^label - 1 (Burges et al.), trec_eval's ideal rule.",
                       cutoff=Cutoff(int, (10,)), tie_aware=True, canonical="nDCG", canonical_args=("dcg='exp-log2'",),
                       cutoff_aliases=("ndcg_burges", "ndcg_exp"),
-                      matches="ranx ndcg_burges, ir_measures nDCG(dcg='exp-log2') (gdeval)", undefined="no_relevant")
+                      reference="ranx ndcg_burges, ir_measures nDCG(dcg='exp-log2') (gdeval)", undefined="no_relevant")
 DCG_EXP_CUT = Family("dcg_exp_cut", lambda rl, conv, ks, params: dcg_at(rl, ks, exponential_gains(rl, conv)),
                      "DCG@k with exponential gain 2^label - 1 (Burges et al.), not normalised.",
                      cutoff=Cutoff(int, (10,)), tie_aware=True, canonical="DCG", canonical_args=("dcg='exp-log2'",),
                      cutoff_aliases=("dcg_burges", "dcg_exp"),
-                     matches="ranx dcg_burges, ir_measures DCG(dcg='exp-log2')")
+                     reference="ranx dcg_burges, ir_measures DCG(dcg='exp-log2')")

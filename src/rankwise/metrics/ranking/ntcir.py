@@ -124,17 +124,17 @@ _NTCIR = "NTCIREVAL with gains -g 1:2:...:H"
 
 Q = Family("Q", lambda rl, conv, cutoffs, a: q_measure(rl, a["beta"]),
            "Q-measure: mean blended ratio (C(r) + beta cg(r)) / (r + beta cg*(r)) over the relevant documents.",
-           params=(_BETA,), canonical="Q", aliases=("q", "q-measure", "q_measure"), matches=_NTCIR,
+           params=(_BETA,), canonical="Q", aliases=("q", "q-measure", "q_measure"), reference=_NTCIR,
            undefined="no_relevant", gain_based=True)
 Q_CUT = Family("Q_cut", lambda rl, conv, cutoffs, a: np.column_stack([q_measure_at(rl, k, a["beta"])
                                                                        for k in cutoffs]),
                "Q@k: the blended ratios of the relevant documents in the top k over min(R, k).", cutoff=_K,
-               params=(_BETA,), canonical="Q", cutoff_aliases=("q", "q-measure", "q_measure"), matches=_NTCIR,
+               params=(_BETA,), canonical="Q", cutoff_aliases=("q", "q-measure", "q_measure"), reference=_NTCIR,
                undefined="no_relevant", gain_based=True)
 NERR = Family("nERR", lambda rl, conv, cutoffs, a: np.column_stack([normalised_err_at(rl, k, a["max_label"])
                                                                      for k in cutoffs]),
               "NTCIREVAL's nERR@k: ERR@k with stopping probability label / (max + 1), over the ideal ERR@k.",
-              cutoff=_K, params=(_MAX_LABEL,), canonical="nERR", cutoff_aliases=("nerr",), matches=_NTCIR,
+              cutoff=_K, params=(_MAX_LABEL,), canonical="nERR", cutoff_aliases=("nerr",), reference=_NTCIR,
               undefined="no_relevant", gain_based=True)
 GAP = Family("GAP", lambda rl, conv, cutoffs, a: graded_average_precision(rl),
              "Graded average precision (Robertson et al. 2010), relevance threshold uniform over the grades; AP "

@@ -37,7 +37,7 @@ def pairwise_accuracy(rl: RankedLists, k: int = ALL) -> np.ndarray:
 
 ACCURACY = Family("accuracy", of_lists(pairwise_accuracy),
                   "Fraction of retrieved (relevant, non-relevant) pairs ranked relevant first.",
-                  summary="nanmean", canonical="Accuracy", aliases=("accuracy",), matches="ir_measures Accuracy")
+                  summary="nanmean", canonical="Accuracy", aliases=("accuracy",), reference="ir_measures Accuracy")
 ACCURACY_CUT = Family("accuracy_cut", per_cutoff(pairwise_accuracy),
                       "Pairwise accuracy over the top k.", cutoff=Cutoff(int, (10,)), summary="nanmean",
-                      canonical="Accuracy", cutoff_aliases=("accuracy",), matches="ir_measures Accuracy@k")
+                      canonical="Accuracy", cutoff_aliases=("accuracy",), reference="ir_measures Accuracy@k")

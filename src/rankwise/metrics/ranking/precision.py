@@ -229,10 +229,10 @@ UNJ = Family("unj", per_cutoff(unjudged_at), "Fraction of unjudged documents in 
              cutoff=Cutoff(int, (5, 10, 20)), trec_eval=True, canonical="Unj", cutoff_aliases=("unj",),
              higher_is_better=False, cutoff_sensitive=False)
 HITS = Family("hits", per_cutoff(hits_at), "Number of relevant documents in the top k.", cutoff=Cutoff(int, (10,)),
-              tie_aware=True, canonical="Hits", cutoff_aliases=("hits",), matches="ranx hits@k")
+              tie_aware=True, canonical="Hits", cutoff_aliases=("hits",), reference="ranx hits@k")
 JUDGED = Family("judged", per_cutoff(judged_at), "Fraction of the top k that is judged.", cutoff=Cutoff(int, (10,)),
-                canonical="Judged", cutoff_aliases=("judged",), matches="ir_measures Judged@k",
+                canonical="Judged", cutoff_aliases=("judged",), reference="ir_measures Judged@k",
                 undefined="no_retrieved")
 SET_JUDGED = Family("set_judged", of_lists(lambda rl: judged_at(rl, ALL)),
                     "Fraction of the retrieved documents that is judged.", canonical="Judged",
-                    aliases=("set_judged", "judged"), matches="ir_measures Judged", undefined="no_retrieved")
+                    aliases=("set_judged", "judged"), reference="ir_measures Judged", undefined="no_retrieved")

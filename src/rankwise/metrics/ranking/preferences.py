@@ -325,7 +325,7 @@ def _recount(g: JudgmentGroup, njr: int, retrieved_only: bool) -> tuple[int, int
 
 
 _P: dict[str, Any] = {"judgments": "prefs", "trec_eval": True}
-_COUNT: dict[str, Any] = {**_P, "summary": "sum", "kind": "int", "nicknames": ("all_prefs", "prefs")}
+_COUNT: dict[str, Any] = {**_P, "summary": "sum", "value_kind": "int", "nicknames": ("all_prefs", "prefs")}
 
 PREFS_NUM_PREFS_POSS = Family("prefs_num_prefs_poss", _per_query(lambda q: _total(q, _POSS)),
                               "Preferences possible, retrieved or not.", higher_is_better=None, **_COUNT)

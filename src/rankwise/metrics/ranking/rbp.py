@@ -110,7 +110,7 @@ _P = Param("p", float, 0.9, "persistence: chance of looking at the next document
 RELSTRING = Family("relstring", lambda rl, conv, cutoffs, params: relstring(rl, params["length"]),
                    "Labels of the first N documents as a string (per query only).",
                    params=(Param("length", int, 10, "documents shown", low=0),), syntax="positional",
-                   summary="none", kind="string", trec_eval=True, higher_is_better=None, aliases=("relstring",))
+                   summary="none", value_kind="string", trec_eval=True, higher_is_better=None, aliases=("relstring",))
 RBP = Family("rbp", lambda rl, conv, cutoffs, params: rbp(rl, params["p"], params["gains"]),
              "Rank-biased precision with persistence p (default 0.9): (1-p) sum gain_i p^(i-1).",
              params=(_P, Param("gains", dict, None, "gain per label (1=0.5,2=1); default: the label")),

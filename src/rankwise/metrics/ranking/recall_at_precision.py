@@ -40,4 +40,4 @@ RECALL_AT_PRECISION = Family(
     cutoff=Cutoff(int, (10,)), params=(Param("min_precision", float, 0.5, "precision to reach", low=0.0, high=1.0,
                                              in_name=True),),
     syntax="pairs", canonical="RecallAtPrecision", cutoff_aliases=("recall_at_precision", "r_at_p"),
-    matches="torchmetrics RetrievalRecallAtFixedPrecision (per query)")
+    reference="torchmetrics RetrievalRecallAtFixedPrecision (per query)")

@@ -191,14 +191,14 @@ def fcp(rl: RankedLists) -> np.ndarray:
 _K = Cutoff(int, (10,))
 
 F1 = Family("F1", per_cutoff(f1_at), "F1@k: harmonic mean of P@k and recall@k.", cutoff=_K, canonical="F1",
-            cutoff_aliases=("f1",), matches="ranx f1@k", undefined="no_relevant")
+            cutoff_aliases=("f1",), reference="ranx f1@k", undefined="no_relevant")
 AP_MIN = Family("AP_min", per_cutoff(average_precision_min_at), "AP@k normalised by min(R, k) (RecBole's MAP@k).",
-                cutoff=_K, canonical="AP_min", cutoff_aliases=("ap_min", "map_min"), matches="RecBole MAP@k",
+                cutoff=_K, canonical="AP_min", cutoff_aliases=("ap_min", "map_min"), reference="RecBole MAP@k",
                 profiles=(ProfileName("recbole", ("map", "ap"), "only"),), undefined="no_relevant")
 AP_RET = Family("AP_ret", per_cutoff(average_precision_retrieved_at),
                 "AP@k normalised by the relevant documents retrieved in the top k (torchmetrics' RetrievalMAP).",
                 cutoff=_K, canonical="AP_ret", cutoff_aliases=("ap_ret", "map_ret"),
-                matches="torchmetrics RetrievalMAP(top_k)",
+                reference="torchmetrics RetrievalMAP(top_k)",
                 profiles=(ProfileName("torchmetrics", ("map", "ap"), conventions=(("retrieved", "positive"),),
                                       without_cutoff=ALL),))
 AR = Family("AR", per_cutoff(average_recall_at),
@@ -210,13 +210,13 @@ CG = Family("CG", per_cutoff(cumulative_gain_at), "Cumulative gain: sum of the l
             canonical="CG", cutoff_aliases=("cg",), continuous=True)
 NCG = Family("NCG", per_cutoff(normalised_cumulative_gain_at),
              "Normalised cumulative gain: CG@k over the ideal CG@k (the k largest judged labels).", cutoff=_K,
-             canonical="NCG", cutoff_aliases=("ncg",), matches="TREC Deep Learning NCG@k (Craswell et al. 2020)",
+             canonical="NCG", cutoff_aliases=("ncg",), reference="TREC Deep Learning NCG@k (Craswell et al. 2020)",
              undefined="no_relevant")
 ERR = Family("ERR", lambda rl, conv, ks, params: np.column_stack([err_at(rl, k, params["max_label"]) for k in ks]),
              "Expected reciprocal rank: sum_r R_r/r prod_{i<r}(1-R_i), R = (2^label-1)/2^max.", cutoff=_K,
              params=(Param("max_label", int, None, "largest grade (2^max normalises R); default: the largest "
                            "judged label", low=1),),
-             canonical="ERR", cutoff_aliases=("err",), matches="gdeval ERR@k with max_label=4")
+             canonical="ERR", cutoff_aliases=("err",), reference="gdeval ERR@k with max_label=4")
 LAG = Family("LAG", of_lists(lag), "Mean number of non-relevant items ranked above each relevant retrieved item.",
              canonical="LAG", aliases=("lag",), higher_is_better=False)
 FCP = Family("FCP", of_lists(fcp), "Fraction of concordant pairs among retrieved judged items with different labels.",

@@ -61,4 +61,4 @@ def auc(rl: RankedLists) -> np.ndarray:
 
 AUC = Family("AUC", of_lists(auc),
              "Per-query ROC AUC (unretrieved judged docs tied at the bottom; undefined with one class).",
-             summary="nanmean", canonical="AUC", aliases=("auc", "roc_auc"), matches="scikit-learn roc_auc_score")
+             summary="nanmean", canonical="AUC", aliases=("auc", "roc_auc"), reference="scikit-learn roc_auc_score")
