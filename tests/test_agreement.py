@@ -269,4 +269,4 @@ def test_conflicting_judgments_are_refused_and_reader_notes_kept(tmp_path: Path)
     noted = tmp_path / "noted.txt"
     noted.write_text("# a comment line\n1 0 d1 1\n1 0 d2 0\n")
     out = label_agreement(str(noted), str(other), resamples=0)
-    assert out.notes and all(note.startswith(str(noted)) for note in out.notes)
+    assert out.warnings and all(note.startswith(str(noted)) for note in out.warnings)

@@ -212,3 +212,12 @@ def test_a_signature_by_hand() -> None:
         Signature.parse("nDCG@10|ties=trec")
     with pytest.raises(ValueError, match="not key=value"):
         Signature.parse("nDCG@10|trec|rankwise-0.1.0")
+
+
+@pytest.mark.parametrize("name", list(RESULTS))
+def test_a_result_says_warnings_only(name: str) -> None:
+    """One word for what the user should know: ``warnings`` (no result keeps ``notes`` beside
+    it, in Python or in its JSON)."""
+    result = RESULTS[name]()
+    assert not hasattr(result, "notes")
+    assert "notes" not in result.to_dict()

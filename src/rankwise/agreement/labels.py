@@ -114,8 +114,8 @@ class LabelAgreement:
     only_a: int
     only_b: int
     queries: int
-    notes: list[str] = field(default_factory=list)
-    """The readers' notes (as ``warnings``)."""
+    warnings: list[str] = field(default_factory=list)
+    """What reading the labels left out or changed (every result's one word for it)."""
     settings: dict[str, Any] = field(default_factory=dict)
     """Levels, resamples, confidence and seed."""
 
@@ -127,12 +127,8 @@ class LabelAgreement:
         return pd.DataFrame([{"statistic": k, "value": v, "low": self.intervals[k][0], "high": self.intervals[k][1]}
                              for k, v in self.statistics.items()])
 
-    @property
-    def warnings(self) -> list[str]:
-        return list(self.notes)
-
     def to_dict(self) -> dict[str, Any]:
-        """Pairs compared, each statistic with its interval, the confusion matrix, notes, settings.
+        """Pairs compared, each statistic with its interval, the confusion matrix, warnings, settings.
 
         >>> out = LabelAgreement(np.array([0, 1]), np.eye(2), {"agreement": 1.0}, {"agreement": (1.0, 1.0)}, 2, 0, 0, 1)
         >>> out.to_dict()["confusion"]
@@ -145,7 +141,7 @@ class LabelAgreement:
             "statistics": {k: {"value": v, "low": self.intervals[k][0], "high": self.intervals[k][1]}
                            for k, v in self.statistics.items()},
             "confusion": {"categories": self.categories, "counts": self.confusion},
-            "notes": list(self.notes), "settings": self.settings}, nan_as_null=False)
+            "warnings": list(self.warnings), "settings": self.settings}, nan_as_null=False)
 
 
 def _statistics(a: np.ndarray, b: np.ndarray, categories: np.ndarray, levels: list[int]) -> dict[str, float]:

@@ -51,7 +51,7 @@ def agree_command(
     except RankwiseError as exc:
         _fail(str(exc))
         return
-    _warn(labels.notes)
+    _warn(labels.warnings)
     if plot is not None and systems is None:
         _fail("--plot draws the runs' scores: give runs after the two qrels")
         return

@@ -48,7 +48,7 @@ class FusionSearch:
     """The held-out run: each fold's queries fused with the candidate chosen on the other folds."""
     best: dict[str, Any]
     """The candidate best on all queries (what to use on new queries)."""
-    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     """Method, metric, folds, seed, normalisation, ties, depth (the held-out run's signature)."""
 
@@ -56,10 +56,6 @@ class FusionSearch:
     def held_out_mean(self) -> float:
         """The mean of each query's value under the candidate chosen without it."""
         return float(np.mean(list(self.held_out.values()))) if self.held_out else float("nan")
-
-    @property
-    def warnings(self) -> list[str]:
-        return list(self.notes)
 
     @property
     def table(self) -> Any:

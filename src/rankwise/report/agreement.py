@@ -27,7 +27,7 @@ def label_grid(labels: Any, digits: int = 4) -> Grid:
     title = (f"label agreement on {labels.shared_pairs} pairs judged by both ({labels.queries} queries); "
              f"only in A: {labels.only_a}, only in B: {labels.only_b}")
     return Grid(title, ["statistic", "value", "interval"], rows, [False, True, True],
-                note="\n".join(f"note: {n}" for n in labels.notes))
+                note="\n".join(f"note: {n}" for n in labels.warnings))
 
 
 def confusion_grid(labels: Any) -> Grid:
