@@ -140,6 +140,9 @@ def test_a_cut_off_is_written_at_k_for_every_family_that_declares_one() -> None:
     assert family.parse("spread@5")[1] == {"k": 5, "p": 0.5}
     assert family.parse("spread(p=0.25)@3")[1] == {"k": 3, "p": 0.25}
     assert family.parse("spread")[1] == {"k": 10, "p": 0.5}
+    # a keyword joins the @k spelling for the member that declares it, and is left out for one that does not
+    assert family.parse_with_keywords("spread@5", p=0.25)[1] == {"k": 5, "p": 0.25}
+    assert family.parse_with_keywords("flat", p=0.25)[1] == {"k": 60.0}
     with pytest.raises(ParameterError, match=r"spread: k given twice \(in 'spread\(k=4\)@3' and as @3\)"):
         family.parse("spread(k=4)@3")
     with pytest.raises(ParameterError, match="spread: k must be in"):

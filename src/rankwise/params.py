@@ -290,6 +290,20 @@ def split_call(text: str) -> tuple[str, dict[str, str]]:
     return name, values
 
 
+def _cut_off(text: str) -> tuple[str, str | None]:
+    """A spelling without its trailing ``@k`` and the ``k`` (None when there is none; an ``@``
+    inside the parentheses is a value's).
+
+    >>> _cut_off("ild(similarity=jaccard)@5"), _cut_off("rrf(k=10)")
+    (('ild(similarity=jaccard)', '5'), ('rrf(k=10)', None))
+    """
+    text = str(text).strip()
+    if "@" not in text.rpartition(")")[2]:
+        return text, None
+    called, _, cut = text.rpartition("@")
+    return called, cut
+
+
 D = TypeVar("D", bound="Declared[Any]")
 
 
@@ -370,12 +384,11 @@ class Registry(Generic[D]):
         naming one parameter both ways is refused. A member with a cut-off parameter
         (``Param(cutoff=True)``) is also spelled ``name@k`` or ``name(key=value)@k``, as
         metrics are."""
-        called, at, cut = str(text).strip().rpartition("@") if "@" in str(text).rpartition(")")[2] \
-            else (str(text), "", "")
+        called, cut = _cut_off(text)
         name, inline = split_call(called)
         member = self.get(name)
         given = {k: v for k, v in given.items() if v is not None}
-        if at:
+        if cut is not None:
             cutoff = next((p.name for p in member.params if p.cutoff), None)
             if cutoff is None:
                 raise ParameterError(f"{member.name}: takes no cut-off ({text!r}: write it without @)")
@@ -398,7 +411,7 @@ class Registry(Generic[D]):
         >>> WEIGHTS.parse_with_keywords("ips", clip=10.0)[1], WEIGHTS.parse_with_keywords("snips", clip=10.0)[1]
         ({'clip': 10.0}, {})
         """
-        member = self.get(split_call(text)[0])
+        member = self.get(split_call(_cut_off(text)[0])[0])
         declared = {p.name for p in member.params}
         return self.parse(text, **{k: v for k, v in keywords.items() if k in declared and v is not None})
 

@@ -163,7 +163,7 @@ class Signature:
     >>> text = str(Signature.of("ope", estimator="ips(clip=1.5)", alpha=0.05, resamples=2000))
     >>> text.rsplit("|", 1)[0]
     'ope|estimator=ips(clip=1.5)|alpha=0.05|resamples=2000'
-    >>> Signature.parse(text).get("alpha")
+    >>> Signature.parse(text).value("alpha")
     '0.05'
     """
 
@@ -194,12 +194,8 @@ class Signature:
 
     def value(self, key: str) -> str | None:
         """The value of field ``key`` as it was given (``%7C`` read as ``|``), None if absent."""
-        found = self.get(key)
+        found = dict(self.fields).get(key)
         return None if found is None else found.replace(PIPE, "|")
-
-    def get(self, key: str) -> str | None:
-        """The value of field ``key``, None if absent."""
-        return dict(self.fields).get(key)
 
     def __str__(self) -> str:
         return "|".join([self.head, *(f"{k}={v}" for k, v in self.fields), f"rankwise-{self.version}"])

@@ -202,13 +202,14 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
     best = tried[int(np.argmax(means))]
     from rankwise.results import Signature
 
-    signed = Signature.of(f"fusion={chosen.name}", tuned=metric, folds=folds if train_qrels is None else "train_qrels",
-                          seed=seed, norm=norm or "none", ties=ties, depth=depth or "all")
-    signature = str(signed).rsplit("|", 1)[0]   # the run's source: without the version, as fuse writes it
+    signature_of = Signature.of(f"fusion={chosen.name}", tuned=metric,
+                                folds=folds if train_qrels is None else "train_qrels", seed=seed, norm=norm or "none",
+                                ties=ties, depth=depth or "all")
+    signature = str(signature_of).rsplit("|", 1)[0]   # the run's source: without the version, as fuse writes it
     run = Run(pa.concat_arrays([p.query for p in pieces]), pa.concat_arrays([p.doc for p in pieces]),
               np.concatenate([p.score for p in pieces]), f"{chosen.name}-cv", signature)
     settings = {"method": chosen.name, "metric": metric, "folds": folds if train_qrels is None else "train_qrels",
-                "seed": seed, "norm": norm or "none", "ties": ties, "depth": depth, "signature": str(signed)}
+                "seed": seed, "norm": norm or "none", "ties": ties, "depth": depth, "signature": str(signature_of)}
     return FusionSearch(metric, tried, means, fold_info, held_out, run, best, [], settings)
 
 

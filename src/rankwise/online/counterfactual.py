@@ -126,9 +126,7 @@ def resolved(estimator: str, clip: float = np.inf) -> tuple[Estimator, dict[str,
     >>> resolved("ips(clip=1.5)")[1], resolved("dr", clip=10.0)[1], resolved("snips", clip=10.0)[1]
     ({'clip': 1.5}, {'clip': 10.0}, {})
     """
-    declared, _ = OPE_ESTIMATORS.parse(estimator)
-    given = {"clip": clip} if clip != np.inf and any(p.name == "clip" for p in declared.params) else {}
-    return OPE_ESTIMATORS.parse(estimator, **given)
+    return OPE_ESTIMATORS.parse_with_keywords(estimator, clip=None if clip == np.inf else clip)
 
 
 def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logged: Any = None,
@@ -201,7 +199,7 @@ def estimate(reward: Any, behavior: Any, target: Any, estimator: str = "ips", q_
                      "se": float(per_round.std(ddof=1) / np.sqrt(len(w))) if len(w) > 1 else float("nan"),
                      "n": int(len(w)), "effective_n": float(w.sum() ** 2 / weight_sq) if weight_sq > 0 else 0.0,
                      "max_weight": float(w.max()),
-                     "clipped": int((w > clip).sum()) if declared.name in CLIPPED else 0},
+                     "clipped": int((w > clip).sum()) if "clip" in values else 0},
                     signed("ope", {"estimator": declared.spelled(values), "alpha": alpha, "resamples": resamples,
                                    "seed": seed}))
 

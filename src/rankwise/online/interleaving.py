@@ -37,7 +37,7 @@ import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.online.interleaved_lists import Interleaved, Teams
-from rankwise.online.interleaving_methods import check_rankings, resolved
+from rankwise.online.interleaving_methods import InterleavingMethod, check_rankings, resolved
 from rankwise.online.list_distribution import ListDistribution
 from rankwise.results import TableResult, signed
 
@@ -54,10 +54,7 @@ def interleave(rankings: Sequence[Sequence[Any]], method: str = "team-draft", le
     >>> shown.docs, shown.teams.tolist()   # one pick each per round, in a random order (here A first)
     (['a', 'c'], [0, 1])
     """
-    member, values = resolved(method, tau=tau, teams=teams)
-    lists = check_rankings(rankings, member)
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    size = min(len(r) for r in lists) if length is None else int(length)
+    member, values, lists, size, generator = _prepared(rankings, method, length, rng, tau=tau, teams=teams)
     return member.draw(lists, size, generator, values)
 
 
@@ -74,11 +71,21 @@ def distribution(rankings: Sequence[Sequence[Any]], method: str = "team-draft", 
     >>> {tuple(docs): round(float(p), 6) for docs, p in zip(table.lists, table.probabilities)}
     {(1, 2): 0.428571, (2, 1): 0.371429, (2, 3): 0.2}
     """
-    member, values = resolved(method, credit=credit, tau=tau, teams=teams)
+    member, values, lists, size, generator = _prepared(rankings, method, length, rng, credit=credit, tau=tau,
+                                                       teams=teams)
+    return member.distribution(lists, size, samples, limit, generator, values)
+
+
+def _prepared(rankings: Sequence[Sequence[Any]], method: str, length: int | None,
+              rng: np.random.Generator | int | None, **keywords: Any
+              ) -> tuple[InterleavingMethod, dict[str, Any], list[list[Any]], int, np.random.Generator]:
+    """What ``interleave`` and ``distribution`` both start from: the method and its parameters,
+    the checked rankings, the list length (the shortest ranking's by default) and the generator."""
+    member, values = resolved(method, **keywords)
     lists = check_rankings(rankings, member)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     size = min(len(r) for r in lists) if length is None else int(length)
-    return member.distribution(lists, size, samples, limit, generator, values)
+    return member, values, lists, size, generator
 
 
 def outcomes(credits: np.ndarray) -> dict[tuple[int, int], np.ndarray]:

@@ -57,7 +57,7 @@ class InterleavingMethod(Declared[Callable[..., Interleaved]]):
     """A ``BuildLists``: the method's own distribution builder (exact where it can be)."""
     max_rankings: int | None = None
 
-    def draw(self, lists: list[list[Any]], size: int, rng: np.random.Generator, values: dict[str, Any]) -> Any:
+    def draw(self, lists: list[list[Any]], size: int, rng: np.random.Generator, values: dict[str, Any]) -> Interleaved:
         """One list with the resolved parameter ``values``."""
         return self.target(lists, size, rng, **values)
 
@@ -92,7 +92,6 @@ INTERLEAVING_METHODS: Registry[InterleavingMethod] = Registry("interleaving meth
                        lists=optimized_distribution, reference="Radlinski & Craswell 2013; Schuth et al. 2014"),
 ), option="--method")
 """The interleaving and multileaving methods."""
-
 
 
 def resolved(method: str, **keywords: Any) -> tuple[InterleavingMethod, dict[str, Any]]:

@@ -34,9 +34,11 @@ class BeyondAccuracyResult:
 
 
 def _signature(name: str, values: Mapping[str, Any], inputs: Mapping[str, bool]) -> str:
+    from rankwise.results import Signature
+
     params = ",".join(f"{k}={v}" for k, v in values.items())
     given = ",".join(k for k, v in inputs.items() if v)
-    return f"{name}({params})|inputs={given or 'lists'}|rankwise-{__version__}"
+    return str(Signature.of(f"{name}({params})", inputs=given or "lists"))
 
 
 @dataclass(frozen=True)
