@@ -217,3 +217,53 @@ def test_every_writing_option_is_registered_and_walked() -> None:
 
     walk(typer.main.get_command(app), [])
     assert found == walked, (found - walked, walked - found)
+
+
+SIGNED = ("evaluate", "compare", "ab", "ope", "beyond", "agree", "offline-online", "interleave compare",
+          "interleave simulate", "clicks evaluate")
+"""The commands that print a result: each takes ``--signature``."""
+
+
+@pytest.mark.parametrize("case", SIGNED)
+def test_every_result_command_prints_its_signature(case, files, tmp_path, rankwise_cli, capsys) -> None:
+    """``--signature`` prints the result's signature(s) on standard error, each one that
+    ``Signature.parse`` reads back, naming the rankwise version; without it, none."""
+    from rankwise._version import __version__
+    from rankwise.results import Signature
+
+    argv, _, _, _ = _argv(rankwise_cli, files, tmp_path, case)
+    capsys.readouterr()
+    assert rankwise_cli(argv) == 0, case
+    assert "signature:" not in capsys.readouterr().err
+    assert rankwise_cli([*argv, "--signature"]) == 0, case
+    lines = [line[len("signature: "):] for line in capsys.readouterr().err.splitlines()
+             if line.startswith("signature: ")]
+    assert lines, case
+    for line in lines:
+        head, colon, rest = line.partition(": ")
+        text = rest if colon and "|" not in head else line   # evaluate: one per measure, "measure: signature"
+        signature = Signature.parse(text)
+        assert str(signature) == text and text.endswith(f"rankwise-{__version__}"), (case, text)
+
+
+def test_the_commands_that_take_signature_are_those_walked() -> None:
+    import importlib
+
+    import typer.main
+
+    from rankwise.cli.entry import COMMAND_MODULES
+
+    for module in set(COMMAND_MODULES.values()):
+        importlib.import_module(f"rankwise.cli.{module}")
+    from rankwise.cli.app import app
+
+    found = set()
+
+    def walk(command, prefix):
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*prefix, name])
+        if any("--signature" in param.opts for param in getattr(command, "params", [])):
+            found.add(" ".join(prefix))
+
+    walk(typer.main.get_command(app), [])
+    assert found == set(SIGNED)

@@ -304,8 +304,10 @@ def test_families_are_the_catalogue_families_under_any_of_their_spellings() -> N
     column name, and the errors are the catalogue's."""
     from rankwise.errors import RankwiseError
     from rankwise.jax.ranking import KERNELS, catalogue_family
+    from rankwise.metrics.registry import ORDER
 
-    assert tuple(catalogue_family(f) for f in FAMILIES) == KERNELS
+    assert tuple(catalogue_family(f) for f in FAMILIES) == tuple(KERNELS)   # one kernel per family
+    assert set(KERNELS) <= set(ORDER)   # keyed by the catalogue's own family names
     scores, labels = jnp.array([[0.9, 0.5, 0.5, 0.1]]), jnp.array([[0, 2, 1, 1]])
     short = rj.RankingAtK.from_model_output(scores, labels, families=FAMILIES, k=(2,)).compute()
     spelled = ("ndcg_cut", "dcg", "recip_rank", "map_cut", "precision", "r", "hit_rate")
@@ -314,6 +316,6 @@ def test_families_are_the_catalogue_families_under_any_of_their_spellings() -> N
     assert [float(v) for v in long.values()] == [float(v) for v in short.values()]
     with pytest.raises(RankwiseError, match="unknown ranking family 'ndgc'.*did you mean 'ndcg"):
         rj.RankingAtK.empty(("ndgc",))
-    with pytest.raises(RankwiseError, match=r"'err' \(ERR\) has no JAX state: expected one of ndcg, dcg"):
+    with pytest.raises(RankwiseError, match=r"'err' \(ERR\) has no JAX state: expected one of ndcg_cut, dcg_cut"):
         rj.RankingAtK.empty(("err",))
     assert rj.NDCG.__doc__.startswith("nDCG at cut-off k")

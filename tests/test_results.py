@@ -129,11 +129,20 @@ def _clicks_evaluate() -> Any:
     return evaluate_model(GlobalCTR().fit(log), log)
 
 
+def _offline_online() -> Any:
+    from rankwise.agreement import offline_online
+
+    table = pd.DataFrame({"experiment": [f"e{i}" for i in range(6)], "offline": [0.01 * i for i in range(6)],
+                          "online": [0.002 * i + 0.001 * (i % 2) for i in range(6)]})
+    return offline_online(table, "offline", "online", resamples=20)
+
+
 RESULTS: dict[str, Callable[[], Any]] = {
     "evaluate": _evaluate, "compare": _compare, "ab": _ab, "ope": _ope, "agree-labels": _labels,
     "agree-systems": _systems, "fuse-optimize": _fusion, "interleave-simulate": _simulation, "rank-eval": _rank_eval,
     "beyond": _beyond, "estimate": _estimate, "estimate-all": _estimate_all, "slate-estimate": _slate,
-    "pbm-ips": _pbm_ips, "preferences": _preferences, "clicks-evaluate": _clicks_evaluate}
+    "pbm-ips": _pbm_ips, "preferences": _preferences, "clicks-evaluate": _clicks_evaluate,
+    "offline-online": _offline_online}
 
 PUBLIC = ("rankwise", "rankwise.online", "rankwise.clicks", "rankwise.recsys", "rankwise.fusion",
           "rankwise.agreement", "rankwise.rankeval", "rankwise.streaming", "rankwise.comparison")
@@ -164,6 +173,24 @@ def test_every_public_function_that_analyses_returns_a_result() -> None:
                 plain.append(f"{module_name}.{name} -> {returned}")
     assert not plain, "return a result class (rankwise.results), or list it in NOT_RESULTS with why: " + \
         ", ".join(plain)
+
+
+def test_every_result_class_is_walked() -> None:
+    """Every class of ``src/`` that declares ``settings`` and ``warnings`` fields is a result, and
+    one of ``RESULTS`` makes it: a new result class fails here until it is walked."""
+    import ast
+    from pathlib import Path
+
+    declared = set()
+    for path in (Path(__file__).resolve().parent.parent / "src" / "rankwise").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
+                          and isinstance(s.target, ast.Name)}
+                if {"settings", "warnings"} <= fields:
+                    declared.add(node.name)
+    made = {type(make()).__name__ for make in RESULTS.values()}
+    assert declared <= made, sorted(declared - made)
 
 
 @pytest.mark.parametrize("name", list(RESULTS))

@@ -202,8 +202,11 @@ def offline_online(experiments: Any, offline: str = "offline", online: str = "on
                                 budget=max(len(x), 2**22 // len(x)))   # [chunk, n, n] signs at a time
     interval = percentile_interval(draws, alpha, ignore_nan=True) if resamples > 0 else (float("nan"),) * 2
     intervals = {"kendall_tau": interval}
-    return OfflineOnline(offline, online, names, x, y, p, stats, intervals, warnings,
-                         {"alpha": alpha, "resamples": resamples, "seed": seed, "source": source})
+    from rankwise.results import signed
+
+    settings = signed("offline-online", {"offline": offline, "online": online, "online_p": online_p, "alpha": alpha,
+                                         "resamples": resamples, "seed": seed})
+    return OfflineOnline(offline, online, names, x, y, p, stats, intervals, warnings, {**settings, "source": source})
 
 
 __all__ = ["OfflineOnline", "kendall_tau_b_rows", "offline_online"]

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from rankwise.cli.app import app
+from rankwise.cli.options import with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.errors import RankwiseError
 
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | Non
 
 
 @app.command("ab")
+@with_signature
 def ab(
     logs: Annotated[list[str] | None, typer.Argument(
         help="Event logs or per-unit tables: Parquet, CSV, TSV, JSONL (optionally .gz), or directories of them; "
@@ -259,6 +262,7 @@ def ab(
         _fail(column_hint(str(exc), {unit or "unit": "--unit", variant or "variant": "--variant", event: "--event",
                                      **({timestamp: "--timestamp"} if timestamp else {})}))
         return
+    _sign(result)
     if output_format in (ABFormat.table, ABFormat.text):
         grid = render.ab_grid(result, digits)
         if detect is not None:

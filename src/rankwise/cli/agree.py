@@ -9,16 +9,18 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat
+from rankwise.cli.options import ReportFormat, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import inputs as _inputs
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.cli.output import warn as _warn
 from rankwise.errors import RankwiseError
 
 
 @app.command("agree")
+@with_signature
 def agree_command(
     qrels_a: Annotated[str, typer.Argument(help="The reference judgments (TREC qrels, Parquet, JSON ...).")],
     qrels_b: Annotated[str, typer.Argument(help="The other judgments.")],
@@ -52,6 +54,9 @@ def agree_command(
         _fail(str(exc))
         return
     _warn(labels.warnings)
+    _sign(labels)
+    if systems is not None:
+        _sign(systems)
     if plot is not None and systems is None:
         _fail("--plot draws the runs' scores: give runs after the two qrels")
         return
@@ -74,6 +79,7 @@ def agree_command(
 
 
 @app.command("offline-online")
+@with_signature
 def offline_online_command(
     experiments: Annotated[str, typer.Argument(help="One row per experiment (CSV, TSV, Parquet, JSON lines) with "
                                                     "its offline and online change.")],
@@ -106,6 +112,7 @@ def offline_online_command(
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    _sign(result)
     _warn(result.warnings)
     from rankwise.report import agreement as render
 

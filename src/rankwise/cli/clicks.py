@@ -11,10 +11,12 @@ from typing import Annotated, Any
 import typer
 
 from rankwise.cli.app import app
+from rankwise.cli.options import with_signature
 from rankwise.cli.output import deprecated_flag
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.cli.output import warn as _warn
 from rankwise.errors import RankwiseError
 
@@ -160,6 +162,7 @@ def _model(path: Path, features: str | None = None, log: Any = None) -> Any:
 
 
 @clicks_app.command("evaluate")
+@with_signature
 def evaluate(
     log: Annotated[str, typer.Argument(help="A click log to score the models' predictions on (held-out).")],
     model: Annotated[list[Path] | None, typer.Option(
@@ -185,11 +188,14 @@ def evaluate(
         data = _read(log, log_format, columns)
         fitted = [_model(path, features, data) for path in paths]
         names = _model_names(paths, fitted)
-        tables = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size).table
-                  for name, m in zip(names, fitted, strict=True)}
+        evaluated = {name: clicks.evaluate_model(m, data, chunk_size=chunk_size)
+                     for name, m in zip(names, fitted, strict=True)}
+        tables = {name: result.table for name, result in evaluated.items()}
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    for result in evaluated.values():
+        _sign(result)
     if plot is not None:
         from rankwise.report.plots import click_perplexity_per_rank
 

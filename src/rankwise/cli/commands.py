@@ -11,11 +11,19 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import DEFAULT_METRICS, Metrics, with_columns, with_conventions, with_statistics
+from rankwise.cli.options import (
+    DEFAULT_METRICS,
+    Metrics,
+    with_columns,
+    with_conventions,
+    with_signature,
+    with_statistics,
+)
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import inputs as _inputs
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.cli.output import warn as _warn
 from rankwise.data.columns import RUN_ROLES
 
@@ -50,6 +58,7 @@ Digits = Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CS
 @app.command()
 @with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
+@with_signature
 def evaluate(
     qrels: Qrels,
     runs: Runs,
@@ -108,6 +117,7 @@ class CompareFormat(str, Enum):
 @with_columns(RUN_ROLES, "a run or qrels table")
 @with_conventions
 @with_statistics
+@with_signature
 def compare(
     qrels: Qrels,
     runs: Runs,
@@ -133,6 +143,7 @@ def compare(
             _fail(str(exc))
             return
     _warn(comp.warnings)
+    _sign(comp)
     if fmt in (CompareFormat.table, CompareFormat.text):
         _show_grids([formats.summary_grid(comp, digits), formats.comparison_grid(comp, digits)], output,
                     warnings=comp.warnings,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rankwise.cli.output import emit, fail, inputs, show_grids, warn
+from rankwise.cli.output import emit, fail, inputs, show_grids, sign, warn
 from rankwise.cli.vocabulary import DEFAULT_METRICS
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None
         except RankwiseError as exc:
             fail(str(exc))
     warn(result.warnings)
+    sign(result)
     if fmt in ("table", "text"):
         show_grids([tables.evaluation_grid(result, per_query, digits)], output, plain=fmt == "text",
                    warnings=result.warnings)

@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat
+from rankwise.cli.options import ReportFormat, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.errors import RankwiseError
 
 interleave_app = typer.Typer(help="Interleaving: compare rankers from credits; simulate against A/B.",
@@ -22,6 +23,7 @@ app.add_typer(interleave_app, name="interleave")
 
 
 @interleave_app.command("compare")
+@with_signature
 def compare(
     credits: Annotated[str, typer.Argument(help="Per-impression credits: CSV/TSV/Parquet, one column per ranker.")],
     ranker: Annotated[list[str], typer.Option(
@@ -41,10 +43,12 @@ def compare(
 
     try:
         matrix, names = read_credits(credits, ranker)
-        table = preferences(matrix, names, alpha, resamples, seed, clicked_only).table
+        compared = preferences(matrix, names, alpha, resamples, seed, clicked_only)
+        table = compared.table
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    _sign(compared)
     if output_format in (ReportFormat.table, ReportFormat.text):
         _show_grids([render.preference_grid(table, digits)], output, plain=output_format == ReportFormat.text)
     elif output_format == ReportFormat.json:
@@ -56,6 +60,7 @@ def compare(
 
 
 @interleave_app.command("simulate")
+@with_signature
 def simulate(
     qrels: Annotated[str, typer.Argument(help="Judgments: the true winner per query is the higher nDCG@10.")],
     run_a: Annotated[str, typer.Argument(help="Run A.")],
@@ -103,6 +108,7 @@ def simulate(
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    _sign(result)
     if plot is not None:
         from rankwise.report.plots import save_figure
 

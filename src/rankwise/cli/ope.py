@@ -8,15 +8,17 @@ from typing import Annotated, Any
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat
+from rankwise.cli.options import ReportFormat, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.cli.output import warn as _warn
 from rankwise.errors import RankwiseError
 
 
 @app.command("ope")
+@with_signature
 def ope(
     logs: Annotated[list[str], typer.Argument(
         help="Logged rounds: CSV, TSV, Parquet, JSONL (optionally .gz), one row per shown action.")],
@@ -62,6 +64,7 @@ def ope(
         _fail(column_hint(str(exc), {action: "--action", reward: "--reward", pscore: "--pscore",
                                      position: "--position NAME (or --no-position)"}))
         return
+    _sign(result)
     if output_format in (ReportFormat.table, ReportFormat.text):
         _show_grids([render.ope_grid(result, digits)], output, plain=output_format == ReportFormat.text,
                     warnings=result.warnings)

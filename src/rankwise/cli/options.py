@@ -130,6 +130,27 @@ Metrics = Annotated[list[str] | None, typer.Option("-m", "--metric", help="Metri
                                                    + ", ".join(DEFAULT_METRICS) + ").")]
 
 
+def _around(option: inspect.Parameter,
+            run: Callable[[Any, Callable[[], Any]], Any]) -> Callable[[Command], Command]:
+    """A decorator adding ``option`` to a command's signature; the command is called through
+    ``run(value, call)``, which sets up what the option's value asks for around ``call()``."""
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command)
+        hints = typing.get_type_hints(command, include_extras=True)
+        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> Any:
+            value = kwargs.pop(option.name)
+            return run(value, lambda: command(**kwargs))
+
+        wrapper.__signature__ = signature.replace(parameters=[*own, option])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in [*own, option]}
+        return wrapper
+
+    return decorate
+
+
 def with_columns(roles: dict[str, str], what: str) -> Callable[[Command], Command]:
     """Add ``--columns ROLE=NAME`` (repeatable) to a command: while it runs, every table it reads
     that has column NAME reads ``ROLE`` from it (``rankwise.data.columns.named_columns``)."""
@@ -138,26 +159,35 @@ def with_columns(roles: dict[str, str], what: str) -> Callable[[Command], Comman
                                        + ", ".join(roles) + ") when its name is none of the common spellings; "
                                        "repeat for more.")])
 
-    def decorate(command: Command) -> Command:
-        signature = inspect.signature(command)
-        hints = typing.get_type_hints(command, include_extras=True)
-        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+    def run(value: list[str] | None, call: Callable[[], Any]) -> Any:
+        from rankwise.cli.output import fail
+        from rankwise.data.columns import column_map, named_columns
+        from rankwise.errors import RankwiseError
 
-        @functools.wraps(command)
-        def wrapper(**kwargs: Any) -> Any:
-            from rankwise.cli.output import fail
-            from rankwise.data.columns import column_map, named_columns
-            from rankwise.errors import RankwiseError
+        try:
+            mapping = column_map(value or [], roles, "--columns")
+        except RankwiseError as error:
+            fail(str(error))
+        with named_columns(mapping):
+            return call()
 
-            try:
-                mapping = column_map(kwargs.pop("columns") or [], roles, "--columns")
-            except RankwiseError as error:
-                fail(str(error))
-            with named_columns(mapping):
-                return command(**kwargs)
+    return _around(option, run)
 
-        wrapper.__signature__ = signature.replace(parameters=[*own, option])  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in [*own, option]}
-        return wrapper
 
-    return decorate
+def _signed(value: bool, call: Callable[[], Any]) -> Any:
+    from rankwise.cli.output import _SIGNATURE_WANTED
+
+    _SIGNATURE_WANTED[0] = bool(value)
+    try:
+        return call()
+    finally:
+        _SIGNATURE_WANTED[0] = False
+
+
+with_signature = _around(inspect.Parameter(
+    "signature", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+        bool, typer.Option("--signature", help="Print the result's signature on standard error: the analysis, its "
+                           "settings and conventions, and the rankwise version that produced the numbers (JSON "
+                           "output holds it in its settings).")]), _signed)
+"""Add ``--signature`` to a command that prints a result: given, the command prints the
+result's signature(s) on standard error (``rankwise.cli.output.sign``)."""

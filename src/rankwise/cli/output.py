@@ -101,6 +101,30 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+_SIGNATURE_WANTED: list[bool] = [False]
+"""Whether the running command was given ``--signature`` (set by ``cli.options.with_signature``)."""
+
+
+def signature_lines(settings: dict[str, Any]) -> list[str]:
+    """The signature(s) a result's ``settings`` carry, one line each: ``signature`` as it is,
+    ``signatures`` (one per measure) as ``measure: signature``.
+
+    >>> signature_lines({"signatures": {"P@5": "P@5|rel=1|rankwise-1.0"}})
+    ['P@5: P@5|rel=1|rankwise-1.0']
+    """
+    if "signature" in settings:
+        return [str(settings["signature"])]
+    return [f"{name}: {value}" for name, value in settings.get("signatures", {}).items()]
+
+
+def sign(result: Any) -> None:
+    """Print the signature(s) of ``result`` (its ``settings``) on standard error when the command
+    was given ``--signature``: what produced the numbers, to paste beside them."""
+    if _SIGNATURE_WANTED[0]:
+        for line in signature_lines(result.settings):
+            echo(f"signature: {line}", err=True)
+
+
 OUTPUT_OPTIONS = ("-o", "--output", "--plot")
 """The options that name a file a command writes, in every command; ``COMMAND_OUTPUTS`` adds
 each command's own. Every other argument naming an existing file or directory is one of the

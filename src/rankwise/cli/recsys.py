@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat, with_columns, with_paired_tests
+from rankwise.cli.options import ReportFormat, with_columns, with_paired_tests, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.cli.output import warn as _warn
 from rankwise.data.columns import RECSYS_ROLES
 from rankwise.errors import RankwiseError
@@ -21,6 +22,7 @@ from rankwise.errors import RankwiseError
 @app.command("beyond")
 @with_columns(RECSYS_ROLES, "a recommendation or interaction table")
 @with_paired_tests
+@with_signature
 def beyond(
     runs: Annotated[list[str], typer.Argument(
         help="Recommendation lists: CSV, TSV or Parquet with user, item and score or rank columns (several files "
@@ -92,6 +94,7 @@ def beyond(
     except RankwiseError as exc:
         _fail(str(exc))
         return
+    _sign(result)
     if output_format in (ReportFormat.table, ReportFormat.text):
         _show_grids([render.beyond_grid(result, digits)], output, plain=output_format == ReportFormat.text,
                     warnings=result.warnings)

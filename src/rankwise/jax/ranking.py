@@ -26,7 +26,8 @@ reduces across devices with one ``psum``. The tests hold every value equal to
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -35,14 +36,57 @@ import numpy as np
 from rankwise.errors import RankwiseError, renamed
 from rankwise.jax.state import SumState, float_dtype, pytree_state, static
 
-KERNELS = ("ndcg_cut", "dcg_cut", "RR_cut", "map_cut", "P", "recall", "success")
-"""The metric families (``rankwise.metrics`` names) a :class:`RankingAtK` state computes;
-each is asked for by any spelling ``rankwise.evaluate`` accepts with a cut-off (``ndcg``,
-``ndcg_cut``, ``mrr``, ``rr``, ``recip_rank``, ``precision``, ``hit_rate`` ...)."""
 
-FAMILIES = ("ndcg", "dcg", "mrr", "map", "P", "recall", "success")
-"""The short spelling of each of :data:`KERNELS` (``test_jax_states`` checks that each is
-read as its family)."""
+class Ranked(NamedTuple):
+    """The per-rank arrays of a batch every kernel reads ([batch, list_size] unless noted)."""
+
+    dcg: jax.Array            # cumulative discounted gain
+    idcg: jax.Array           # cumulative discounted gain of the labels in descending order
+    hits: jax.Array           # relevant items up to each rank
+    precision_sum: jax.Array  # sum of precision at the relevant ranks up to each rank
+    first: jax.Array          # [batch] 0-based rank of the first relevant item
+    num_rel: jax.Array        # [batch] relevant items of the list (float)
+
+
+def _ndcg(r: Ranked, at: int, k: int) -> jax.Array:
+    ideal = r.idcg[:, at]
+    return jnp.where(ideal > 0, r.dcg[:, at] / jnp.where(ideal > 0, ideal, 1.0), 0.0)
+
+
+def _dcg(r: Ranked, at: int, k: int) -> jax.Array:
+    return r.dcg[:, at]
+
+
+def _reciprocal_rank(r: Ranked, at: int, k: int) -> jax.Array:
+    return jnp.where((r.num_rel > 0) & (r.first < k), 1.0 / (r.first + 1.0), 0.0).astype(r.dcg.dtype)
+
+
+def _average_precision(r: Ranked, at: int, k: int) -> jax.Array:
+    return jnp.where(r.num_rel > 0, r.precision_sum[:, at] / jnp.maximum(r.num_rel, 1.0), 0.0)
+
+
+def _precision(r: Ranked, at: int, k: int) -> jax.Array:
+    return r.hits[:, at] / k
+
+
+def _recall(r: Ranked, at: int, k: int) -> jax.Array:
+    return jnp.where(r.num_rel > 0, r.hits[:, at] / jnp.maximum(r.num_rel, 1.0), 0.0)
+
+
+def _success(r: Ranked, at: int, k: int) -> jax.Array:
+    return (r.hits[:, at] > 0).astype(r.dcg.dtype)
+
+
+Kernel = Callable[[Ranked, int, int], jax.Array]
+"""A family's value per row at cut-off ``k`` (``at``: the column of rank ``min(k, size)``)."""
+
+KERNELS: dict[str, Kernel] = {"ndcg_cut": _ndcg, "dcg_cut": _dcg, "RR_cut": _reciprocal_rank,
+                              "map_cut": _average_precision, "P": _precision, "recall": _recall,
+                              "success": _success}
+"""The kernel of each metric family (``rankwise.metrics`` name) a :class:`RankingAtK` state
+computes; each is asked for by any spelling ``rankwise.evaluate`` accepts with a cut-off
+(``ndcg``, ``ndcg_cut``, ``mrr``, ``rr``, ``recip_rank``, ``precision``, ``hit_rate`` ...).
+A family gets a JAX state by one kernel and one entry here."""
 
 
 def catalogue_family(name: str) -> str:
@@ -61,7 +105,7 @@ def catalogue_family(name: str) -> str:
         raise RankwiseError(f"unknown ranking family {name!r}: {error}") from None
     if family not in KERNELS:
         raise RankwiseError(f"ranking family {name!r} ({family}) has no JAX state: "
-                            f"expected one of {', '.join(FAMILIES)}")
+                            f"expected one of {', '.join(KERNELS)} (or a spelling of one)")
     return family
 
 
@@ -96,28 +140,9 @@ def per_query(scores: Any, labels: Any, where: Any, families: tuple[str, ...], k
     idcg = jnp.cumsum(ideal * discount, axis=-1)
     hits = jnp.cumsum(relevant, axis=-1).astype(dtype)
     precision_sum = jnp.cumsum(jnp.where(relevant, hits / rank, 0.0), axis=-1)
-    first = jnp.argmax(relevant, axis=-1)
-    any_relevant = num_rel > 0
-    r = num_rel.astype(dtype)
-    out = []
-    for family in (catalogue_family(f) for f in families):
-        for k in ks:
-            at = min(k, size) - 1
-            if family == "ndcg_cut":
-                value = jnp.where(idcg[:, at] > 0, dcg[:, at] / jnp.where(idcg[:, at] > 0, idcg[:, at], 1.0), 0.0)
-            elif family == "dcg_cut":
-                value = dcg[:, at]
-            elif family == "P":
-                value = hits[:, at] / k
-            elif family == "recall":
-                value = jnp.where(any_relevant, hits[:, at] / jnp.maximum(r, 1.0), 0.0)
-            elif family == "success":
-                value = (hits[:, at] > 0).astype(dtype)
-            elif family == "RR_cut":
-                value = jnp.where(any_relevant & (first < k), 1.0 / (first + 1.0), 0.0).astype(dtype)
-            else:  # map_cut
-                value = jnp.where(any_relevant, precision_sum[:, at] / jnp.maximum(r, 1.0), 0.0)
-            out.append(value)
+    ranked = Ranked(dcg, idcg, hits, precision_sum, jnp.argmax(relevant, axis=-1), num_rel.astype(dtype))
+    out = [KERNELS[family](ranked, min(k, size) - 1, k) for family in (catalogue_family(f) for f in families)
+           for k in ks]
     return jnp.stack(out, axis=-1), where.any(axis=-1), num_rel
 
 
