@@ -15,7 +15,7 @@ import pandas as pd
 
 from rankwise.online.analysis import cumulative_looks
 from rankwise.online.metrics import Mean
-from rankwise.online.sequential import ALWAYS_VALID, SPENDING
+from rankwise.online.sequential import SEQUENTIAL_DESIGNS
 
 DAYS, USERS, DELTA, EXPERIMENTS = 14, 60, 0.3, 80
 
@@ -33,12 +33,12 @@ def _experiment(rng: np.random.Generator) -> pd.DataFrame:
 def _looks(events: pd.DataFrame, design: str | None) -> pd.DataFrame:
     return cumulative_looks(events, "user", "variant", "time", {"revenue": Mean("revenue")}, "control",
                             ["control", "treatment"], "welch", "delta", 0.05, "two-sided", "exclude", design,
-                            5000.0, 2 * USERS)
+                            2 * USERS)
 
 
 def test_every_look_covers_its_own_estimand() -> None:
     rng = np.random.default_rng(20261129)
-    designs = [*ALWAYS_VALID, *SPENDING]
+    designs = SEQUENTIAL_DESIGNS.names()
     covered = {design: np.zeros(DAYS) for design in designs}
     truth = DELTA * np.arange(1, DAYS + 1)
     for _ in range(EXPERIMENTS):
@@ -47,7 +47,8 @@ def test_every_look_covers_its_own_estimand() -> None:
         fixed_width = (fixed["ci_upper"] - fixed["ci_lower"]).to_numpy()
         for design in designs:
             looks = _looks(events, design)
-            lower, upper = ("rci_lower", "rci_upper") if design in SPENDING else ("ci_lower", "ci_upper")
+            always_valid = SEQUENTIAL_DESIGNS.get(design).always_valid
+            lower, upper = ("ci_lower", "ci_upper") if always_valid else ("rci_lower", "rci_upper")
             low, high = looks[lower].to_numpy(), looks[upper].to_numpy()
             assert len(low) == DAYS
             covered[design] += (low <= truth) & (truth <= high)

@@ -22,8 +22,7 @@ from rankwise.cli.catalogue import REGISTRIES, registry
 from rankwise.params import Declared, Param
 
 LOG = Path(__file__).parent / "data" / "clicks" / "clara2_head.tsv"
-NOT_YET = {"ab-tests": "experiments", "event-aggregations": "experiments", "correction-scopes": "experiments",
-           "sequential": "experiments"}
+NOT_YET = {"event-aggregations": "experiments", "correction-scopes": "experiments"}
 
 # off-policy rounds: weights w = target / behavior = 2, 1, 2
 REWARD, BEHAVIOR, TARGET = [1.0, 0.0, 1.0], [0.5, 0.5, 0.25], [1.0, 0.5, 0.5]
@@ -122,7 +121,29 @@ def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float
         result = beyond_accuracy(RECOMMENDED, f"{name}@3", train=TRAIN, test=HELD_OUT, features=FEATURES,
                                  groups=GROUPS, catalogue=list(FEATURES))
         return float(result.table["value"].iloc[0])
+    if kind == "ab-tests":
+        from rankwise.online import analyze
+
+        row = analyze(_experiment(), "unit", "variant", ["bought>0"], test=name).table.iloc[0]
+        return float(row["difference"])
+    if kind == "sequential":
+        from rankwise.online import analyze
+
+        result = analyze(_experiment(), "unit", "variant", ["bought>0"], sequential=name, timestamp="time",
+                         planned_units=200)
+        assert result.looks is not None and len(result.looks) == 3   # one look a day
+        return float(result.table["boundary"].iloc[0])
     raise AssertionError(f"no public entry point for {kind}: add it here")
+
+
+def _experiment() -> Any:
+    """120 units over three days; B buys more often: A units 0, 2 of every 10 (0.4), B 1, 3, 5 (0.6)."""
+    import pandas as pd
+
+    units = np.arange(120)
+    return pd.DataFrame({"unit": units, "variant": np.where(units % 2, "B", "A"),
+                         "bought": ((units % 10) < np.where(units % 2, 6, 3)).astype(int),
+                         "time": pd.Timestamp("2026-01-01") + pd.to_timedelta(units % 3, unit="D")})
 
 
 MEMBERS = [(kind, name) for kind in REGISTRIES if kind not in NOT_YET for name in registry(kind)]
@@ -309,11 +330,62 @@ def _new_beyond_metric(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise
     assert table["value"].iloc[0] == pytest.approx(2 / 3)
 
 
+def _new_ab_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from scipy.stats import norm
+
+    from rankwise.online import analyze
+    from rankwise.online.ab_tests import ABTest
+
+    def shifted(pair, d, settings, null=0.0):   # the z test of "the difference is null", not 0
+        return {"p_value": float(2 * norm.sf(abs(d.difference - null) / d.se))}
+
+    _add(monkeypatch, "ab-tests", ABTest("shifted", shifted, "z test against a shifted null.",
+                                         (Param("null", float, 0.0, "the difference under the null"),), base="z"))
+    data = _experiment()
+    plain = analyze(data, "unit", "variant", ["bought>0"], test="z").table.iloc[0]
+    result = analyze(data, "unit", "variant", ["bought>0"], test="shifted(null=0.2)")
+    row = result.table.iloc[0]
+    # B - A = 0.6 - 0.4 = 0.2: the shifted statistic is 0, its p 1; the z test's columns stay
+    assert row["difference"] == pytest.approx(0.2) and row["p_value"] == pytest.approx(1.0)
+    assert row["se"] == plain["se"] and row["test"] == "shifted"
+    # through the command line too
+    path = tmp_path / "experiment.csv"
+    data.to_csv(path, index=False)
+    out = tmp_path / "out.json"
+    assert rankwise_cli(["ab", str(path), "--unit", "unit", "-m", "bought>0", "--test", "shifted(null=0.2)",
+                         "-f", "json", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["rows"][0]["p_value"] == pytest.approx(1.0)
+
+
+def _new_sequential_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from scipy.stats import norm
+
+    from rankwise.online import analyze
+    from rankwise.online.sequential import Design
+
+    def bonferroni_looks(control, treatment, d, alpha, looks=1):   # alpha split over a fixed number of looks
+        half = norm.ppf(1 - alpha / (2 * looks)) * d.se
+        return {"ci_lower": d.difference - half, "ci_upper": d.difference + half,
+                "p_value": min(1.0, looks * 2 * norm.sf(abs(d.difference) / d.se)),
+                "boundary": norm.ppf(1 - alpha / (2 * looks))}
+
+    _add(monkeypatch, "sequential", Design("bonferroni-looks", bonferroni_looks, "Alpha split over the looks.",
+                                           (Param("looks", int, 1, "the looks planned", low=1),), always_valid=True))
+    data = _experiment()
+    plain = analyze(data, "unit", "variant", ["bought>0"], test="z").table.iloc[0]
+    row = analyze(data, "unit", "variant", ["bought>0"], test="z", sequential="bonferroni-looks(looks=10)"
+                  ).table.iloc[0]
+    assert row["p_value"] == pytest.approx(min(1.0, 10 * plain["p_value"]))
+    assert row["boundary"] == pytest.approx(norm.ppf(1 - 0.05 / 20))   # 2.807
+    assert row["ci_upper"] - row["difference"] == pytest.approx(norm.ppf(1 - 0.0025) * plain["se"])
+
+
 NEW_MEMBER: dict[str, Callable[[pytest.MonkeyPatch, Path, Any], None]] = {
     "click-models": _new_click_model, "simulated-users": _new_simulated_user, "estimators": _new_estimator,
     "slate-estimators": _new_slate_estimator, "interleaving": _new_interleaving_method,
     "fusion": _new_fusion_method, "normalisations": _new_normalisation,
     "comparison-tests": _new_comparison_test, "corrections": _new_correction, "beyond-accuracy": _new_beyond_metric,
+    "ab-tests": _new_ab_test, "sequential": _new_sequential_design,
 }
 
 
@@ -326,3 +398,32 @@ def test_every_family_is_walked() -> None:
 def test_a_new_member_with_a_parameter_of_a_new_name_works_through_the_public_entry_point(
         kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
     NEW_MEMBER[kind](monkeypatch, tmp_path, rankwise_cli)
+
+
+def test_no_branch_on_an_ab_test_or_a_design_name_outside_its_declaration() -> None:
+    """The consumers read a test's or a design's facts (``unit_rows``, ``posterior``,
+    ``always_valid`` ...), never its name: no comparison in ``src/`` against a name or alias of
+    an A/B test or a sequential design, outside the modules that declare them."""
+    import ast
+
+    from rankwise.online.ab_tests import AB_TESTS
+    from rankwise.online.sequential import SEQUENTIAL_DESIGNS
+
+    names = {spelling for registry_ in (AB_TESTS, SEQUENTIAL_DESIGNS) for member in registry_.values()
+             for spelling in (member.name, *member.aliases)}
+    root = Path(__file__).resolve().parent.parent / "src" / "rankwise"
+    own = {root / "online" / "ab_tests.py", root / "online" / "sequential.py"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path in own:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            strings = set()
+            for side in (node.left, *node.comparators):
+                elements = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                strings |= {e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if strings & names:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "branch on a name; declare a fact on the member instead:\n" + "\n".join(found)

@@ -207,12 +207,13 @@ def ab(
     correction_short: Annotated[str | None, typer.Option("-c", hidden=True)] = None,
     alternative: Annotated[str, typer.Option("--alternative", help="two-sided | greater | less")] = "two-sided",
     sequential: Annotated[str | None, typer.Option(
-        "--sequential", help="A sequential design ('rankwise list sequential'); alpha spending needs "
+        "--sequential", help="A sequential design ('rankwise list sequential'), with its parameters: "
+                             "'msprt(mixture_effect=0.2)', 'always-valid(tuning=5000)'; alpha spending needs "
                              "--timestamp for its daily looks.")] = None,
-    tuning: Annotated[float, typer.Option(
-        "--tuning", help="always-valid: the sample size the confidence sequence is tightest at.")] = 5000,
-    mixture_effect: Annotated[float, typer.Option(
-        "--mixture-effect", help="msprt: mixture sd of the effect, in per-unit standard deviations.")] = 0.1,
+    tuning: Annotated[float | None, typer.Option(
+        "--tuning", hidden=True, help="Deprecated: --sequential 'always-valid(tuning=N)'.")] = None,
+    mixture_effect: Annotated[float | None, typer.Option(
+        "--mixture-effect", hidden=True, help="Deprecated: --sequential 'msprt(mixture_effect=X)'.")] = None,
     statistics: Annotated[bool, typer.Option(
         "--statistics", help="The inputs are per-variant statistics (variant, n, sum(x), sum(x*y)), added up "
                              "by variant; -f statistics writes them.")] = False,
@@ -239,6 +240,12 @@ def ab(
     from rankwise.report import ab as render
 
     correction = deprecated_flag(correction, correction_short, "--correction", "-c", "--complete")
+    from rankwise.cli.output import warn
+
+    for flag, value, design, key in (("--tuning", tuning, "always-valid", "tuning"),
+                                     ("--mixture-effect", mixture_effect, "msprt", "mixture_effect")):
+        if value is not None:   # one spelling for a design's parameter: the design's own
+            warn([f"{flag} is deprecated: write --sequential '{design}({key}={value:g})'"])
     try:
         data, chosen = _inputs(logs, metric, metrics_file, database, table, query, ibis_url)
         unit, variant = _event_roles(data, unit, variant)

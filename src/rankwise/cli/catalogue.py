@@ -21,7 +21,7 @@ REGISTRIES = {
     "interleaving": ("rankwise.online.interleaving_methods", "INTERLEAVING_METHODS"),
     "fusion": ("rankwise.fusion.methods", "FUSION_METHODS"),
     "normalisations": ("rankwise.fusion.normalize", "NORMALISATIONS"),
-    "ab-tests": ("rankwise.online.analysis", "AB_TESTS"),
+    "ab-tests": ("rankwise.online.ab_tests", "AB_TESTS"),
     "event-aggregations": ("rankwise.online.definitions", "AGGREGATIONS"),
     "correction-scopes": ("rankwise.online.slices", "CORRECTION_SCOPES"),
     "sequential": ("rankwise.online.sequential", "SEQUENTIAL_DESIGNS"),
@@ -141,7 +141,8 @@ USE = {"simulated-users": "`rankwise interleave simulate QRELS A B --click-model
        "normalisations": "`rankwise fuse A B --method combsum --norm zmuv`; `fuse(runs, 'combsum', norm='zmuv')`",
        "ab-tests": "`rankwise ab LOG --test welch`, `--test 'bayesian(prior_mean=0.1, proper=true)'`; "
                    "`rankwise.online.analyze(..., test='welch')`",
-       "sequential": "`rankwise ab LOG --sequential always-valid --tuning 5000`; `analyze(..., sequential='msprt')`",
+       "sequential": "`rankwise ab LOG --sequential 'always-valid(tuning=5000)'`; "
+                     "`analyze(..., sequential='msprt(mixture_effect=0.2)')`",
        "event-aggregations": "`rankwise ab EVENTS -m 'ctr = count(click) / count(impression)'`; "
                              "`analyze(events, metrics=['revenue = sum(value where event = purchase)'])`",
        "correction-scopes": "`rankwise ab LOG --slice country --correction-scope all`; "

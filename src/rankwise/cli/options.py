@@ -175,13 +175,10 @@ def with_columns(roles: dict[str, str], what: str) -> Callable[[Command], Comman
 
 
 def _signed(value: bool, call: Callable[[], Any]) -> Any:
-    from rankwise.cli.output import _SIGNATURE_WANTED
+    from rankwise.cli.output import signing
 
-    _SIGNATURE_WANTED[0] = bool(value)
-    try:
+    with signing(value):
         return call()
-    finally:
-        _SIGNATURE_WANTED[0] = False
 
 
 with_signature = _around(inspect.Parameter(

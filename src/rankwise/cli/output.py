@@ -117,6 +117,17 @@ def signature_lines(settings: dict[str, Any]) -> list[str]:
     return [f"{name}: {value}" for name, value in settings.get("signatures", {}).items()]
 
 
+@contextmanager
+def signing(wanted: bool) -> Iterator[None]:
+    """While the block runs, ``sign`` prints signatures if ``wanted`` (the command's
+    ``--signature``)."""
+    _SIGNATURE_WANTED[0] = bool(wanted)
+    try:
+        yield
+    finally:
+        _SIGNATURE_WANTED[0] = False
+
+
 def sign(result: Any) -> None:
     """Print the signature(s) of ``result`` (its ``settings``) on standard error when the command
     was given ``--signature``: what produced the numbers, to paste beside them."""

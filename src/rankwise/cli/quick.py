@@ -38,6 +38,7 @@ EVALUATE_OPTIONS: tuple[QuickOption, ...] = (
     QuickOption("engine", ("--engine",), "choice", "memory", ("memory", "chunks", "dask", "spark")),
     QuickOption("chunk_rows", ("--chunk-rows",), "int"),
     QuickOption("scheduler", ("--scheduler",), "str"),
+    QuickOption("signature", ("--signature",), "flag", False),
     QuickOption("rel_level", ("-l", "--rel-level"), "int", 1),
     QuickOption("depth", ("-M", "--depth"), "int"),
     QuickOption("judged_only", ("-J", "--judged-only"), "flag", False),
@@ -161,7 +162,7 @@ def quick_evaluate(argv: Sequence[str]) -> int | None:
     if given is None or given["engine"] not in ("memory", "chunks"):
         return None
     from rankwise.cli.evaluating import evaluate_files
-    from rankwise.cli.output import fail
+    from rankwise.cli.output import fail, signing
     from rankwise.data.columns import RUN_ROLES, column_map, named_columns
     from rankwise.errors import RankwiseError
 
@@ -171,7 +172,7 @@ def quick_evaluate(argv: Sequence[str]) -> int | None:
             named = column_map(given["columns"] or [], RUN_ROLES, "--columns")
         except RankwiseError as error:
             fail(str(error))
-        with named_columns(named):
+        with named_columns(named), signing(given["signature"]):
             evaluate_files(given["qrels"], given["runs"], given["metric"], per_query=given["per_query"],
                            fmt=given["fmt"], digits=given["digits"], output=given["output"], engine=given["engine"],
                            chunk_rows=given["chunk_rows"], scheduler=given["scheduler"], conventions=conventions,

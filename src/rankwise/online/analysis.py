@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankwise.errors import InputError, OptionError, RankwiseError
+from rankwise.errors import InputError, OptionError
+from rankwise.online.ab_tests import (
+    AB_TESTS,
+    ABTest,
+    NotComparable,
+    Pair,
+    TestSettings,
+    difference_columns,
+    unit_values,
+)
 from rankwise.online.definitions import Definition
 from rankwise.online.events import Mixed, Units, aggregate_units
 from rankwise.online.metrics import (
@@ -25,27 +34,13 @@ from rankwise.online.metrics import (
 )
 from rankwise.online.moments import VariantMoments
 from rankwise.online.power import detectable_multiplier
-from rankwise.online.sequential import (
-    ALWAYS_VALID,
-    MIXTURE_EFFECT,
-    SEQUENTIAL_DESIGNS,
-    SPENDING,
-    always_valid,
-    always_valid_boundary,
-    boundaries,
-    msprt,
-    msprt_boundary,
-)
+from rankwise.online.sequential import SEQUENTIAL_DESIGNS, Design, boundaries
 from rankwise.online.srm import SRM, srm_test
-from rankwise.params import Declared, Param, Registry
 from rankwise.stats.corrections import CORRECTION_METHODS
-from rankwise.stats.twosample import RELATIVE, TWO_SAMPLE_TESTS, Alternative, Arm, Relative, compare_arms
+from rankwise.stats.twosample import RELATIVE, Alternative, Arm, Relative
 
 if TYPE_CHECKING:
     from rankwise.online.warehouse import AggregationEngine
-
-SEQUENTIAL = (*ALWAYS_VALID, *SPENDING)
-
 
 @dataclass
 class ABResult:
@@ -204,9 +199,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             covariates: Mapping[str, str] | None = None, test: str = "welch", relative: Relative = "delta",
             alpha: float = 0.05, correction: str = "holm", alternative: Alternative = "two-sided",
             weights: Sequence[float] | None = None, variants: Sequence[str] | None = None,
-            sequential: str | None = None, tuning: float = 5000, planned_units: int | None = None,
+            sequential: str | None = None, tuning: float | None = None, planned_units: int | None = None,
             timestamp: str | None = None, mixed: Mixed = "exclude", resamples: int = 2000,
-            seed: int = 0, statistics: bool = False, mixture_effect: float = MIXTURE_EFFECT,
+            seed: int = 0, statistics: bool = False, mixture_effect: float | None = None,
             event: str = "event", exposures: Any = None, window: str | float | None = None,
             engine: AggregationEngine = "memory", caps: Mapping[str, str | float] | None = None,
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
@@ -270,17 +265,21 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     correction_scope = CORRECTION_SCOPES.get(correction_scope).name
     slices = check_dimensions(slices, unit, variant)
     source_data = data
-    chosen, test_options = AB_TESTS.parse(test)
+    chosen, test_params = AB_TESTS.parse(test)
     test = chosen.name
-    bayes = test_options if test == "bayesian" else None
     if relative not in RELATIVE:
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
-    if sequential is not None:
-        sequential = SEQUENTIAL_DESIGNS.get(sequential).name
+    design: Design | None = None
+    design_params: dict[str, Any] = {}
+    if sequential is not None:   # the old keywords tuning= and mixture_effect= join the design that declares them
+        design, design_params = SEQUENTIAL_DESIGNS.parse_with_keywords(sequential, tuning=tuning,
+                                                                       mixture_effect=mixture_effect)
+        sequential = design.name
+    spending = design is not None and not design.always_valid
     if p_value not in P_VALUES:
         raise OptionError(f"p_value={p_value!r}: expected {' or '.join(P_VALUES)} (the difference's test, or the "
                           "relative lift's)")
-    if p_value == "relative" and (test in ("mann-whitney", "bootstrap", "bayesian") or sequential is not None):
+    if p_value == "relative" and (not chosen.relative_p or design is not None):
         raise OptionError(f"p_value='relative' is the t or z test of the relative lift; the {sequential or test} "
                           "p-value has no relative form")
     correction = CORRECTION_METHODS.canonical(correction)
@@ -300,7 +299,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     if planned_units is not None and not planned_units >= 1:
         raise OptionError(f"planned_units={planned_units}: the planned number of units is a positive count "
                           "(--planned-units N)")
-    if sequential in SPENDING and timestamp is None:
+    if spending and timestamp is None:
         raise OptionError(f"sequential={sequential!r} analyses daily looks: give the timestamp column")
     warnings: list[str] = []
     units: Units | None = None
@@ -320,7 +319,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             raise OptionError("slices need one row per unit, not per-variant statistics")
         if caps:
             raise OptionError("capping needs one row per unit, not per-variant statistics")
-        if test in ("mann-whitney", "bootstrap"):
+        if chosen.unit_rows:
             raise OptionError(f"test={test!r} needs one row per unit, not per-variant statistics")
         if timestamp is not None:
             raise OptionError("looks over time need the event log, not per-variant statistics")
@@ -351,7 +350,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         elif engine == "duckdb" or isinstance(data, DuckDBSource):
             units, pushed, mixed_units, warned = _duckdb_units(data, table, definitions, unit, variant, event,
                                                                variants, mixed, exposures, window, timestamp,
-                                                               sequential, test, bool(caps) or bool(slices), cupac)
+                                                               chosen.unit_rows or bool(caps) or bool(slices), cupac)
             warnings += warned
             if timestamp is not None:
                 data = _daily_rows(data, table, definitions, unit, variant, event, timestamp, exposures, window)
@@ -367,7 +366,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             preload("pandas", "scipy.special")   # for the results, imported while the data is read
             units = aggregate_units(data, unit, variant, sums=sums, counts=counts,
                                     constants=list(dict.fromkeys([*constants, *cupac])), variants=variants,
-                                    mixed=mixed, ordered=test == "bootstrap" or bool(cupac))
+                                    mixed=mixed, ordered=chosen.resampled or bool(cupac))
             pushed, mixed_units = None, units.mixed
         if mixed_units:
             warnings.append(f"{mixed_units} unit(s) appeared in more than one variant and were left out")
@@ -405,11 +404,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
                 if arm == control:
                     continue
                 problem = _not_comparable(metric, moments, control, arm)
-                metric_bayes = dict(bayes, inverse=True) if bayes is not None and name in lower_is_better else bayes
+                test_settings = TestSettings(relative, alpha, alternative, resamples, seed, name in lower_is_better)
                 try:
-                    row = None if problem else _row(name, metric, moments, control, arm, test, relative, alpha,
-                                                    alternative, units, resamples, seed, sequential, tuning,
-                                                    mixture_effect, metric_bayes, power)
+                    row = None if problem else _row(name, metric, moments, control, arm, chosen, test_params,
+                                                    test_settings, units, design, design_params, power)
                 except NotComparable as reason:
                     row, problem = None, str(reason)
                 if row is not None and not (math.isfinite(row["difference"]) and math.isfinite(row["se"])):
@@ -466,7 +464,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     correct_frame()
     if guardrails:
         frame = guardrail_columns(frame, guardrails, lower_is_better, alpha)
-    if bayes is not None:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
+    if chosen.posterior:   # a decision by the chance to win, as GrowthBook's threshold (1 - alpha)
         for column in ("chance_to_win", "risk_control", "risk_treatment"):
             if column not in frame:   # no row could be compared: every posterior column is missing
                 frame[column] = math.nan
@@ -479,10 +477,10 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         settings.update(event=event, definitions={d.name: d.text().partition(" = ")[2] for d in definitions})
     if exposures is not None:
         settings.update(exposures=True, window=window)
-    if test == "bootstrap":
+    if chosen.resampled:
         settings.update(resamples=resamples, seed=seed)
-    if bayes is not None:
-        settings["prior"] = dict(bayes)
+    if chosen.posterior:
+        settings["prior"] = dict(test_params)
     if slices:
         settings.update(slices=list(slices), correction_scope=correction_scope)
     if cupac:
@@ -493,16 +491,15 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     if caps:
         settings.update(caps=cap_values, cap_rules={name: str(spec) for name, spec in caps.items()},
                         ignore_zeros=ignore_zeros)
-    if sequential == "always-valid":
-        settings["tuning"] = tuning
-    if sequential == "msprt":
-        settings["mixture_effect"] = mixture_effect
+    settings.update(design_params)
     looks = None
     if timestamp is not None:
         def looks_of(only_units: Any = None, schedule: Any = None) -> Any:
-            return cumulative_looks(data, unit, variant, timestamp, raw_table, control, names, test, relative, alpha,
-                                    alternative, mixed, sequential, tuning, planned_units, mixture_effect, caps,
-                                    ignore_zeros, bayes, only_units=only_units, schedule=schedule)
+            return cumulative_looks(data, unit, variant, timestamp, raw_table, control, names,
+                                    chosen.spelled(test_params), relative, alpha, alternative, mixed,
+                                    design.spelled(design_params) if design is not None else None, planned_units,
+                                    caps, ignore_zeros,
+                                    lower_is_better=lower_is_better, only_units=only_units, schedule=schedule)
 
         looks = looks_of()
         by = ["metric", "variant"]
@@ -510,12 +507,12 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             by = ["dimension", "slice", "metric", "variant"]
             parts = [looks.assign(dimension="", slice="all")]
             for dimension, value, ids in slice_units:
-                parts.append(looks_of(ids, looks if sequential in SPENDING else None).assign(
+                parts.append(looks_of(ids, looks if spending else None).assign(
                     dimension=dimension, slice=value))
             looks = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) \
                 else parts[0]
             looks = looks[["dimension", "slice", *[c for c in looks.columns if c not in ("dimension", "slice")]]]
-        if sequential is not None and len(looks):
+        if design is not None and len(looks):
             keys = list(zip(*[frame[c] for c in by], strict=True))
             last = looks.groupby(by, sort=False).tail(1).set_index(by)
             at_last = last.reindex(keys)   # a comparison without looks (too few units) stays blank
@@ -524,7 +521,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             first = looks[looks["crossed"].eq(True)].groupby(by)["look"].min()
             frame["first_crossing"] = [str(first[k].date()) if k in first.index else "" for k in keys]
             frame["boundary"] = at_last["boundary"].to_numpy()
-            if sequential in ALWAYS_VALID:   # the running values of the last look
+            if design.always_valid:   # the running values of the last look
                 for column in ("ci_lower", "ci_upper", "relative_lower", "relative_upper", "p_value"):
                     frame[column] = np.where(at_last[column].notna(), at_last[column].to_numpy(),
                                              frame[column].to_numpy(float))
@@ -575,7 +572,7 @@ def _untested_row(name: str, metric: Metric, m: VariantMoments, control: str, ar
         if isinstance(metric, Quantile):
             if units is None:
                 return math.nan
-            values = _unit_values(metric, units, variant)[0]
+            values = unit_values(metric, units, variant)[0]
             return float(np.quantile(values, metric.q)) if len(values) else math.nan
         with np.errstate(all="ignore"):
             return float(metric.value(m, variant))
@@ -688,147 +685,44 @@ def capped(units: Units, metrics: Mapping[str, Metric], caps: Mapping[str, str |
     return replace(units, values=values), out, applied
 
 
-def _quantile_arm(name: str, metric: Quantile, units: Units | None, variant: str, test: str) -> Arm:
+def _quantile_arm(name: str, metric: Quantile, units: Units | None, variant: str) -> Arm:
     """One arm of a quantile metric: the quantile of its units' values and gbstats' variance."""
     from rankwise.stats.quantiles import estimate_quantile
 
     if units is None:
         raise OptionError(f"metric {name!r} is a quantile: it needs one row per unit, not per-variant statistics")
-    if test in ("mann-whitney", "bootstrap", "z-pooled", "student"):
-        raise OptionError(f"metric {name!r} is a quantile: compare it with test welch, z or bayesian, not {test!r}")
-    estimate = estimate_quantile(_unit_values(metric, units, variant)[0], metric.q)
+    estimate = estimate_quantile(unit_values(metric, units, variant)[0], metric.q)
     if not estimate.estimable:
         return Arm(estimate.quantile, math.nan, estimate.n)
     return Arm(estimate.quantile, estimate.variance, estimate.n)
 
 
-class NotComparable(Exception):
-    """A comparison that cannot be made (its row is left out with a warning, not the analysis)."""
-
-
-def _bayesian(d: Any, control_mean: float, alpha: float, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The posterior columns of one comparison (``rankwise.stats.bayes``, gbstats 0.8's
-    engine): the prior is on the relative effect (``prior_type``) and rescaled by the control's
-    mean for the other scale; the chance to win and the risks are the relative posterior's
-    (the absolute one's when the control's mean is 0)."""
-    from rankwise.stats.bayes import NormalPrior, normal_posterior
-
-    prior = NormalPrior(options["prior_mean"], options["prior_variance"], options["proper"])
-    scale = abs(control_mean)
-    if options["proper"] and options["prior_type"] == "relative" and not scale:
-        raise NotComparable("the control's mean is 0: a prior on the relative effect has no absolute scale "
-                            "(gbstats leaves such a comparison out too)")
-    if options["prior_type"] == "relative":
-        relative_prior, absolute_prior = prior, prior.rescaled(scale)
-    else:
-        absolute_prior = prior
-        relative_prior = prior.rescaled(1 / scale) if scale else prior
-    absolute = normal_posterior(d.difference, d.se ** 2, absolute_prior, alpha, options["inverse"])
-    relative = normal_posterior(d.relative, d.relative_se ** 2, relative_prior, alpha, options["inverse"]) \
-        if scale else None
-    decision = relative if relative is not None and math.isfinite(relative.mean) else absolute
-    out = {"difference": absolute.mean, "ci_lower": absolute.lower, "ci_upper": absolute.upper,
-           "p_value": math.nan, "chance_to_win": decision.chance_to_win, "risk_control": decision.risk_control,
-           "risk_treatment": decision.risk_treatment, "risk_scale": "relative" if decision is relative else "absolute"}
-    if relative is not None:
-        out.update(relative=relative.mean, relative_lower=relative.lower, relative_upper=relative.upper)
-    return out
-
-
-def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: str, relative: Relative,
-         alpha: float, alternative: Alternative, units: Units | None, resamples: int, seed: int,
-         sequential: str | None, tuning: float, mixture_effect: float = MIXTURE_EFFECT,
-         bayes: Mapping[str, Any] | None = None, power_target: float = 0.8) -> dict[str, Any]:
+def _row(name: str, metric: Metric, m: VariantMoments, control: str, arm: str, test: ABTest,
+         test_params: Mapping[str, Any], settings: TestSettings, units: Units | None, design: Design | None,
+         design_params: Mapping[str, Any], power_target: float = 0.8) -> dict[str, Any]:
+    """One comparison's row: the arms (CUPED-adjusted, or a quantile's), the test's difference
+    and its own columns, the minimum detectable effect, and the sequential design's columns."""
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
+    test.check(name, metric)
     if isinstance(metric, Quantile):
-        c, t = _quantile_arm(name, metric, units, control, test), _quantile_arm(name, metric, units, arm, test)
+        c, t = _quantile_arm(name, metric, units, control), _quantile_arm(name, metric, units, arm)
     else:
         c = _arm(metric, m, control, theta, pooled_x)
         t = _arm(metric, m, arm, theta, pooled_x)
-    base_test = test if test in ("welch", "student", "z", "z-pooled") else "z" if test == "bayesian" else "welch"
-    if base_test == "z-pooled" and not isinstance(metric, Proportion):
-        raise OptionError(f"test='z-pooled' is the two-proportion test; metric {name!r} is a {metric.kind}")
-    d = compare_arms(c, t, base_test, relative, alpha, alternative)
+    pair = Pair(name, metric, control, arm, c, t, units, m)
+    d, own = test.compare(pair, settings, test_params)
     row = {"metric": name, "kind": metric.kind, "definition": metric.describe(), "control": control,
            "variant": arm, "n_control": c.n, "n": t.n, "control_value": c.mean, "value": t.mean,
-           "difference": d.difference, "ci_lower": d.ci_lower, "ci_upper": d.ci_upper,
-           "relative": d.relative, "relative_lower": d.relative_lower, "relative_upper": d.relative_upper,
-           "p_value": d.p_value, "relative_p_value": d.relative_p_value, "statistic": d.statistic, "df": d.df,
-           "se": d.se, "relative_se": d.relative_se, "test": test, "variance_control": c.variance,
-           "variance": t.variance}
-    mde = detectable_multiplier(alpha, power_target) * d.se if math.isfinite(d.se) else math.nan
+           **difference_columns(d), "test": test.name, "variance_control": c.variance, "variance": t.variance}
+    mde = detectable_multiplier(settings.alpha, power_target) * d.se if math.isfinite(d.se) else math.nan
     row.update(mde=mde, mde_relative=mde / abs(c.mean) if c.mean else math.nan)
     if metric.covariate_ratio is not None:
         row["theta"] = theta
-    if bayes is not None:
-        row.update(_bayesian(d, c.mean, alpha, bayes))
-    if test in ("mann-whitney", "bootstrap") or sequential is not None:
-        row["relative_p_value"] = math.nan   # the t or z test of the relative lift is not this p's test
-    if test == "mann-whitney":
-        row["p_value"] = _mann_whitney(name, metric, units, control, arm, alternative)
-    elif test == "bootstrap":
-        lower, upper, p = _bootstrap(metric, units, control, arm, alpha, resamples, seed)
-        row.update(ci_lower=lower, ci_upper=upper, p_value=p)
-    if sequential == "always-valid":
-        lower, upper, p = always_valid(d.difference, d.se, c.n + t.n, alpha, tuning)
-        rel_lower, rel_upper, _ = always_valid(d.relative, d.relative_se, c.n + t.n, alpha, tuning)
-        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper,
-                   boundary=always_valid_boundary(c.n + t.n, alpha, tuning))
-    elif sequential == "msprt":
-        pooled = (c.n * c.variance + t.n * t.variance) / max(c.n + t.n, 1)
-        lower, upper, p = msprt(d.difference, d.se, pooled, alpha, mixture_effect)
-        scale = abs(c.mean) if c.mean else math.nan   # the relative difference's per-unit sd
-        rel_lower, rel_upper, _ = msprt(d.relative, d.relative_se, pooled / (scale * scale), alpha, mixture_effect)
-        row.update(ci_lower=lower, ci_upper=upper, p_value=p, relative_lower=rel_lower, relative_upper=rel_upper,
-                   boundary=msprt_boundary(d.se, pooled, alpha, mixture_effect))
+    row.update(own)
+    if design is not None:
+        row["relative_p_value"] = math.nan   # the t or z test of the relative lift is not a sequential p
+        row.update(design.at_look(c, t, d, settings.alpha, design_params))
     return row
-
-
-def _unit_values(metric: Metric, units: Units | None, variant: str) -> tuple[np.ndarray, np.ndarray | None]:
-    if units is None:  # the per-variant sums path keeps no unit rows
-        raise RankwiseError("this test needs one row per unit, and only per-variant sums were computed")
-    code = units.variants.index(variant)
-    rows = units.codes == code
-    if isinstance(metric, Ratio):
-        return units.values[metric.numerator][rows], units.values[metric.denominator][rows]
-    if isinstance(metric, Proportion):
-        return (units.values[metric.column][rows] > 0).astype(np.float64), None
-    return units.values[metric.column][rows], None
-
-
-def _mann_whitney(name: str, metric: Metric, units: Units | None, control: str, arm: str,
-                  alternative: Alternative) -> float:
-    from scipy import stats
-
-    if isinstance(metric, Ratio) or metric.covariate_ratio is not None:
-        raise OptionError(f"test='mann-whitney' ranks one value per unit; metric {name!r} is a ratio or CUPED-"
-                          "adjusted (use welch, z or bootstrap)")
-    a, _ = _unit_values(metric, units, control)
-    b, _ = _unit_values(metric, units, arm)
-    return float(stats.mannwhitneyu(b, a, alternative=alternative).pvalue)
-
-
-def _bootstrap(metric: Metric, units: Units | None, control: str, arm: str, alpha: float, resamples: int,
-               seed: int) -> tuple[float, float, float]:
-    """Percentile interval of the difference over ``resamples`` resamples of units within each
-    arm (seeded); p = twice the smaller share of resampled differences on either side of 0."""
-    if metric.covariate_ratio is not None:
-        raise OptionError("test='bootstrap' does not combine with CUPED here; use welch or z")
-    from rankwise.stats.resampling import bootstrap_indices, bootstrap_p_value, percentile_interval
-
-    rng = np.random.default_rng(seed)
-
-    def stat(num: np.ndarray, den: np.ndarray | None, picks: np.ndarray) -> np.ndarray:
-        if den is None:
-            return np.asarray(num[picks].mean(axis=1))
-        return np.asarray(num[picks].sum(axis=1) / den[picks].sum(axis=1))
-
-    a_num, a_den = _unit_values(metric, units, control)
-    b_num, b_den = _unit_values(metric, units, arm)
-    diffs = np.concatenate([stat(b_num, b_den, pb_) - stat(a_num, a_den, pa_)
-                            for pa_, pb_ in bootstrap_indices((len(a_num), len(b_num)), resamples, rng)])
-    lower, upper = percentile_interval(diffs, alpha)
-    return lower, upper, bootstrap_p_value(diffs)
 
 
 def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_better: Sequence[str],
@@ -974,8 +868,7 @@ def _daily_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defini
 
 def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Definition], unit: str, variant: str,
                   event: str, variants: Sequence[str] | None, mixed: Mixed, exposures: Any,
-                  window: str | float | None, timestamp: str | None, sequential: str | None,
-                  test: str, unit_rows: bool,
+                  window: str | float | None, timestamp: str | None, unit_rows: bool,
                   features: Sequence[str] = ()) -> tuple[Units | None, VariantMoments | None, int, list[str]]:
     """The data through DuckDB (``rankwise.online.warehouse``): the per-variant statistics
     themselves when no test or metric needs the units' rows (one row per variant comes back),
@@ -986,8 +879,7 @@ def _duckdb_units(data: Any, table: Mapping[str, Metric], definitions: list[Defi
     sums, counts, constants, seconds = _warehouse_plan(table, definitions, exposures, window, features)
     options = {"plain_counts": counts, "variants": variants, "mixed": mixed, "exposures": exposures,
                "window": seconds, "timestamp": timestamp}
-    rows_needed = (unit_rows or test in ("mann-whitney", "bootstrap")
-                   or any(isinstance(m, Quantile) for m in table.values()))
+    rows_needed = unit_rows or any(isinstance(m, Quantile) for m in table.values())
     if constants:   # CUPED reads each unit's covariate beside its sums
         units, left_out = duckdb_units(data, definitions, [*sums, *counts], unit, variant, event, **options,
                                        constants=constants)
@@ -1064,10 +956,9 @@ def _derived_rows(data: Any, table: Mapping[str, Metric], definitions: list[Defi
 
 def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics: Mapping[str, Metric],
                      control: str, names: Sequence[str], test: str, relative: Relative, alpha: float,
-                     alternative: Alternative, mixed: Mixed, sequential: str | None, tuning: float,
-                     planned_units: int | None, mixture_effect: float = MIXTURE_EFFECT,
-                     caps: Mapping[str, str | float] | None = None, ignore_zeros: bool = False,
-                     bayes: Mapping[str, Any] | None = None, only_units: Any = None,
+                     alternative: Alternative, mixed: Mixed, sequential: str | None,
+                     planned_units: int | None, caps: Mapping[str, str | float] | None = None,
+                     ignore_zeros: bool = False, lower_is_better: Sequence[str] = (), only_units: Any = None,
                      schedule: Any = None) -> Any:
     """One row per day x metric x arm: the analysis of every event up to the end of that day
     (the cumulative lift and its interval over time; with alpha spending, the boundary of
@@ -1078,13 +969,19 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
     (an Arrow array) of the units to analyse, a slice's; default every unit. ``schedule``: the
     looks of the whole experiment, whose information fractions a slice's alpha spending
     follows (a slice is looked at when the experiment is, at the experiment's fraction of its
-    planned units)."""
+    planned units). ``test`` and ``sequential`` are spelled as ``analyze`` takes them
+    (``bayesian(prior_mean=0.01)``, ``msprt(mixture_effect=0.2)``); a test that reads unit rows
+    is looked at by its base test."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from rankwise.data.tables import tables_of
 
+    look_test, test_params = AB_TESTS.parse(test)
+    if look_test.unit_rows:
+        look_test, test_params = AB_TESTS.parse(look_test.base)
+    design, design_params = SEQUENTIAL_DESIGNS.parse(sequential) if sequential is not None else (None, {})
     sums, counts, constants = _columns(metrics)
     columns = list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants]))
     pieces = tables_of(data, columns)
@@ -1124,16 +1021,16 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         matrix, cols = _unit_matrix(units, day_metrics)
         m = VariantMoments.from_codes(units.codes, matrix, units.variants, cols)
         for name, metric in day_metrics.items():
+            settings = TestSettings(relative, alpha, alternative, 0, 0, name in lower_is_better)
             for arm in names:
                 if arm == control or m.count(arm) < 2 or m.count(control) < 2:
                     continue
-                row = _row(name, metric, m, control, arm, "welch" if test in ("mann-whitney", "bootstrap") else test,
-                           relative, alpha, alternative, units, 0, 0,
-                           sequential if sequential in ALWAYS_VALID else None, tuning, mixture_effect, bayes)
+                row = _row(name, metric, m, control, arm, look_test, test_params, settings, units,
+                           design if design is not None and design.always_valid else None, design_params)
                 row["look"] = pd.Timestamp(day)
                 rows.append(row)
     frame = pd.DataFrame(rows)
-    if sequential in ALWAYS_VALID and len(frame):
+    if design is not None and design.always_valid and len(frame):
         # the running minimum p-value is valid under the null of no difference at every look; the
         # intervals are not intersected: each look estimates its own quantity (a per-unit sum
         # grows day by day), and each look's always-valid interval covers it on its own
@@ -1141,9 +1038,9 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
         # crossed once the look's |z| reached its boundary (the running p-value below alpha)
         reached = (frame["statistic"].abs() >= frame["boundary"]).astype(int)
         frame["crossed"] = reached.groupby([frame["metric"], frame["variant"]], sort=False).cummax().astype(bool)
-    if sequential in SPENDING and len(frame):
+    if design is not None and not design.always_valid and len(frame):
         if planned_units is None:
-            raise OptionError(f"sequential={sequential!r} needs the planned number of units (planned_units, "
+            raise OptionError(f"sequential={design.name!r} needs the planned number of units (planned_units, "
                               "--planned-units) to know the information fraction of each look")
         out = []
         for _, group in frame.groupby(["metric", "variant"], sort=False):
@@ -1156,7 +1053,7 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
             fractions = np.maximum.accumulate(fractions)
             keep = np.concatenate(([True], np.diff(fractions) > 0))
             bounds = np.full(len(group), np.nan)
-            bounds[keep] = boundaries(fractions[keep], alpha, sequential)
+            bounds[keep] = boundaries(fractions[keep], alpha, design.name)
             group["fraction"] = fractions
             group["boundary"] = pd.Series(bounds, index=group.index).ffill().to_numpy()
             group["crossed"] = np.maximum.accumulate(np.abs(group["statistic"].to_numpy()) >= group["boundary"])
@@ -1177,24 +1074,3 @@ def cumulative_looks(data: Any, unit: str, variant: str, timestamp: str, metrics
 P_VALUES = ("absolute", "relative")
 """What ``p_value`` (and its correction) tests: the absolute difference, or the relative lift
 (GrowthBook's default display, equal to gbstats' relative ``TwoSidedTTest``)."""
-
-AB_TESTS: Registry[Declared[Any]] = Registry("test", (
-    *TWO_SAMPLE_TESTS.values(),
-    Declared("bayesian", _bayesian, "Normal posterior of the effect: credible intervals, chance to win and the risk "
-             "(expected loss) of each decision; flat prior by default.", (
-                 Param("prior_mean", float, 0.0, "prior mean of the effect"),
-                 Param("prior_variance", float, 1.0, "prior variance of the effect", low=1e-300),
-                 Param("proper", bool, False, "use the prior (false: flat, improper prior)"),
-                 Param("prior_type", str, "relative", "the scale the prior is on",
-                       choices=("relative", "absolute")),
-                 Param("inverse", bool, False, "lower is better for every metric: the chance to win is "
-                       "P(effect < 0) (lower_is_better / --lower-is-better sets it per metric)"),
-             ), aliases=("bayes",), reference="gbstats 0.8 EffectBayesianABTest"),
-    Declared("mann-whitney", _mann_whitney, "Mann-Whitney U test on the unit values (p-value only).",
-             aliases=("mannwhitney", "wilcoxon-rank-sum"), reference="scipy.stats.mannwhitneyu"),
-    Declared("bootstrap", _bootstrap, "Percentile bootstrap of units: interval and p-value.",
-             reference="Efron & Tibshirani 1993"),
-), option="--test")
-"""The tests an A/B analysis compares each arm with the control by."""
-
-

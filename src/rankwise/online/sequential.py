@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,8 +52,9 @@ from rankwise.errors import OptionError
 from rankwise.params import Declared, Param, Registry
 from rankwise.stats.distributions import NORMAL
 
-SPENDING = ("obrien-fleming", "pocock")
-ALWAYS_VALID = ("always-valid", "msprt")
+if TYPE_CHECKING:
+    from rankwise.stats.twosample import Arm, Difference
+
 TUNING_SAMPLE_SIZE = 5000
 MIXTURE_EFFECT = 0.1
 
@@ -129,20 +130,40 @@ def always_valid_boundary(n_total: int, alpha: float = 0.05, tuning: float = TUN
     return math.sqrt(2 * big / (n_total * rho2) * (math.log(1 / alpha) + 0.5 * math.log(big)))
 
 
+def obrien_fleming_spent(fraction: np.ndarray, alpha: float) -> np.ndarray:
+    """Cumulative alpha spent at information ``fraction``, O'Brien-Fleming-type (two-sided):
+    ``2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``.
+
+    >>> obrien_fleming_spent(np.array([0.5, 1.0]), 0.05).round(5).tolist()
+    [0.00557, 0.05]
+    """
+    t = np.clip(np.asarray(fraction, dtype=np.float64), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        out = 2 - 2 * NORMAL.cdf(NORMAL.ppf(1 - alpha / 2) / np.sqrt(t))
+    return np.where(t > 0, out, 0.0)
+
+
+def pocock_spent(fraction: np.ndarray, alpha: float) -> np.ndarray:
+    """Cumulative alpha spent at information ``fraction``, Pocock-type: ``alpha log(1 + (e - 1) t)``.
+
+    >>> pocock_spent(np.array([0.5, 1.0]), 0.05).round(5).tolist()
+    [0.03101, 0.05]
+    """
+    t = np.clip(np.asarray(fraction, dtype=np.float64), 0.0, 1.0)
+    return np.asarray(alpha * np.log(1 + (math.e - 1) * t))
+
+
 def spent(fraction: np.ndarray | float, alpha: float, spending: str) -> np.ndarray:
-    """Cumulative alpha spent at information ``fraction`` (two-sided).
+    """Cumulative alpha spent at information ``fraction`` by the alpha-spending design
+    ``spending`` (a name of ``SEQUENTIAL_DESIGNS``).
 
     >>> spent(np.array([0.5, 1.0]), 0.05, "obrien-fleming").round(5).tolist()
     [0.00557, 0.05]
     """
-    t = np.clip(np.asarray(fraction, dtype=np.float64), 0.0, 1.0)
-    if spending == "obrien-fleming":
-        with np.errstate(divide="ignore"):
-            out = 2 - 2 * NORMAL.cdf(NORMAL.ppf(1 - alpha / 2) / np.sqrt(t))
-        return np.where(t > 0, out, 0.0)
-    if spending == "pocock":
-        return alpha * np.log(1 + (math.e - 1) * t)
-    raise OptionError(f"unknown alpha spending {spending!r}; expected one of {', '.join(SPENDING)}")
+    design = SEQUENTIAL_DESIGNS.get(spending)
+    if design.always_valid:
+        raise OptionError(f"{design.name} is always valid: it spends no alpha over planned looks")
+    return np.asarray(design.target(np.asarray(fraction, dtype=np.float64), alpha))
 
 
 def boundaries(fractions: Sequence[float] | np.ndarray, alpha: float = 0.05, spending: str = "obrien-fleming",
@@ -224,24 +245,74 @@ def _simpson_weights(points: int, h: float) -> np.ndarray:
     return w * h / 3
 
 
+def confidence_sequence_look(control: Arm, treatment: Arm, d: Difference, alpha: float,
+                             tuning: float = TUNING_SAMPLE_SIZE) -> dict[str, float]:
+    """One look of the confidence sequence: the always-valid interval of the difference and of
+    the relative difference, the p-value and the |z| boundary, from ``n_c + n_t`` units.
+
+    >>> from rankwise.stats.twosample import Arm, compare_arms
+    >>> c, t = Arm(10.0, 4.0, 10_000), Arm(10.1, 4.0, 10_000)
+    >>> look = confidence_sequence_look(c, t, compare_arms(c, t, "z"), 0.05)
+    >>> round(look["ci_lower"], 4), round(look["boundary"], 4)   # always_valid(0.1, 0.02828, 20000)
+    (0.0116, 3.1271)
+    """
+    n = control.n + treatment.n
+    lower, upper, p = always_valid(d.difference, d.se, n, alpha, tuning)
+    rel_lower, rel_upper, _ = always_valid(d.relative, d.relative_se, n, alpha, tuning)
+    return {"ci_lower": lower, "ci_upper": upper, "p_value": p, "relative_lower": rel_lower,
+            "relative_upper": rel_upper, "boundary": always_valid_boundary(n, alpha, tuning)}
+
+
+def msprt_look(control: Arm, treatment: Arm, d: Difference, alpha: float,
+               mixture_effect: float = MIXTURE_EFFECT) -> dict[str, float]:
+    """One look of the mSPRT: the interval and p-value at the per-unit variance pooled over the
+    arms, the relative difference's at that variance over the control's squared mean, and the
+    |z| boundary.
+
+    >>> from rankwise.stats.twosample import Arm, compare_arms
+    >>> c, t = Arm(10.0, 4.0, 10_000), Arm(10.1, 4.0, 10_000)
+    >>> # V = se^2 = 0.0008, tau^2 = 0.1^2 x 4: sqrt(2 x 0.0408 / 0.04 x (log 20 + log(0.0408 / 0.0008) / 2))
+    >>> round(msprt_look(c, t, compare_arms(c, t, "z"), 0.05)["boundary"], 4)
+    3.1815
+    """
+    pooled = (control.n * control.variance + treatment.n * treatment.variance) / max(control.n + treatment.n, 1)
+    lower, upper, p = msprt(d.difference, d.se, pooled, alpha, mixture_effect)
+    scale = abs(control.mean) if control.mean else math.nan   # the relative difference's per-unit sd
+    rel_lower, rel_upper, _ = msprt(d.relative, d.relative_se, pooled / (scale * scale), alpha, mixture_effect)
+    return {"ci_lower": lower, "ci_upper": upper, "p_value": p, "relative_lower": rel_lower,
+            "relative_upper": rel_upper, "boundary": msprt_boundary(d.se, pooled, alpha, mixture_effect)}
+
+
 @dataclass(frozen=True)
-class Design(Declared[Any]):
-    """A sequential design: ``always_valid`` for the designs whose interval is valid at every
-    look (the others spend alpha over planned looks and need timestamps)."""
+class Design(Declared[Callable[..., Any]]):
+    """A sequential design, wrapping the analysis' test. ``always_valid``: its ``target`` turns
+    the test's difference at one look into an interval and p-value valid at every look
+    (``(control, treatment, difference, alpha, **params) -> columns``); otherwise the design
+    spends alpha over planned daily looks and its ``target`` is the spending function
+    (``(fraction, alpha) -> cumulative alpha``). Adding a design is one function and one entry
+    here (docs/architecture.md, "How to add a sequential design")."""
 
     always_valid: bool = False
 
+    def at_look(self, control: Arm, treatment: Arm, d: Difference, alpha: float,
+                params: Mapping[str, Any]) -> dict[str, float]:
+        """The columns an always-valid design sets at one look (none for an alpha-spending one:
+        its decision needs every look)."""
+        return dict(self.target(control, treatment, d, alpha, **params)) if self.always_valid else {}
+
 
 SEQUENTIAL_DESIGNS: Registry[Design] = Registry("sequential design", (
-    Design("always-valid", always_valid, "Confidence sequence: an interval valid at every look, however often.",
+    Design("always-valid", confidence_sequence_look,
+           "Confidence sequence: an interval valid at every look, however often.",
            (Param("tuning", float, float(TUNING_SAMPLE_SIZE), "the sample size the sequence is tightest at",
                   low=1),), always_valid=True, reference="Howard et al. 2021; gbstats sequential testing"),
-    Design("msprt", msprt, "Normal-mixture sequential probability ratio test (always valid).",
+    Design("msprt", msprt_look, "Normal-mixture sequential probability ratio test (always valid).",
            (Param("mixture_effect", float, MIXTURE_EFFECT, "mixture sd of the effect, in per-unit standard "
                   "deviations", low=0),), always_valid=True, reference="Johari et al. 2017 (Optimizely)"),
-    Design("obrien-fleming", boundaries, "Alpha spending with O'Brien-Fleming-type boundaries over daily looks.",
+    Design("obrien-fleming", obrien_fleming_spent,
+           "Alpha spending with O'Brien-Fleming-type boundaries over daily looks.",
            aliases=("obf",), reference="Lan & DeMets 1983; spotify-confidence"),
-    Design("pocock", boundaries, "Alpha spending with Pocock-type boundaries over daily looks.",
+    Design("pocock", pocock_spent, "Alpha spending with Pocock-type boundaries over daily looks.",
            reference="Lan & DeMets 1983; spotify-confidence"),
 ), option="--sequential")
 """The sequential designs of an A/B analysis."""

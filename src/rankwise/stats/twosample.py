@@ -21,6 +21,7 @@ Relative difference ``m_t / m_c - 1`` (``relative=``):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -102,26 +103,13 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: Re
     >>> round(d.relative / d.relative_se, 4), round(d.relative_p_value, 6)   # 0.1 / sqrt(0.0004 + 0.000484)
     (3.3634, 0.00077)
     """
-    if test not in TWO_SAMPLE_TESTS:
-        raise OptionError(f"unknown test {test!r}; expected one of {', '.join(TWO_SAMPLE_TESTS.names())}")
     if relative not in RELATIVE:
         raise OptionError(f"unknown relative interval {relative!r}; expected one of {', '.join(RELATIVE)}")
     if alternative not in ALTERNATIVES:
         raise OptionError(f"alternative must be two-sided, greater or less, got {alternative!r}")
     diff = treatment.mean - control.mean
-    se = math.sqrt(control.variance / control.n + treatment.variance / treatment.n)
-    if test == "welch":
-        df = welch_df(control, treatment)
-    elif test == "student":
-        df = float(control.n + treatment.n - 2)
-        pooled = ((control.n - 1) * control.variance + (treatment.n - 1) * treatment.variance) / df
-        se = math.sqrt(pooled / control.n + pooled / treatment.n)
-    else:
-        df = math.inf
-    null_se = se
-    if test == "z-pooled":
-        p = (control.mean * control.n + treatment.mean * treatment.n) / (control.n + treatment.n)
-        null_se = math.sqrt(p * (1 - p) * (1 / control.n + 1 / treatment.n))
+    scale = TWO_SAMPLE_TESTS.get(test).target(control, treatment)
+    se, df, null_se = scale.se, scale.df, scale.null_se
     dist = _distribution(df)
     statistic = diff / null_se if null_se > 0 else math.copysign(math.inf, diff) if diff else math.nan
     p_value = _p_value(dist, statistic, alternative)
@@ -131,6 +119,18 @@ def compare_arms(control: Arm, treatment: Arm, test: str = "welch", relative: Re
     rel_statistic = rel / rel_se if rel_se > 0 else math.copysign(math.inf, rel) if rel else math.nan
     return Difference(diff, lower, upper, rel, rel_lower, rel_upper, p_value, statistic, df, se, rel_se,
                       _p_value(dist, rel_statistic, alternative) if math.isfinite(rel) else math.nan)
+
+
+def mann_whitney_p(control: Any, treatment: Any, alternative: Alternative = "two-sided") -> float:
+    """The p-value of the Mann-Whitney U test of ``treatment`` against ``control`` values
+    (``greater``: the treatment's values tend to be larger), scipy's with its tie correction.
+
+    >>> round(mann_whitney_p([1, 2, 3, 4], [5, 6, 7, 8]), 6)   # the exact two-sided p of U = 16 of 16
+    0.028571
+    """
+    from scipy import stats
+
+    return float(stats.mannwhitneyu(treatment, control, alternative=alternative).pvalue)
 
 
 def relative_se(control: Arm, treatment: Arm) -> float:
@@ -222,14 +222,73 @@ def welch_arrays(mean_a: Any, var_a: Any, n_a: Any, mean_b: Any, var_b: Any, n_b
     return p, half
 
 
-TWO_SAMPLE_TESTS: Registry[Declared[Any]] = Registry("test", (
-    Declared("welch", compare_arms, "Welch's t-test: unequal variances, Welch-Satterthwaite degrees of freedom.",
+@dataclass(frozen=True)
+class Scale:
+    """What a two-sample test reads the difference on: its standard error ``se`` (of the
+    interval), degrees of freedom ``df`` (inf: normal) and the standard error under the null
+    ``null_se`` (of the statistic and the p-value)."""
+
+    se: float
+    df: float
+    null_se: float
+
+
+def _unpooled_se(control: Arm, treatment: Arm) -> float:
+    return math.sqrt(control.variance / control.n + treatment.variance / treatment.n)
+
+
+def welch_scale(control: Arm, treatment: Arm) -> Scale:
+    """Unpooled standard error, Welch-Satterthwaite degrees of freedom.
+
+    >>> welch_scale(Arm(0, 1.0, 10), Arm(0, 4.0, 10)).se   # sqrt(1/10 + 4/10)
+    0.7071067811865476
+    """
+    se = _unpooled_se(control, treatment)
+    return Scale(se, welch_df(control, treatment), se)
+
+
+def student_scale(control: Arm, treatment: Arm) -> Scale:
+    """The pooled variance's standard error, ``n_c + n_t - 2`` degrees of freedom.
+
+    >>> student_scale(Arm(0, 1.0, 10), Arm(0, 4.0, 10)).df
+    18.0
+    """
+    df = float(control.n + treatment.n - 2)
+    pooled = ((control.n - 1) * control.variance + (treatment.n - 1) * treatment.variance) / df
+    se = math.sqrt(pooled / control.n + pooled / treatment.n)
+    return Scale(se, df, se)
+
+
+def z_scale(control: Arm, treatment: Arm) -> Scale:
+    """Unpooled standard error on the normal distribution.
+
+    >>> z_scale(Arm(0, 1.0, 10), Arm(0, 4.0, 10)).df
+    inf
+    """
+    se = _unpooled_se(control, treatment)
+    return Scale(se, math.inf, se)
+
+
+def pooled_proportion_scale(control: Arm, treatment: Arm) -> Scale:
+    """The two-proportion z-test: the statistic's error from the pooled proportion ``p``,
+    ``sqrt(p (1 - p) (1/n_c + 1/n_t))``, the interval's unpooled.
+
+    >>> round(pooled_proportion_scale(Arm(0.2, 0.16, 100), Arm(0.3, 0.21, 100)).null_se, 6)   # p = 0.25
+    0.061237
+    """
+    p = (control.mean * control.n + treatment.mean * treatment.n) / (control.n + treatment.n)
+    return Scale(_unpooled_se(control, treatment), math.inf, math.sqrt(p * (1 - p) * (1 / control.n + 1 / treatment.n)))
+
+
+TWO_SAMPLE_TESTS: Registry[Declared[Callable[[Arm, Arm], Scale]]] = Registry("test", (
+    Declared("welch", welch_scale, "Welch's t-test: unequal variances, Welch-Satterthwaite degrees of freedom.",
              reference="scipy.stats.ttest_ind(equal_var=False); gbstats; tea-tasting"),
-    Declared("student", compare_arms, "Student's t-test with a pooled variance.",
+    Declared("student", student_scale, "Student's t-test with a pooled variance.",
              reference="scipy.stats.ttest_ind"),
-    Declared("z", compare_arms, "Two-sample z-test on the means (normal approximation).",
+    Declared("z", z_scale, "Two-sample z-test on the means (normal approximation).",
              reference="statsmodels ztest; GrowthBook frequentist engine"),
-    Declared("z-pooled", compare_arms, "Two-proportion z-test with the pooled proportion (proportions only).",
+    Declared("z-pooled", pooled_proportion_scale,
+             "Two-proportion z-test with the pooled proportion (proportions only).",
              reference="statsmodels proportions_ztest"),
 ), option="--test")
 """The two-sample tests on summary statistics (``compare_arms``)."""
