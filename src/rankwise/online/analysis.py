@@ -262,7 +262,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
 
     from rankwise.online.slices import CORRECTION_SCOPES, check_dimensions
 
-    correction_scope = CORRECTION_SCOPES.get(correction_scope).name
+    correction_scope = CORRECTION_SCOPES.canonical(correction_scope)
     slices = check_dimensions(slices, unit, variant)
     source_data = data
     chosen, test_params = AB_TESTS.parse(test)

@@ -41,13 +41,26 @@ from rankwise.params import Declared, Registry
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=", "in")
 """The comparisons a filter clause may use."""
 
-AGGREGATIONS: Registry[Declared[str]] = Registry("aggregation", (
-    Declared("count", "count", "Number of the unit's events of the type (count(*): every event) that match the "
-             "filter; alone: mean count per unit.", reference="GrowthBook/Eppo count metrics"),
-    Declared("sum", "sum", "Sum of a numeric column over the unit's rows that match the filter; alone: mean "
-             "per unit.", reference="tea-tasting Mean of a per-unit sum"),
-    Declared("any", "any", "1 if the unit has at least one such event, else 0; a proportion of units (not "
-             "in a ratio).", reference="GrowthBook binomial metrics"),
+@dataclass(frozen=True)
+class Aggregation(Declared[str]):
+    """How a unit's events become one number. ``sums_values``: it adds up the values of a
+    numeric column (its target); otherwise it counts the events of a type (its target) that
+    match. ``every_event``: ``(*)`` counts every event. ``proportion``: the unit's value is 1 when
+    it has such an event (its count above 0), a proportion of units. ``target``: the prefix of
+    the per-row column it becomes (``any`` reads the count's column)."""
+
+    sums_values: bool = False
+    every_event: bool = False
+    proportion: bool = False
+
+
+AGGREGATIONS: Registry[Aggregation] = Registry("aggregation", (
+    Aggregation("count", "count", "Number of the unit's events of the type (count(*): every event) that match the "
+                "filter; alone: mean count per unit.", reference="GrowthBook/Eppo count metrics", every_event=True),
+    Aggregation("sum", "sum", "Sum of a numeric column over the unit's rows that match the filter; alone: mean "
+                "per unit.", reference="tea-tasting Mean of a per-unit sum", sums_values=True),
+    Aggregation("any", "count", "1 if the unit has at least one such event, else 0; a proportion of units (not "
+                "in a ratio).", reference="GrowthBook binomial metrics", proportion=True),
 ))
 """How a unit's events become one number."""
 
@@ -89,12 +102,22 @@ class Aggregate:
     where: tuple[Clause, ...] = ()
 
     @property
+    def kind(self) -> Aggregation:
+        """The aggregation's declaration (its facts)."""
+        return AGGREGATIONS.get(self.function)
+
+    @property
+    def sums(self) -> bool:
+        """Whether it adds up a column's values (else it counts events)."""
+        return self.kind.sums_values
+
+    @property
     def column(self) -> str:
         """The name of the per-row column it becomes: its own text (``any`` reads the count's
         column: a unit has such an event when its count is above 0)."""
         target = self.target if self.target == "*" else _literal_text(self.target)
         inner = target + (" where " + " and ".join(c.text() for c in self.where) if self.where else "")
-        return f"{'count' if self.function == 'any' else self.function}({inner})"
+        return f"{self.kind.target}({inner})"
 
     def text(self) -> str:
         """The aggregation as written."""
@@ -102,19 +125,19 @@ class Aggregate:
 
     def clauses(self, event: str) -> tuple[Clause, ...]:
         """Every condition a row must meet, the event type's first."""
-        if self.function == "sum" or self.target == "*":
+        if self.sums or self.target == "*":
             return self.where
         return (Clause(event, "=", (self.target,)), *self.where)
 
     def source_columns(self, event: str) -> list[str]:
         """The input columns it reads."""
-        own = [self.target] if self.function == "sum" else []
+        own = [self.target] if self.sums else []
         return list(dict.fromkeys([*own, *(c.column for c in self.clauses(event))]))
 
     def sql(self, event: str, numeric: frozenset[str] = frozenset()) -> str:
         """The row's contribution as a SQL expression (``numeric``: the input's numeric columns)."""
         conditions = " AND ".join(c.sql(c.column in numeric) for c in self.clauses(event))
-        value = quote_identifier(self.target) if self.function == "sum" else "1"
+        value = quote_identifier(self.target) if self.sums else "1"
         if not conditions:
             return value
         return f"CASE WHEN {conditions} THEN {value} ELSE 0 END"
@@ -138,7 +161,7 @@ class Definition:
 
         if self.denominator is not None:
             return Ratio(self.numerator.column, self.denominator.column)
-        if self.numerator.function == "any":
+        if self.numerator.kind.proportion:
             return Proportion(self.numerator.column)
         return Mean(self.numerator.column)
 
@@ -226,13 +249,15 @@ def _aggregate(reader: _Reader) -> Aggregate:
     if kind != "word":
         raise OptionError(f"metric {reader.spec!r}: expected an aggregation ({', '.join(AGGREGATIONS.names())}), "
                           f"found {name!r}")
-    function = AGGREGATIONS.get(name).name
+    aggregation = AGGREGATIONS.get(name)
+    function = aggregation.name
     reader.take("(")
     kind, target = reader.take()
     if kind not in ("word", "string") and target != "*":
         raise OptionError(f"metric {reader.spec!r}: {function}( expects an event type or a column, found {target!r}")
-    if target == "*" and function != "count":
-        raise OptionError(f"metric {reader.spec!r}: {function}(*) is not defined; only count(*) counts every event")
+    if target == "*" and not aggregation.every_event:
+        able = " or ".join(f"{a.name}(*)" for a in AGGREGATIONS.values() if a.every_event)
+        raise OptionError(f"metric {reader.spec!r}: {function}(*) is not defined; only {able} counts every event")
     clauses: list[Clause] = []
     if (reader.peek() or ("", ""))[1].lower() == "where":
         reader.take()
@@ -296,9 +321,10 @@ def parse_definition(spec: str, name: str | None = None) -> Definition:
     extra = reader.peek()
     if extra is not None:
         raise OptionError(f"metric {spec!r}: unexpected {extra[1]!r} after the definition ({SYNTAX})")
-    if "any" in (numerator.function, getattr(denominator, "function", None)) and denominator is not None:
-        raise OptionError(f"metric {spec!r}: any(...) is a proportion of units and cannot be part of a ratio; "
-                          "use count(...) in a ratio")
+    proportion = next((a for a in (numerator, denominator) if a is not None and a.kind.proportion), None)
+    if proportion is not None and denominator is not None:
+        raise OptionError(f"metric {spec!r}: {proportion.function}(...) is a proportion of units and cannot be part "
+                          f"of a ratio; use {proportion.kind.target}(...) in a ratio")
     definition = Definition(name or "", numerator, denominator)
     if not definition.name:
         definition = Definition(definition.text().partition(" = ")[2], numerator, denominator)

@@ -33,7 +33,7 @@ def zero_event_targets(definitions: Sequence[Definition], moments: VariantMoment
     zero: list[str] = []
     for definition in definitions:
         for aggregate in definition.aggregates():
-            if aggregate.function == "sum" or aggregate.target == "*":
+            if aggregate.sums or aggregate.target == "*":
                 continue
             found = [moments.columns.index(c) for c in (aggregate.column, indicator(aggregate.column))
                      if c in moments.columns]

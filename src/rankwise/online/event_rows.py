@@ -116,7 +116,7 @@ def contributions(table: Any, aggregate: Aggregate, event: str, name: str, first
     for clause in aggregate.clauses(event):
         this = clause_mask(table, clause, name, decoded)
         mask = this if mask is None else mask & this
-    if aggregate.function != "sum":   # a count: which rows count (summed per unit as booleans)
+    if not aggregate.sums:   # a count: which rows count (summed per unit as booleans)
         return np.ones(table.num_rows, dtype=bool) if mask is None else mask
     column = table.column(aggregate.target)
     if mask is None:

@@ -150,20 +150,20 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
         raise InputError(f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(schema.names)}",
                          source=source)
     numeric = {c for c in schema.names if schema[c].is_numeric()}
-    for target in [*(a.target for a in aggregates if a.function == "sum"), *plain_sums, *constants]:
+    for target in [*(a.target for a in aggregates if a.sums), *plain_sums, *constants]:
         if target not in numeric:
             raise InputError(f"the column holds {schema[target]}, not numbers", source=source, field=target)
     contributions, integer = [], []
     for a in aggregates:
         conditions = [_condition(table, c, c.column in numeric) for c in a.clauses(event)]
-        value = table[a.target] if a.function == "sum" else ibis.literal(1)
+        value = table[a.target] if a.sums else ibis.literal(1)
         if conditions:
             met = conditions[0]
             for c in conditions[1:]:
                 met = met & c
             value = ibis.ifelse(met, value, 0)
         contributions.append(value)
-        integer.append(a.function != "sum" or schema[a.target].is_integer())
+        integer.append(not a.sums or schema[a.target].is_integer())
     for c in plain_sums:
         contributions.append(table[c])
         integer.append(schema[c].is_integer())
@@ -172,7 +172,7 @@ def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequen
     if exposures is None:
         checks[f"no {variant}"] = table[variant].isnull()
     for a, contribution in zip(aggregates, contributions, strict=False):
-        if a.function == "sum":
+        if a.sums:
             checks[f"no number in {a.target}"] = contribution.isnull()
     for c in plain_sums:
         checks[f"no number in {c}"] = table[c].isnull()

@@ -10,8 +10,8 @@ multiple-comparison correction runs across.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,13 +24,44 @@ from rankwise.params import Declared, Registry
 MISSING = "(missing)"
 """The slice of units without a value of the dimension."""
 
-CORRECTION_SCOPES: Registry[Declared[Any]] = Registry("correction scope", (
-    Declared("slice", "slice", "Within each slice (and the whole experiment), across its arms x metrics.",
-             reference="each slice read as an experiment of its own"),
-    Declared("metric", "metric", "Within each metric, across its arms x slices.",
-             reference="a family of tests per metric (Eppo's per-metric scope)"),
-    Declared("all", "all", "Across every arm x metric x slice, the whole experiment included.",
-             reference="the familywise error of the whole table (Holm 1979)"),
+
+def _groups_of(key: Any) -> list[np.ndarray]:
+    """Row positions of each value of ``key``, in order of first appearance."""
+    return [np.flatnonzero((key == value).to_numpy()) for value in dict.fromkeys(key)]
+
+
+def per_slice(frame: Any) -> list[np.ndarray]:
+    """The rows of each slice (the whole experiment's among them)."""
+    return _groups_of(frame[["dimension", "slice"]].astype(str).agg("\x1f".join, axis=1))
+
+
+def per_metric(frame: Any) -> list[np.ndarray]:
+    """The rows of each metric, across its slices."""
+    return _groups_of(frame["metric"])
+
+
+def every_row(frame: Any) -> list[np.ndarray]:
+    """Every row together."""
+    return [np.arange(len(frame))]
+
+
+Groups = Callable[..., list[np.ndarray]]
+"""A scope's target: ``(frame, **params) -> row positions of each group corrected together``."""
+
+@dataclass(frozen=True)
+class Scope(Declared[Groups]):
+    """A correction scope; ``phrase``: how a report says it (``holm per slice``)."""
+
+    phrase: str = ""
+
+
+CORRECTION_SCOPES: Registry[Scope] = Registry("correction scope", (
+    Scope("slice", per_slice, "Within each slice (and the whole experiment), across its arms x metrics.",
+             reference="each slice read as an experiment of its own", phrase="per slice"),
+    Scope("metric", per_metric, "Within each metric, across its arms x slices.",
+          reference="a family of tests per metric (Eppo's per-metric scope)", phrase="per metric"),
+    Scope("all", every_row, "Across every arm x metric x slice, the whole experiment included.",
+          reference="the familywise error of the whole table (Holm 1979)", phrase="across all"),
 ), option="--correction-scope")
 """Which p-values a multiple-comparison correction runs across when the results are sliced."""
 
@@ -112,11 +143,10 @@ def slice_values(labels: np.ndarray) -> list[str]:
 
 
 def correction_groups(frame: Any, scope: str) -> list[np.ndarray]:
-    """Row positions of each group of p-values corrected together."""
-    if scope == "all":
-        return [np.arange(len(frame))]
-    key = frame[["dimension", "slice"]].astype(str).agg("\x1f".join, axis=1) if scope == "slice" else frame["metric"]
-    return [np.flatnonzero((key == value).to_numpy()) for value in dict.fromkeys(key)]
+    """Row positions of each group of p-values corrected together: the groups of ``scope``
+    (a spelling of ``CORRECTION_SCOPES``)."""
+    member, params = CORRECTION_SCOPES.parse(scope)
+    return member.target(frame, **params)
 
 
 def check_dimensions(dimensions: Sequence[str], unit: str, variant: str) -> list[str]:

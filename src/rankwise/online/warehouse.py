@@ -204,7 +204,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     types = _types(connection, "rankwise_events", source, list(dict.fromkeys(read)))
     numeric = frozenset(c for c, k in types.items() if _is_numeric(k))
     for a in aggregates:
-        if a.function == "sum" and a.target not in numeric:
+        if a.sums and a.target not in numeric:
             raise InputError(f"sum({a.target}): the column holds {types[a.target]}, not numbers", source=source,
                              field=a.target)
     for c in [*plain_sums, *constants]:
@@ -217,7 +217,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     if exposures is None:
         checks[f"no {variant}"] = f"{v} IS NULL OR trim(CAST({v} AS VARCHAR)) = ''"
     for a in aggregates:
-        if a.function == "sum":
+        if a.sums:
             condition = " AND ".join(c.sql(c.column in numeric) for c in a.clauses(event)) or "TRUE"
             target = quote_identifier(a.target)
             checks[f"no number in {a.target}"] = f"({condition}) AND {target} IS NULL"
@@ -251,7 +251,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     else:
         rows, left_out = _exposed_rows(connection, exposures, unit, variant, timestamp, window, types, select,
                                        names, unit_type, daily)
-    integer = [a.function != "sum" or _is_integer(types[a.target]) for a in aggregates] + \
+    integer = [not a.sums or _is_integer(types[a.target]) for a in aggregates] + \
               [_is_integer(types[c]) for c in plain_sums]
     # integer sums are exact; float sums use the compensated fsum (DuckDB adds in parallel, in no
     # fixed order)

@@ -122,12 +122,14 @@ def ab_title(result: Any) -> str:
         parts.append("p of the relative lift")
     if s.get("prior"):
         prior = s["prior"]
-        parts[0] = (f"test=bayesian, prior N({prior['prior_mean']:g}, {prior['prior_variance']:g}) on the "
-                    f"{prior['prior_type']} effect" if prior["proper"] else "test=bayesian, flat prior")
+        parts[0] = (f"test={s['test']}, prior N({prior['prior_mean']:g}, {prior['prior_variance']:g}) on the "
+                    f"{prior['prior_type']} effect" if prior["proper"] else f"test={s['test']}, flat prior")
         parts = [p for p in parts if not p.startswith("correction=")]
     if s.get("slices"):
-        parts = [f"{p} per {s['correction_scope']}" if p.startswith("correction=") and s["correction_scope"] != "all"
-                 else f"{p} across all" if p.startswith("correction=") else p for p in parts]
+        from rankwise.online.slices import CORRECTION_SCOPES
+
+        scope = CORRECTION_SCOPES.get(s["correction_scope"]).phrase
+        parts = [f"{p} {scope}" if p.startswith("correction=") else p for p in parts]
     applied = []
     if s.get("covariates"):
         applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
