@@ -464,7 +464,7 @@ def test_alpha_spending_over_daily_looks() -> None:
 def test_the_boundaries_of_one_schedule_are_computed_once() -> None:
     """Every metric of an arm shares its looks and units, so its boundaries: one computation
     serves all of them (20 looks cost about a second each time before)."""
-    from rankwise.online.sequential import _boundaries
+    from rankwise.stats.sequential import _boundaries
 
     _boundaries.cache_clear()
     r = online.analyze(OBD, "impression", "policy", ["ctr=click", "clicks=click", "any=click>0"], control="random",
@@ -961,7 +961,7 @@ def test_mde_and_units_needed_come_from_the_data_and_deliver_their_power() -> No
     200 seeded runs."""
     from statsmodels.stats.power import NormalIndPower
 
-    from rankwise.online.power import detectable_multiplier
+    from rankwise.stats.power import detectable_multiplier
 
     rng = np.random.default_rng(9)
     n = 4000

@@ -15,7 +15,7 @@ import pandas as pd
 
 from rankwise.online.analysis import cumulative_looks
 from rankwise.online.metrics import Mean
-from rankwise.online.sequential import SEQUENTIAL_DESIGNS
+from rankwise.stats.sequential import SEQUENTIAL_DESIGNS
 
 DAYS, USERS, DELTA, EXPERIMENTS = 14, 60, 0.3, 80
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rankwise import online
-from rankwise.online.sequential import SEQUENTIAL_DESIGNS, always_valid, always_valid_boundary, msprt, msprt_boundary
+from rankwise.stats.sequential import SEQUENTIAL_DESIGNS, always_valid, always_valid_boundary, msprt, msprt_boundary
 
 EVENTS = Path(__file__).resolve().parent / "data" / "online" / "events.csv"
 DESIGNS = list(SEQUENTIAL_DESIGNS.names())

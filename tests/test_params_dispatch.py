@@ -389,7 +389,7 @@ def _new_sequential_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rank
     from scipy.stats import norm
 
     from rankwise.online import analyze
-    from rankwise.online.sequential import Design
+    from rankwise.stats.sequential import Design
 
     def bonferroni_looks(control, treatment, d, alpha, looks=1):   # alpha split over a fixed number of looks
         half = norm.ppf(1 - alpha / (2 * looks)) * d.se
@@ -459,8 +459,8 @@ def test_no_branch_on_an_ab_member_name_outside_its_declaration() -> None:
 
     from rankwise.online.ab_tests import AB_TESTS
     from rankwise.online.definitions import AGGREGATIONS
-    from rankwise.online.sequential import SEQUENTIAL_DESIGNS
     from rankwise.online.slices import CORRECTION_SCOPES
+    from rankwise.stats.sequential import SEQUENTIAL_DESIGNS
 
     names = {spelling for registry_ in (AB_TESTS, SEQUENTIAL_DESIGNS) for member in registry_.values()
              for spelling in (member.name, *member.aliases)}
@@ -469,7 +469,7 @@ def test_no_branch_on_an_ab_member_name_outside_its_declaration() -> None:
     common = {spelling for registry_ in (AGGREGATIONS, CORRECTION_SCOPES) for member in registry_.values()
               for spelling in (member.name, *member.aliases)}
     root = Path(__file__).resolve().parent.parent / "src" / "rankwise"
-    own = {root / "online" / "ab_tests.py", root / "online" / "sequential.py", root / "online" / "definitions.py",
+    own = {root / "online" / "ab_tests.py", root / "stats" / "sequential.py", root / "online" / "definitions.py",
            root / "online" / "slices.py"}
     found = []
     for path in sorted(root.rglob("*.py")):

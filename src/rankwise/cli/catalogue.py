@@ -24,7 +24,7 @@ REGISTRIES = {
     "ab-tests": ("rankwise.online.ab_tests", "AB_TESTS"),
     "event-aggregations": ("rankwise.online.definitions", "AGGREGATIONS"),
     "correction-scopes": ("rankwise.online.slices", "CORRECTION_SCOPES"),
-    "sequential": ("rankwise.online.sequential", "SEQUENTIAL_DESIGNS"),
+    "sequential": ("rankwise.stats.sequential", "SEQUENTIAL_DESIGNS"),
     "comparison-tests": ("rankwise.comparison", "COMPARISON_TESTS"),
     "corrections": ("rankwise.stats.corrections", "CORRECTION_METHODS"),
     "beyond-accuracy": ("rankwise.recsys.metrics", "BEYOND_ACCURACY"),

@@ -17,11 +17,11 @@ from rankwise.online.interleaving import Interleaved, distribution, interleave, 
 from rankwise.online.list_distribution import ListDistribution
 from rankwise.online.metrics import Mean, Proportion, Ratio
 from rankwise.online.moments import VariantMoments
-from rankwise.online.power import minimum_detectable_effect, power, sample_size
 from rankwise.online.ranking_estimators import pbm_ips, position_propensities, slate_estimate
-from rankwise.online.sequential import always_valid, boundaries, msprt
-from rankwise.online.srm import SRM, srm_test
 from rankwise.online.statistics_table import read_statistics, statistics_table
+from rankwise.stats.power import minimum_detectable_effect, power, sample_size
+from rankwise.stats.sequential import always_valid, boundaries, msprt
+from rankwise.stats.srm import SRM, srm_test
 from rankwise.stats.twosample import Arm, Difference, compare_arms
 
 __all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio", "SRM",

@@ -33,10 +33,10 @@ from rankwise.online.metrics import (
     ratio_of_means,
 )
 from rankwise.online.moments import VariantMoments
-from rankwise.online.power import detectable_multiplier
-from rankwise.online.sequential import SEQUENTIAL_DESIGNS, Design, boundaries
-from rankwise.online.srm import SRM, srm_test
 from rankwise.stats.corrections import CORRECTION_METHODS
+from rankwise.stats.power import detectable_multiplier
+from rankwise.stats.sequential import SEQUENTIAL_DESIGNS, Design, boundaries
+from rankwise.stats.srm import SRM, srm_test
 from rankwise.stats.twosample import RELATIVE, Alternative, Arm, Relative
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class ABResult:
         >>> int(r.units_needed(0.1).iloc[0]["units_control"])   # 2.8016^2 (5/3 + 5/3) / 0.25^2
         419
         """
-        from rankwise.online.power import detectable_multiplier
+        from rankwise.stats.power import detectable_multiplier
 
         if not relative_effect > 0:
             raise OptionError(f"the relative effect to detect must be positive (0.02 for 2%), got {relative_effect}")
@@ -740,21 +740,17 @@ def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_bett
     >>> round(float(row["guardrail_p"]), 6), row["guardrail"]   # 1 - Phi((0.01 + 0.02) / 0.01) = 1 - Phi(3)
     (0.00135, 'passed')
     """
-    from rankwise.stats.distributions import NORMAL
+    from rankwise.stats.noninferiority import non_inferiority
 
     frame = frame.copy()
-    se = frame["relative_se"]
     sign = np.where(frame["metric"].isin(list(lower_is_better)), -1.0, 1.0)
     margin = frame["metric"].map({k: float(v) for k, v in guardrails.items()})
-    better = sign * frame["relative"]
     guarded = margin.notna().to_numpy()
-    with np.errstate(all="ignore"):
-        p = NORMAL.sf(((better + margin) / se).to_numpy())
-        harm = NORMAL.sf((-better / se).to_numpy())
+    p, decision = non_inferiority((sign * frame["relative"]).to_numpy(float), frame["relative_se"].to_numpy(float),
+                                  margin.to_numpy(float), alpha)
     frame["margin"] = margin
     frame["guardrail_p"] = np.where(guarded, p, np.nan)
-    status = np.where(p < alpha, "passed", np.where(harm < alpha, "failed", "inconclusive"))
-    frame["guardrail"] = np.where(guarded & np.isfinite(p), status, np.where(guarded, "not compared", ""))
+    frame["guardrail"] = np.where(guarded, decision, "")
     return frame
 
 
