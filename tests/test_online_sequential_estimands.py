@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rankwise.online.analysis import cumulative_looks
+from rankwise.online.ab_looks import cumulative_looks
+from rankwise.online.ab_settings import ABSettings, DataSource, ExperimentDesign, plan
 from rankwise.online.metrics import Mean
 from rankwise.stats.sequential import SEQUENTIAL_DESIGNS
 
@@ -31,9 +32,9 @@ def _experiment(rng: np.random.Generator) -> pd.DataFrame:
 
 
 def _looks(events: pd.DataFrame, design: str | None) -> pd.DataFrame:
-    return cumulative_looks(events, "user", "variant", "time", {"revenue": Mean("revenue")}, "control",
-                            ["control", "treatment"], "welch", "delta", 0.05, "two-sided", "exclude", design,
-                            2 * USERS)
+    settings = ABSettings(DataSource("user", "variant", timestamp="time"),
+                          ExperimentDesign(sequential=design, planned_units=2 * USERS))
+    return cumulative_looks(events, plan({"revenue": Mean("revenue")}, settings), "control", ["control", "treatment"])
 
 
 def test_every_look_covers_its_own_estimand() -> None:

@@ -220,6 +220,9 @@ def ab(
     timestamp: Annotated[str | None, typer.Option(
         "--timestamp", help="Column with event times: adds cumulative daily looks (and the lift plot); with "
                             "--exposures, also the time of each exposure.")] = None,
+    looks: Annotated[bool, typer.Option(
+        "--looks/--no-looks", help="With --timestamp: analyse the cumulative daily looks (--no-looks: the times "
+                                   "only join events to exposures and their --window).")] = True,
     planned_units: Annotated[int | None, typer.Option(
         "--planned-units", help="Planned units in total, for alpha spending.")] = None,
     mixed: Annotated[str, typer.Option(
@@ -235,7 +238,6 @@ def ab(
 ) -> None:
     """Analyse an A/B experiment: every metric in every arm against the control, with intervals,
     corrected p-values, CUPED, the sample-ratio check and peeking-safe tests."""
-    from rankwise import online
     from rankwise.cli.output import deprecated_flag
     from rankwise.report import ab as render
 
@@ -249,20 +251,21 @@ def ab(
     try:
         data, chosen = _inputs(logs, metric, metrics_file, database, table, query, ibis_url)
         unit, variant = _event_roles(data, unit, variant)
-        result = online.analyze(data, unit=unit, variant=variant, metrics=chosen, control=control,
-                                covariates=_covariates(covariate), test=test, relative=cast("Relative", relative),
-                                alpha=alpha, correction=correction, alternative=cast("Alternative", alternative),
-                                weights=_weights(weights), variants=variants.split(",") if variants else None,
-                                sequential=sequential, planned_units=planned_units, timestamp=timestamp,
-                                mixed=cast("Mixed", mixed), resamples=resamples,
-                                seed=seed, statistics=statistics, tuning=tuning, mixture_effect=mixture_effect,
-                                event=event, exposures=exposures, window=window,
-                                caps=_pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), ignore_zeros=cap_ignore_zeros,
-                                slices=slice_by, correction_scope=correction_scope,
-                                guardrails={k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail",
-                                                                                 "METRIC=MARGIN").items()},
-                                lower_is_better=lower_is_better, power=power, cupac=cupac, p_value=p_value,
-                                engine="duckdb" if database is not None else cast("AggregationEngine", engine))
+        from rankwise.online.ab_settings import ABSettings, Adjustments, DataSource, ExperimentDesign, plan
+        from rankwise.online.analysis import run
+
+        settings = ABSettings(
+            DataSource(unit, variant, variants.split(",") if variants else None, event, exposures, window, timestamp,
+                       "duckdb" if database is not None else cast("AggregationEngine", engine), statistics,
+                       cast("Mixed", mixed), looks),
+            ExperimentDesign(control, test, sequential, planned_units, alpha, cast("Alternative", alternative),
+                             cast("Relative", relative), p_value, correction, correction_scope, _weights(weights),
+                             resamples, seed, power),
+            Adjustments(_covariates(covariate), tuple(cupac), "linear",
+                        _pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), cap_ignore_zeros, tuple(slice_by),
+                        {k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail", "METRIC=MARGIN").items()},
+                        tuple(lower_is_better)))
+        result = run(data, plan(chosen, settings, tuning=tuning, mixture_effect=mixture_effect))
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
 
@@ -275,8 +278,9 @@ def ab(
         if detect is not None:
             grid.note = "\n".join(line for line in (grid.note, *render.plan_lines(result, _margin("--detect", detect),
                                                                                      power)) if line)
-        looks = render.looks_grid(result)
-        _show_grids([grid] + ([looks] if looks is not None else []), output, plain=output_format == ABFormat.text,
+        looks_grid = render.looks_grid(result)
+        _show_grids([grid] + ([looks_grid] if looks_grid is not None else []), output,
+                    plain=output_format == ABFormat.text,
                     warnings=result.warnings)
     else:
         text = {ABFormat.json: render.ab_json, ABFormat.csv: render.ab_csv,

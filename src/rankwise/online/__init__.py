@@ -9,12 +9,13 @@ multileaving; off-policy (counterfactual) estimators.
 
 from __future__ import annotations
 
-from rankwise.online.analysis import ABResult, analyze, parse_metric
+from rankwise.online.analysis import ABResult, analyze
 from rankwise.online.counterfactual import estimate, estimate_all
 from rankwise.online.events import Units, aggregate_units
 from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
 from rankwise.online.interleaving import Interleaved, distribution, interleave, preferences
 from rankwise.online.list_distribution import ListDistribution
+from rankwise.online.metric_table import parse_metric
 from rankwise.online.metrics import Mean, Proportion, Ratio
 from rankwise.online.moments import VariantMoments
 from rankwise.online.ranking_estimators import pbm_ips, position_propensities, slate_estimate
