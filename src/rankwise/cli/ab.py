@@ -130,7 +130,8 @@ def ab(
              "with --statistics, per-variant sufficient statistics. Not with --database.")] = None,
     metric: Annotated[list[str], typer.Option(
         "-m", "--metric", help="NAME=COL (mean per unit), NAME=COL>0 (share of units), NAME=NUM/DEN (ratio of sums, "
-                               "delta method), NAME=p90(COL) (a quantile of unit values), "
+                               "delta method), NAME=p90(COL) (a quantile of unit values; p90(COL, ignore_zeros): of "
+                               "those not 0), "
                                "or over events: NAME=count(click)/count(impression), "
                                "NAME=sum(value where event = purchase), NAME=any(purchase). Repeat for more.")] = [],  # noqa: B006
     metrics_file: Annotated[Path | None, typer.Option(

@@ -55,7 +55,7 @@ def untested_row(name: str, metric: Metric, m: VariantMoments, control: str, arm
         if isinstance(metric, Quantile):
             if units is None:
                 return math.nan
-            values = unit_values(metric, units, variant)[0]
+            values = metric.counted(unit_values(metric, units, variant)[0])
             return float(np.quantile(values, metric.q)) if len(values) else math.nan
         with np.errstate(all="ignore"):
             return float(metric.value(m, variant))
@@ -100,7 +100,7 @@ def quantile_arm(name: str, metric: Quantile, units: Units | None, variant: str)
 
     if units is None:
         raise OptionError(f"metric {name!r} is a quantile: it needs one row per unit, not per-variant statistics")
-    estimate = estimate_quantile(unit_values(metric, units, variant)[0], metric.q)
+    estimate = estimate_quantile(metric.counted(unit_values(metric, units, variant)[0]), metric.q)
     if not estimate.estimable:
         return Arm(estimate.quantile, math.nan, estimate.n)
     return Arm(estimate.quantile, estimate.variance, estimate.n)

@@ -19,7 +19,8 @@ from rankwise.online.moments import VariantMoments
 
 def parse_metric(spec: str) -> tuple[str, Metric]:
     """``NAME=COL`` (mean per unit), ``NAME=COL>0`` (proportion of units), ``NAME=NUM/DEN``
-    (ratio of sums), ``NAME=p90(COL)`` (a quantile of the units' values); the name defaults to
+    (ratio of sums), ``NAME=p90(COL)`` (a quantile of the units' values; ``p90(COL, ignore_zeros)``
+    over the units whose value is not 0); the name defaults to
     the expression.
 
     >>> parse_metric("ctr=clicks/views")
@@ -27,7 +28,9 @@ def parse_metric(spec: str) -> tuple[str, Metric]:
     >>> parse_metric("bought>0")
     ('bought>0', Proportion(column='bought', covariate=None))
     >>> parse_metric("p90=p90(revenue)")
-    ('p90', Quantile(column='revenue', covariate=None, q=0.9))
+    ('p90', Quantile(column='revenue', covariate=None, q=0.9, ignore_zeros=False))
+    >>> parse_metric("p50(spend, ignore_zeros)")[1].ignore_zeros
+    True
     """
     name, _, expression = spec.partition("=") if "=" in spec else (spec, "", spec)
     expression = expression.strip()
@@ -37,9 +40,10 @@ def parse_metric(spec: str) -> tuple[str, Metric]:
                           "NAME=p90(COLUMN)")
     import re
 
-    quantile = re.fullmatch(r"p(\d+(?:\.\d+)?)\((.+)\)", expression)
+    quantile = re.fullmatch(r"p(\d+(?:\.\d+)?)\((.+?)(\s*,\s*ignore_zeros\s*)?\)", expression)
     if quantile:
-        return name, Quantile(quantile.group(2).strip(), q=float(quantile.group(1)) / 100)
+        return name, Quantile(quantile.group(2).strip(), q=float(quantile.group(1)) / 100,
+                              ignore_zeros=quantile.group(3) is not None)
     if "/" in expression:
         num, _, den = expression.partition("/")
         return name, Ratio(num.strip(), den.strip())

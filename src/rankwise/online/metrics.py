@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from rankwise.online.moments import VariantMoments
 
 
@@ -91,15 +93,19 @@ class Quantile(Mean):
     time per user, as GrowthBook's unit quantile metrics. Its value and variance come from the
     unit values (``rankwise.stats.quantiles``), not from the per-variant moments.
 
-    >>> Quantile("revenue", 0.9).describe()
-    'p90(revenue)'
+    With ``ignore_zeros`` the quantile is over the units whose value is not 0 (GrowthBook's
+    "ignore zeros": p50 of spend among the units that spent), and its ``n`` counts them.
+
+    >>> Quantile("revenue", 0.9).describe(), Quantile("revenue", 0.5, ignore_zeros=True).describe()
+    ('p90(revenue)', 'p50(revenue, ignore_zeros)')
     """
 
     q: float = 0.5
+    ignore_zeros: bool = False
 
     kind = "quantile"
 
-    def __init__(self, column: str, q: float = 0.5, covariate: str | None = None) -> None:
+    def __init__(self, column: str, q: float = 0.5, covariate: str | None = None, ignore_zeros: bool = False) -> None:
         """``Quantile(column, q)``: the level second, as one writes it (p90 is ``q=0.9``)."""
         if not 0 < float(q) < 1:
             from rankwise.errors import OptionError
@@ -108,9 +114,18 @@ class Quantile(Mean):
         object.__setattr__(self, "column", column)
         object.__setattr__(self, "q", float(q))
         object.__setattr__(self, "covariate", covariate)
+        object.__setattr__(self, "ignore_zeros", bool(ignore_zeros))
 
     def describe(self) -> str:
-        return f"p{100 * self.q:g}({self.column})"
+        return f"p{100 * self.q:g}({self.column}{', ignore_zeros' if self.ignore_zeros else ''})"
+
+    def counted(self, values: np.ndarray) -> np.ndarray:
+        """The unit values the quantile is taken over: every one, or those not 0.
+
+        >>> Quantile("x", ignore_zeros=True).counted(np.array([0.0, 2.0, 0.0, 5.0])).tolist()
+        [2.0, 5.0]
+        """
+        return values[values != 0] if self.ignore_zeros else values
 
 
 @dataclass(frozen=True)
