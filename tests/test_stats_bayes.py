@@ -153,3 +153,40 @@ def test_lower_is_better_turns_the_posterior_around_per_metric() -> None:
     up, down = table.iloc[0], table.iloc[1]
     assert down["chance_to_win"] == pytest.approx(1 - up["chance_to_win"], abs=1e-15)
     assert (down["risk_control"], down["risk_treatment"]) == (up["risk_treatment"], up["risk_control"])
+
+
+def _guarded(test: str, shift: float, rng: np.random.Generator, n: int = 2000) -> dict:
+    """One experiment of ``n`` units per arm (normal values, mean 10; B's shifted by ``shift``
+    relative), the metric guarded at a 2% margin, analysed with ``test``."""
+    values = np.concatenate([rng.normal(10, 3, n), rng.normal(10 * (1 + shift), 3, n)])
+    data = {"u": np.arange(2 * n), "v": ["A"] * n + ["B"] * n, "x": values}
+    return analyze(data, "u", "v", ["x"], test=test, guardrails={"x": 0.02}).table.iloc[0].to_dict()
+
+
+def test_a_bayesian_guardrail_reads_the_posterior() -> None:
+    rng = np.random.default_rng(3)
+    # a flat prior: the posterior of the lift is the z test's estimate and error, so the guardrail
+    # is the z test's (the posterior probability of being worse than the margin = the one-sided p)
+    state = rng.bit_generator.state
+    flat = _guarded("bayesian", 0.0, rng)
+    rng.bit_generator.state = state
+    z = _guarded("z", 0.0, rng)
+    assert flat["guardrail_p"] == pytest.approx(z["guardrail_p"], rel=1e-9)
+    assert flat["guardrail"] == z["guardrail"]
+    # a proper prior N(0, 0.01^2) on the lift: P(lift < -0.02) under the posterior, by hand
+    row = analyze({"u": np.arange(8), "v": ["A"] * 4 + ["B"] * 4, "x": [9.0, 10, 11, 10, 9.5, 10.5, 11.5, 10.5]},
+                  "u", "v", ["x"], test="bayesian(proper=true, prior_variance=0.0001)",
+                  guardrails={"x": 0.02}).table.iloc[0]
+    sd = (row["relative_upper"] - row["relative_lower"]) / (2 * 1.959963984540054)
+    from scipy.stats import norm
+
+    assert row["guardrail_p"] == pytest.approx(norm.cdf((-0.02 - row["relative"]) / sd), rel=1e-9)
+
+
+def test_a_bayesian_guardrail_passes_a_metric_at_the_margin_in_alpha_of_experiments() -> None:
+    """Seeded: 200 experiments whose treatment is exactly 2% worse (the margin). A guardrail
+    that passes a metric this bad is wrong; with a flat prior it does so in about 5% of
+    experiments, within 3 binomial standard errors."""
+    rng = np.random.default_rng(11)
+    passed = sum(_guarded("bayesian", -0.02, rng, n=500)["guardrail"] == "passed" for _ in range(200))
+    assert abs(passed / 200 - 0.05) < 3 * math.sqrt(0.05 * 0.95 / 200)

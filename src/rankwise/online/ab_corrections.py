@@ -15,6 +15,8 @@ from rankwise.online.metrics import Metric
 from rankwise.online.moments import VariantMoments
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from rankwise.online.ab_settings import Plan
 
 
@@ -29,14 +31,20 @@ def corrected(p_values: np.ndarray, correction: str, alpha: float) -> np.ndarray
     return out
 
 
-def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_better: Sequence[str],
-                      alpha: float) -> Any:
+def guardrail_columns(frame: pd.DataFrame, guardrails: Mapping[str, float], lower_is_better: Sequence[str],
+                      alpha: float, posterior: bool = False) -> pd.DataFrame:
     """Each guardrail row's non-inferiority test on the relative difference ``r`` with its
     standard error ``s`` (delta method) and margin ``m``: ``p = 1 - Phi((r + m) / s)`` (``r``'s
     sign flipped where lower is better), one-sided, not corrected (each guardrail is a
     decision of its own). ``guardrail`` is ``passed`` when ``p < alpha`` (no worse than the
     margin), ``failed`` when the metric is significantly worse than the control (one-sided,
     ``1 - Phi(-r / s) < alpha``), else ``inconclusive``.
+
+    With a ``posterior`` (a Bayesian test's rows) ``r`` is the posterior mean of the relative
+    effect and ``s`` its posterior standard deviation (from the credible interval, at
+    ``1 - alpha``): ``guardrail_p`` is then the posterior probability that the metric is worse
+    than the margin, and ``failed`` means the posterior probability that it is no worse than
+    the control is below alpha (with a flat prior the numbers equal the frequentist ones).
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"metric": ["x"], "relative": [0.01], "relative_se": [0.01]})
@@ -50,8 +58,14 @@ def guardrail_columns(frame: Any, guardrails: Mapping[str, float], lower_is_bett
     sign = np.where(frame["metric"].isin(list(lower_is_better)), -1.0, 1.0)
     margin = frame["metric"].map({k: float(v) for k, v in guardrails.items()})
     guarded = margin.notna().to_numpy()
-    p, decision = non_inferiority((sign * frame["relative"]).to_numpy(float), frame["relative_se"].to_numpy(float),
-                                  margin.to_numpy(float), alpha)
+    if posterior:   # the posterior's sd, from its two-sided 1 - alpha credible interval
+        from rankwise.stats.distributions import NORMAL
+
+        width = (frame["relative_upper"] - frame["relative_lower"]).to_numpy(float)
+        se = width / (2 * float(NORMAL.ppf(1 - alpha / 2)))
+    else:
+        se = frame["relative_se"].to_numpy(float)
+    p, decision = non_inferiority((sign * frame["relative"]).to_numpy(float), se, margin.to_numpy(float), alpha)
     frame["margin"] = margin
     frame["guardrail_p"] = np.where(guarded, p, np.nan)
     frame["guardrail"] = np.where(guarded, decision, "")
@@ -90,7 +104,7 @@ def sliced_rows(comparisons: Any, labels_of: Any, dimensions: Sequence[str], uni
     return rows, members
 
 
-def correct(frame: Any, plan: Plan) -> None:
+def correct(frame: pd.DataFrame, plan: Plan) -> None:
     """``p_corrected`` and ``significant`` of every row, in place: the p-values corrected
     together within each group of the plan's scope when sliced, all together otherwise."""
     alpha = plan.design.alpha
@@ -106,7 +120,7 @@ def correct(frame: Any, plan: Plan) -> None:
     frame["significant"] = frame["p_corrected"] < alpha
 
 
-def decided(rows: list[dict[str, Any]], plan: Plan) -> Any:
+def decided(rows: list[dict[str, Any]], plan: Plan) -> pd.DataFrame:
     """The comparisons as a table with their decisions: the relative lift's p where asked for
     (GrowthBook's display; the difference's kept as ``absolute_p_value``), corrected p-values,
     guardrails, and a posterior test's decision by the chance to win (GrowthBook's threshold
@@ -120,7 +134,7 @@ def decided(rows: list[dict[str, Any]], plan: Plan) -> Any:
     correct(frame, plan)
     alpha, adjust = plan.design.alpha, plan.adjustments
     if adjust.guardrails:
-        frame = guardrail_columns(frame, adjust.guardrails, adjust.lower_is_better, alpha)
+        frame = guardrail_columns(frame, adjust.guardrails, adjust.lower_is_better, alpha, plan.test.posterior)
     if plan.test.posterior:
         for column in ("chance_to_win", "risk_control", "risk_treatment"):
             if column not in frame:   # no row could be compared: every posterior column is missing

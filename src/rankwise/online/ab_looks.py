@@ -17,12 +17,14 @@ from rankwise.online.moments import VariantMoments
 from rankwise.stats.sequential import boundaries
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from rankwise.online.ab_settings import Plan
     from rankwise.online.metrics import Metric
 
 
 def cumulative_looks(data: Any, plan: Plan, control: str, arms: Sequence[str], only_units: Any = None,
-                     schedule: Any = None) -> Any:
+                     schedule: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per day x metric x arm: the analysis of every event up to the end of that day
     (the cumulative lift and its interval over time; with alpha spending, the boundary of
     each look, whether the z statistic crossed it and the look's repeated confidence interval
@@ -117,7 +119,7 @@ def _look(upto: Any, plan: Plan, metrics: Mapping[str, Metric], control: str,
             if arm != control and m.count(arm) >= 2 and m.count(control) >= 2]
 
 
-def _running(frame: Any) -> Any:
+def _running(frame: pd.DataFrame) -> pd.DataFrame:
     """An always-valid design over looks: the running minimum p-value (valid under the null of
     no difference at every look) and whether any look's |z| reached its boundary. The intervals
     are not intersected: each look estimates its own quantity (a per-unit sum grows day by
@@ -128,7 +130,7 @@ def _running(frame: Any) -> Any:
     return frame
 
 
-def _spent(frame: Any, plan: Plan, schedule: Any) -> Any:
+def _spent(frame: pd.DataFrame, plan: Plan, schedule: pd.DataFrame | None) -> pd.DataFrame:
     """An alpha-spending design over looks: each look's information fraction (of the planned
     units, or the whole experiment's ``schedule`` for a slice), its boundary, whether |z|
     crossed it, and the look's repeated confidence interval on the test's own scale."""
@@ -167,7 +169,7 @@ def _spent(frame: Any, plan: Plan, schedule: Any) -> Any:
     return pd.concat(out)
 
 
-def sequential_columns(frame: Any, looks: Any, plan: Plan, by: list[str]) -> bool:
+def sequential_columns(frame: pd.DataFrame, looks: pd.DataFrame, plan: Plan, by: list[str]) -> bool:
     """The comparisons' columns from their looks, in place: the number of looks, the first look
     that crossed, the last look's boundary; an always-valid design's running values of the last
     look (True: the p-values must be corrected again), an alpha-spending design's decision and

@@ -24,6 +24,8 @@ from rankwise.stats.srm import SRM, srm_test
 from rankwise.stats.twosample import Alternative, Relative
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from rankwise.online.warehouse import AggregationEngine
 
 __all__ = ["P_VALUES", "ABResult", "analyze", "capped", "cumulative_looks", "guardrail_columns", "run"]
@@ -46,7 +48,7 @@ class ABResult:
     """One row per slice (``dimension``, ``slice``): its units per variant, the units the design
     weights expect, the chi-square statistic and p-value, and whether it flags a mismatch."""
 
-    def units_needed(self, relative_effect: float, power: float = 0.8) -> Any:
+    def units_needed(self, relative_effect: float, power: float = 0.8) -> pd.DataFrame:
         """Units per arm (control and treatment in the split observed) each comparison needs to
         detect a relative change of ``relative_effect`` with ``power`` at the analysis' alpha,
         from the per-unit variances the data show (delta method for ratios, CUPED-adjusted,
@@ -228,7 +230,7 @@ def _slice_srm(moments: VariantMoments, arms: list[str], plan: Plan, where: tupl
             "statistic": check.statistic, "p_value": check.p_value, "mismatch": check.mismatch}
 
 
-def _srm_table(rows: list[dict[str, Any]]) -> Any:
+def _srm_table(rows: list[dict[str, Any]]) -> pd.DataFrame | None:
     """The slices' sample-ratio checks as a table (None without slices)."""
     if not rows:
         return None
@@ -263,7 +265,7 @@ def _slices(data: Any, plan: Plan, measured: Measured,
 
 
 def _looks(looks_data: Any, plan: Plan, control: str, arms: list[str],
-           slice_units: list[tuple[str, str, Any]]) -> Any:
+           slice_units: list[tuple[str, str, Any]]) -> pd.DataFrame:
     """The daily looks of the whole experiment and of every slice (a slice's alpha spending
     follows the experiment's information fractions)."""
     import pandas as pd
