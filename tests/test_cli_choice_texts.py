@@ -22,6 +22,7 @@ def _sources() -> dict[str, tuple[str, ...]]:
     from rankwise.engine.conventions import Duplicates, Gains, Missing, Ties, ZeroDivision
     from rankwise.metrics.profiles import PROFILES
     from rankwise.online.analysis import P_VALUES
+    from rankwise.online.event_rows import WINDOW_ENDS
     from rankwise.online.simulated_users import SIMULATED_USERS
     from rankwise.online.slices import CORRECTION_SCOPES
     from rankwise.online.warehouse import AggregationEngine
@@ -38,7 +39,7 @@ def _sources() -> dict[str, tuple[str, ...]]:
         "--log-format": LOG_FORMATS, "--backend": tuple(k.value for k in BackendKind),
         "--search-type": SEARCH_TYPES, "--analyzer": ANALYZERS, "kind": tuple(k.value for k in PlotKind),
         "--bootstrap-ci": ("percentile", "BCa"), "--p-value": P_VALUES,
-        "--labels-format": ("auto", "table", "yandex", "qrels"),
+        "--labels-format": ("auto", "table", "yandex", "qrels"), "--window-end": WINDOW_ENDS,
     }
 
 

@@ -145,6 +145,12 @@ def ab(
     window: Annotated[str | None, typer.Option(
         "--window", help="With --exposures: count each unit's events for this long after its first exposure "
                          "(7d, 36h, 30m, or seconds).")] = None,
+    delay: Annotated[str | None, typer.Option(
+        "--delay", help="With --exposures: events count from this long after the first exposure (1h, 2d; "
+                        "GrowthBook's conversion delay); the window starts then.")] = None,
+    window_end: Annotated[str, typer.Option(
+        "--window-end", help="exclusive | inclusive: whether an event exactly at the window's end counts.")
+    ] = "exclusive",
     engine: Annotated[str, typer.Option(
         "--engine", help="Where per-unit sums are computed: memory | duckdb (out of core; pip install "
                          "'rankwise\\[duckdb]').")] = "memory",
@@ -258,7 +264,7 @@ def ab(
         settings = ABSettings(
             DataSource(unit, variant, variants.split(",") if variants else None, event, exposures, window, timestamp,
                        "duckdb" if database is not None else cast("AggregationEngine", engine), statistics,
-                       cast("Mixed", mixed), looks),
+                       cast("Mixed", mixed), looks, delay, window_end),
             ExperimentDesign(control, test, sequential, planned_units, alpha, cast("Alternative", alternative),
                              cast("Relative", relative), p_value, correction, correction_scope, _weights(weights),
                              resamples, seed, power),

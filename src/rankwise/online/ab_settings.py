@@ -33,6 +33,7 @@ from rankwise.stats.sequential import SEQUENTIAL_DESIGNS, Design
 from rankwise.stats.twosample import RELATIVE, Alternative, Relative
 
 if TYPE_CHECKING:
+    from rankwise.online.event_rows import ConversionWindow
     from rankwise.online.events import Mixed
     from rankwise.online.metrics import Metric
     from rankwise.online.warehouse import AggregationEngine
@@ -48,7 +49,10 @@ class DataSource:
     variants to keep, in order), the ``event`` type column of an event log, an ``exposures``
     table with its ``window``, the events' ``timestamp`` column (the exposure join, and the
     daily looks unless ``looks`` is False), the ``engine`` that aggregates, ``statistics`` (the
-    data are per-variant sums) and what ``mixed`` units get."""
+    data are per-variant sums) and what ``mixed`` units get. With exposures, a unit's events count
+    from ``delay`` after its first exposure, for ``window``, the end exclusive or inclusive
+    (``window_end``), as GrowthBook's conversion windows
+    (``rankwise.online.event_rows.ConversionWindow``)."""
 
     unit: str = "unit"
     variant: str = "variant"
@@ -61,6 +65,8 @@ class DataSource:
     statistics: bool = False
     mixed: Mixed = "exclude"
     looks: bool = True
+    delay: str | float | None = None
+    window_end: str = "exclusive"
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,13 @@ class Plan:
     @property
     def adjustments(self) -> Adjustments:
         return self.settings.adjustments
+
+    @property
+    def window(self) -> ConversionWindow | None:
+        """The exposures' conversion window (None: every event from the first exposure on)."""
+        from rankwise.online.event_rows import conversion_window
+
+        return conversion_window(self.source.window, self.source.delay, self.source.window_end)
 
     @property
     def daily_looks(self) -> bool:

@@ -19,6 +19,7 @@ from rankwise.online.moments import VariantMoments
 
 if TYPE_CHECKING:
     from rankwise.online.ab_settings import Plan
+    from rankwise.online.event_rows import ConversionWindow
 
 
 def cap_value(values: np.ndarray, spec: str | float, ignore_zeros: bool = False) -> float:
@@ -112,12 +113,11 @@ def with_cupac(units: Units, metrics: Mapping[str, Metric], features: Sequence[s
     return replace(units, values=values), out
 
 
-def _warehouse_plan(plan: Plan, features: Sequence[str]) -> tuple[list[str], list[str], list[str], float | None]:
+def _warehouse_plan(plan: Plan,
+                    features: Sequence[str]) -> tuple[list[str], list[str], list[str], ConversionWindow | None]:
     """What a warehouse engine sums per unit: the plain columns summed and those that are
     counts, the per-unit covariates (CUPED's, CUPAC's features), the window in seconds; the
     option combinations no engine takes refused."""
-    from rankwise.online.event_rows import window_seconds
-
     table, exposures = plan.metrics, plan.source.exposures
     named = {d.name for d in plan.definitions}
     sums, counts, _ = unit_columns({n: m for n, m in table.items() if n not in named})
@@ -125,7 +125,7 @@ def _warehouse_plan(plan: Plan, features: Sequence[str]) -> tuple[list[str], lis
     if exposures is not None and (sums or counts):
         raise OptionError("with an exposure table every metric is a definition over events (count(...), "
                           "sum(...), any(...))")
-    seconds = window_seconds(plan.source.window)
+    seconds = plan.window
     if seconds is not None and exposures is None:
         raise OptionError("a window counts events from each unit's first exposure: give the exposures table")
     return sums, counts, constants, seconds
@@ -192,12 +192,12 @@ def derived_rows(data: Any, plan: Plan, plain: Sequence[str], constants: Sequenc
     to the exposures if given, with the per-unit covariates ``constants`` kept beside; and the
     warnings for the events left out."""
     from rankwise.data.tables import ReadPieces
-    from rankwise.online.event_rows import event_rows, window_seconds, with_exposures
+    from rankwise.online.event_rows import event_rows, with_exposures
 
     source, table, definitions = plan.source, plan.metrics, plan.definitions
     unit, variant, event, timestamp, exposures = (source.unit, source.variant, source.event, source.timestamp,
                                                   source.exposures)
-    seconds = window_seconds(source.window)
+    seconds = plan.window
     if exposures is None:
         if seconds is not None:
             raise OptionError("a window counts events from each unit's first exposure: give the exposures table")

@@ -295,6 +295,8 @@ def result_settings(plan: Plan, control: str, caps: Mapping[str, float]) -> dict
                         definitions={d.name: d.text().partition(" = ")[2] for d in plan.definitions})
     if source.exposures is not None:
         settings.update(exposures=True, window=source.window)
+        if plan.window is not None:
+            settings.update(plan.window.settings())
     if plan.test.resampled:
         settings.update(resamples=design.resamples, seed=design.seed)
     if plan.test.posterior:

@@ -4,9 +4,11 @@ unit's variant and the window of events that count.
 
 Rows are read piece by piece (files, DataFrames, tables) and keep their file and line, so a
 bad value names where it is. With ``exposures``: a unit's variant and start are those of its
-first exposure; its events count from that time until ``window`` after it (every later event
-without a window); events of units never exposed, before the exposure or after the window are
-left out and counted in a warning; an exposed unit without events counts with zeros.
+first exposure; its events count from that time (or a ``delay`` after it) until ``window``
+after that (every later event without a window; the end exclusive, or inclusive with
+``window_end="inclusive"``, GrowthBook's conversion window); events of units never exposed,
+before the exposure, in the delay or after the window are left out and counted in a warning; an
+exposed unit without events counts with zeros.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -23,6 +25,84 @@ from rankwise.errors import InputError, OptionError
 from rankwise.online.definitions import Aggregate, Clause, Definition, number_literal
 
 WINDOW_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+WindowEnd = Literal["exclusive", "inclusive"]
+"""Whether an event exactly at the end of a unit's window counts (inclusive) or not."""
+WINDOW_ENDS: tuple[WindowEnd, ...] = get_args(WindowEnd)
+
+
+@dataclass(frozen=True)
+class ConversionWindow:
+    """Which of an exposed unit's events count, in seconds from its first exposure ``start``:
+    those at ``start + delay`` or later and before ``start + delay + length`` (at or before it
+    with an inclusive ``end``; every later event when ``length`` is None). Each engine writes
+    the same bounds: numpy here, SQL (``sql_bounds``) and Ibis (``rankwise.online.ibis_source``).
+
+    >>> w = ConversionWindow(delay=3600.0, length=86400.0)
+    >>> w.opens, w.closes, w.counted(np.array([0.0, 3600.0, 89999.0, 90000.0]), np.zeros(4)).tolist()
+    (3600.0, 90000.0, [False, True, True, False])
+    """
+
+    delay: float = 0.0
+    length: float | None = None
+    end: WindowEnd = "exclusive"
+
+    @property
+    def opens(self) -> float:
+        """Seconds after the exposure from which events count."""
+        return self.delay
+
+    @property
+    def closes(self) -> float | None:
+        """Seconds after the exposure at which the window ends (None: it never does)."""
+        return None if self.length is None else self.delay + self.length
+
+    def in_delay(self, times: np.ndarray, start: np.ndarray) -> np.ndarray:
+        """Events at or after the exposure but before the window opens."""
+        return (times >= start) & (times < start + self.delay)
+
+    def after(self, times: np.ndarray, start: np.ndarray) -> np.ndarray:
+        """Events after the window closed."""
+        closes = self.closes
+        if closes is None:
+            return np.zeros(len(times), dtype=bool)
+        return times > start + closes if self.end == "inclusive" else times >= start + closes
+
+    def counted(self, times: np.ndarray, start: np.ndarray) -> np.ndarray:
+        """Events inside the window."""
+        return (times >= start + self.delay) & ~self.after(times, start)
+
+    def sql_bounds(self, time: str, start: str) -> tuple[str, str]:
+        """The SQL conditions of "in the delay" and "after the window" for the columns ``time``
+        and ``start`` (seconds)."""
+        delayed = f"({time} >= {start} AND {time} < {start} + {self.delay!r})" if self.delay else "FALSE"
+        closes = self.closes
+        if closes is None:
+            return delayed, "FALSE"
+        return delayed, f"{time} {'>' if self.end == 'inclusive' else '>='} {start} + {closes!r}"
+
+    def settings(self) -> dict[str, Any]:
+        """What a result records of the window (beyond its length)."""
+        return {**({"delay": self.delay} if self.delay else {}),
+                **({"window_end": self.end} if self.end != "exclusive" else {})}
+
+
+def conversion_window(window: str | float | None, delay: str | float | None = None,
+                      end: str = "exclusive") -> ConversionWindow | None:
+    """The window of ``window`` (a length), ``delay`` and ``end``, durations written as
+    ``window_seconds`` reads them; None when none is given.
+
+    >>> conversion_window("7d", "1h", "inclusive")
+    ConversionWindow(delay=3600.0, length=604800.0, end='inclusive')
+    >>> conversion_window(None) is None
+    True
+    """
+    if end not in WINDOW_ENDS:
+        raise OptionError(f"window end {end!r}: expected {' or '.join(WINDOW_ENDS)}")
+    length, wait = window_seconds(window), window_seconds(delay)
+    if length is None and wait is None and end == "exclusive":
+        return None
+    return ConversionWindow(wait or 0.0, length, end)  # type: ignore[arg-type]
 
 
 def window_seconds(window: str | float | None) -> float | None:
@@ -161,7 +241,8 @@ class EventRows:
     columns: list[str]
     """The derived columns (one per distinct aggregation), in order."""
     left_out: dict[str, int] = field(default_factory=dict)
-    """Events left out by the exposure join: ``never_exposed``, ``before_exposure``, ``after_window``."""
+    """Events left out by the exposure join: ``never_exposed``, ``before_exposure``, ``after_window``
+    (and ``in_delay`` with a conversion delay)."""
 
     def warnings(self) -> list[str]:
         return left_out_warnings(self.left_out)
@@ -174,7 +255,7 @@ def left_out_warnings(left_out: dict[str, int]) -> list[str]:
     ['2 event(s) of units never exposed were left out', "1 event(s) after the unit's window were left out"]
     """
     words = {"never_exposed": "of units never exposed", "before_exposure": "before the unit's first exposure",
-             "after_window": "after the unit's window"}
+             "in_delay": "in the unit's conversion delay", "after_window": "after the unit's window"}
     return [f"{count} event(s) {words[kind]} were left out" for kind, count in left_out.items() if count]
 
 
@@ -257,7 +338,7 @@ def _seconds(name: str, first: int, column: Any, field_name: str) -> np.ndarray:
 
 
 def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, timestamp: str,
-                   window: float | None) -> EventRows:
+                   window: ConversionWindow | float | None) -> EventRows:
     """The rows of exposed units, with the variant of each unit's first exposure, inside its
     window; one zero row per exposed unit so that units without events count.
 
@@ -272,6 +353,8 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(window, (int, float)):   # a length alone
+        window = ConversionWindow(length=float(window))
     exposure_pieces = tables_of(exposures, [unit, variant, timestamp], ids=[unit, variant])
     units, variants, starts = [], [], []
     for name, first, table in exposure_pieces:
@@ -289,6 +372,8 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
     # (the per-unit sums then count it as mixed)
     first_start = exposed.group_by("unit", use_threads=False).aggregate([("start", "min")])
     left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
+    if window is not None and window.delay:
+        left_out["in_delay"] = 0
     out = []
     for name, first, table in rows.pieces:
         ids = table.column(unit).combine_chunks().cast(unit_type)
@@ -299,9 +384,14 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
         times = _seconds(name, first, table.column(timestamp).combine_chunks(), timestamp)
         start = np.asarray(first_start.column("start_min").to_numpy(), dtype=np.float64)[at]
         before = known & (times < start)
-        after = known & ~before & (times >= start + window) if window is not None else np.zeros(len(times), bool)
+        nothing = np.zeros(len(times), dtype=bool)
+        delayed = known & window.in_delay(times, start) if window is not None else nothing
+        after = known & ~before & window.after(times, start) if window is not None else nothing
         left_out["before_exposure"] += int(before.sum())
         left_out["after_window"] += int(after.sum())
+        if "in_delay" in left_out:
+            left_out["in_delay"] += int(delayed.sum())
+        before = before | delayed
         keep = pa.array(known & ~before & ~after)
         kept = table.filter(keep)
         variant_of = pc.take(_first_variant(exposed, first_start), pc.filter(pc.fill_null(where, 0), keep))

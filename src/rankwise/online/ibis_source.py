@@ -24,6 +24,7 @@ from typing import Any
 
 from rankwise.errors import InputError, OptionError
 from rankwise.online.definitions import Clause, Definition
+from rankwise.online.event_rows import ConversionWindow
 from rankwise.online.events import MIXED, Mixed, Units
 
 
@@ -127,7 +128,7 @@ class UnitRows:
 def _unit_rows(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, plain_counts: Sequence[str], constants: Sequence[str],
                timestamp: str | None = None, daily: bool = False, exposures: Any = None,
-               window: float | None = None, check: bool = True) -> UnitRows:
+               window: ConversionWindow | None = None, check: bool = True) -> UnitRows:
     """The data checked (rankwise's errors; ``check=False`` skips the scan for bad rows, for
     data checked already) and its rows (``UnitRows``); with ``exposures`` (an
     Ibis table of ``unit``, ``variant``, ``timestamp``) each unit's variant is that of its first
@@ -229,7 +230,7 @@ def _day(time: Any) -> Any:
     return time.truncate("D")
 
 
-def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str, window: float | None,
+def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str, window: ConversionWindow | None,
              names: list[str], covariates: list[str], integer_units: bool,
              check: bool = True) -> tuple[Any, dict[str, int]]:
     """The events of exposed units from their first exposure (within ``window`` seconds), with
@@ -273,16 +274,26 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
     joined = rows.left_join(first, rows.u == first.first_u)
     known = joined.first_u.notnull()
     before = known & (joined.t < joined.start)
-    if window is None:
-        after = known & ibis.literal(False)
-    else:
-        span = window if joined.t.type().is_numeric() else ibis.interval(microseconds=round(window * 1e6))
-        after = known & ~before & (joined.t >= joined.start + span)
-    counted = joined.aggregate(never_exposed=(~known).cast("int64").sum(),
-                               before_exposure=before.fill_null(False).cast("int64").sum(),
-                               after_window=after.fill_null(False).cast("int64").sum()).to_pyarrow().to_pylist()[0]
+    numeric = joined.t.type().is_numeric()
+
+    def span(seconds: float) -> Any:
+        return seconds if numeric else ibis.interval(microseconds=round(seconds * 1e6))
+
+    delayed = after = known & ibis.literal(False)
+    if window is not None and window.delay:
+        delayed = known & (joined.t >= joined.start) & (joined.t < joined.start + span(window.delay))
+    if window is not None and window.closes is not None:
+        end = joined.start + span(window.closes)
+        after = known & ~before & ((joined.t > end) if window.end == "inclusive" else (joined.t >= end))
+    counts = {"never_exposed": (~known).cast("int64").sum(),
+              "before_exposure": before.fill_null(False).cast("int64").sum(),
+              "after_window": after.fill_null(False).cast("int64").sum()}
+    if window is not None and window.delay:
+        counts["in_delay"] = delayed.fill_null(False).cast("int64").sum()
+    counted = joined.aggregate(**counts).to_pyarrow().to_pylist()[0]
     left_out = {k: int(v or 0) for k, v in counted.items()}
-    events = joined.filter(known & ~before.fill_null(False) & ~after.fill_null(False)).select(
+    events = joined.filter(known & ~before.fill_null(False) & ~delayed.fill_null(False)
+                           & ~after.fill_null(False)).select(
         u=joined.u, v=joined.first_v, **{n: joined[n] for n in [*names, *covariates]}, t=joined.t)
     zeros = exposed.select(u=exposed.u, v=exposed.v, **{n: ibis.literal(0).cast(rows[n].type()) for n in names},
                            **{k: ibis.null().cast("float64") for k in covariates}, t=exposed.t)
@@ -299,7 +310,7 @@ def _unit_type(table: Any, unit: str) -> Any:
 def ibis_units(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, plain_counts: Sequence[str] = (), variants: Sequence[str] | None = None,
                mixed: Mixed = "exclude", constants: Sequence[str] = (), exposures: Any = None,
-               window: float | None = None, timestamp: str | None = None) -> tuple[Units, dict[str, int]]:
+               window: ConversionWindow | None = None, timestamp: str | None = None) -> tuple[Units, dict[str, int]]:
     """One row per unit with its variant and the sums the metrics read, computed by the Ibis
     backend holding ``table`` (see the module); ``constants``: per-unit covariates (CUPED), one
     value per unit; ``exposures``: an Ibis table (or DataFrame) of (``unit``, ``variant``,
@@ -338,7 +349,7 @@ def _with_unit_type(result: Any, kind: Any) -> Any:
 
 def ibis_daily(table: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str, variant: str,
                event: str, timestamp: str, plain_counts: Sequence[str] = (), constants: Sequence[str] = (),
-               exposures: Any = None, window: float | None = None, check: bool = True) -> Any:
+               exposures: Any = None, window: ConversionWindow | None = None, check: bool = True) -> Any:
     """One row per unit x variant x day (UTC) with the sums the metrics read, computed by the
     Ibis backend, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the
     day) and the metrics' columns: what the daily looks add up to each day's units (as

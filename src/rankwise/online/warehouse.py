@@ -24,6 +24,7 @@ import numpy as np
 
 from rankwise.errors import InputError, OptionError, RankwiseError
 from rankwise.online.definitions import Definition, quote_identifier
+from rankwise.online.event_rows import ConversionWindow
 from rankwise.online.events import MIXED, Mixed, Units
 from rankwise.online.moments import VariantMoments
 
@@ -185,7 +186,7 @@ class PerUnit:
 
 def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str],
               unit: str, variant: str, event: str, plain_counts: Sequence[str], exposures: Any,
-              window: float | None, timestamp: str | None, constants: Sequence[str] = (),
+              window: ConversionWindow | None, timestamp: str | None, constants: Sequence[str] = (),
               daily: bool = False, check: bool = True) -> PerUnit:
     """Check the data (rankwise's errors, the file named; ``check=False`` skips the scan for
     bad rows) and write the per-unit query (``constants``: per-unit covariates, one value per
@@ -309,7 +310,7 @@ def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any,
 def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                  variant: str, event: str, plain_counts: Sequence[str] = (),
                  variants: Sequence[str] | None = None, mixed: Mixed = "exclude", exposures: Any = None,
-                 window: float | None = None, timestamp: str | None = None,
+                 window: ConversionWindow | None = None, timestamp: str | None = None,
                  connection: Any = None, constants: Sequence[str] = ()) -> tuple[Units, dict[str, int]]:
     """One row per unit with its variant and the sums the metrics read, computed by DuckDB
     (units in id order); and the events the exposure join left out (as
@@ -340,7 +341,7 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 
 def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                  variant: str, event: str, timestamp: str, plain_counts: Sequence[str] = (),
-                 exposures: Any = None, window: float | None = None, connection: Any = None,
+                 exposures: Any = None, window: ConversionWindow | None = None, connection: Any = None,
                  constants: Sequence[str] = (), check: bool = True) -> Any:
     """One row per unit x variant x day (UTC) with the sums the metrics read, computed by
     DuckDB, as an Arrow table with the columns ``unit``, ``variant``, ``timestamp`` (the day)
@@ -404,7 +405,7 @@ def duckdb_labels(data: Any, unit: str, dimension: str, connection: Any = None) 
 def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
                    variant: str, event: str, matrix: Sequence[tuple[str, str, bool]], plain_counts: Sequence[str] = (),
                    variants: Sequence[str] | None = None, mixed: Mixed = "exclude", exposures: Any = None,
-                   window: float | None = None, timestamp: str | None = None,
+                   window: ConversionWindow | None = None, timestamp: str | None = None,
                    connection: Any = None) -> tuple[VariantMoments, int, int, dict[str, int]]:
     """The per-variant sufficient statistics, computed by DuckDB to the end: only one row per
     variant comes back (for tests that need no unit rows). ``matrix``: the moment columns, each
@@ -476,7 +477,7 @@ def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Seq
 
 
 def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, timestamp: str | None,
-                  window: float | None, types: dict[str, str], select: str, names: list[str],
+                  window: ConversionWindow | None, types: dict[str, str], select: str, names: list[str],
                   unit_type: str, daily: bool = False) -> tuple[str, dict[str, int]]:
     if timestamp is None:
         raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
@@ -492,16 +493,19 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
     connection.execute("CREATE TEMP TABLE rankwise_first AS SELECT u, min(t) AS start, arg_min(v, t) AS v "
                        "FROM rankwise_exposed GROUP BY u")
     seconds = _seconds_sql(timestamp, types[timestamp])
-    after = f"rankwise_t >= start + {window!r}" if window is not None else "FALSE"
+    delayed, after = window.sql_bounds("rankwise_t", "start") if window is not None else ("FALSE", "FALSE")
     connection.execute(
         f"CREATE TEMP VIEW rankwise_joined AS SELECT e.*, f.start, f.v AS first_variant, f.u IS NOT NULL AS known "
         f"FROM (SELECT *, CAST({u} AS {unit_type}) AS rankwise_u, {seconds} AS rankwise_t FROM rankwise_events) e "
         f"LEFT JOIN rankwise_first f ON e.rankwise_u = f.u")
+    kinds = ["never_exposed", "before_exposure", "after_window"] + (["in_delay"] if window and window.delay else [])
     counts = connection.execute(
         "SELECT count(*) FILTER (WHERE NOT known), count(*) FILTER (WHERE known AND rankwise_t < start), "
-        f"count(*) FILTER (WHERE known AND rankwise_t >= start AND {after}) FROM rankwise_joined").fetchall()[0]
-    left_out = dict(zip(("never_exposed", "before_exposure", "after_window"), (int(c) for c in counts), strict=True))
-    keep = f"known AND rankwise_t >= start AND NOT ({after})"
+        f"count(*) FILTER (WHERE known AND rankwise_t >= start AND {after})"
+        + (f", count(*) FILTER (WHERE known AND {delayed})" if "in_delay" in kinds else "")
+        + " FROM rankwise_joined").fetchall()[0]
+    left_out = dict(zip(kinds, (int(c) for c in counts), strict=True))
+    keep = f"known AND rankwise_t >= start AND NOT ({delayed}) AND NOT ({after})"
     zeros = ", ".join(f"0 AS {n}" for n in names)
     event_time, exposure_time = (", rankwise_t AS t", ", t") if daily else ("", "")
     rows = (f"SELECT rankwise_u AS u, first_variant AS v{', ' + select if select else ''}{event_time} FROM "

@@ -143,7 +143,9 @@ def ab_title(result: Any) -> str:
                                                for m, v in s["caps"].items())
                        + (" of non-zero units" if s.get("ignore_zeros") else ""))
     if s.get("exposures"):
-        applied.append("exposures" + (f", window {s['window']}" if s.get("window") is not None else ""))
+        applied.append("exposures" + (f", delay {s['delay']:g} s" if s.get("delay") else "")
+                       + (f", window {s['window']}" if s.get("window") is not None else "")
+                       + (f" ({s['window_end']} end)" if s.get("window_end") else ""))
     return f"A/B analysis against {s['control']} ({', '.join(parts)}{''.join('; ' + a for a in applied)})"
 
 
