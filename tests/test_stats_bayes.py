@@ -190,3 +190,24 @@ def test_a_bayesian_guardrail_passes_a_metric_at_the_margin_in_alpha_of_experime
     rng = np.random.default_rng(11)
     passed = sum(_guarded("bayesian", -0.02, rng, n=500)["guardrail"] == "passed" for _ in range(200))
     assert abs(passed / 200 - 0.05) < 3 * math.sqrt(0.05 * 0.95 / 200)
+
+
+def test_more_than_two_arms_each_against_the_control_as_growthbook() -> None:
+    """Three arms: each treatment's posterior, chance to win and risks are those of the two-arm
+    analysis of that arm with the control alone (GrowthBook compares every variation with the
+    control; the Bayesian decision is per arm, not corrected)."""
+    rng = np.random.default_rng(5)
+    n = 300
+    values = np.concatenate([rng.normal(10, 2, n), rng.normal(10.3, 2, n), rng.normal(10.6, 2, n)])
+    data = {"u": np.arange(3 * n), "v": ["A"] * n + ["B"] * n + ["C"] * n, "x": values}
+    three = analyze(data, "u", "v", ["x"], test="bayesian(proper=true, prior_variance=0.01)").table
+    assert three["variant"].tolist() == ["B", "C"]
+    for arm, start in (("B", n), ("C", 2 * n)):
+        keep = np.r_[0:n, start:start + n]
+        pair = analyze({k: np.asarray(v)[keep] for k, v in data.items()}, "u", "v", ["x"],
+                       test="bayesian(proper=true, prior_variance=0.01)").table.iloc[0]
+        row = three[three["variant"] == arm].iloc[0]
+        for column in ("difference", "ci_lower", "ci_upper", "relative", "chance_to_win", "risk_control",
+                       "risk_treatment"):
+            assert row[column] == pytest.approx(pair[column], rel=1e-12), (arm, column)
+        assert row["p_corrected"] != row["p_corrected"]   # no p-value to correct: NaN
