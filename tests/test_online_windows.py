@@ -79,5 +79,8 @@ def test_a_window_is_read_once_and_bad_values_are_refused() -> None:
     assert conversion_window(None, "1h") == ConversionWindow(3600.0, None)   # from the delay on, no end
     with pytest.raises(OptionError, match="window end 'both': expected exclusive or inclusive"):
         conversion_window("7d", end="both")
-    with pytest.raises(OptionError, match="expected a positive duration"):
-        conversion_window("7d", "0s")
+    assert conversion_window("7d", "0s") == ConversionWindow(0.0, 604800.0)   # no delay
+    with pytest.raises(OptionError, match="delay '-1h': expected a number and a unit"):
+        conversion_window("7d", "-1h")
+    with pytest.raises(OptionError, match="window '0d': expected a positive duration"):
+        conversion_window("0d")

@@ -99,14 +99,15 @@ def conversion_window(window: str | float | None, delay: str | float | None = No
     """
     if end not in WINDOW_ENDS:
         raise OptionError(f"window end {end!r}: expected {' or '.join(WINDOW_ENDS)}")
-    length, wait = window_seconds(window), window_seconds(delay)
+    length, wait = window_seconds(window), window_seconds(delay, "delay", zero=True)
     if length is None and wait is None and end == "exclusive":
         return None
     return ConversionWindow(wait or 0.0, length, end)  # type: ignore[arg-type]
 
 
-def window_seconds(window: str | float | None) -> float | None:
-    """A window as seconds: a number of seconds, or a number and a unit (s, m, h, d, w).
+def window_seconds(window: str | float | None, what: str = "window", zero: bool = False) -> float | None:
+    """A duration as seconds: a number of seconds, or a number and a unit (s, m, h, d, w);
+    positive (or 0 too, with ``zero``: a delay may be none).
 
     >>> window_seconds("7d"), window_seconds("36h"), window_seconds(90), window_seconds(None)
     (604800.0, 129600.0, 90.0, None)
@@ -118,10 +119,10 @@ def window_seconds(window: str | float | None) -> float | None:
     else:
         match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([smhdw]?)\s*", str(window).lower())
         if match is None:
-            raise OptionError(f"window {window!r}: expected a number and a unit, such as 7d, 36h, 30m or 45s")
+            raise OptionError(f"{what} {window!r}: expected a number and a unit, such as 7d, 36h, 30m or 45s")
         seconds = float(match.group(1)) * WINDOW_UNITS[match.group(2) or "s"]
-    if not seconds > 0 or seconds == float("inf"):
-        raise OptionError(f"window {window!r}: expected a positive duration")
+    if not (seconds > 0 or (zero and seconds == 0)) or seconds == float("inf"):
+        raise OptionError(f"{what} {window!r}: expected a {'non-negative' if zero else 'positive'} duration")
     return seconds
 
 
