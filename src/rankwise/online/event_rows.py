@@ -338,6 +338,26 @@ def _seconds(name: str, first: int, column: Any, field_name: str) -> np.ndarray:
     return micros / 1e6
 
 
+def _exposure_table(pieces: list[Any], unit: str, variant: str, timestamp: str) -> tuple[Any, Any]:
+    """Every exposure as one Arrow table (``unit``, ``variant``, ``start`` in seconds), blank
+    variants refused; and the units' type (integers when every piece has them, else text)."""
+    import pyarrow as pa
+
+    from rankwise.online.events import _refuse_blank
+
+    units, variants, starts = [], [], []
+    for name, first, table in pieces:
+        units.append(table.column(unit).combine_chunks())
+        variants.append(table.column(variant).combine_chunks().cast(pa.string()))
+        starts.append(_seconds(name, first, table.column(timestamp).combine_chunks(), timestamp))
+    for (name, first, _), labels in zip(pieces, variants, strict=True):
+        _refuse_blank(name, first, labels, variant)
+    unit_type = pa.int64() if all(pa.types.is_integer(u.type) for u in units) else pa.string()
+    exposed = pa.table({"unit": pa.concat_arrays([u.cast(unit_type) for u in units]),
+                        "variant": pa.concat_arrays(variants), "start": np.concatenate(starts)})
+    return exposed, unit_type
+
+
 def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, timestamp: str,
                    window: ConversionWindow | float | None) -> EventRows:
     """The rows of exposed units, with the variant of each unit's first exposure, inside its
@@ -357,18 +377,7 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
     if isinstance(window, (int, float)):   # a length alone
         window = ConversionWindow(length=float(window))
     exposure_pieces = tables_of(exposures, [unit, variant, timestamp], ids=[unit, variant])
-    units, variants, starts = [], [], []
-    for name, first, table in exposure_pieces:
-        units.append(table.column(unit).combine_chunks())
-        variants.append(table.column(variant).combine_chunks().cast(pa.string()))
-        starts.append(_seconds(name, first, table.column(timestamp).combine_chunks(), timestamp))
-    from rankwise.online.events import _refuse_blank
-
-    for (name, first, _), labels in zip(exposure_pieces, variants, strict=True):
-        _refuse_blank(name, first, labels, variant)
-    unit_type = pa.int64() if all(pa.types.is_integer(u.type) for u in units) else pa.string()
-    exposed = pa.table({"unit": pa.concat_arrays([u.cast(unit_type) for u in units]),
-                        "variant": pa.concat_arrays(variants), "start": np.concatenate(starts)})
+    exposed, unit_type = _exposure_table(exposure_pieces, unit, variant, timestamp)
     # the first exposure of each unit gives its start; a unit exposed to two variants keeps both rows
     # (the per-unit sums then count it as mixed)
     first_start = exposed.group_by("unit", use_threads=False).aggregate([("start", "min")])

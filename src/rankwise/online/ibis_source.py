@@ -274,17 +274,7 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
     joined = rows.left_join(first, rows.u == first.first_u)
     known = joined.first_u.notnull()
     before = known & (joined.t < joined.start)
-    numeric = joined.t.type().is_numeric()
-
-    def span(seconds: float) -> Any:
-        return seconds if numeric else ibis.interval(microseconds=round(seconds * 1e6))
-
-    delayed = after = known & ibis.literal(False)
-    if window is not None and window.delay:
-        delayed = known & (joined.t >= joined.start) & (joined.t < joined.start + span(window.delay))
-    if window is not None and window.closes is not None:
-        end = joined.start + span(window.closes)
-        after = known & ~before & ((joined.t > end) if window.end == "inclusive" else (joined.t >= end))
+    delayed, after = _window_bounds(joined, known, before, window)
     counts = {"never_exposed": (~known).cast("int64").sum(),
               "before_exposure": before.fill_null(False).cast("int64").sum(),
               "after_window": after.fill_null(False).cast("int64").sum()}
@@ -298,6 +288,25 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
     zeros = exposed.select(u=exposed.u, v=exposed.v, **{n: ibis.literal(0).cast(rows[n].type()) for n in names},
                            **{k: ibis.null().cast("float64") for k in covariates}, t=exposed.t)
     return events.union(zeros), left_out
+
+
+def _window_bounds(joined: Any, known: Any, before: Any, window: ConversionWindow | None) -> tuple[Any, Any]:
+    """The Ibis conditions "in the conversion delay" and "after the window" of the events
+    joined to their unit's first exposure (``t`` and ``start``: seconds or times)."""
+    import ibis
+
+    numeric = joined.t.type().is_numeric()
+
+    def span(seconds: float) -> Any:
+        return seconds if numeric else ibis.interval(microseconds=round(seconds * 1e6))
+
+    delayed = after = known & ibis.literal(False)
+    if window is not None and window.delay:
+        delayed = known & (joined.t >= joined.start) & (joined.t < joined.start + span(window.delay))
+    if window is not None and window.closes is not None:
+        end = joined.start + span(window.closes)
+        after = known & ~before & ((joined.t > end) if window.end == "inclusive" else (joined.t >= end))
+    return delayed, after
 
 
 def _unit_type(table: Any, unit: str) -> Any:
