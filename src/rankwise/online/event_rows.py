@@ -385,14 +385,20 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
     if window is not None and window.delay:
         left_out["in_delay"] = 0
     out = []
+    # once for every piece: the units' lookup (a hash table built once), first starts and variants
+    import pandas as pd
+
+    lookup = pd.Index(first_start.column("unit").to_pandas())
+    first_starts = np.asarray(first_start.column("start_min").to_numpy(), dtype=np.float64)
+    first_variants = _first_variant(exposed, first_start)
     for name, first, table in rows.pieces:
         ids = table.column(unit).combine_chunks().cast(unit_type)
-        where = pc.index_in(ids, value_set=first_start.column("unit"))
-        known = np.asarray(where.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        position = lookup.get_indexer(ids.to_pandas())
+        known = position >= 0
         left_out["never_exposed"] += int((~known).sum())
-        at = np.asarray(pc.fill_null(where, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        at = np.where(known, position, 0)
         times = _seconds(name, first, table.column(timestamp).combine_chunks(), timestamp)
-        start = np.asarray(first_start.column("start_min").to_numpy(), dtype=np.float64)[at]
+        start = first_starts[at]
         before = known & (times < start)
         nothing = np.zeros(len(times), dtype=bool)
         delayed = known & window.in_delay(times, start) if window is not None else nothing
@@ -402,11 +408,10 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
         if "in_delay" in left_out:
             left_out["in_delay"] += int(delayed.sum())
         before = before | delayed
-        keep = pa.array(known & ~before & ~after)
-        kept = table.filter(keep)
-        variant_of = pc.take(_first_variant(exposed, first_start), pc.filter(pc.fill_null(where, 0), keep))
-        columns = {unit: kept.column(unit).cast(unit_type), variant: variant_of,
-                   timestamp: _as_time(times[known & ~before & ~after])}
+        mask = known & ~before & ~after
+        kept = table.filter(pa.array(mask))
+        variant_of = pc.take(first_variants, pa.array(at[mask]))
+        columns = {unit: kept.column(unit).cast(unit_type), variant: variant_of, timestamp: _as_time(times[mask])}
         columns.update({c: kept.column(c) for c in rows.columns})
         out.append((name, first, pa.table(columns)))
     zeros = {unit: exposed.column("unit"), variant: exposed.column("variant"),
