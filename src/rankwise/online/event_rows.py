@@ -414,13 +414,22 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
         columns = {unit: kept.column(unit).cast(unit_type), variant: variant_of, timestamp: _as_time(times[mask])}
         columns.update({c: kept.column(c) for c in rows.columns})
         out.append((name, first, pa.table(columns)))
+    zeros = _zero_rows(exposed, rows.columns, out[0][2].schema if out else None, unit, variant, timestamp)
+    out.append((exposure_pieces[0][0] if exposure_pieces else "<exposures>", 1, zeros))
+    return EventRows(out, rows.columns, left_out)
+
+
+def _zero_rows(exposed: Any, columns: list[str], schema: Any, unit: str, variant: str, timestamp: str) -> Any:
+    """One row of zeros per exposure, so that an exposed unit without events counts; the zeros
+    of the type the events have (``schema``: a float sum stays float, a count boolean)."""
+    import pyarrow as pa
+
     zeros = {unit: exposed.column("unit"), variant: exposed.column("variant"),
              timestamp: _as_time(np.asarray(exposed.column("start").to_numpy(), dtype=np.float64))}
-    for c in rows.columns:   # zeros of the type the events have (a float sum stays float, a count boolean)
-        kind = out[0][2].schema.field(c).type if out else pa.bool_()
+    for c in columns:
+        kind = schema.field(c).type if schema is not None else pa.bool_()
         zeros[c] = pa.array(np.zeros(exposed.num_rows, dtype=np.int64)).cast(kind)
-    out.append((exposure_pieces[0][0] if exposure_pieces else "<exposures>", 1, pa.table(zeros)))
-    return EventRows(out, rows.columns, left_out)
+    return pa.table(zeros)
 
 
 def _as_time(seconds: np.ndarray) -> Any:
