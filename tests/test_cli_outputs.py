@@ -220,7 +220,7 @@ def test_every_writing_option_is_registered_and_walked() -> None:
 
 
 SIGNED = ("evaluate", "compare", "ab", "ope", "beyond", "agree", "offline-online", "interleave compare",
-          "interleave simulate", "clicks evaluate")
+          "interleave simulate", "clicks evaluate", "rank-eval")
 """The commands that print a result: each takes ``--signature``."""
 
 

@@ -31,14 +31,15 @@ EXPOSURES = pd.DataFrame({"user": ["u1", "u2", "u3", "u4"], "arm": ["A", "A", "B
 EXPECTED = {"exclusive": (1.5, 1.0, 5), "inclusive": (2.0, 1.5, 3)}
 
 
-def _settings(end: str, engine: str = "memory") -> ABSettings:
+def _settings(end: str, engine: str = "memory", looks: bool = False) -> ABSettings:
     return ABSettings(DataSource("user", "arm", exposures=EXPOSURES, window="10s", delay="5s", window_end=end,
-                                 timestamp="t", looks=False, engine=engine),  # type: ignore[arg-type]
+                                 timestamp="t", looks=looks, engine=engine),  # type: ignore[arg-type]
                       ExperimentDesign(test="z"))
 
 
+@pytest.mark.parametrize("looks", [False, True])
 @pytest.mark.parametrize("end", ["exclusive", "inclusive"])
-def test_the_hand_example_in_every_engine(end: str) -> None:
+def test_the_hand_example_in_every_engine(end: str, looks: bool) -> None:
     import ibis
 
     control, treatment, after = EXPECTED[end]
@@ -46,15 +47,18 @@ def test_the_hand_example_in_every_engine(end: str) -> None:
                 "1 event(s) before the unit's first exposure were left out",
                 f"{after} event(s) after the unit's window were left out",
                 "2 event(s) in the unit's conversion delay were left out"]
-    results = {"memory": run(EVENTS, plan(["buys=count(buy)"], _settings(end))),
-               "duckdb": run(EVENTS, plan(["buys=count(buy)"], _settings(end, "duckdb"))),
-               "ibis": run(ibis.memtable(EVENTS), plan(["buys=count(buy)"], _settings(end)))}
+    results = {"memory": run(EVENTS, plan(["buys=count(buy)"], _settings(end, looks=looks))),
+               "duckdb": run(EVENTS, plan(["buys=count(buy)"], _settings(end, "duckdb", looks))),
+               "ibis": run(ibis.memtable(EVENTS), plan(["buys=count(buy)"], _settings(end, looks=looks)))}
     for engine, result in results.items():
         row = result.table.iloc[0]
         assert (row["control_value"], row["value"]) == (control, treatment), engine
         assert sorted(result.warnings) == sorted(warnings), engine
         assert result.settings["delay"] == 5.0 and result.settings.get("window_end") == (
             None if end == "exclusive" else "inclusive")
+        if looks:   # the last daily look counts the same window: its values are the table's
+            last = result.looks.iloc[-1]
+            assert (last["control_value"], last["value"]) == (control, treatment), engine
     pd.testing.assert_frame_equal(results["duckdb"].table, results["memory"].table)
     pd.testing.assert_frame_equal(results["ibis"].table, results["memory"].table)
 

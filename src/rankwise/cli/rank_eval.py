@@ -12,9 +12,11 @@ from typing import Annotated, Any
 import typer
 
 from rankwise.cli.app import app
+from rankwise.cli.options import with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
+from rankwise.cli.output import sign as _sign
 from rankwise.cli.output import warn as _warn
 
 index_app = typer.Typer(no_args_is_help=True, help="Build a search index for rank-eval.")
@@ -104,6 +106,7 @@ def _progress(enabled: bool) -> Any:
 
 
 @app.command("rank-eval")
+@with_signature
 def rank_eval(
     spec: Annotated[Path, typer.Argument(help="Spec: Elasticsearch _rank_eval body (JSON or YAML), "
                                              "optionally with \"metrics\" and \"systems\".")],
@@ -184,6 +187,7 @@ def rank_eval(
         _fail(str(exc))
         return
     _warn(result.warnings)
+    _sign(result)
     if unrated_out is not None:
         count = judging.write_unrated(result.unrated(), unrated_out)
         typer.echo(f"wrote {count} unrated document(s) to judge to {unrated_out}", err=True)

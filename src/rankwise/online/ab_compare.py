@@ -138,7 +138,6 @@ def comparison_row(name: str, metric: Metric, m: VariantMoments, control: str, a
     and its own columns, the minimum detectable effect, and the sequential design's columns."""
     test, design = how.test, how.sequential
     theta, pooled_x = cuped_theta(metric, m, [control, arm])
-    test.check(name, metric)
     if isinstance(metric, Quantile):
         c, t = quantile_arm(name, metric, units, control), quantile_arm(name, metric, units, arm)
     else:
