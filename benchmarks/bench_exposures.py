@@ -26,8 +26,8 @@ from bench_online import peak_mb  # noqa: E402
 RUN = """
 import json, sys, time
 t0 = time.perf_counter()
-from rankwise.online.ab_settings import ABSettings, DataSource, ExperimentDesign, plan
-from rankwise.online.analysis import run
+from rankwise.experiments.settings import ABSettings, DataSource, ExperimentDesign, plan
+from rankwise.experiments.analysis import run
 events, exposures = sys.argv[1], sys.argv[1].replace("events", "exposures")
 source = DataSource("user", "arm", exposures=exposures, window="7d", timestamp="t", engine=ENGINE, looks=LOOKS)
 metrics = ["ctr = count(click) / count(impression)", "revenue = sum(value where event = purchase)"]
@@ -44,11 +44,11 @@ def make(folder: Path, events: int, users: int, seed: int = 0) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rankwise import online
+    from rankwise import experiments
 
     rng = np.random.default_rng(seed)
     day = 86400.0
-    arm = np.where(online.assign(np.arange(1, users + 1), "bench-exposures") == 0, "A", "B")
+    arm = np.where(experiments.assign(np.arange(1, users + 1), "bench-exposures") == 0, "A", "B")
     first = rng.uniform(0, 14 * day, users)
     again = rng.random(users) < 0.5
     exposures = pa.table({"user": np.concatenate([np.arange(1, users + 1), np.flatnonzero(again) + 1]),

@@ -40,15 +40,15 @@ def main() -> None:
     parser.add_argument("--impressions", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=1_000_000)
     args = parser.parse_args()
-    from rankwise import online
-    from rankwise.online.counterfactual import ESTIMATORS
+    from rankwise import counterfactual, interleaving
+    from rankwise.counterfactual.estimators import ESTIMATORS
 
     lists = rankings()
     rng = np.random.default_rng(0)
     rows = []
     loop_n = min(args.impressions, 20_000)
     for method in ("balanced", "team-draft", "probabilistic", "optimized"):
-        table = online.distribution(lists, method, rng=0)   # optimized: the linear program, once
+        table = interleaving.distribution(lists, method, rng=0)   # optimized: the linear program, once
         start = time.perf_counter()
         clicks = rng.random((loop_n, 10)) < 0.2
         if method == "optimized":
@@ -56,10 +56,10 @@ def main() -> None:
                 table.shown(int(table.draw(1, rng)[0])).credit(np.flatnonzero(row))
         else:
             for row in clicks:
-                online.interleave(lists, method, rng=rng).credit(np.flatnonzero(row))
+                interleaving.interleave(lists, method, rng=rng).credit(np.flatnonzero(row))
         loop = loop_n / (time.perf_counter() - start)
         start = time.perf_counter()
-        table = online.distribution(lists, method, rng=0)
+        table = interleaving.distribution(lists, method, rng=0)
         chosen = table.draw(args.impressions, rng)
         clicks = (rng.random((args.impressions, 10)) < 0.2).astype(np.int8)
         for index in np.unique(chosen):
@@ -80,12 +80,12 @@ def main() -> None:
     print(f"{'estimator':<14} {'seconds':>8} {'rounds /s':>14}")
     for name in ESTIMATORS:
         start = time.perf_counter()
-        online.estimate(reward, behavior, target, name, q_logged, q_target, clip=10, resamples=200)
+        counterfactual.estimate(reward, behavior, target, name, q_logged, q_target, clip=10, resamples=200)
         seconds = time.perf_counter() - start
         print(f"{name:<14} {seconds:>8.2f} {n / seconds:>14,.0f}")
     sessions = n // 10
     start = time.perf_counter()
-    online.pbm_ips(np.repeat(np.arange(sessions), 10), np.tile(np.arange(1, 11), sessions),
+    counterfactual.pbm_ips(np.repeat(np.arange(sessions), 10), np.tile(np.arange(1, 11), sessions),
                    (rng.random(sessions * 10) < 0.1).astype(float), rng.integers(0, 11, sessions * 10),
                    1.0 / np.arange(1, 11), k=10, resamples=200)
     seconds = time.perf_counter() - start

@@ -33,8 +33,8 @@ HERE = Path(__file__).parent
 RANKWISE = """
 import json, sys, time
 t0 = time.perf_counter()
-from rankwise import online
-r = online.analyze(sys.argv[1], unit="user", variant="arm", metrics=["ctr=clicks/views", "views=views"],
+from rankwise import experiments
+r = experiments.analyze(sys.argv[1], unit="user", variant="arm", metrics=["ctr=clicks/views", "views=views"],
                    control="A", correction="none")
 row = r.table.set_index("metric").loc["ctr"]
 print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["difference"]),
@@ -89,8 +89,8 @@ LONG_METRICS = '["ctr = count(click) / count(impression)", "revenue = sum(value 
 RANKWISE_LONG = """
 import json, sys, time
 t0 = time.perf_counter()
-from rankwise import online
-r = online.analyze(sys.argv[1], unit="user", variant="arm", metrics=METRICS, control="A", correction="none",
+from rankwise import experiments
+r = experiments.analyze(sys.argv[1], unit="user", variant="arm", metrics=METRICS, control="A", correction="none",
                    engine=ENGINE)
 row = r.table.set_index("metric").loc["ctr"]
 print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["difference"]),
@@ -101,7 +101,7 @@ RANKWISE_SPARK = """
 import json, sys, time
 t0 = time.perf_counter()
 import ibis
-from rankwise import online
+from rankwise import experiments
 from pyspark.sql import SparkSession
 from rankwise.scale.spark_engine import QUIET_LOGS
 # one row per unit comes back to the driver (10M rows at 100M events): the driver's memory must hold it
@@ -110,7 +110,7 @@ spark = (SparkSession.builder.master("local[*]").config("spark.driver.memory", "
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
          .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOGS}").getOrCreate())
 table = ibis.pyspark.connect(spark).read_parquet(sys.argv[1])
-r = online.analyze(table, unit="user", variant="arm", metrics=METRICS, control="A", correction="none")
+r = experiments.analyze(table, unit="user", variant="arm", metrics=METRICS, control="A", correction="none")
 row = r.table.set_index("metric").loc["ctr"]
 print(json.dumps({"seconds": time.perf_counter() - t0, "ctr_difference": float(row["difference"]),
                   "ctr_p": float(row["p_value"])}))
@@ -184,10 +184,10 @@ def make_long_log(path: Path, events: int, users: int, seed: int = 0) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rankwise import online
+    from rankwise import experiments
 
     rng = np.random.default_rng(seed)
-    arm_of_user = np.where(online.assign(np.arange(1, users + 1), "bench") == 0, "A", "B")
+    arm_of_user = np.where(experiments.assign(np.arange(1, users + 1), "bench") == 0, "A", "B")
     click_rate = rng.beta(2, 10, users) * np.where(arm_of_user == "B", 1.02, 1.0)
     kinds = np.array(["impression", "click", "purchase"])
     writer = None
@@ -212,10 +212,10 @@ def make_log(path: Path, events: int, users: int, seed: int = 0) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rankwise import online
+    from rankwise import experiments
 
     rng = np.random.default_rng(seed)
-    arm_of_user = np.where(online.assign(np.arange(1, users + 1), "bench") == 0, "A", "B")
+    arm_of_user = np.where(experiments.assign(np.arange(1, users + 1), "bench") == 0, "A", "B")
     propensity = rng.beta(2, 30, users) * np.where(arm_of_user == "B", 1.02, 1.0)
     writer = None
     chunk = 10_000_000

@@ -26,7 +26,9 @@ LAYERS: dict[str, float] = {
     "fusion": 5, "agreement": 6,
     "recsys": 6,  # beyond-accuracy metrics of recommendation lists, tested per user (stats)
     "comparison": 6, "clicks": 6,
-    "online": 7,  # interleaving's simulated users come from clicks
+    "experiments": 7, "counterfactual": 7,  # A/B experiments; off-policy estimators
+    "interleaving": 7.5,  # its simulated users come from clicks; its simulations assign users as A/B tests do
+    "online": 7.8,  # the former home of the three, re-exporting their public names
     "report": 8, "rankeval": 8, "scale": 8,  # scale wraps evaluate, click models and A/B states
     "cli": 9,
     "": 10, "__main__": 10,  # the package itself (rankwise/__init__.py) re-exports the public API
@@ -174,13 +176,17 @@ INTENDED: dict[str, set[str]] = {
     "clicks": {"errors", "params", "progress", "results", "data", "streaming", "stats"},
     "comparison": {"_version", "errors", "params", "results", "engine", "evaluation", "stats"},
     "jax": {"errors", "metrics", "streaming"},
-    "online": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks"},
+    "experiments": {"errors", "params", "progress", "results", "data", "stats"},
+    "counterfactual": {"errors", "params", "results", "data", "stats"},
+    "interleaving": {"errors", "params", "progress", "results", "data", "evaluation", "stats", "clicks", "experiments"},
+    "online": {"experiments", "interleaving", "counterfactual"},
     "rankeval": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison"},
     "recsys": {"_version", "errors", "params", "results", "data", "metrics", "evaluation", "stats", "streaming"},
-    "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "online"},
-    "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "online", "streaming"},
+    "report": {"_version", "errors", "results", "data", "engine", "metrics", "evaluation", "comparison", "experiments"},
+    "scale": {"errors", "merging", "data", "engine", "metrics", "evaluation", "clicks", "experiments", "streaming"},
     "cli": {"_version", "errors", "params", "progress", "protected", "data", "engine", "metrics", "evaluation",
-            "fusion", "agreement", "clicks", "comparison", "online", "rankeval", "report", "recsys", "stats"},
+            "fusion", "agreement", "clicks", "comparison", "experiments", "interleaving", "counterfactual", "rankeval",
+            "report", "recsys", "stats"},
     "": {"_version", "data", "engine", "evaluation", "comparison", "rankeval"},
     "__main__": {"cli"},
 }

@@ -20,12 +20,12 @@ def _sources() -> dict[str, tuple[str, ...]]:
     from rankwise.cli.rank_eval import BackendKind
     from rankwise.clicks.read import FORMATS as LOG_FORMATS
     from rankwise.engine.conventions import Duplicates, Gains, Missing, Ties, ZeroDivision
+    from rankwise.experiments.analysis import P_VALUES
+    from rankwise.experiments.event_rows import WINDOW_ENDS
+    from rankwise.experiments.slices import CORRECTION_SCOPES
+    from rankwise.experiments.warehouse import AggregationEngine
+    from rankwise.interleaving.simulated_users import SIMULATED_USERS
     from rankwise.metrics.profiles import PROFILES
-    from rankwise.online.analysis import P_VALUES
-    from rankwise.online.event_rows import WINDOW_ENDS
-    from rankwise.online.simulated_users import SIMULATED_USERS
-    from rankwise.online.slices import CORRECTION_SCOPES
-    from rankwise.online.warehouse import AggregationEngine
     from rankwise.rankeval.backends import SEARCH_TYPES
     from rankwise.rankeval.tantivy_index import ANALYZERS
     from rankwise.stats.twosample import Alternative, Relative

@@ -86,7 +86,7 @@ def _labels(path: Path) -> Any:
 
 
 def _ab(path: Path) -> Any:
-    from rankwise.online import analyze
+    from rankwise.experiments import analyze
 
     result = analyze(str(path), unit="user", variant="variant", metrics=["ctr=clicks/views"])
     units = int(result.table["n"].sum() + result.table["n_control"].iloc[0]) if len(result.table) else 0
@@ -95,7 +95,7 @@ def _ab(path: Path) -> Any:
 
 
 def _bandit(path: Path) -> Any:
-    from rankwise.online.bandit_log import read_bandit_log
+    from rankwise.counterfactual.bandit_log import read_bandit_log
 
     log = read_bandit_log(str(path))
     assert np.isfinite(log.reward).all() and ((log.pscore > 0) & (log.pscore <= 1)).all()
@@ -103,7 +103,7 @@ def _bandit(path: Path) -> Any:
 
 
 def _credits(path: Path) -> Any:
-    from rankwise.online.interleaving import read_credits
+    from rankwise.interleaving.interleave import read_credits
 
     credits, _ = read_credits(str(path))
     assert np.isfinite(credits).all()
@@ -125,7 +125,7 @@ def _ratings(path: Path) -> Any:
 
 
 def _statistics(path: Path) -> Any:
-    from rankwise.online.statistics_table import read_statistics
+    from rankwise.experiments.statistics_table import read_statistics
 
     moments = read_statistics(str(path), ["x"], [("x", "x")])
     assert (moments.n >= 0).all()
@@ -189,13 +189,13 @@ def _recommendations(path: Path) -> Any:
 
 
 def _definitions(path: Path) -> Any:
-    from rankwise.online.definitions import read_definitions
+    from rankwise.experiments.definitions import read_definitions
 
     return read_definitions(str(path))
 
 
 def _event_log(path: Path) -> Any:
-    from rankwise.online import analyze
+    from rankwise.experiments import analyze
 
     return analyze(str(path), unit="user", variant="arm",
                    metrics=["ctr = count(click) / count(view)", "revenue = sum(value where event = buy and value > 0)"])

@@ -26,8 +26,8 @@ from rankwise import streaming as rs
 from rankwise.clicks import ClickLog
 from rankwise.clicks.models import SufficientStatistics
 from rankwise.clicks.registry import MODELS, fittable
+from rankwise.experiments.moments import VariantMoments
 from rankwise.merging import Mergeable, merge_all
-from rankwise.online.moments import VariantMoments
 
 
 def _label_sets(rng: np.random.Generator, n: int) -> dict:

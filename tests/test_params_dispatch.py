@@ -74,8 +74,8 @@ def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float
         return _click_model(name, tmp_path, rankwise_cli)
     if kind == "simulated-users":
         from rankwise.clicks import ClickLog
-        from rankwise.online import simulation
-        from rankwise.online.simulated_users import user_model
+        from rankwise.interleaving import simulation
+        from rankwise.interleaving.simulated_users import user_model
 
         log = ClickLog.from_arrays(["q0"], [["a", "c"]], [[0, 0]])
         model = user_model(name, QRELS, log)
@@ -83,15 +83,15 @@ def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float
         assert laws.sum() == pytest.approx(1.0)
         return float(laws[0, 0])
     if kind == "estimators":
-        from rankwise.online import estimate
+        from rankwise.counterfactual import estimate
 
         return estimate(REWARD, BEHAVIOR, TARGET, name, Q_LOGGED, Q_TARGET, resamples=50)["value"]
     if kind == "slate-estimators":
-        from rankwise.online import slate_estimate
+        from rankwise.counterfactual import slate_estimate
 
         return slate_estimate(*SLATES, name, resamples=50)["value"]
     if kind == "interleaving":
-        from rankwise.online import distribution, interleave
+        from rankwise.interleaving import distribution, interleave
 
         rankings = [["a", "b", "c"], ["c", "d", "a"]]
         assert len(interleave(rankings, name, rng=0).docs) == 3
@@ -123,25 +123,25 @@ def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float
                                  groups=GROUPS, catalogue=list(FEATURES))
         return float(result.table["value"].iloc[0])
     if kind == "ab-tests":
-        from rankwise.online import analyze
+        from rankwise.experiments import analyze
 
         row = analyze(_experiment(), "unit", "variant", ["bought>0"], test=name).table.iloc[0]
         return float(row["difference"])
     if kind == "sequential":
-        from rankwise.online import analyze
+        from rankwise.experiments import analyze
 
         result = analyze(_experiment(), "unit", "variant", ["bought>0"], sequential=name, timestamp="time",
                          planned_units=200)
         assert result.looks is not None and len(result.looks) == 3   # one look a day
         return float(result.table["boundary"].iloc[0])
     if kind == "event-aggregations":
-        from rankwise.online import analyze
+        from rankwise.experiments import analyze
 
         events = _events()
         spelled = f"x = {name}(click)" if not AGGREGATION_TARGET.get(name) else f"x = {name}(value)"
         return float(analyze(events, "unit", "variant", [spelled]).table["difference"].iloc[0])
     if kind == "correction-scopes":
-        from rankwise.online import analyze
+        from rankwise.experiments import analyze
 
         table = analyze(_experiment(), "unit", "variant", ["bought>0", "late=time_day"], slices=["region"],
                         correction_scope=name).table
@@ -217,8 +217,8 @@ def _new_click_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_c
 def _new_simulated_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
     from rankwise.clicks import ClickLog
     from rankwise.clicks.ultra import from_ultra
-    from rankwise.online import simulation
-    from rankwise.online.simulated_users import user_model
+    from rankwise.interleaving import simulation
+    from rankwise.interleaving.simulated_users import user_model
 
     def patient_users(qrels, log, attention=1.0):   # examine every rank with the same chance
         return from_ultra({"model_name": "position_biased_model", "exam_prob": [attention] * 10,
@@ -235,8 +235,8 @@ def _new_simulated_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwis
 
 
 def _new_estimator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
-    from rankwise.online import estimate
-    from rankwise.online.counterfactual import Estimator, RoundTerms
+    from rankwise.counterfactual import estimate
+    from rankwise.counterfactual.estimators import Estimator, RoundTerms
 
     def shrunk_ips(w, r, q_log, q_tgt, shrink=0.0):   # IPS with the weights pulled towards 1
         return RoundTerms((w + shrink) / (1 + shrink) * r, np.ones(len(r)), np.zeros(len(r)))
@@ -249,7 +249,7 @@ def _new_estimator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli
 
 
 def _new_slate_estimator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
-    from rankwise.online import slate_estimate
+    from rankwise.counterfactual import slate_estimate
 
     def capped(slate, reward, behavior, target, cap=np.inf):   # each row's weighted reward capped
         return np.bincount(slate, weights=np.minimum(reward * target / behavior, cap))
@@ -262,9 +262,9 @@ def _new_slate_estimator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwi
 
 
 def _new_interleaving_method(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
-    from rankwise.online import distribution, interleave
-    from rankwise.online.interleaved_lists import Interleaved
-    from rankwise.online.interleaving_methods import InterleavingMethod
+    from rankwise.interleaving import distribution, interleave
+    from rankwise.interleaving.lists import Interleaved
+    from rankwise.interleaving.methods import InterleavingMethod
 
     def one_leads(lists, size, rng, lead=0):   # the leading ranking's top, all credited to it
         docs = lists[lead][:size]
@@ -361,8 +361,8 @@ def _new_beyond_metric(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise
 def _new_ab_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
     from scipy.stats import norm
 
-    from rankwise.online import analyze
-    from rankwise.online.ab_tests import ABTest
+    from rankwise.experiments import analyze
+    from rankwise.experiments.ab_tests import ABTest
 
     def shifted(pair, d, settings, null=0.0):   # the z test of "the difference is null", not 0
         return {"p_value": float(2 * norm.sf(abs(d.difference - null) / d.se))}
@@ -388,7 +388,7 @@ def _new_ab_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: 
 def _new_sequential_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
     from scipy.stats import norm
 
-    from rankwise.online import analyze
+    from rankwise.experiments import analyze
     from rankwise.stats.sequential import Design
 
     def bonferroni_looks(control, treatment, d, alpha, looks=1):   # alpha split over a fixed number of looks
@@ -409,8 +409,8 @@ def _new_sequential_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rank
 
 
 def _new_correction_scope(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
-    from rankwise.online import analyze
-    from rankwise.online.slices import Scope
+    from rankwise.experiments import analyze
+    from rankwise.experiments.slices import Scope
 
     def per_prefix(frame, separator="_"):   # the metrics that share a name up to the separator, together
         key = frame["metric"].str.split(separator).str[0]
@@ -457,9 +457,9 @@ def test_no_branch_on_an_ab_member_name_outside_its_declaration() -> None:
     outside the modules that declare them."""
     import ast
 
-    from rankwise.online.ab_tests import AB_TESTS
-    from rankwise.online.definitions import AGGREGATIONS
-    from rankwise.online.slices import CORRECTION_SCOPES
+    from rankwise.experiments.ab_tests import AB_TESTS
+    from rankwise.experiments.definitions import AGGREGATIONS
+    from rankwise.experiments.slices import CORRECTION_SCOPES
     from rankwise.stats.sequential import SEQUENTIAL_DESIGNS
 
     names = {spelling for registry_ in (AB_TESTS, SEQUENTIAL_DESIGNS) for member in registry_.values()

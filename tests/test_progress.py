@@ -88,8 +88,8 @@ def test_the_command_line_draws_bars_only_when_asked_or_on_a_terminal(tmp_path: 
 def test_fuse_ab_and_every_bootstrap_report_their_work() -> None:
     import numpy as np
 
+    from rankwise.experiments import analyze
     from rankwise.fusion import fuse
-    from rankwise.online import analyze
     from rankwise.stats.resampling import bootstrap_statistic
 
     recorder = Recorder()

@@ -58,11 +58,11 @@ def test_ab_page_draws_the_lift_plot_across_the_page(tmp_path) -> None:
     plot."""
     from pathlib import Path
 
-    from rankwise import online
+    from rankwise import experiments
     from rankwise.report.ab import ab_html
 
     data = Path(__file__).parent / "data" / "online" / "events.csv"
-    result = online.analyze(data, unit="user_id", metrics={"ctr": "count(click) / count(impression)"},
+    result = experiments.analyze(data, unit="user_id", metrics={"ctr": "count(click) / count(impression)"},
                             timestamp="timestamp", sequential="always-valid")
     page = tmp_path / "ab.html"
     page.write_text(ab_html(result))

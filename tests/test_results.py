@@ -33,7 +33,7 @@ def _compare() -> Any:
 
 
 def _ab() -> Any:
-    from rankwise.online import analyze
+    from rankwise.experiments import analyze
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"unit": np.arange(60), "variant": np.where(np.arange(60) % 2, "b", "a"),
@@ -42,7 +42,7 @@ def _ab() -> Any:
 
 
 def _ope() -> Any:
-    from rankwise.online.bandit_log import evaluate_policy, read_bandit_log
+    from rankwise.counterfactual.bandit_log import evaluate_policy, read_bandit_log
 
     log = read_bandit_log({"action": ["a", "b", "a", "b"], "position": [1] * 4, "reward": [1, 0, 1, 1],
                            "pscore": [0.5] * 4})
@@ -68,7 +68,7 @@ def _fusion() -> Any:
 
 
 def _simulation() -> Any:
-    from rankwise.online.simulation import simulate_comparison
+    from rankwise.interleaving.simulation import simulate_comparison
 
     return simulate_comparison({"q": {"d1": 3, "d2": 0, "d3": 1}}, {"q": {"d1": 1, "d2": 2}},
                                {"q": {"d1": 2, "d3": 1}}, depth=2, impressions=[100], repetitions=5,
@@ -92,31 +92,31 @@ def _beyond() -> Any:
 
 
 def _estimate() -> Any:
-    from rankwise.online import estimate
+    from rankwise.counterfactual import estimate
 
     return estimate([1, 0, 1], [0.5, 0.5, 0.25], [1.0, 0.5, 0.5], "ips(clip=1.5)", resamples=20)
 
 
 def _estimate_all() -> Any:
-    from rankwise.online import estimate_all
+    from rankwise.counterfactual import estimate_all
 
     return estimate_all([1, 0, 1], [0.5, 0.5, 0.25], [1.0, 0.5, 0.5], resamples=20)
 
 
 def _slate() -> Any:
-    from rankwise.online import slate_estimate
+    from rankwise.counterfactual import slate_estimate
 
     return slate_estimate([0, 0, 1, 1], [1, 0, 1, 1], [0.5, 0.5, 0.5, 0.25], [1, 0.5, 0.25, 1], resamples=20)
 
 
 def _pbm_ips() -> Any:
-    from rankwise.online import pbm_ips
+    from rankwise.counterfactual import pbm_ips
 
     return pbm_ips([0, 0, 1], [1, 2, 1], [1, 1, 0], [2, 1, 1], [1.0, 0.5], k=2, resamples=20)
 
 
 def _preferences() -> Any:
-    from rankwise.online import preferences
+    from rankwise.interleaving import preferences
 
     return preferences(np.array([[1, 0], [0, 1], [1, 0]]), names=["A", "B"], resamples=20)
 
@@ -144,10 +144,12 @@ RESULTS: dict[str, Callable[[], Any]] = {
     "pbm-ips": _pbm_ips, "preferences": _preferences, "clicks-evaluate": _clicks_evaluate,
     "offline-online": _offline_online}
 
-PUBLIC = ("rankwise", "rankwise.online", "rankwise.clicks", "rankwise.recsys", "rankwise.fusion",
+PUBLIC = ("rankwise", "rankwise.experiments", "rankwise.interleaving", "rankwise.counterfactual", "rankwise.online",
+          "rankwise.clicks", "rankwise.recsys", "rankwise.fusion",
           "rankwise.agreement", "rankwise.rankeval", "rankwise.streaming", "rankwise.comparison")
 NOT_RESULTS = {
-    "rankwise.online.statistics_table": "prepares the per-variant input table analyze reads",
+    "rankwise.experiments.statistics_table": "prepares the per-variant input table analyze reads",
+    "rankwise.online.statistics_table": "the same function, under the package's former name",
     "rankwise.clicks.placement_features": "a feature table for fitting, not an analysis",
     "rankwise.clicks.read_log": "a reader: returns the log",
     "rankwise.agreement.qpp_correlations": "the correlations of one predictor, a part of agreement's result",

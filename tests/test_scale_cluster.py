@@ -310,26 +310,26 @@ def test_an_event_log_on_spark_through_ibis_equals_the_in_memory_analysis(spark)
     """A/B analysis of an event log Spark holds: the per-unit sums run in Spark (through Ibis's
     PySpark backend) and the results equal the in-memory analysis."""
     ibis = pytest.importorskip("ibis")
-    from rankwise import online
+    from rankwise import experiments
 
     events = Path(__file__).parent / "data" / "online" / "events.csv"
     metrics = {"ctr": "count(click) / count(impression)", "buyers": "any(purchase)",
                "revenue": "sum(value where event = purchase)"}
     table = ibis.pyspark.connect(spark).read_csv(str(events), header=True, inferSchema=True)
-    pd.testing.assert_frame_equal(online.analyze(table, unit="user_id", metrics=metrics).table,
-                                  online.analyze(events, unit="user_id", metrics=metrics).table)
+    pd.testing.assert_frame_equal(experiments.analyze(table, unit="user_id", metrics=metrics).table,
+                                  experiments.analyze(events, unit="user_id", metrics=metrics).table)
     # the daily looks: one row per unit x day summed by Spark
     looks = {"unit": "user_id", "metrics": metrics, "timestamp": "timestamp", "sequential": "always-valid"}
-    spark_looks, memory_looks = online.analyze(table, **looks).looks, online.analyze(events, **looks).looks
+    spark_looks, memory_looks = experiments.analyze(table, **looks).looks, experiments.analyze(events, **looks).looks
     assert len(spark_looks) == len(memory_looks) > 0
     pd.testing.assert_frame_equal(spark_looks, memory_looks, check_exact=False, rtol=1e-12)
     # an exposure table in Spark too: first exposures, windows and the events left out
     connection = ibis.pyspark.connect(spark)
     exposures = Path(__file__).parent / "data" / "online" / "exposures.csv"
     windowed = {"unit": "user_id", "metrics": metrics, "timestamp": "timestamp", "window": "7d"}
-    in_spark = online.analyze(table, exposures=connection.read_csv(str(exposures), header=True, inferSchema=True),
+    in_spark = experiments.analyze(table, exposures=connection.read_csv(str(exposures), header=True, inferSchema=True),
                               **windowed)
-    in_memory = online.analyze(events, exposures=exposures, **windowed)
+    in_memory = experiments.analyze(events, exposures=exposures, **windowed)
     pd.testing.assert_frame_equal(in_spark.table, in_memory.table, check_exact=False, rtol=1e-12)
     assert in_spark.warnings == in_memory.warnings
 

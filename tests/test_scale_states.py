@@ -11,8 +11,8 @@ from conftest import DATA
 
 from rankwise import clicks
 from rankwise.errors import RankwiseError
-from rankwise.online.analysis import analyze
-from rankwise.online.moments import VariantMoments
+from rankwise.experiments.analysis import analyze
+from rankwise.experiments.moments import VariantMoments
 from rankwise.scale.states import fit_click_model, reduce_metric, reduce_moments, tree_reduce
 from rankwise.streaming import NDCG, Accuracy, LogLoss, MeanSquaredError, MultiMetric
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from rankwise.online import VariantMoments, analyze
+from rankwise.experiments import VariantMoments, analyze
 from rankwise.stats.bayes import NormalPrior, expected_loss, normal_posterior
 
 Z975 = 1.959963984540054

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rankwise.errors import OptionError
-from rankwise.online import analyze
+from rankwise.experiments import analyze
 from rankwise.stats.quantiles import N_STAR, bound_levels, estimate_quantile, n_star, quantile_variance
 from rankwise.stats.twosample import Arm, compare_arms
 

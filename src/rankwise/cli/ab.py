@@ -17,9 +17,9 @@ from rankwise.cli.output import sign as _sign
 from rankwise.errors import RankwiseError
 
 if TYPE_CHECKING:
-    from rankwise.online.definitions import Definition
-    from rankwise.online.events import Mixed
-    from rankwise.online.warehouse import AggregationEngine
+    from rankwise.experiments.definitions import Definition
+    from rankwise.experiments.events import Mixed
+    from rankwise.experiments.warehouse import AggregationEngine
     from rankwise.stats.twosample import Alternative, Relative
 
 
@@ -97,7 +97,7 @@ def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | Non
 
     chosen: list[str | Definition] = list(metrics)
     if metrics_file is not None:
-        from rankwise.online.definitions import read_definitions
+        from rankwise.experiments.definitions import read_definitions
 
         chosen += read_definitions(str(metrics_file))
     if not chosen:
@@ -106,13 +106,13 @@ def _inputs(logs: list[str] | None, metrics: list[str], metrics_file: Path | Non
     if ibis_url is not None:
         if logs or database is not None:
             raise OptionError("give either event files, --database or --ibis, not two of them")
-        from rankwise.online.ibis_source import connect_table
+        from rankwise.experiments.ibis_source import connect_table
 
         return connect_table(ibis_url, table, query), chosen
     if database is not None:
         if logs:
             raise OptionError("give either event files or --database, not both")
-        from rankwise.online.warehouse import DuckDBSource
+        from rankwise.experiments.warehouse import DuckDBSource
 
         return DuckDBSource(str(database), table=table, query=query), chosen
     if table is not None or query is not None:
@@ -205,6 +205,9 @@ def ab(
     ] = [],  # noqa: B006
     covariate: Annotated[list[str], typer.Option(
         "--covariate", help="CUPED: METRIC=COL (a pre-experiment per-unit column) or METRIC=NUM/DEN.")] = [],  # noqa: B006
+    pre_period: Annotated[str | None, typer.Option(
+        "--pre-period", help="With --exposures: CUPED from each metric's own events in this span before the unit's "
+                             "first exposure (14d, as GrowthBook's regression adjustment).")] = None,
     test: Annotated[str, typer.Option(
         "--test", help="The test of each arm against the control; 'rankwise list ab-tests' lists them.")] = "welch",
     relative: Annotated[str, typer.Option("--relative", help="Relative interval: delta | log")] = "delta",
@@ -258,8 +261,8 @@ def ab(
     try:
         data, chosen = _inputs(logs, metric, metrics_file, database, table, query, ibis_url)
         unit, variant = _event_roles(data, unit, variant)
-        from rankwise.online.ab_settings import ABSettings, Adjustments, DataSource, ExperimentDesign, plan
-        from rankwise.online.analysis import run
+        from rankwise.experiments.analysis import run
+        from rankwise.experiments.settings import ABSettings, Adjustments, DataSource, ExperimentDesign, plan
 
         settings = ABSettings(
             DataSource(unit, variant, variants.split(",") if variants else None, event, exposures, window, timestamp,
@@ -271,7 +274,7 @@ def ab(
             Adjustments(_covariates(covariate), tuple(cupac), "linear",
                         _pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), cap_ignore_zeros, tuple(slice_by),
                         {k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail", "METRIC=MARGIN").items()},
-                        tuple(lower_is_better)))
+                        tuple(lower_is_better), pre_period))
         result = run(data, plan(chosen, settings, tuning=tuning, mixture_effect=mixture_effect))
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint
@@ -332,7 +335,7 @@ def assign(
         count = len(names) if names else len(chosen) if chosen else 2
         if names and chosen and len(names) != len(chosen):
             raise OptionError(f"--variants names {len(names)} variants and --weights gives {len(chosen)} weights")
-        from rankwise.online.hashing import assign as assign_units
+        from rankwise.experiments.hashing import assign as assign_units
 
         codes = assign_units(ids, experiment, chosen, coverage, hash_version, variants=count, seed=seed)
     except RankwiseError as exc:

@@ -38,7 +38,7 @@ def compare(
     digits: Annotated[int, typer.Option(help="Decimals shown in tables.")] = 4,
 ) -> None:
     """Wins, ties and losses per pair of rankers, delta with a bootstrap interval, sign test and Holm."""
-    from rankwise.online.interleaving import preferences, read_credits
+    from rankwise.interleaving.interleave import preferences, read_credits
     from rankwise.report import interleave as render
 
     try:
@@ -90,7 +90,7 @@ def simulate(
     """Simulated users from a click model over real qrels and runs: the probability of the
     wrong winner against impressions for A/B, each interleaving method and position-based IPS,
     the A/A false-positive rate and interval coverage."""
-    from rankwise.online.simulation import simulate_comparison
+    from rankwise.interleaving.simulation import simulate_comparison
     from rankwise.report import interleave as render
 
     try:

@@ -38,7 +38,7 @@ def ope(
     prior: Annotated[float, typer.Option(
         "--prior", help="Reward model: pseudo-rounds shrinking each action's mean toward its position's.")] = 1.0,
     alpha: Annotated[float, typer.Option("--alpha", help="Intervals at 1 - alpha.")] = 0.05,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 2000,
+    resamples: Annotated[int, typer.Option("--resamples", min=0, help="Bootstrap resamples (0: no interval).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
@@ -46,8 +46,8 @@ def ope(
 ) -> None:
     """Estimate a target policy's mean reward from rounds logged under another policy (IPS,
     SNIPS, direct method, doubly robust and variants), with bootstrap intervals."""
-    from rankwise.online import bandit_log
-    from rankwise.online.counterfactual import ESTIMATORS
+    from rankwise.counterfactual import bandit_log
+    from rankwise.counterfactual.estimators import ESTIMATORS
     from rankwise.report import ope as render
 
     columns: dict[str, Any] = {"action": action, "position": None if no_position else position, "reward": reward,

@@ -390,3 +390,30 @@ def number_column(name: str, first: int, column: Any, field_name: str, counts: b
         raise InputError(f"negative count {values[row]:g}; counts (clicks, impressions, conversions) are >= 0",
                          field=field_name, **location(name, first, row))
     return values
+
+
+def refuse_blank(name: str, first: int, column: Any, field_name: str) -> Any:
+    """``column`` (text, or a dictionary of text), refused when a row is empty or blank: empty
+    unit ids would merge into one unit, an empty variant would become an arm named ''.
+
+    >>> import pyarrow as pa
+    >>> refuse_blank("log.csv", 2, pa.array(["a", "b"]), "unit").to_pylist()
+    ['a', 'b']
+    >>> refuse_blank("log.csv", 2, pa.array(["a", " "]), "unit")   # rows from line 2 (after the header)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: log.csv:3: field 'unit': empty unit; every row needs one
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.dictionary if pa.types.is_dictionary(column.type) else column
+    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0)
+    if pc.any(blank).as_py():
+        rows = np.asarray(blank.to_numpy(zero_copy_only=False))
+        if pa.types.is_dictionary(column.type):
+            rows = np.isin(np.asarray(column.indices.to_numpy(zero_copy_only=False)), np.flatnonzero(rows))
+        if rows.any():
+            raise InputError(f"empty {field_name}; every row needs one", field=field_name,
+                             **location(name, first, int(np.flatnonzero(rows)[0])))
+    return column

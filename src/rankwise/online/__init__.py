@@ -1,6 +1,6 @@
-"""Online experiments: hash assignment (GrowthBook-identical), event aggregation, A/B analysis
-with ratio metrics, CUPED, sample ratio mismatch and peeking-safe tests; interleaving and
-multileaving; off-policy (counterfactual) estimators.
+"""The former home of online experiments, kept so that ``from rankwise import online`` goes on
+working: it re-exports the public names of ``rankwise.experiments`` (A/B tests),
+``rankwise.interleaving`` and ``rankwise.counterfactual``, which new code imports directly.
 
 >>> from rankwise import online
 >>> online.assign(["u1", "u2"], "exp-1").tolist()
@@ -9,25 +9,42 @@ multileaving; off-policy (counterfactual) estimators.
 
 from __future__ import annotations
 
-from rankwise.online.analysis import ABResult, analyze
-from rankwise.online.counterfactual import estimate, estimate_all
-from rankwise.online.events import Units, aggregate_units
-from rankwise.online.hashing import assign, bucket_ranges, fnv1a32, gbhash, in_namespace
-from rankwise.online.interleaving import Interleaved, distribution, interleave, preferences
-from rankwise.online.list_distribution import ListDistribution
-from rankwise.online.metric_table import parse_metric
-from rankwise.online.metrics import Mean, Proportion, Ratio
-from rankwise.online.moments import VariantMoments
-from rankwise.online.ranking_estimators import pbm_ips, position_propensities, slate_estimate
-from rankwise.online.statistics_table import read_statistics, statistics_table
-from rankwise.stats.power import minimum_detectable_effect, power, sample_size
-from rankwise.stats.sequential import always_valid, boundaries, msprt
-from rankwise.stats.srm import SRM, srm_test
-from rankwise.stats.twosample import Arm, Difference, compare_arms
+from rankwise.counterfactual import estimate, estimate_all, pbm_ips, position_propensities, slate_estimate
+from rankwise.experiments import (
+                                  SRM,
+                                  ABResult,
+                                  Arm,
+                                  Difference,
+                                  Mean,
+                                  Proportion,
+                                  Quantile,
+                                  Ratio,
+                                  Units,
+                                  VariantMoments,
+                                  aggregate_units,
+                                  always_valid,
+                                  analyze,
+                                  assign,
+                                  boundaries,
+                                  bucket_ranges,
+                                  compare_arms,
+                                  fnv1a32,
+                                  gbhash,
+                                  in_namespace,
+                                  minimum_detectable_effect,
+                                  msprt,
+                                  parse_metric,
+                                  power,
+                                  read_statistics,
+                                  sample_size,
+                                  srm_test,
+                                  statistics_table,
+)
+from rankwise.interleaving import Interleaved, ListDistribution, distribution, interleave, preferences
 
-__all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Ratio", "SRM",
-           "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign", "boundaries",
-           "bucket_ranges", "compare_arms", "distribution", "estimate", "estimate_all", "fnv1a32", "gbhash",
-           "in_namespace", "interleave", "minimum_detectable_effect", "msprt", "parse_metric", "pbm_ips",
+__all__ = ["ABResult", "Arm", "Difference", "Interleaved", "ListDistribution", "Mean", "Proportion", "Quantile",
+           "Ratio", "SRM", "Units", "VariantMoments", "aggregate_units", "always_valid", "analyze", "assign",
+           "boundaries", "bucket_ranges", "compare_arms", "distribution", "estimate", "estimate_all", "fnv1a32",
+           "gbhash", "in_namespace", "interleave", "minimum_detectable_effect", "msprt", "parse_metric", "pbm_ips",
            "position_propensities", "power", "preferences", "read_statistics", "sample_size", "slate_estimate",
            "srm_test", "statistics_table"]

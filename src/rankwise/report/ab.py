@@ -126,13 +126,15 @@ def ab_title(result: Any) -> str:
                     f"{prior['prior_type']} effect" if prior["proper"] else f"test={s['test']}, flat prior")
         parts = [p for p in parts if not p.startswith("correction=")]
     if s.get("slices"):
-        from rankwise.online.slices import CORRECTION_SCOPES
+        from rankwise.experiments.slices import CORRECTION_SCOPES
 
         scope = CORRECTION_SCOPES.get(s["correction_scope"]).phrase
         parts = [f"{p} {scope}" if p.startswith("correction=") else p for p in parts]
     applied = []
     if s.get("covariates"):
         applied.append("CUPED: " + ", ".join(f"{m} on {c}" for m, c in s["covariates"].items()))
+    if s.get("pre_period") is not None:
+        applied.append(f"CUPED: each metric on its own {s['pre_period']} before exposure")
     if s.get("cupac"):
         applied.append(f"CUPAC: {s['cupac_model']} model on {', '.join(s['cupac'])}, cross-fitted")
     if s.get("caps"):
@@ -256,7 +258,7 @@ def ab_statistics(result: Any) -> str:
     """The per-variant sufficient statistics the analysis used, as CSV (``variant``, ``n``,
     ``sum(x)``, ``sum(x*y)``): what ``rankwise ab --statistics`` reads back, and what shards
     of a log add up to."""
-    from rankwise.online.statistics_table import statistics_table
+    from rankwise.experiments.statistics_table import statistics_table
     from rankwise.report.annotate import csv_text
 
     return csv_text(statistics_table(result.statistics, result.settings.get("variant", "variant")), result.warnings)

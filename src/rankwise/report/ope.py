@@ -15,7 +15,7 @@ def ope_grid(result: Any, digits: int = 4) -> Grid:
     """One row per estimator; the log's own mean reward and the warnings under it.
 
     >>> import pandas as pd
-    >>> from rankwise.online.bandit_log import OPEResult
+    >>> from rankwise.counterfactual.bandit_log import OPEResult
     >>> table = pd.DataFrame([{"estimator": "ips", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "se": 0.05, "n": 10,
     ...                        "effective_n": 8.0, "max_weight": 2.0, "clipped": 0}])
     >>> print(ope_grid(OPEResult(table, 0.45, 10, [], {"policy": "uniform", "alpha": 0.05}), 2).text())

@@ -8,7 +8,7 @@ and the client never holds the data.
 - :func:`reduce_lists`: a list metric (``ItemExposure``) updated with long-format
   recommendations (one row per user x item), each user's rows brought to one partition first.
 - :func:`reduce_moments`: ``VariantMoments`` (per-variant counts, means and co-moments, what
-  every A/B test in ``rankwise.online`` reads) of a per-unit Dask DataFrame.
+  every A/B test in ``rankwise.experiments`` reads) of a per-unit Dask DataFrame.
 - :func:`fit_click_model`: a click model fitted on a cluster: the log's chunks stay on the
   workers, each EM pass ships the current parameters, computes each chunk's expected counts
   there and adds them up in a tree.
@@ -160,7 +160,7 @@ def reduce_moments(frame: Any, variant: str, columns: Sequence[str], variants: S
                    client: Any = None, split_every: int = SPLIT_EVERY) -> Any:
     """``VariantMoments`` of a per-unit Dask DataFrame (one row per unit: its ``variant`` and
     its values in ``columns``), computed per partition and merged in a tree; the A/B tests of
-    ``rankwise.online`` read it. Variants default to every variant seen, sorted.
+    ``rankwise.experiments`` read it. Variants default to every variant seen, sorted.
 
     >>> import dask.dataframe as dd, pandas as pd
     >>> from distributed import Client
@@ -180,7 +180,7 @@ def reduce_moments(frame: Any, variant: str, columns: Sequence[str], variants: S
 
 
 def _moments_of_partition(part: Any, variant: str, columns: list[str], variants: list[str]) -> Any:
-    from rankwise.online.moments import VariantMoments
+    from rankwise.experiments.moments import VariantMoments
 
     return VariantMoments.from_units(part[variant].to_numpy(), {c: part[c].to_numpy() for c in columns}, variants)
 

@@ -101,7 +101,11 @@ def percentile_interval(draws: np.ndarray, alpha: float = 0.05, axis: int | None
 
     >>> percentile_interval(np.array([1.0, np.nan, 3.0]), 0.5, ignore_nan=True)
     (1.5, 2.5)
+    >>> percentile_interval(np.empty(0))   # no resamples drawn: no interval
+    (nan, nan)
     """
+    if axis is None and np.size(draws) == 0:
+        return float("nan"), float("nan")
     quantile = np.nanquantile if ignore_nan else np.quantile
     low, high = quantile(draws, [alpha / 2, 1 - alpha / 2], axis=axis)
     if np.ndim(low) == 0:

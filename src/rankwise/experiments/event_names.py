@@ -1,0 +1,108 @@
+"""A misspelt event name is an error, never a column of zeros: when an aggregation that names an
+event type (``count(clicks)``, ``any(purchase)``) counted nothing in every variant, the event
+types the data holds are read (only then: the common path pays nothing) and a name that is not
+among them is refused, with the names present.
+
+>>> from rankwise.experiments.definitions import parse_definition
+>>> definition = parse_definition("count(clicks)", "c")
+>>> missing_events([definition], {"event": ["click", "view", "click"]}, "event", ["clicks"])
+Traceback (most recent call last):
+...
+rankwise.errors.InputError: <input>: field 'event': count(clicks) names event 'clicks', ...; its events are 'click', ...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rankwise.errors import InputError
+from rankwise.experiments.definitions import Definition
+from rankwise.experiments.metrics import indicator
+from rankwise.experiments.moments import VariantMoments
+
+_SHOWN = 30
+"""Event types listed in the error at most."""
+
+
+def zero_event_targets(definitions: Sequence[Definition], moments: VariantMoments) -> list[str]:
+    """The event types named by aggregations whose per-unit column is zero in every variant."""
+    zero: list[str] = []
+    for definition in definitions:
+        for aggregate in definition.aggregates():
+            if aggregate.sums or aggregate.target == "*":
+                continue
+            found = [moments.columns.index(c) for c in (aggregate.column, indicator(aggregate.column))
+                     if c in moments.columns]
+            if found and all(not np.any(moments.means[:, i]) for i in found):
+                zero.append(aggregate.target)
+    return list(dict.fromkeys(zero))
+
+
+def event_types(data: Any, event: str) -> list[str]:
+    """The distinct values of column ``event`` in ``data`` (files, a DataFrame, an Arrow table, a
+    mapping, a DuckDB source or an Ibis table), as text."""
+    from rankwise.experiments.ibis_source import is_ibis_table
+    from rankwise.experiments.warehouse import DuckDBSource
+
+    if is_ibis_table(data):
+        values = data.select(data[event].cast("string").name("e")).distinct().limit(10_000).execute()["e"]
+        return sorted(str(v) for v in values.tolist() if v is not None)
+    if isinstance(data, DuckDBSource):
+        from rankwise.data import gateway
+        from rankwise.experiments.definitions import quote_identifier
+        from rankwise.experiments.warehouse import _relation
+
+        connection = gateway.duckdb_module().connect()
+        try:
+            _relation(connection, data, "rankwise_event_names")
+            rows = connection.execute(f"SELECT DISTINCT CAST({quote_identifier(event)} AS VARCHAR) "
+                                      "FROM rankwise_event_names LIMIT 10000").fetchall()
+        finally:
+            connection.close()
+        return sorted(str(r[0]) for r in rows if r[0] is not None)
+    import pyarrow.compute as pc
+
+    from rankwise.data.tables import tables_of
+
+    found: set[str] = set()
+    pieces = tables_of([data] if isinstance(data, (str, os.PathLike)) else data, [event])
+    for _, _, table in pieces:
+        column = table.column(event)
+        found.update(str(v) for v in pc.unique(column.cast("string") if column.type != "string" else column)
+                     .to_pylist() if v is not None)
+    return sorted(found)
+
+
+def missing_events(definitions: Sequence[Definition], data: Any, event: str, zero: Sequence[str]) -> None:
+    """An ``InputError`` for the first of ``zero`` (event types that counted nothing) that the
+    data does not hold, naming the event types present."""
+    if not zero:
+        return
+    try:
+        present = event_types(data, event)
+    except Exception:   # the data cannot be read a second time (a stream): the zeros stand
+        return
+    for name in zero:
+        if name not in present:
+            spelled = next((a.text() for d in definitions for a in d.aggregates() if a.target == name), name)
+            listed = ", ".join(repr(p) for p in present[:_SHOWN]) + (" ..." if len(present) > _SHOWN else "")
+            raise InputError(f"{spelled} names event {name!r}, which the data does not hold; its events are "
+                             f"{listed or 'none'}", source=_described(data), field=event)
+
+
+def _described(data: Any) -> str:
+    if isinstance(data, (str, os.PathLike)):
+        return str(data)
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, (str, os.PathLike)) for d in data):
+        return ", ".join(str(d) for d in data[:3])
+    describe = getattr(data, "describe", None)
+    if callable(describe) and type(data).__name__ == "DuckDBSource":
+        return str(describe())
+    return "<input>"
+
+
+__all__ = ["event_types", "missing_events", "zero_event_targets"]

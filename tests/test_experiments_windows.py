@@ -1,0 +1,90 @@
+"""Conversion windows with a delay and an inclusive or exclusive end (GrowthBook's conversion
+delay and window): a hand-computed log through every engine (memory, DuckDB, Ibis) and the
+command line, each giving the same numbers and the same counts of the events left out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rankwise.experiments.analysis import run
+from rankwise.experiments.event_rows import ConversionWindow, conversion_window
+from rankwise.experiments.settings import ABSettings, DataSource, ExperimentDesign, plan
+
+# times in seconds; u1 and u2 exposed to A at 0, u3 and u4 to B at 100; u5 never exposed.
+# With a 5 s delay and a 10 s window the events at [start + 5, start + 15) count (or to
+# start + 15 inclusive):
+#   u1: 2 (delay), 5 and 14.9 (counted), 15 (the end), 20 (after)
+#   u2: -1 (before the exposure), 7 (counted)
+#   u3: 104 (delay), 105 and 110 (counted), 115 (the end), 116 (after)
+#   u4: 120 (after)                       u5: 3 (never exposed)
+EVENTS = pd.DataFrame({
+    "user": ["u1"] * 5 + ["u2"] * 2 + ["u3"] * 5 + ["u4", "u5"],
+    "t": [2.0, 5.0, 14.9, 15.0, 20.0, -1.0, 7.0, 104.0, 105.0, 110.0, 115.0, 116.0, 120.0, 3.0],
+    "event": ["buy"] * 14})
+EXPOSURES = pd.DataFrame({"user": ["u1", "u2", "u3", "u4"], "arm": ["A", "A", "B", "B"],
+                          "t": [0.0, 0.0, 100.0, 100.0]})
+# exclusive end: A (2 + 1) / 2, B (2 + 0) / 2; inclusive: A (3 + 1) / 2, B (3 + 0) / 2
+EXPECTED = {"exclusive": (1.5, 1.0, 5), "inclusive": (2.0, 1.5, 3)}
+
+
+def _settings(end: str, engine: str = "memory", looks: bool = False) -> ABSettings:
+    return ABSettings(DataSource("user", "arm", exposures=EXPOSURES, window="10s", delay="5s", window_end=end,
+                                 timestamp="t", looks=looks, engine=engine),  # type: ignore[arg-type]
+                      ExperimentDesign(test="z"))
+
+
+@pytest.mark.parametrize("looks", [False, True])
+@pytest.mark.parametrize("end", ["exclusive", "inclusive"])
+def test_the_hand_example_in_every_engine(end: str, looks: bool) -> None:
+    import ibis
+
+    control, treatment, after = EXPECTED[end]
+    warnings = ["1 event(s) of units never exposed were left out",
+                "1 event(s) before the unit's first exposure were left out",
+                f"{after} event(s) after the unit's window were left out",
+                "2 event(s) in the unit's conversion delay were left out"]
+    results = {"memory": run(EVENTS, plan(["buys=count(buy)"], _settings(end, looks=looks))),
+               "duckdb": run(EVENTS, plan(["buys=count(buy)"], _settings(end, "duckdb", looks))),
+               "ibis": run(ibis.memtable(EVENTS), plan(["buys=count(buy)"], _settings(end, looks=looks)))}
+    for engine, result in results.items():
+        row = result.table.iloc[0]
+        assert (row["control_value"], row["value"]) == (control, treatment), engine
+        assert sorted(result.warnings) == sorted(warnings), engine
+        assert result.settings["delay"] == 5.0 and result.settings.get("window_end") == (
+            None if end == "exclusive" else "inclusive")
+        if looks:   # the last daily look counts the same window: its values are the table's
+            last = result.looks.iloc[-1]
+            assert (last["control_value"], last["value"]) == (control, treatment), engine
+    pd.testing.assert_frame_equal(results["duckdb"].table, results["memory"].table)
+    pd.testing.assert_frame_equal(results["ibis"].table, results["memory"].table)
+
+
+def test_the_command_line(tmp_path: Path, rankwise_cli) -> None:
+    EVENTS.to_csv(tmp_path / "events.csv", index=False)
+    EXPOSURES.to_csv(tmp_path / "exposures.csv", index=False)
+    out = tmp_path / "out.json"
+    args = ["ab", str(tmp_path / "events.csv"), "--unit", "user", "--variant", "arm", "--exposures",
+            str(tmp_path / "exposures.csv"), "--timestamp", "t", "--no-looks", "--window", "10s", "--delay", "5s",
+            "-m", "buys=count(buy)", "-f", "json", "-o", str(out)]
+    assert rankwise_cli([*args, "--window-end", "inclusive"]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert (row["control_value"], row["value"]) == EXPECTED["inclusive"][:2]
+    assert rankwise_cli([*args, "--window-end", "both"]) == 2
+
+
+def test_a_window_is_read_once_and_bad_values_are_refused() -> None:
+    from rankwise.errors import OptionError
+
+    assert conversion_window("7d") == ConversionWindow(0.0, 604800.0)
+    assert conversion_window(None, "1h") == ConversionWindow(3600.0, None)   # from the delay on, no end
+    with pytest.raises(OptionError, match="window end 'both': expected exclusive or inclusive"):
+        conversion_window("7d", end="both")
+    assert conversion_window("7d", "0s") == ConversionWindow(0.0, 604800.0)   # no delay
+    with pytest.raises(OptionError, match="delay '-1h': expected a number and a unit"):
+        conversion_window("7d", "-1h")
+    with pytest.raises(OptionError, match="window '0d': expected a positive duration"):
+        conversion_window("0d")
