@@ -15,7 +15,7 @@ from rankwise.experiments.corrections import correct, decided, guardrail_columns
 from rankwise.experiments.definitions import Definition
 from rankwise.experiments.events import Mixed, Units
 from rankwise.experiments.looks import cumulative_looks, sequential_columns
-from rankwise.experiments.metrics import Metric
+from rankwise.experiments.metrics import Metric, Quantile
 from rankwise.experiments.moments import VariantMoments
 from rankwise.experiments.settings import P_VALUES, ABSettings, Adjustments, DataSource, ExperimentDesign, Plan, plan
 from rankwise.experiments.source import Measured, capped, measure
@@ -208,6 +208,10 @@ def run(data: Any, plan: Plan) -> ABResult:
     looks = None
     if plan.daily_looks:
         looks = _looks(measured.looks_data, plan, control, arms, slice_units)
+        whole_only = [name for name, m in plan.metrics.items() if isinstance(m, Quantile) and m.per_event]
+        if whole_only:
+            warnings.append(f"{', '.join(whole_only)}: a per-event quantile is computed over the whole experiment, "
+                            "not per daily look")
         if plan.sequential is not None and len(looks):
             by = ["dimension", "slice", "metric", "variant"] if plan.slices else ["metric", "variant"]
             if sequential_columns(frame, looks, plan, by):

@@ -39,6 +39,8 @@ def not_comparable(metric: Metric, m: VariantMoments, control: str, arm: str) ->
         if n < 2:
             return f"{variant!r} has {n} unit(s); a comparison needs at least 2 in each arm"
     for variant in (control, arm):
+        if isinstance(metric, Quantile):   # its value comes from the units' (or the events') values
+            continue
         with np.errstate(all="ignore"):
             value = metric.value(m, variant)
         if not math.isfinite(value):
@@ -55,6 +57,9 @@ def untested_row(name: str, metric: Metric, m: VariantMoments, control: str, arm
         if isinstance(metric, Quantile):
             if units is None:
                 return math.nan
+            if metric.per_event:
+                found = units.event_quantiles.get(metric.describe())
+                return found[units.variants.index(variant)].quantile if found else math.nan
             values = metric.counted(unit_values(metric, units, variant)[0])
             return float(np.quantile(values, metric.q)) if len(values) else math.nan
         with np.errstate(all="ignore"):
@@ -100,6 +105,13 @@ def quantile_arm(name: str, metric: Quantile, units: Units | None, variant: str)
 
     if units is None:
         raise OptionError(f"metric {name!r} is a quantile: it needs one row per unit, not per-variant statistics")
+    if metric.per_event:
+        found = units.event_quantiles.get(metric.describe())
+        if found is None:
+            raise NotComparable("a per-event quantile is computed over the whole experiment's events, not per "
+                                "look or slice")
+        event = found[units.variants.index(variant)]
+        return Arm(event.quantile, event.variance if event.estimable else math.nan, event.n)
     estimate = estimate_quantile(metric.counted(unit_values(metric, units, variant)[0]), metric.q)
     if not estimate.estimable:
         return Arm(estimate.quantile, math.nan, estimate.n)

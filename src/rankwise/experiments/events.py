@@ -35,6 +35,9 @@ class Units:
     mixed: int = 0
     events: int = 0
     sources: list[str] = field(default_factory=list)
+    event_quantiles: dict[str, list[Any]] = field(default_factory=dict)
+    """Per-event quantile metrics (by spelling) to their estimate in each variant, computed over
+    the whole experiment (``rankwise.experiments.event_quantiles``)."""
 
     def __len__(self) -> int:
         return len(self.codes)

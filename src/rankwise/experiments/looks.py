@@ -12,6 +12,7 @@ from rankwise.errors import InputError, OptionError
 from rankwise.experiments.compare import Comparing, comparison_row
 from rankwise.experiments.events import aggregate_units
 from rankwise.experiments.metric_table import unit_columns, unit_matrix
+from rankwise.experiments.metrics import Quantile
 from rankwise.experiments.moments import VariantMoments
 from rankwise.experiments.source import capped
 from rankwise.stats.sequential import boundaries
@@ -48,7 +49,8 @@ def cumulative_looks(data: Any, plan: Plan, control: str, arms: Sequence[str], o
     import pandas as pd
     import pyarrow as pa
 
-    metrics = plan.metrics
+    # a per-event quantile is over the whole experiment's events (its warning says so)
+    metrics = {name: m for name, m in plan.metrics.items() if not (isinstance(m, Quantile) and m.per_event)}
 
     table, days = _timed_rows(data, plan, metrics, only_units)
     rows = []

@@ -16,6 +16,10 @@ from rankwise.experiments.events import Units
 from rankwise.experiments.metrics import Mean, Metric, Proportion, Quantile, Ratio, indicator
 from rankwise.experiments.moments import VariantMoments
 
+QUANTILE_FLAGS = ("ignore_zeros", "per_event")
+"""The options of a quantile metric, ``p99(COL, OPTION, ...)``: leave out the values that are 0;
+take the quantile of every event's value rather than of each unit's sum."""
+
 
 def parse_metric(spec: str) -> tuple[str, Metric]:
     """``NAME=COL`` (mean per unit), ``NAME=COL>0`` (proportion of units), ``NAME=NUM/DEN``
@@ -31,6 +35,8 @@ def parse_metric(spec: str) -> tuple[str, Metric]:
     ('p90', Quantile(column='revenue', covariate=None, q=0.9, ignore_zeros=False))
     >>> parse_metric("p50(spend, ignore_zeros)")[1].ignore_zeros
     True
+    >>> parse_metric("p99(latency, per_event)")[1].per_event   # every event's value, not the unit's sum
+    True
     """
     name, _, expression = spec.partition("=") if "=" in spec else (spec, "", spec)
     expression = expression.strip()
@@ -40,10 +46,15 @@ def parse_metric(spec: str) -> tuple[str, Metric]:
                           "NAME=p90(COLUMN)")
     import re
 
-    quantile = re.fullmatch(r"p(\d+(?:\.\d+)?)\((.+?)(\s*,\s*ignore_zeros\s*)?\)", expression)
+    quantile = re.fullmatch(r"p(\d+(?:\.\d+)?)\(([^,]+?)((?:\s*,\s*[A-Za-z_]+)*)\s*\)", expression)
     if quantile:
+        flags = [f.strip() for f in quantile.group(3).split(",") if f.strip()]
+        unknown = [f for f in flags if f not in QUANTILE_FLAGS]
+        if unknown:
+            raise OptionError(f"metric {spec!r}: unknown quantile option {unknown[0]!r}; expected "
+                              f"{' or '.join(QUANTILE_FLAGS)}")
         return name, Quantile(quantile.group(2).strip(), q=float(quantile.group(1)) / 100,
-                              ignore_zeros=quantile.group(3) is not None)
+                              ignore_zeros="ignore_zeros" in flags, per_event="per_event" in flags)
     if "/" in expression:
         num, _, den = expression.partition("/")
         return name, Ratio(num.strip(), den.strip())
@@ -99,7 +110,7 @@ def unit_columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[str], l
             counts += [m.numerator, m.denominator]
         elif isinstance(m, Proportion):
             counts.append(m.column)
-        else:
+        elif not (isinstance(m, Quantile) and m.per_event):   # an event quantile reads the events themselves
             sums.append(m.column)
         constants += [c for c in (m.covariate_ratio or ()) if c]
     return list(dict.fromkeys(sums)), list(dict.fromkeys(counts)), list(dict.fromkeys(constants))

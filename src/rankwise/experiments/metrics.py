@@ -112,16 +112,24 @@ class Quantile(Mean):
     With ``ignore_zeros`` the quantile is over the units whose value is not 0 (GrowthBook's
     "ignore zeros": p50 of spend among the units that spent), and its ``n`` counts them.
 
+    With ``per_event`` it is the quantile of every event's value instead (p99 of page-load
+    latency over page loads, GrowthBook's event quantiles), with the variance clustered by unit
+    (``rankwise.experiments.event_quantiles``).
+
     >>> Quantile("revenue", 0.9).describe(), Quantile("revenue", 0.5, ignore_zeros=True).describe()
     ('p90(revenue)', 'p50(revenue, ignore_zeros)')
+    >>> Quantile("latency", 0.99, per_event=True).describe()
+    'p99(latency, per_event)'
     """
 
     q: float = 0.5
     ignore_zeros: bool = False
+    per_event: bool = False
 
     kind = "quantile"
 
-    def __init__(self, column: str, q: float = 0.5, covariate: str | None = None, ignore_zeros: bool = False) -> None:
+    def __init__(self, column: str, q: float = 0.5, covariate: str | None = None, ignore_zeros: bool = False,
+                 per_event: bool = False) -> None:
         """``Quantile(column, q)``: the level second, as one writes it (p90 is ``q=0.9``)."""
         if not 0 < float(q) < 1:
             from rankwise.errors import OptionError
@@ -131,9 +139,12 @@ class Quantile(Mean):
         object.__setattr__(self, "q", float(q))
         object.__setattr__(self, "covariate", covariate)
         object.__setattr__(self, "ignore_zeros", bool(ignore_zeros))
+        object.__setattr__(self, "per_event", bool(per_event))
 
     def describe(self) -> str:
-        return f"p{100 * self.q:g}({self.column}{', ignore_zeros' if self.ignore_zeros else ''})"
+        flags = "".join(f", {flag}" for flag, on in (("ignore_zeros", self.ignore_zeros), ("per_event", self.per_event))
+                        if on)
+        return f"p{100 * self.q:g}({self.column}{flags})"
 
     def counted(self, values: np.ndarray) -> np.ndarray:
         """The unit values the quantile is taken over: every one, or those not 0.

@@ -224,6 +224,9 @@ def plan(metrics: Mapping[str, Any] | Sequence[Any] | str, settings: ABSettings,
         _known(table, name, "covariate")
         table[name] = with_covariate(table[name], column)
     _check_adjustments(adjust, table)
+    if source.exposures is not None and any(getattr(m, "per_event", False) for m in table.values()):
+        raise OptionError("per-event quantiles read the events' own variant: give the log without --exposures, "
+                          "or a quantile of the units' values (p99(COL))")
     if adjust.pre_period is not None:
         from rankwise.experiments.pre_period import check_pre_period, pre_period_window
 

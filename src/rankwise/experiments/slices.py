@@ -128,12 +128,13 @@ def labels_in_order(per_unit: Any, units: Units) -> tuple[np.ndarray, int]:
 
 
 def subset(units: Units, keep: np.ndarray) -> Units:
-    """The units where ``keep`` is true."""
+    """The units where ``keep`` is true (without the whole experiment's per-event quantiles,
+    which are not the subset's)."""
     import pyarrow as pa
 
     ids = units.unit_ids.filter(pa.array(keep)) if units.unit_ids is not None else None
     return replace(units, codes=units.codes[keep], values={c: v[keep] for c, v in units.values.items()},
-                   unit_ids=ids, mixed=0)
+                   unit_ids=ids, mixed=0, event_quantiles={})
 
 
 def slice_values(labels: np.ndarray) -> list[str]:

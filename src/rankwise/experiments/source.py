@@ -246,6 +246,13 @@ def measure(data: Any, plan: Plan) -> Measured:
     warnings: list[str] = []
     units, pushed, looks_data = _through_engine(data, plan, warnings)
     table = dict(plan.metrics)
+    if units is not None:
+        from rankwise.experiments.event_quantiles import event_quantiles
+
+        found = event_quantiles(data, plan, units)
+        if found.estimates:
+            units = replace(units, event_quantiles=found.estimates)
+            warnings += found.warnings()
     pre_pass = plan.pre_period_pass()
     if pre_pass is not None and units is not None:
         from rankwise.experiments.pre_period import covariate_warnings, with_pre_period

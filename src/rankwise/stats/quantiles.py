@@ -107,3 +107,96 @@ def estimate_quantile(values: np.ndarray, nu: float) -> QuantileEstimate:
     low, high = bound_levels(nu, size)
     quantile, lower, upper = np.quantile(data, [nu, low, high])
     return QuantileEstimate(nu, n, size, float(quantile), float(lower), float(upper))
+
+
+@dataclass(frozen=True)
+class ClusterSums:
+    """One arm's events counted per cluster (unit ``i``): ``S_i`` of its events at or below the
+    quantile, ``N_i`` of all its events; the sums gbstats' ``QuantileClusteredStatistic`` reads
+    (``clusters``: every unit of the arm, those without events too)."""
+
+    below: float
+    below_squares: float
+    events: float
+    events_squares: float
+    product: float
+    clusters: int
+
+    @classmethod
+    def of(cls, below: np.ndarray, events: np.ndarray) -> ClusterSums:
+        """The sums of per-cluster counts ``S_i`` (``below``) and ``N_i`` (``events``).
+
+        >>> ClusterSums.of(np.array([1, 0, 2]), np.array([2, 1, 2]))
+        ClusterSums(below=3.0, below_squares=5.0, events=5.0, events_squares=9.0, product=6.0, clusters=3)
+        """
+        s, n = np.asarray(below, dtype=np.float64), np.asarray(events, dtype=np.float64)
+        return cls(float(s.sum()), float((s * s).sum()), float(n.sum()), float((n * n).sum()), float((s * n).sum()),
+                   len(s))
+
+    def share_variance(self) -> float:
+        """Delta-method variance of ``sum S_i / sum N_i`` over the clusters (the share of events
+        at or below the quantile, clustered by unit):
+        ``(var S - 2 (mean S / mean N) cov(S, N) + (mean S / mean N)^2 var N) / (K mean N^2)``,
+        variances with ``K - 1``.
+
+        >>> # mean S 1, mean N 5/3; var S 1, var N 1/3, cov 1/2: (1 - 2 (3/5) / 2 + (9/25) / 3) / (3 x 25/9)
+        >>> round(ClusterSums.of(np.array([1, 0, 2]), np.array([2, 1, 2])).share_variance(), 6)
+        0.0624
+        """
+        k = self.clusters
+        mu_s, mu_n = self.below / k, self.events / k
+        var_s = (self.below_squares / k - mu_s * mu_s) * k / (k - 1)
+        var_n = (self.events_squares / k - mu_n * mu_n) * k / (k - 1)
+        cov = (self.product / k - mu_s * mu_n) * k / (k - 1)
+        return (var_s - 2 * mu_s * cov / mu_n + mu_s ** 2 * var_n / mu_n ** 2) / (k * mu_n ** 2)
+
+
+@dataclass(frozen=True)
+class ClusteredQuantileEstimate(QuantileEstimate):
+    """The ``nu`` quantile of ``n`` events grouped in units, as gbstats' event quantiles: the
+    variance of the independent case scaled by the clustered variance of the share of events at
+    or below the quantile over its independent value ``nu (1 - nu) / n``:
+    ``variance = v_iid x share_variance / (nu (1 - nu) / n)``; 0 for one event, one unit or none
+    (at least 1e-5 from 100 events on)."""
+
+    sums: ClusterSums | None = None
+
+    def _unfloored(self) -> float:
+        sums = self.sums
+        if self.n <= 1 or sums is None or sums.clusters <= 1 or sums.events <= 0:
+            return 0.0
+        independent = quantile_variance(self.n, self.n_star, self.lower, self.upper, floor=False)
+        return independent * sums.share_variance() / (self.nu * (1 - self.nu) / self.n)
+
+    @property
+    def variance(self) -> float:
+        value = self._unfloored()
+        return max(value, 1e-5) if self.n >= 100 else value
+
+    @property
+    def estimable(self) -> bool:
+        if self.n <= Z * Z * self.nu / (1 - self.nu) or self.n <= Z * Z * (1 - self.nu) / self.nu:
+            return False
+        return not (self._unfloored() <= 0 and self.n < 1000)
+
+
+def event_quantile(values: np.ndarray, cluster_of: np.ndarray, clusters: int, nu: float) -> ClusteredQuantileEstimate:
+    """The ``nu`` quantile of events ``values`` with the clustered variance, ``cluster_of`` the
+    index (below ``clusters``) of each event's unit.
+
+    >>> e = event_quantile(np.arange(1.0, 201.0), np.repeat(np.arange(100), 2), 100, 0.5)
+    >>> e.quantile, e.sums.below, e.sums.clusters   # units 0 ... 49 hold the 100 events at or below 100.5
+    (100.5, 100.0, 100)
+    """
+    estimate = estimate_quantile(values, nu)
+    cluster_of = np.asarray(cluster_of, dtype=np.int64)
+    data = np.asarray(values, dtype=np.float64)
+    below = np.bincount(cluster_of[data <= estimate.quantile], minlength=clusters)
+    return clustered(estimate, ClusterSums.of(below, np.bincount(cluster_of, minlength=clusters)))
+
+
+def clustered(estimate: QuantileEstimate, sums: ClusterSums) -> ClusteredQuantileEstimate:
+    """An estimate's order statistics with its clusters' sums (an engine that computes both
+    where the data lies builds its estimate so)."""
+    return ClusteredQuantileEstimate(estimate.nu, estimate.n, estimate.n_star, estimate.quantile, estimate.lower,
+                                     estimate.upper, sums)
