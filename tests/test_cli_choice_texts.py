@@ -21,6 +21,7 @@ def _sources() -> dict[str, tuple[str, ...]]:
     from rankwise.clicks.read import FORMATS as LOG_FORMATS
     from rankwise.engine.conventions import Duplicates, Gains, Missing, Ties, ZeroDivision
     from rankwise.experiments.analysis import P_VALUES
+    from rankwise.experiments.capping import CAP_CONVENTIONS
     from rankwise.experiments.event_rows import WINDOW_ENDS
     from rankwise.experiments.slices import CORRECTION_SCOPES
     from rankwise.experiments.warehouse import AggregationEngine
@@ -40,6 +41,7 @@ def _sources() -> dict[str, tuple[str, ...]]:
         "--search-type": SEARCH_TYPES, "--analyzer": ANALYZERS, "kind": tuple(k.value for k in PlotKind),
         "--bootstrap-ci": ("percentile", "BCa"), "--p-value": P_VALUES,
         "--labels-format": ("auto", "table", "yandex", "qrels"), "--window-end": WINDOW_ENDS,
+        "--cap-convention": tuple(CAP_CONVENTIONS.names()),
     }
 
 

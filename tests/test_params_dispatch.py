@@ -146,6 +146,12 @@ def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float
         table = analyze(_experiment(), "unit", "variant", ["bought>0", "late=time_day"], slices=["region"],
                         correction_scope=name).table
         return float(table["p_corrected"].max())
+    if kind == "cap-conventions":
+        from rankwise.experiments import analyze
+
+        table = analyze(_experiment(), "unit", "variant", ["late=time_day"], caps={"late": "p50"},
+                        covariates={"late": "bought"}, cap_convention=name).table
+        return float(table["difference"].iloc[0])
     raise AssertionError(f"no public entry point for {kind}: add it here")
 
 
@@ -430,12 +436,40 @@ def _new_correction_scope(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankw
         assert rows["p_corrected"].tolist() == pytest.approx(np.minimum(rows["p_value"] * size, 1).tolist())
 
 
+def _new_cap_convention(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from dataclasses import replace
+
+    from rankwise.experiments import analyze
+    from rankwise.experiments.capping import CapConvention, Capped, cap_value
+
+    def at_fraction(values, metric, rule, ignore_zeros, fraction=1.0):   # the cap times a fraction
+        cap = fraction * cap_value(values[metric.column], rule, ignore_zeros)
+        name = f"{metric.column} at {fraction:g} x {rule}"
+        return Capped({name: np.minimum(values[metric.column], cap)}, replace(metric, column=name), cap)
+
+    _add(monkeypatch, "cap-conventions", CapConvention("fraction", at_fraction, "A fraction of the cap.",
+                                                       (Param("fraction", float, 1.0, "of the cap", low=0),)))
+    data = _experiment()   # time_day: 0, 1, 2 in turn; its p50 is 1, half of it 0.5
+    result = analyze(data, "unit", "variant", ["late=time_day"], caps={"late": "p50"},
+                     cap_convention="fraction(fraction=0.5)")
+    assert result.settings["caps"]["late"] == 0.5
+    capped = np.minimum(data["time_day"], 0.5)
+    by_arm = capped.groupby(data["variant"]).mean()
+    assert result.table["difference"].iloc[0] == pytest.approx(by_arm["B"] - by_arm["A"])
+    path, out = tmp_path / "experiment.csv", tmp_path / "out.json"
+    data.to_csv(path, index=False)
+    assert rankwise_cli(["ab", str(path), "--unit", "unit", "-m", "late=time_day", "--cap", "late=p50",
+                         "--cap-convention", "fraction(fraction=0.5)", "-f", "json", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["rows"][0]["difference"] == pytest.approx(by_arm["B"] - by_arm["A"])
+
+
 NEW_MEMBER: dict[str, Callable[[pytest.MonkeyPatch, Path, Any], None]] = {
     "click-models": _new_click_model, "simulated-users": _new_simulated_user, "estimators": _new_estimator,
     "slate-estimators": _new_slate_estimator, "interleaving": _new_interleaving_method,
     "fusion": _new_fusion_method, "normalisations": _new_normalisation,
     "comparison-tests": _new_comparison_test, "corrections": _new_correction, "beyond-accuracy": _new_beyond_metric,
     "ab-tests": _new_ab_test, "sequential": _new_sequential_design, "correction-scopes": _new_correction_scope,
+    "cap-conventions": _new_cap_convention,
 }
 
 

@@ -182,6 +182,10 @@ def ab(
                       "percentile of all units' values), as GrowthBook caps. Repeat for more.")] = [],  # noqa: B006
     cap_ignore_zeros: Annotated[bool, typer.Option(
         "--cap-ignore-zeros", help="Leave units at 0 out of the percentile a cap is taken at.")] = False,
+    cap_convention: Annotated[str, typer.Option(
+        "--cap-convention", help="What a cap reaches besides the value: value | growthbook (also the CUPED "
+                                 "covariate, at the value's cap, and a ratio's denominator, by the same rule).")
+    ] = "value",
     slice_by: Annotated[list[str], typer.Option(
         "--slice", help="A column of the units (country, device) to break the results down by; each of its values "
                         "is analysed too. Repeat for more.")] = [],  # noqa: B006
@@ -274,7 +278,7 @@ def ab(
             Adjustments(_covariates(covariate), tuple(cupac), "linear",
                         _pairs(cap, "--cap", "METRIC=p99 or METRIC=NUMBER"), cap_ignore_zeros, tuple(slice_by),
                         {k: _margin(k, v) for k, v in _pairs(guardrail, "--guardrail", "METRIC=MARGIN").items()},
-                        tuple(lower_is_better), pre_period))
+                        tuple(lower_is_better), pre_period, cap_convention))
         result = run(data, plan(chosen, settings, tuning=tuning, mixture_effect=mixture_effect))
     except RankwiseError as exc:
         from rankwise.cli.output import column_hint

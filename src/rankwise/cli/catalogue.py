@@ -24,6 +24,7 @@ REGISTRIES = {
     "ab-tests": ("rankwise.experiments.ab_tests", "AB_TESTS"),
     "event-aggregations": ("rankwise.experiments.definitions", "AGGREGATIONS"),
     "correction-scopes": ("rankwise.experiments.slices", "CORRECTION_SCOPES"),
+    "cap-conventions": ("rankwise.experiments.capping", "CAP_CONVENTIONS"),
     "sequential": ("rankwise.stats.sequential", "SEQUENTIAL_DESIGNS"),
     "comparison-tests": ("rankwise.comparison", "COMPARISON_TESTS"),
     "corrections": ("rankwise.stats.corrections", "CORRECTION_METHODS"),
@@ -129,6 +130,7 @@ TITLES = {"click-models": "Click models",
           "ab-tests": "A/B tests", "sequential": "Sequential designs",
           "event-aggregations": "Aggregations of event-log metrics",
           "correction-scopes": "Correction scopes of sliced A/B results",
+          "cap-conventions": "What an A/B metric's cap reaches",
           "comparison-tests": "Significance tests of `compare`", "corrections": "Multiple-comparison corrections",
           "beyond-accuracy": "Beyond-accuracy recommender metrics"}
 USE = {"simulated-users": "`rankwise interleave simulate QRELS A B --click-model 'dbn(continuation=0.8)'`",
@@ -147,6 +149,8 @@ USE = {"simulated-users": "`rankwise interleave simulate QRELS A B --click-model
                              "`analyze(events, metrics=['revenue = sum(value where event = purchase)'])`",
        "correction-scopes": "`rankwise ab LOG --slice country --correction-scope all`; "
                             "`analyze(..., slices=['country'], correction_scope='metric')`",
+       "cap-conventions": "`rankwise ab LOG --cap revenue=p99 --cap-convention growthbook`; "
+                          "`analyze(..., caps={'revenue': 'p99'}, cap_convention='growthbook')`",
        "comparison-tests": "`rankwise compare QRELS A B --test randomization`; `rankwise.compare(..., test='t')`",
        "corrections": "`rankwise ab LOG --correction holm`, `rankwise compare ... --correction bh`; "
                       "`correction='bonferroni'`",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankwise.errors import OptionError
+from rankwise.experiments.capping import capped
 from rankwise.experiments.compare import compare_all
 from rankwise.experiments.corrections import correct, decided, guardrail_columns, sliced_rows
 from rankwise.experiments.definitions import Definition
@@ -18,7 +19,7 @@ from rankwise.experiments.looks import cumulative_looks, sequential_columns
 from rankwise.experiments.metrics import Metric, Quantile
 from rankwise.experiments.moments import VariantMoments
 from rankwise.experiments.settings import P_VALUES, ABSettings, Adjustments, DataSource, ExperimentDesign, Plan, plan
-from rankwise.experiments.source import Measured, capped, measure
+from rankwise.experiments.source import Measured, measure
 from rankwise.stats.power import detectable_multiplier
 from rankwise.stats.srm import SRM, srm_test
 from rankwise.stats.twosample import Alternative, Relative
@@ -101,7 +102,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
             guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
             power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear",
-            p_value: str = "absolute") -> ABResult:
+            p_value: str = "absolute", cap_convention: str = "value") -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -132,7 +133,9 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     ``data`` may then be a ``rankwise.experiments.warehouse.DuckDBSource``; see that module).
     ``caps``: ``{metric name: cap}``, each unit's value (a ratio's numerator) capped at a
     number or at a percentile of every unit's value (``"p99"``; ``ignore_zeros`` leaves units
-    at 0 out of that percentile), as GrowthBook caps metrics. ``slices``: columns of the data
+    at 0 out of that percentile), as GrowthBook caps metrics; ``cap_convention`` (value or
+    growthbook) says whether the cap also reaches CUPED covariates and ratio denominators
+    (``rankwise.experiments.capping``). ``slices``: columns of the data
     (of the exposures, if given) whose values split the units; each slice is analysed too, in
     rows with ``dimension`` and ``slice`` (``all`` for the whole experiment), and
     ``correction_scope`` (slice, metric or all) says which p-values are corrected together
@@ -159,7 +162,7 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
         ExperimentDesign(control, test, sequential, planned_units, alpha, alternative, relative, p_value, correction,
                          correction_scope, weights, resamples, seed, power),
         Adjustments(dict(covariates or {}), tuple(cupac), cupac_model, dict(caps or {}), ignore_zeros, tuple(slices),
-                    dict(guardrails or {}), tuple(lower_is_better)))
+                    dict(guardrails or {}), tuple(lower_is_better), cap_convention=cap_convention))
     return run(data, plan(metrics, settings, tuning=tuning, mixture_effect=mixture_effect))
 
 
@@ -317,6 +320,6 @@ def result_settings(plan: Plan, control: str, caps: Mapping[str, float]) -> dict
                         lower_is_better=list(adjust.lower_is_better))
     if adjust.caps:
         settings.update(caps=dict(caps), cap_rules={name: str(spec) for name, spec in adjust.caps.items()},
-                        ignore_zeros=adjust.ignore_zeros)
+                        ignore_zeros=adjust.ignore_zeros, cap_convention=adjust.cap_convention)
     settings.update(plan.sequential_params)
     return settings

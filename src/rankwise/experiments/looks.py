@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankwise.errors import InputError, OptionError
+from rankwise.experiments.capping import capped
 from rankwise.experiments.compare import Comparing, comparison_row
 from rankwise.experiments.events import aggregate_units
 from rankwise.experiments.metric_table import unit_columns, unit_matrix
 from rankwise.experiments.metrics import Quantile
 from rankwise.experiments.moments import VariantMoments
-from rankwise.experiments.source import capped
 from rankwise.stats.sequential import boundaries
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def _look(upto: Any, plan: Plan, metrics: Mapping[str, Metric], control: str,
                             variants=list(arms), mixed=source.mixed)
     day_metrics = dict(metrics)
     if adjust.caps:   # the cap of each look is taken over that look's units
-        units, day_metrics, _ = capped(units, metrics, adjust.caps, adjust.ignore_zeros)
+        units, day_metrics, _ = capped(units, metrics, adjust.caps, adjust.ignore_zeros, adjust.cap_convention)
     matrix, cols = unit_matrix(units, day_metrics)
     m = VariantMoments.from_codes(units.codes, matrix, units.variants, cols)
     how = Comparing.of(plan, at_looks=True)

@@ -101,7 +101,8 @@ class Adjustments:
     -> number or percentile; ``ignore_zeros`` for the percentile), ``slices`` (dimension
     columns), ``guardrails`` (metric -> margin) and the metrics where ``lower_is_better``;
     ``pre_period`` (``14d``): CUPED from each metric's own events in that span before the unit's
-    first exposure (``rankwise.experiments.pre_period``)."""
+    first exposure (``rankwise.experiments.pre_period``); ``cap_convention``: what a cap reaches
+    besides the value (``rankwise.experiments.capping.CAP_CONVENTIONS``)."""
 
     covariates: Mapping[str, str] = field(default_factory=dict)
     cupac: Sequence[str] = ()
@@ -112,6 +113,7 @@ class Adjustments:
     guardrails: Mapping[str, float] = field(default_factory=dict)
     lower_is_better: Sequence[str] = ()
     pre_period: str | float | None = None
+    cap_convention: str = "value"
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,9 @@ def _known(table: Mapping[str, Metric], name: str, kind: str) -> None:
 
 
 def _check_adjustments(adjust: Adjustments, table: Mapping[str, Metric]) -> None:
+    from rankwise.experiments.capping import CAP_CONVENTIONS
+
+    CAP_CONVENTIONS.parse(adjust.cap_convention)   # a known convention, its parameters checked
     if adjust.cupac and adjust.covariates:
         raise OptionError("give CUPED covariates or CUPAC features, not both: CUPAC predicts each metric's covariate")
     for name in adjust.caps:

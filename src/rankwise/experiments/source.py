@@ -4,7 +4,6 @@ the per-unit adjustments before the moments (caps, CUPAC)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankwise.errors import OptionError
+from rankwise.experiments.capping import capped
 from rankwise.experiments.events import Units, aggregate_units
 from rankwise.experiments.metric_table import check_state, matrix_columns, state_columns, unit_columns, unit_matrix
 from rankwise.experiments.metrics import Metric, Proportion, Quantile, Ratio, indicator
@@ -20,54 +20,6 @@ from rankwise.experiments.moments import VariantMoments
 if TYPE_CHECKING:
     from rankwise.experiments.event_rows import ConversionWindow
     from rankwise.experiments.settings import Plan
-
-
-def cap_value(values: np.ndarray, spec: str | float, ignore_zeros: bool = False) -> float:
-    """The cap a rule gives over every unit's values: a number as it is, ``"p99"`` the 99th
-    percentile (linear interpolation, SQL's PERCENTILE_CONT, as GrowthBook computes it), of
-    the non-zero values with ``ignore_zeros``.
-
-    >>> cap_value(np.arange(101.0), "p99"), cap_value(np.array([0.0, 0.0, 4.0, 8.0]), "p50", True), cap_value([], 5)
-    (99.0, 6.0, 5.0)
-    """
-    import re
-
-    if isinstance(spec, (int, float)) or re.fullmatch(r"-?\d+(\.\d*)?([eE][-+]?\d+)?", str(spec).strip()):
-        value = float(spec)
-        if not math.isfinite(value):
-            raise OptionError(f"a cap must be a finite number or a percentile such as p99, got {spec!r}")
-        return value
-    match = re.fullmatch(r"p(\d+(?:\.\d+)?)", str(spec).strip().lower())
-    if match is None or not 0 < float(match.group(1)) < 100:
-        raise OptionError(f"a cap must be a number or a percentile such as p99 (p0 < p < p100), got {spec!r}")
-    data = np.asarray(values, dtype=np.float64)
-    if ignore_zeros:
-        data = data[data != 0]
-    return float(np.quantile(data, float(match.group(1)) / 100)) if len(data) else math.nan
-
-
-def _capped_column(metric: Metric) -> str:
-    """The per-unit column a cap applies to: the value, or a ratio's numerator."""
-    return metric.numerator if isinstance(metric, Ratio) else metric.column
-
-
-def capped(units: Units, metrics: Mapping[str, Metric], caps: Mapping[str, str | float],
-           ignore_zeros: bool) -> tuple[Units, dict[str, Metric], dict[str, float]]:
-    """The units with each capped metric's column capped (a new column per metric and cap, so
-    metrics sharing a column keep their own), the metrics reading those columns, and each
-    metric's cap."""
-    values = dict(units.values)
-    out = dict(metrics)
-    applied: dict[str, float] = {}
-    for name, spec in caps.items():
-        metric = metrics[name]
-        column = _capped_column(metric)
-        cap = cap_value(units.values[column], spec, ignore_zeros)
-        applied[name] = cap
-        new = f"{column} capped at {spec}"
-        values[new] = np.minimum(units.values[column], cap) if math.isfinite(cap) else units.values[column]
-        out[name] = replace(metric, numerator=new) if isinstance(metric, Ratio) else replace(metric, column=new)
-    return replace(units, values=values), out, applied
 
 
 def with_cupac(units: Units, metrics: Mapping[str, Metric], features: Sequence[str],
@@ -349,7 +301,7 @@ def _adjusted(units: Units, plan: Plan, table: dict[str, Metric], looks_data: An
     adjust = plan.adjustments
     caps: dict[str, float] = {}
     if adjust.caps:
-        units, table, caps = capped(units, table, adjust.caps, adjust.ignore_zeros)
+        units, table, caps = capped(units, table, adjust.caps, adjust.ignore_zeros, adjust.cap_convention)
     if plan.cupac:
         units, table = with_cupac(units, table, plan.cupac, adjust.cupac_model, warnings)
     matrix, columns = unit_matrix(units, table)

@@ -143,7 +143,9 @@ def ab_title(result: Any) -> str:
                                                + (f" ({_number(v, 4)})" if s["cap_rules"][m].lower().startswith("p")
                                                   else "")
                                                for m, v in s["caps"].items())
-                       + (" of non-zero units" if s.get("ignore_zeros") else ""))
+                       + (" of non-zero units" if s.get("ignore_zeros") else "")
+                       + (f" ({s['cap_convention']} convention)" if s.get("cap_convention", "value") != "value"
+                          else ""))
     if s.get("exposures"):
         applied.append("exposures" + (f", delay {s['delay']:g} s" if s.get("delay") else "")
                        + (f", window {s['window']}" if s.get("window") is not None else "")
