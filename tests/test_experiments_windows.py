@@ -88,3 +88,78 @@ def test_a_window_is_read_once_and_bad_values_are_refused() -> None:
         conversion_window("7d", "-1h")
     with pytest.raises(OptionError, match="window '0d': expected a positive duration"):
         conversion_window("0d")
+
+
+# -- lookback windows and the analysis end --------------------------------------------------
+# The same log without a conversion window. Lookback 10 s before the end 115 (until=115): the
+# events at [105, 115] count:
+#   u1: 2, 5, 14.9, 15, 20 (before the lookback)   u2: -1 (before exposure), 7 (before the lookback)
+#   u3: 104 (before the lookback), 105, 110, 115 (counted), 116 (after the end)
+#   u4: 120 (after the end)                        u5: 3 (never exposed)
+# A: (0 + 0) / 2; B: (3 + 0) / 2. With the end left out, it is the latest event, 120: the events
+# at [110, 120] count, B (2 + 1) / 2 -- u3's 110, 115, 116 and u4's 120.
+LOOKBACK = {"115": ((0.0, 1.5), {"before_lookback": 7, "after_end": 2}),
+            None: ((0.0, 2.0), {"before_lookback": 8})}
+
+
+def _lookback(engine: str = "memory", until: str | None = "115", looks: bool = False) -> ABSettings:
+    return ABSettings(DataSource("user", "arm", exposures=EXPOSURES, timestamp="t", looks=looks, engine=engine,
+                                 lookback="10s", until=until),  # type: ignore[arg-type]
+                      ExperimentDesign(test="z"))
+
+
+@pytest.mark.parametrize("until", ["115", None])
+def test_lookback_and_until_in_every_engine(until: str | None) -> None:
+    import ibis
+
+    (control, treatment), kinds = LOOKBACK[until]
+    words = {"before_lookback": "before the lookback window", "after_end": "after the analysis end"}
+    expected = sorted(["1 event(s) of units never exposed were left out",
+                       "1 event(s) before the unit's first exposure were left out",
+                       *(f"{count} event(s) {words[kind]} were left out" for kind, count in kinds.items())])
+    results = {"memory": run(EVENTS, plan(["buys=count(buy)"], _lookback(until=until))),
+               "duckdb": run(EVENTS, plan(["buys=count(buy)"], _lookback("duckdb", until))),
+               "ibis": run(ibis.memtable(EVENTS), plan(["buys=count(buy)"], _lookback(until=until)))}
+    for engine, result in results.items():
+        row = result.table.iloc[0]
+        assert (row["control_value"], row["value"]) == (control, treatment), engine
+        assert sorted(result.warnings) == expected, engine
+        assert result.settings["not_after"] == (115.0 if until else 120.0), engine
+        assert result.settings["lookback"] == "10s"
+    pd.testing.assert_frame_equal(results["duckdb"].table, results["memory"].table)
+    pd.testing.assert_frame_equal(results["ibis"].table, results["memory"].table)
+
+
+def test_lookback_with_times_and_the_command_line(tmp_path: Path, rankwise_cli) -> None:
+    # the same log with times: second s is 2026-03-01 00:00:00 + s (the fraction of u1's 14.9 kept)
+    timed = EVENTS.assign(t=pd.Timestamp("2026-03-01") + pd.to_timedelta(EVENTS["t"], unit="s"))
+    exposed = EXPOSURES.assign(t=pd.Timestamp("2026-03-01") + pd.to_timedelta(EXPOSURES["t"], unit="s"))
+    timed.to_csv(tmp_path / "events.csv", index=False)
+    exposed.to_csv(tmp_path / "exposures.csv", index=False)
+    out = tmp_path / "out.json"
+    assert rankwise_cli(["ab", str(tmp_path / "events.csv"), "--unit", "user", "--variant", "arm", "--exposures",
+                         str(tmp_path / "exposures.csv"), "--timestamp", "t", "--no-looks", "--lookback", "10s",
+                         "--until", "2026-03-01 00:01:55", "-m", "buys=count(buy)", "-f", "json", "-o",
+                         str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert (row["control_value"], row["value"]) == LOOKBACK["115"][0]
+    import ibis
+
+    settings = ABSettings(DataSource("user", "arm", exposures=exposed, timestamp="t", looks=False, lookback="10s"),
+                          ExperimentDesign(test="z"))
+    for data in (timed, ibis.memtable(timed)):   # the end is the latest event, 2026-03-01 00:02:00
+        result = run(data, plan(["buys=count(buy)"], settings))
+        assert tuple(result.table.iloc[0][["control_value", "value"]]) == LOOKBACK[None][0]
+
+
+def test_lookback_needs_exposures_and_a_duration() -> None:
+    from rankwise.errors import OptionError
+
+    with pytest.raises(OptionError, match="lookback and until bound the events of exposed units"):
+        plan(["buys=count(buy)"], ABSettings(DataSource("user", "arm", timestamp="t", lookback="7d")))
+    with pytest.raises(OptionError, match="lookback"):
+        plan(["buys=count(buy)"], ABSettings(DataSource("user", "arm", exposures=EXPOSURES, timestamp="t",
+                                                        lookback="soon")))
+    with pytest.raises(OptionError, match="until='yesterday'"):
+        run(EVENTS, plan(["buys=count(buy)"], ABSettings(DataSource("user", "arm", exposures=EXPOSURES,
+                                                                    timestamp="t", until="yesterday"))))

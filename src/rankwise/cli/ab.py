@@ -151,6 +151,12 @@ def ab(
     window_end: Annotated[str, typer.Option(
         "--window-end", help="exclusive | inclusive: whether an event exactly at the window's end counts.")
     ] = "exclusive",
+    lookback: Annotated[str | None, typer.Option(
+        "--lookback", help="With --exposures: count only the events of the analysis' last span (7d; GrowthBook's "
+                           "lookback window).")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", help="With --exposures: the analysis ends at this time (ISO 8601, or seconds); later events are "
+                        "left out. Default: the latest event.")] = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="Where per-unit sums are computed: memory | duckdb (out of core; pip install "
                          "'rankwise\\[duckdb]').")] = "memory",
@@ -271,7 +277,7 @@ def ab(
         settings = ABSettings(
             DataSource(unit, variant, variants.split(",") if variants else None, event, exposures, window, timestamp,
                        "duckdb" if database is not None else cast("AggregationEngine", engine), statistics,
-                       cast("Mixed", mixed), looks, delay, window_end),
+                       cast("Mixed", mixed), looks, delay, window_end, lookback, until),
             ExperimentDesign(control, test, sequential, planned_units, alpha, cast("Alternative", alternative),
                              cast("Relative", relative), p_value, correction, correction_scope, _weights(weights),
                              resamples, seed, power),

@@ -102,7 +102,8 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
             ignore_zeros: bool = False, slices: Sequence[str] = (), correction_scope: str = "slice",
             guardrails: Mapping[str, float] | None = None, lower_is_better: Sequence[str] = (),
             power: float = 0.8, cupac: Sequence[str] = (), cupac_model: Any = "linear",
-            p_value: str = "absolute", cap_convention: str = "value") -> ABResult:
+            p_value: str = "absolute", cap_convention: str = "value", lookback: str | float | None = None,
+            until: str | float | None = None, settings: ABSettings | None = None) -> ABResult:
     """Analyse an experiment.
 
     ``data``: event logs or per-unit rows (files, a directory, a DataFrame, an Arrow table, a
@@ -147,7 +148,11 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     ``ABResult.units_needed`` plans the units to detect a given change. ``cupac``:
     pre-experiment feature columns (one value per unit) from which ``cupac_model`` (``linear``
     or a scikit-learn-style estimator) predicts each metric's values, cross-fitted; the
-    prediction is the metric's CUPED covariate (``rankwise.experiments.cupac``).
+    prediction is the metric's CUPED covariate (``rankwise.experiments.cupac``). ``lookback``
+    and ``until``: with exposures, only the events of the analysis' last days count, the analysis
+    ending ``until`` (default the latest event). ``settings``: the whole request as an
+    ``ABSettings`` (``DataSource``, ``ExperimentDesign``, ``Adjustments``), read instead of the
+    keywords: ``analyze(data, metrics=[...], settings=ABSettings(...))``.
 
     >>> data = {"user": ["a", "b", "c", "d", "e", "f"], "arm": ["A", "A", "A", "B", "B", "B"],
     ...         "views": [1, 2, 3, 2, 3, 4]}
@@ -157,8 +162,11 @@ def analyze(data: Any, unit: str = "unit", variant: str = "variant",
     (1.0, 0.2879)
     """
 
+    if settings is not None:   # the whole request as settings objects: the keywords are not read
+        return run(data, plan(metrics, settings))
     settings = ABSettings(
-        DataSource(unit, variant, variants, event, exposures, window, timestamp, engine, statistics, mixed),
+        DataSource(unit, variant, variants, event, exposures, window, timestamp, engine, statistics, mixed,
+                   lookback=lookback, until=until),
         ExperimentDesign(control, test, sequential, planned_units, alpha, alternative, relative, p_value, correction,
                          correction_scope, weights, resamples, seed, power),
         Adjustments(dict(covariates or {}), tuple(cupac), cupac_model, dict(caps or {}), ignore_zeros, tuple(slices),
@@ -207,7 +215,7 @@ def run(data: Any, plan: Plan) -> ABResult:
         slice_rows, slice_units = _slices(data, plan, measured, comparisons)
         rows = [{"dimension": "", "slice": "all", **row} for row in rows] + slice_rows
     frame = decided(rows, plan)
-    settings = result_settings(plan, control, measured.caps)
+    settings = result_settings(measured.plan or plan, control, measured.caps)
     looks = None
     if plan.daily_looks:
         looks = _looks(measured.looks_data, plan, control, arms, slice_units)
@@ -306,6 +314,8 @@ def result_settings(plan: Plan, control: str, caps: Mapping[str, float]) -> dict
             settings.update(plan.window.settings())
         if adjust.pre_period is not None:
             settings["pre_period"] = adjust.pre_period
+        if source.lookback is not None or source.until is not None:
+            settings.update(lookback=source.lookback, until=source.until)
     if plan.test.resampled:
         settings.update(resamples=design.resamples, seed=design.seed)
     if plan.test.posterior:

@@ -13,6 +13,7 @@ exposed unit without events counts with zeros.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +37,13 @@ class ConversionWindow:
     """Which of an exposed unit's events count, in seconds from its first exposure ``start``:
     those at ``start + delay`` or later and before ``start + delay + length`` (at or before it
     with an inclusive ``end``; every later event when ``length`` is None). Each engine writes
-    the same bounds: numpy here, SQL (``sql_bounds``) and Ibis (``rankwise.experiments.ibis_source``).
+    the same bounds: numpy here, SQL (``sql_exclusions``) and Ibis (``rankwise.experiments.ibis_source``).
     A negative ``delay`` opens the window before the exposure: the pre-exposure window of CUPED
     (``rankwise.experiments.pre_period``); users' delays are never negative.
+
+    ``not_before`` and ``not_after`` (seconds since the epoch, as the events' times) bound the
+    analysed period for every unit: GrowthBook's lookback window counts only the events of the
+    period's last days (``lookback_window``), and no event after the analysis ends.
 
     >>> w = ConversionWindow(delay=3600.0, length=86400.0)
     >>> w.opens, w.closes, w.counted(np.array([0.0, 3600.0, 89999.0, 90000.0]), np.zeros(4)).tolist()
@@ -48,6 +53,8 @@ class ConversionWindow:
     delay: float = 0.0
     length: float | None = None
     end: WindowEnd = "exclusive"
+    not_before: float | None = None
+    not_after: float | None = None
 
     @property
     def opens(self) -> float:
@@ -82,21 +89,65 @@ class ConversionWindow:
 
     def counted(self, times: np.ndarray, start: np.ndarray) -> np.ndarray:
         """Events inside the window."""
-        return (times >= start + self.delay) & ~self.after(times, start)
+        inside = (times >= start + self.delay) & ~self.after(times, start)
+        if self.not_before is not None:
+            inside &= times >= self.not_before
+        if self.not_after is not None:
+            inside &= times <= self.not_after
+        return inside
 
-    def sql_bounds(self, time: str, start: str) -> tuple[str, str]:
-        """The SQL conditions of "in the delay" and "after the window" for the columns ``time``
-        and ``start`` (seconds)."""
-        delayed = f"({time} >= {start} AND {time} < {start} + {self.delay!r})" if self.delay > 0 else "FALSE"
+    def exclusions(self, times: np.ndarray, start: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """Each kind of event the window leaves out, in the order an event is counted under the
+        first that holds (so each is counted once): before the exposure (or the window's lead),
+        in the delay, before the lookback, after the analysis end, after the window.
+
+        >>> w = ConversionWindow(length=10.0, not_before=5.0, not_after=30.0)
+        >>> [(kind, m.tolist()) for kind, m in w.exclusions(np.array([-1.0, 2.0, 8.0, 31.0]), np.zeros(4))]
+        [('before_exposure', [True, False, False, False]), ('before_lookback', [False, True, False, False]), \
+('after_end', [False, False, False, True]), ('after_window', [False, False, False, False])]
+        """
+        kinds = [("before_exposure", self.before(times, start))]
+        if self.delay > 0:
+            kinds.append(("in_delay", self.in_delay(times, start)))
+        if self.not_before is not None:
+            kinds.append(("before_lookback", times < self.not_before))
+        if self.not_after is not None:
+            kinds.append(("after_end", times > self.not_after))
+        kinds.append(("after_window", self.after(times, start)))
+        out, taken = [], np.zeros(len(times), dtype=bool)
+        for kind, mask in kinds:
+            out.append((kind, mask & ~taken))
+            taken |= mask
+        return out
+
+    def sql_exclusions(self, time: str, start: str) -> list[tuple[str, str]]:
+        """``exclusions`` as SQL conditions over the columns ``time`` and ``start`` (seconds),
+        each excluding the ones before it."""
+        kinds = [("before_exposure", f"{time} < {start} + {self.lead!r}")]
+        if self.delay > 0:
+            kinds.append(("in_delay", f"({time} >= {start} AND {time} < {start} + {self.delay!r})"))
+        if self.not_before is not None:
+            kinds.append(("before_lookback", f"{time} < {self.not_before!r}"))
+        if self.not_after is not None:
+            kinds.append(("after_end", f"{time} > {self.not_after!r}"))
         closes = self.closes
-        if closes is None:
-            return delayed, "FALSE"
-        return delayed, f"{time} {'>' if self.end == 'inclusive' else '>='} {start} + {closes!r}"
+        if closes is not None:
+            kinds.append(("after_window", f"{time} {'>' if self.end == 'inclusive' else '>='} {start} + {closes!r}"))
+        else:
+            kinds.append(("after_window", "FALSE"))
+        out: list[tuple[str, str]] = []
+        earlier: list[str] = []
+        for kind, condition in kinds:
+            out.append((kind, " AND ".join([f"({condition})", *(f"NOT ({c})" for c in earlier)])))
+            earlier.append(condition)
+        return out
 
     def settings(self) -> dict[str, Any]:
         """What a result records of the window (beyond its length)."""
         return {**({"delay": self.delay} if self.delay else {}),
-                **({"window_end": self.end} if self.end != "exclusive" else {})}
+                **({"window_end": self.end} if self.end != "exclusive" else {}),
+                **({"not_before": self.not_before} if self.not_before is not None else {}),
+                **({"not_after": self.not_after} if self.not_after is not None else {})}
 
 
 def conversion_window(window: str | float | None, delay: str | float | None = None,
@@ -104,8 +155,9 @@ def conversion_window(window: str | float | None, delay: str | float | None = No
     """The window of ``window`` (a length), ``delay`` and ``end``, durations written as
     ``window_seconds`` reads them; None when none is given.
 
-    >>> conversion_window("7d", "1h", "inclusive")
-    ConversionWindow(delay=3600.0, length=604800.0, end='inclusive')
+    >>> w = conversion_window("7d", "1h", "inclusive")
+    >>> w.delay, w.length, w.end
+    (3600.0, 604800.0, 'inclusive')
     >>> conversion_window(None) is None
     True
     """
@@ -268,7 +320,8 @@ def left_out_warnings(left_out: dict[str, int]) -> list[str]:
     ['2 event(s) of units never exposed were left out', "1 event(s) after the unit's window were left out"]
     """
     words = {"never_exposed": "of units never exposed", "before_exposure": "before the unit's first exposure",
-             "in_delay": "in the unit's conversion delay", "after_window": "after the unit's window"}
+             "in_delay": "in the unit's conversion delay", "after_window": "after the unit's window",
+             "before_lookback": "before the lookback window", "after_end": "after the analysis end"}
     return [f"{count} event(s) {words[kind]} were left out" for kind, count in left_out.items() if count]
 
 
@@ -395,9 +448,9 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
     # the first exposure of each unit gives its start; a unit exposed to two variants keeps both rows
     # (the per-unit sums then count it as mixed)
     first_start = exposed.group_by("unit", use_threads=False).aggregate([("start", "min")])
-    left_out = {"never_exposed": 0, "before_exposure": 0, "after_window": 0}
-    if window is not None and window.delay > 0:
-        left_out["in_delay"] = 0
+    if window is None:
+        window = ConversionWindow()
+    left_out = {"never_exposed": 0, **{kind: 0 for kind, _ in window.exclusions(np.zeros(0), np.zeros(0))}}
     out = []
     # once for every piece: the units' lookup (a hash table built once), first starts and variants
     import pandas as pd
@@ -412,17 +465,10 @@ def with_exposures(rows: EventRows, exposures: Any, unit: str, variant: str, tim
         left_out["never_exposed"] += int((~known).sum())
         at = np.where(known, position, 0)
         times = _seconds(name, first, table.column(timestamp).combine_chunks(), timestamp)
-        start = first_starts[at]
-        before = known & (window.before(times, start) if window is not None else times < start)
-        nothing = np.zeros(len(times), dtype=bool)
-        delayed = known & window.in_delay(times, start) if window is not None else nothing
-        after = known & ~before & window.after(times, start) if window is not None else nothing
-        left_out["before_exposure"] += int(before.sum())
-        left_out["after_window"] += int(after.sum())
-        if "in_delay" in left_out:
-            left_out["in_delay"] += int(delayed.sum())
-        before = before | delayed
-        mask = known & ~before & ~after
+        mask = known.copy()
+        for kind, excluded in window.exclusions(times, first_starts[at]):
+            left_out[kind] += int((excluded & known).sum())
+            mask &= ~excluded
         kept = table.filter(pa.array(mask))
         variant_of = pc.take(first_variants, pa.array(at[mask]))
         columns = {unit: kept.column(unit).cast(unit_type), variant: variant_of, timestamp: _as_time(times[mask])}
@@ -465,3 +511,34 @@ def _first_variant(exposed: Any, first_start: Any) -> Any:
     chosen = np.empty(first_start.num_rows, dtype=np.int64)
     chosen[order[::-1]] = rows[::-1]   # ties at the first time: the first row listed
     return pc.take(exposed.column("variant"), pa.array(chosen))
+
+
+def moment_seconds(value: str | float, what: str = "until") -> float:
+    """A moment as seconds since the epoch, as the events' times are read: a number as it is,
+    text as an ISO 8601 time (without a zone: UTC).
+
+    >>> moment_seconds("2026-03-01 12:00:00"), moment_seconds(5), moment_seconds("115")
+    (1772366400.0, 5.0, 115.0)
+    """
+    import pyarrow as pa
+
+    if isinstance(value, (int, float)):
+        return float(value)
+    if re.fullmatch(r"\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*", str(value)):   # seconds, as numeric times are
+        return float(value)
+    try:
+        micros = pa.scalar(str(value)).cast(pa.timestamp("us")).cast(pa.int64()).as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise OptionError(f"{what}={value!r}: expected a time (ISO 8601, such as 2026-03-01 12:00:00) or seconds "
+                          "since the epoch") from None
+    return micros / 1e6
+
+
+def latest_seconds(data: Any, timestamp: str) -> float:
+    """The latest of the events' times, in seconds (every piece of ``data`` read for that column)."""
+    latest = -math.inf
+    for name, first, table in tables_of(data, [timestamp]):
+        times = _seconds(name, first, table.column(timestamp).combine_chunks(), timestamp)
+        if len(times):
+            latest = max(latest, float(times.max()))
+    return latest

@@ -273,18 +273,15 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
     first = first.select(first_u=first.u, start=first.start, first_v=first.first_v)
     joined = rows.left_join(first, rows.u == first.first_u)
     known = joined.first_u.notnull()
-    before = known & (joined.t < joined.start + _span(joined, window.lead) if window is not None and window.lead
-                      else joined.t < joined.start)
-    delayed, after = _window_bounds(joined, known, before, window)
+    exclusions = _exclusions(joined, window if window is not None else ConversionWindow())
     counts = {"never_exposed": (~known).cast("int64").sum(),
-              "before_exposure": before.fill_null(False).cast("int64").sum(),
-              "after_window": after.fill_null(False).cast("int64").sum()}
-    if window is not None and window.delay > 0:
-        counts["in_delay"] = delayed.fill_null(False).cast("int64").sum()
+              **{kind: (known & condition).fill_null(False).cast("int64").sum() for kind, condition in exclusions}}
     counted = joined.aggregate(**counts).to_pyarrow().to_pylist()[0]
     left_out = {k: int(v or 0) for k, v in counted.items()}
-    events = joined.filter(known & ~before.fill_null(False) & ~delayed.fill_null(False)
-                           & ~after.fill_null(False)).select(
+    kept = known
+    for _, condition in exclusions:
+        kept = kept & ~condition.fill_null(False)
+    events = joined.filter(kept).select(
         u=joined.u, v=joined.first_v, **{n: joined[n] for n in [*names, *covariates]}, t=joined.t)
     zeros = exposed.select(u=exposed.u, v=exposed.v, **{n: ibis.literal(0).cast(rows[n].type()) for n in names},
                            **{k: ibis.null().cast("float64") for k in covariates}, t=exposed.t)
@@ -298,18 +295,41 @@ def _span(joined: Any, seconds: float) -> Any:
     return seconds if joined.t.type().is_numeric() else ibis.interval(microseconds=round(seconds * 1e6))
 
 
-def _window_bounds(joined: Any, known: Any, before: Any, window: ConversionWindow | None) -> tuple[Any, Any]:
-    """The Ibis conditions "in the conversion delay" and "after the window" of the events
-    joined to their unit's first exposure (``t`` and ``start``: seconds or times)."""
+def _moment(joined: Any, seconds: float) -> Any:
+    """A moment (seconds since the epoch) as the events' time column compares with it."""
     import ibis
 
-    delayed = after = known & ibis.literal(False)
-    if window is not None and window.delay > 0:
-        delayed = known & (joined.t >= joined.start) & (joined.t < joined.start + _span(joined, window.delay))
-    if window is not None and window.closes is not None:
-        end = joined.start + _span(joined, window.closes)
-        after = known & ~before & ((joined.t > end) if window.end == "inclusive" else (joined.t >= end))
-    return delayed, after
+    if joined.t.type().is_numeric():
+        return seconds
+    import numpy as np
+
+    return ibis.literal(np.datetime64(round(seconds * 1e6), "us")).cast("timestamp")
+
+
+def _exclusions(joined: Any, window: ConversionWindow) -> list[tuple[str, Any]]:
+    """``ConversionWindow.exclusions`` as Ibis conditions over the events joined to their unit's
+    first exposure (``t`` and ``start``: seconds or times), each excluding the ones before it."""
+    import ibis
+
+    t, start = joined.t, joined.start
+    kinds = [("before_exposure", t < start + _span(joined, window.lead) if window.lead else t < start)]
+    if window.delay > 0:
+        kinds.append(("in_delay", (t >= start) & (t < start + _span(joined, window.delay))))
+    if window.not_before is not None:
+        kinds.append(("before_lookback", t < _moment(joined, window.not_before)))
+    if window.not_after is not None:
+        kinds.append(("after_end", t > _moment(joined, window.not_after)))
+    closes = window.closes
+    if closes is None:
+        kinds.append(("after_window", ibis.literal(False)))
+    else:
+        end = start + _span(joined, closes)
+        kinds.append(("after_window", (t > end) if window.end == "inclusive" else (t >= end)))
+    out, earlier = [], ibis.literal(False)
+    for kind, condition in kinds:
+        out.append((kind, condition.fill_null(False) & ~earlier))
+        earlier = earlier | condition.fill_null(False)
+    return out
 
 
 def _unit_type(table: Any, unit: str) -> Any:
@@ -414,3 +434,16 @@ def ibis_labels(table: Any, unit: str, dimension: str) -> Any:
 
 
 __all__ = ["connect_table", "ibis_daily", "ibis_labels", "ibis_units", "is_ibis_table"]
+
+
+def ibis_latest_seconds(table: Any, timestamp: str) -> float:
+    """The latest of the events' times, in seconds, computed by the Ibis backend."""
+    import pyarrow as pa
+
+    time = _time(table, timestamp)
+    value = time.max().to_pyarrow()
+    if not value.is_valid:
+        return float("-inf")
+    if time.type().is_numeric():
+        return float(value.as_py())
+    return float(value.cast(pa.timestamp("us", tz=value.type.tz)).cast(pa.int64()).as_py()) / 1e6

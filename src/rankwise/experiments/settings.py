@@ -52,7 +52,9 @@ class DataSource:
     data are per-variant sums) and what ``mixed`` units get. With exposures, a unit's events count
     from ``delay`` after its first exposure, for ``window``, the end exclusive or inclusive
     (``window_end``), as GrowthBook's conversion windows
-    (``rankwise.experiments.event_rows.ConversionWindow``)."""
+    (``rankwise.experiments.event_rows.ConversionWindow``); ``lookback`` (``7d``) counts only
+    the events of the analysis' last days (GrowthBook's lookback window), the analysis ending
+    ``until`` (a time, or seconds; default the latest event), after which no event counts."""
 
     unit: str = "unit"
     variant: str = "variant"
@@ -67,6 +69,8 @@ class DataSource:
     looks: bool = True
     delay: str | float | None = None
     window_end: str = "exclusive"
+    lookback: str | float | None = None
+    until: str | float | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,13 @@ def plan(metrics: Mapping[str, Any] | Sequence[Any] | str, settings: ABSettings,
 
         check_pre_period(table, definitions, source.exposures, source.timestamp, adjust.covariates, adjust.cupac)
         pre_period_window(adjust.pre_period)   # a duration
+    if (source.lookback is not None or source.until is not None) and source.exposures is None:
+        raise OptionError("lookback and until bound the events of exposed units: give the exposures table "
+                          "(--exposures) and its timestamp")
+    if source.lookback is not None:
+        from rankwise.experiments.event_rows import window_seconds
+
+        window_seconds(source.lookback, "lookback")
     if sequential is not None and not sequential.always_valid and (source.timestamp is None or not source.looks):
         raise OptionError(f"sequential={sequential.name!r} analyses daily looks: give the timestamp column (and "
                           "keep the looks)")

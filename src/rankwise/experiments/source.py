@@ -186,6 +186,8 @@ class Measured:
     caps: dict[str, float] = field(default_factory=dict)
     looks_data: Any = None
     warnings: list[str] = field(default_factory=list)
+    plan: Plan | None = None
+    """The plan as the data resolved it (the analysed period in its window)."""
 
 
 def measure(data: Any, plan: Plan) -> Measured:
@@ -196,6 +198,7 @@ def measure(data: Any, plan: Plan) -> Measured:
     if source.statistics or isinstance(data, VariantMoments):
         return Measured(_given_statistics(data, plan), None, dict(plan.metrics))
     warnings: list[str] = []
+    plan = with_period(data, plan)
     units, pushed, looks_data = _through_engine(data, plan, warnings)
     table = dict(plan.metrics)
     if units is not None:
@@ -222,7 +225,33 @@ def measure(data: Any, plan: Plan) -> Measured:
     from rankwise.experiments.event_names import missing_events, zero_event_targets
 
     missing_events(plan.definitions, data, source.event, zero_event_targets(plan.definitions, measured.moments))
+    measured.plan = plan
     return measured
+
+
+def with_period(data: Any, plan: Plan) -> Plan:
+    """The plan with the analysed period in its window: the lookback's start and the end
+    (``until``, or the latest event's time, found by the engine that reads the data)."""
+    from rankwise.experiments.event_rows import ConversionWindow, latest_seconds, moment_seconds, window_seconds
+    from rankwise.experiments.ibis_source import ibis_latest_seconds, is_ibis_table
+    from rankwise.experiments.warehouse import DuckDBSource, duckdb_latest_seconds
+
+    source = plan.source
+    if source.lookback is None and source.until is None:
+        return plan
+    assert source.timestamp is not None   # the exposure join needs it
+    if source.until is not None:
+        end = moment_seconds(source.until)
+    elif is_ibis_table(data):
+        end = ibis_latest_seconds(data, source.timestamp)
+    elif source.engine == "duckdb" or isinstance(data, DuckDBSource):
+        end = duckdb_latest_seconds(data, source.timestamp)
+    else:
+        end = latest_seconds(data, source.timestamp)
+    lookback = window_seconds(source.lookback, "lookback")
+    window = replace(plan.window or ConversionWindow(), not_before=end - lookback if lookback is not None else None,
+                     not_after=end)
+    return replace(plan, window_override=window)
 
 
 def _through_engine(data: Any, plan: Plan, warnings: list[str],

@@ -15,6 +15,7 @@ built from them, are bit-identical to the in-memory path; float sums agree to ro
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -493,20 +494,17 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
     connection.execute("CREATE TEMP TABLE rankwise_first AS SELECT u, min(t) AS start, arg_min(v, t) AS v "
                        "FROM rankwise_exposed GROUP BY u")
     seconds = _seconds_sql(timestamp, types[timestamp])
-    delayed, after = window.sql_bounds("rankwise_t", "start") if window is not None else ("FALSE", "FALSE")
+    exclusions = (window if window is not None else ConversionWindow()).sql_exclusions("rankwise_t", "start")
     connection.execute(
         f"CREATE TEMP VIEW rankwise_joined AS SELECT e.*, f.start, f.v AS first_variant, f.u IS NOT NULL AS known "
         f"FROM (SELECT *, CAST({u} AS {unit_type}) AS rankwise_u, {seconds} AS rankwise_t FROM rankwise_events) e "
         f"LEFT JOIN rankwise_first f ON e.rankwise_u = f.u")
-    kinds = ["never_exposed", "before_exposure", "after_window"] + (["in_delay"] if window and window.delay > 0 else [])
-    opens = f"start + {window.lead!r}" if window is not None and window.lead else "start"
     counts = connection.execute(
-        f"SELECT count(*) FILTER (WHERE NOT known), count(*) FILTER (WHERE known AND rankwise_t < {opens}), "
-        f"count(*) FILTER (WHERE known AND rankwise_t >= {opens} AND {after})"
-        + (f", count(*) FILTER (WHERE known AND {delayed})" if "in_delay" in kinds else "")
+        "SELECT count(*) FILTER (WHERE NOT known), "
+        + ", ".join(f"count(*) FILTER (WHERE known AND {condition})" for _, condition in exclusions)
         + " FROM rankwise_joined").fetchall()[0]
-    left_out = dict(zip(kinds, (int(c) for c in counts), strict=True))
-    keep = f"known AND rankwise_t >= {opens} AND NOT ({delayed}) AND NOT ({after})"
+    left_out = dict(zip(["never_exposed", *(kind for kind, _ in exclusions)], (int(c) for c in counts), strict=True))
+    keep = "known AND " + " AND ".join(f"NOT ({condition})" for _, condition in exclusions)
     zeros = ", ".join(f"0 AS {n}" for n in names)
     event_time, exposure_time = (", rankwise_t AS t", ", t") if daily else ("", "")
     rows = (f"SELECT rankwise_u AS u, first_variant AS v{', ' + select if select else ''}{event_time} FROM "
@@ -546,3 +544,17 @@ def _units(table: Any, columns: list[str], names: list[str], variants: Sequence[
         values[column] = low
     return Units(design, codes, values, kept.column("u"), int(both.sum()), int(events), [source])
 
+
+
+def duckdb_latest_seconds(data: Any, timestamp: str) -> float:
+    """The latest of the events' times, in seconds, computed by DuckDB."""
+    def latest(connection: Any) -> str:
+        source = _relation(connection, data, "rankwise_events")
+        kind = _types(connection, "rankwise_events", source, [timestamp])[timestamp]
+        return f"SELECT max({_seconds_sql(timestamp, kind)}) FROM rankwise_events"
+
+    def finish(connection: Any, query: str) -> float:
+        value = connection.execute(query).fetchall()[0][0]
+        return float(value) if value is not None else -math.inf
+
+    return float(_run(None, latest, finish))

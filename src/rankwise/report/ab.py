@@ -103,6 +103,17 @@ def _cells(row: Any, digits: int, spending: bool = False, bayesian: bool = False
             _p(row["p_value"]), _p(row["p_corrected"]) + (" *" if row["significant"] else "")]
 
 
+def _moment(seconds: float) -> str:
+    """Seconds since the epoch as a UTC time (2026-03-12 09:30:00).
+
+    >>> _moment(1772366400.0)
+    '2026-03-01 12:00:00'
+    """
+    import datetime
+
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def ab_title(result: Any) -> str:
     """What was done, in one line: the test and its settings, and every adjustment applied
     (CUPED and its covariates, the sequential design, exposures and their window).
@@ -149,7 +160,9 @@ def ab_title(result: Any) -> str:
     if s.get("exposures"):
         applied.append("exposures" + (f", delay {s['delay']:g} s" if s.get("delay") else "")
                        + (f", window {s['window']}" if s.get("window") is not None else "")
-                       + (f" ({s['window_end']} end)" if s.get("window_end") else ""))
+                       + (f" ({s['window_end']} end)" if s.get("window_end") else "")
+                       + (f", lookback {s['lookback']}" if s.get("lookback") is not None else "")
+                       + (f", until {_moment(s['not_after'])}" if s.get("not_after") is not None else ""))
     return f"A/B analysis against {s['control']} ({', '.join(parts)}{''.join('; ' + a for a in applied)})"
 
 
