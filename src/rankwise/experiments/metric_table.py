@@ -32,7 +32,7 @@ def parse_metric(spec: str) -> tuple[str, Metric]:
     >>> parse_metric("bought>0")
     ('bought>0', Proportion(column='bought', covariate=None))
     >>> parse_metric("p90=p90(revenue)")
-    ('p90', Quantile(column='revenue', covariate=None, q=0.9, ignore_zeros=False))
+    ('p90', Quantile(column='revenue', covariate=None, q=0.9, ignore_zeros=False, per_event=False))
     >>> parse_metric("p50(spend, ignore_zeros)")[1].ignore_zeros
     True
     >>> parse_metric("p99(latency, per_event)")[1].per_event   # every event's value, not the unit's sum
