@@ -98,16 +98,22 @@ def main() -> None:
         for name, label, engine, looks in tools:
             runs = [peak_mb(RUN.replace("ENGINE", engine).replace("LOOKS", looks), events) for _ in range(args.repeat)]
             walls = sorted(r["wall"] for r, _ in runs if r is not None)
+            cpus = sorted(r["cpu"] for r, _ in runs if r is not None)
             result = runs[0][0]
             assert result is not None, name
-            rows.append((label, walls[len(walls) // 2], max(mb for _, mb in runs), result))
+            rows.append((label, walls[len(walls) // 2], cpus[len(cpus) // 2], max(mb for _, mb in runs), result))
+    import os
+
     print(f"{args.events:,} events from {args.users:,} users joined to their exposures (7-day window), "
-          f"CTR and revenue per user, whole process:\n")
-    print("| run | wall s | peak MB | looks | CTR difference | p |")
-    print("|---|---|---|---|---|---|")
-    for label, wall, mb, r in rows:
-        print(f"| {label} | {wall:.1f} | {mb:,.0f} | {r['looks']} | {r['ctr_difference']:.8f} | {r['ctr_p']:.4g} |")
-    differences = {round(r["ctr_difference"], 12) for _, _, _, r in rows}
+          f"CTR and revenue per user, whole process, medians of {args.repeat} run(s); load average "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"RANKWISE_DUCKDB_MEMORY={os.environ.get('RANKWISE_DUCKDB_MEMORY', '(unset: 2GB)')}:\n")
+    print("| run | wall s | CPU s | peak MB | looks | CTR difference | p |")
+    print("|---|---|---|---|---|---|---|")
+    for label, wall, cpu, mb, r in rows:
+        print(f"| {label} | {wall:.1f} | {cpu:.1f} | {mb:,.0f} | {r['looks']} | {r['ctr_difference']:.8f} | "
+              f"{r['ctr_p']:.4g} |")
+    differences = {round(r["ctr_difference"], 12) for *_, r in rows}
     assert len(differences) == 1, differences
 
 

@@ -247,6 +247,7 @@ def peak_mb(code: str, path: Path, python: str = sys.executable) -> tuple[dict |
         raise RuntimeError(err[-2000:])
     result = json.loads(out.strip().splitlines()[-1])
     result["wall"] = wall
+    result["cpu"] = usage.ru_utime + usage.ru_stime   # the child's own CPU seconds, every thread
     return result, usage.ru_maxrss / 1024
 
 
@@ -274,15 +275,16 @@ def main() -> None:
         print(f"wrote {path.name} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     rows = []
     if args.long:
-        tools = [("rankwise", "rankwise online.analyze (memory)", RANKWISE_LONG.replace("ENGINE", "'memory'")),
-                 ("rankwise-duckdb", "rankwise online.analyze (engine='duckdb')",
+        tools = [("rankwise", "rankwise experiments.analyze (memory)", RANKWISE_LONG.replace("ENGINE", "'memory'")),
+                 ("rankwise-duckdb", "rankwise experiments.analyze (engine='duckdb')",
                   RANKWISE_LONG.replace("ENGINE", "'duckdb'")),
                  ("pandas", "pandas pivot + groupby + scipy", PANDAS_LONG),
                  ("tea-tasting", "tea-tasting (after a pandas pivot)", TEA_LONG),
                  ("gbstats", "gbstats 0.8 (after a pandas pivot)", GBSTATS_LONG)]
         spark_metrics = LONG_METRICS
     else:
-        tools = [("rankwise", "rankwise online.analyze", RANKWISE), ("pandas", "pandas groupby + statsmodels", PANDAS),
+        tools = [("rankwise", "rankwise experiments.analyze", RANKWISE),
+                 ("pandas", "pandas groupby + statsmodels", PANDAS),
                  ("tea-tasting", "tea-tasting (after a pandas groupby)", TEA)]
         spark_metrics = '["ctr=clicks/views", "views=views"]'
     if args.spark:
@@ -304,19 +306,20 @@ def main() -> None:
             runs[name].append((result, peak))
     for name, done in runs.items():
         result = dict(done[0][0], wall=statistics.median(r["wall"] for r, _ in done),
-                      walls=[r["wall"] for r, _ in done])
+                      cpu=statistics.median(r["cpu"] for r, _ in done), walls=[r["wall"] for r, _ in done])
         rows.append((name, result, max(peak for _, peak in done)))
     reference = rows[0][1]["ctr_difference"]
     what = "CTR and revenue per user from one row per event" if args.long else "CTR and views per user"
     print(f"\n{args.events:,} events from {args.users:,} users ({path.stat().st_size / 2**20:,.0f} MB of "
-          f"Parquet), {what}, two arms, whole process:\n")
-    print(f"| tool | wall s (median of {args.repeat}) | runs | peak MB | CTR difference | p |")
-    print("|---|---|---|---|---|---|")
+          f"Parquet), {what}, two arms, whole process; load average "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}:\n")
+    print(f"| tool | wall s (median of {args.repeat}) | CPU s (median) | runs | peak MB | CTR difference | p |")
+    print("|---|---|---|---|---|---|---|")
     for name, result, peak in rows:
         assert abs(result["ctr_difference"] - reference) <= 1e-9 * max(1.0, abs(reference)), name
         walls = ", ".join(f"{w:.1f}" for w in result["walls"])
-        print(f"| {name} | {result['wall']:.1f} | {walls} | {peak:,.0f} | {result['ctr_difference']:.6g} "
-              f"| {result['ctr_p']:.4g} |")
+        print(f"| {name} | {result['wall']:.1f} | {result['cpu']:.1f} | {walls} | {peak:,.0f} | "
+              f"{result['ctr_difference']:.6g} | {result['ctr_p']:.4g} |")
     fastest_peer = min((r["wall"] for n, r, _ in rows if not n.startswith("rankwise")), default=None)
     if fastest_peer is not None:
         for name, result, _ in rows:
