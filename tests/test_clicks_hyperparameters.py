@@ -101,8 +101,8 @@ def test_a_fit_stopped_by_the_iteration_cap_says_so(tmp_path, rankwise_cli, caps
     log = clicks.read_log(str(LOG))
     capped = clicks.UBM().fit(log, iterations=3)
     assert len(capped.history) == 3 and "iteration cap (3) before converging" in capped.warnings[0]
-    converged = clicks.UBM().fit(log, iterations=200, tolerance=1e-3)
-    assert len(converged.history) < 200 and converged.warnings == []
+    converged = clicks.UBM().fit(log, iterations=2000, tolerance=1e-3, parameter_tolerance=1e-3)
+    assert len(converged.history) < 2000 and converged.warnings == []
     assert rankwise_cli(["clicks", "fit", str(LOG), "--model", "ubm", "--iterations", "2", "--quiet", "-o",
                          str(tmp_path / "m.json")]) == 0
     assert "warning: ubm: EM stopped at the iteration cap (2)" in capsys.readouterr().err

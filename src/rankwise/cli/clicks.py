@@ -77,9 +77,13 @@ def fit(
                                                               "'dbn(prior=1,2, iterations=20)'; 'rankwise list "
                                                               "click-models' lists them. Required.")] = None,
     model_short: Annotated[str | None, typer.Option("-m", hidden=True)] = None,
-    iterations: Annotated[int | None, typer.Option(help="EM: at most this many iterations (default 50).")] = None,
+    iterations: Annotated[int | None, typer.Option(help="EM: at most this many iterations, a guard that warns when "
+                                                        "reached (default 1000).")] = None,
     tolerance: Annotated[float | None, typer.Option(
         help="EM: stop when the log-likelihood per session gains less (default 1e-6).")] = None,
+    parameter_tolerance: Annotated[float | None, typer.Option(
+        "--parameter-tolerance", help="EM: and when no probability moves by more in one pass (default 1e-4; inf: "
+                                      "the log-likelihood alone decides).")] = None,
     prior: Annotated[str | None, typer.Option(
         help="Beta prior of the per-pair parameters: 'empirical' (default; fitted to the log) or fixed "
              "pseudo-counts CLICKS,IMPRESSIONS such as 1,2.")] = None,
@@ -117,7 +121,8 @@ def fit(
 
         silence()
     try:
-        kind, values = MODELS.parse(model, prior=prior, floor=floor, iterations=iterations, tolerance=tolerance)
+        kind, values = MODELS.parse(model, prior=prior, floor=floor, iterations=iterations, tolerance=tolerance,
+                                    parameter_tolerance=parameter_tolerance)
         if not kind.fittable:
             raise RankwiseError(f"--model: {kind.name} is not fitted to a log; expected one of {', '.join(fittable())}")
     except RankwiseError as exc:

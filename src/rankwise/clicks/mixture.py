@@ -28,13 +28,14 @@ conditional probability of the click at r, and flatters conditional perplexity.)
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from rankwise.clicks.log import ClickLog
-from rankwise.clicks.models import CHUNK, TINY, ClickModel
+from rankwise.clicks.models import CHUNK, ITERATION_CAP, TINY, ClickModel
 from rankwise.errors import OptionError
 from rankwise.stats.resampling import seeded
 
@@ -111,15 +112,24 @@ class Mixture(ClickModel):
         self.weights = np.full(len(self.models), 1 / len(self.models))
 
     # -- fitting ---------------------------------------------------------------------------------
-    def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
+    def fit(self, log: Any, iterations: int = ITERATION_CAP, tolerance: float = 1e-6, chunk_size: int = CHUNK,
             progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
-            validation: Any = None, patience: int = 3) -> Any:
+            validation: Any = None, patience: int = 3, parameter_tolerance: float = math.inf) -> Any:
         """Each component first fitted alone to the whole log (the mixture's EM starts from
         there: started from scratch, the component that fits fastest takes every session),
-        then the mixture's passes as ``ClickModel.fit`` makes them."""
+        then the mixture's passes as ``ClickModel.fit`` makes them. A mixture's likelihood has
+        many maxima, between which the parameters drift slowly while the likelihood hardly
+        changes: its fit stops on the log-likelihood alone unless ``parameter_tolerance`` is
+        given."""
         for model in self.models:
-            model.fit(log, iterations=iterations, tolerance=tolerance, chunk_size=chunk_size, workers=workers)
-        return super().fit(log, iterations, tolerance, chunk_size, progress, workers, validation, patience)
+            model.fit(log, iterations=iterations, tolerance=tolerance, chunk_size=chunk_size, workers=workers,
+                      parameter_tolerance=parameter_tolerance)
+        return super().fit(log, iterations, tolerance, chunk_size, progress, workers, validation, patience,
+                           parameter_tolerance)
+
+    def parameter_vector(self) -> np.ndarray:
+        """The weights and every component's probabilities."""
+        return np.concatenate([self.weights, *(m.parameter_vector() for m in self.models)])
 
     def _start(self, log: Any) -> None:
         rng = seeded(self.seed)

@@ -285,6 +285,43 @@ def check_prior(prior: Any, model: str = "model") -> tuple[float, float]:
     return a, b
 
 
+PARAMETER_TOLERANCE = 1e-4
+"""EM has converged when no probability is further than this from EM's limit, as the shrinking
+moves of the last two passes tell it (``_distance_to_limit``), and the log-likelihood per session
+changes by less than its tolerance; each pass's largest move and that distance are in
+``history`` (``parameter_change``, ``parameter_distance``). ``inf`` lets the log-likelihood
+alone decide."""
+
+ITERATION_CAP = 1000
+"""EM's guard: a fit stopped here, not converged, says so in its warnings."""
+
+
+def _distance_to_limit(move: float, last_move: float) -> float:
+    """How far the parameters still are from EM's limit, as a linearly converging sequence's
+    moves tell it: with the rate ``r = move / last_move`` the moves to come add up to
+    ``move r / (1 - r)`` (infinite while the moves do not shrink).
+
+    >>> _distance_to_limit(0.001, 0.002), _distance_to_limit(1e-4, 1.01e-4) > 0.009, _distance_to_limit(0.1, 0.05)
+    (0.001, True, inf)
+    """
+    if move == 0:
+        return 0.0
+    if not (math.isfinite(last_move) and last_move > 0):
+        return math.inf
+    rate = move / last_move
+    return move * rate / (1 - rate) if rate < 1 else math.inf
+
+
+def _largest_change(before: np.ndarray | None, after: np.ndarray) -> float:
+    """The largest change of one parameter between two passes (infinite after the first)."""
+    if before is None or before.shape != after.shape:
+        return math.inf
+    if not len(after):
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        return float(np.nanmax(np.abs(after - before)))
+
+
 class ClickModel:
     """Base: ``fit(log)``, ``conditional_log_probs(log)``, ``log_probs(log)``,
     ``relevance()``, ``parameters()``.
@@ -550,10 +587,15 @@ class ClickModel:
         return frame
 
     # -- fitting -------------------------------------------------------------------------------
-    def fit(self, log: Any, iterations: int = 50, tolerance: float = 1e-6, chunk_size: int = CHUNK,
+    def fit(self, log: Any, iterations: int = ITERATION_CAP, tolerance: float = 1e-6, chunk_size: int = CHUNK,
             progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
-            validation: Any = None, patience: int = 3) -> Any:
+            validation: Any = None, patience: int = 3, parameter_tolerance: float = PARAMETER_TOLERANCE) -> Any:
         """Fit to ``log`` (a ``ClickLog`` or a stored log from ``clicks.open_log``).
+
+        EM stops when it has converged: the log-likelihood per session changes by less than
+        ``tolerance`` and no probability is further than ``parameter_tolerance`` from EM's limit
+        (the distance the last two passes' shrinking moves give);
+        ``iterations`` is a guard, and a fit it stops says so in ``warnings``.
 
         ``workers`` chunks are processed at once in threads (default: one per CPU core, at
         most 4); their statistics are added in chunk order, so the result does not depend on
@@ -580,13 +622,21 @@ class ClickModel:
             pooled.finish()
             return totals
 
-        return self.fit_passes(log, local_totals, iterations, tolerance, progress, validation, patience, chunk_size)
+        return self.fit_passes(log, local_totals, iterations, tolerance, progress, validation, patience, chunk_size,
+                               parameter_tolerance)
 
     def held_out_log_likelihood(self, log: Any, chunk_size: int = CHUNK) -> float:
         """Mean log-likelihood per session of ``log`` (a ``ClickLog`` or a stored log), chunk
         by chunk; pairs the model never saw take its prior means."""
         total = sum(_log_likelihood_sum(self.conditional_click_probs(chunk), chunk) for chunk in log.chunks(chunk_size))
         return total / max(log.sessions, 1)
+
+    def parameter_vector(self) -> np.ndarray:
+        """Every fitted probability (per pair and per rank) as one vector: what EM's parameter
+        change is measured on."""
+        names = [*self.pair_fields.values(), *self.fields]
+        parts = [np.ravel(np.asarray(getattr(self, n), dtype=np.float64)) for n in names if hasattr(self, n)]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def _snapshot(self) -> dict[str, Any]:
         import copy
@@ -595,9 +645,10 @@ class ClickModel:
         return {name: copy.deepcopy(getattr(self, name)) for name in names if hasattr(self, name)}
 
     def fit_passes(self, log: Any, pass_totals: Callable[[], SufficientStatistics],
-                   iterations: int = 50, tolerance: float = 1e-6,
+                   iterations: int = ITERATION_CAP, tolerance: float = 1e-6,
                    progress: Callable[[dict[str, float]], None] | None = None, validation: Any = None,
-                   patience: int = 3, chunk_size: int = CHUNK) -> Any:
+                   patience: int = 3, chunk_size: int = CHUNK,
+                   parameter_tolerance: float = PARAMETER_TOLERANCE) -> Any:
         """The fit's loop, with each pass's totals from ``pass_totals()``: the model's
         statistics over the whole log at the current parameters, and the log-likelihood sum.
         ``fit`` adds them up chunk by chunk here; ``rankwise.scale.states.fit_click_model``
@@ -618,13 +669,17 @@ class ClickModel:
         from rankwise.progress import step
 
         with step(f"fitting {self.name}", total=iterations if self.iterative else None) as advance:
-            self._passes(log, pass_totals, iterations, tolerance, progress, validation, patience, chunk_size, advance)
+            self._passes(log, pass_totals, iterations, (tolerance, parameter_tolerance), progress, validation,
+                         patience, chunk_size, advance)
         return self
 
     def _passes(self, log: Any, pass_totals: Callable[[], SufficientStatistics], iterations: int,
-                tolerance: float, progress: Callable[[dict[str, float]], None] | None, validation: Any,
-                patience: int, chunk_size: int, advance: Callable[..., None]) -> None:
-        """The passes of ``fit_passes`` (``advance`` reports each one)."""
+                tolerances: tuple[float, float], progress: Callable[[dict[str, float]], None] | None,
+                validation: Any, patience: int, chunk_size: int, advance: Callable[..., None]) -> None:
+        """The passes of ``fit_passes`` (``advance`` reports each one; ``tolerances``: of the
+        log-likelihood per session and of the parameters)."""
+        tolerance, parameter_tolerance = tolerances
+        moved = remaining = math.inf
         started = time.perf_counter()
         previous = -math.inf
         constants: dict[str, np.ndarray] = {}
@@ -638,11 +693,16 @@ class ClickModel:
             if iteration == 1:
                 constants = {key: totals[key] for key in self.constant_statistics if key in totals}
             totals = {**constants, **totals}
+            before = self.parameter_vector() if self.iterative and iteration > 1 else None
             self._maximise(totals)
             if not self.iterative:
                 break
             ll /= max(log.sessions, 1)
-            entry = {"iteration": iteration, "log_likelihood": ll, "seconds": time.perf_counter() - started}
+            moved, last_move = _largest_change(before, self.parameter_vector()), moved
+            remaining = _distance_to_limit(moved, last_move)
+            entry = {"iteration": iteration, "log_likelihood": ll, "parameter_change": moved,
+                     "parameter_distance": remaining,
+                     "seconds": time.perf_counter() - started}
             stale = False
             if validation is not None:
                 held = self.held_out_log_likelihood(validation, chunk_size)
@@ -657,14 +717,16 @@ class ClickModel:
             # a fitted prior moves with the parameters, so the log-likelihood need not rise at
             # every pass: those fits stop when it changes by less than the tolerance
             gain = abs(ll - previous) if self.prior == EMPIRICAL else ll - previous
-            if gain < tolerance or stale:
+            if (gain < tolerance and remaining < parameter_tolerance) or stale:
                 converged = True
                 break
             previous = ll
         if not converged:   # the cap is a guard: a fit it stops may not be the maximum yet
+            moving = f", a parameter is still {remaining:.2g} from its limit (tolerance {parameter_tolerance:g})" \
+                if math.isfinite(parameter_tolerance) else ""
             self.warnings.append(f"{self.name}: EM stopped at the iteration cap ({iterations}) before converging: "
                                  f"the log-likelihood per session still changed by {gain:.2g} (tolerance "
-                                 f"{tolerance:g}); raise iterations (--iterations) for a converged fit")
+                                 f"{tolerance:g}){moving}; raise iterations (--iterations) for a converged fit")
         if best is not None:
             for name, value in best[2].items():
                 setattr(self, name, value)

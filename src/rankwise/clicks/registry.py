@@ -23,7 +23,18 @@ from typing import Any
 
 from rankwise.clicks.chain import CCM, DBN, DCM, FIT_METHODS, SDBN
 from rankwise.clicks.mixture import SEPARATOR, Mixture
-from rankwise.clicks.models import FLOOR, PBM, UBM, CascadeModel, ClickModel, DocumentCTR, GlobalCTR, RankCTR
+from rankwise.clicks.models import (
+    FLOOR,
+    ITERATION_CAP,
+    PBM,
+    UBM,
+    CascadeModel,
+    ClickModel,
+    DocumentCTR,
+    GlobalCTR,
+    RankCTR,
+)
+from rankwise.clicks.models import PARAMETER_TOLERANCE as PARAMETER_TOLERANCE_DEFAULT
 from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.ultra import LabelRankModel
 from rankwise.errors import ParameterError
@@ -34,9 +45,16 @@ PRIOR_PARAM = Param("prior", tuple, EMPIRICAL, "Beta prior of every per-pair par
                     "estimate's numerator and denominator", low=0, length=2, choices=(EMPIRICAL,))
 FLOOR_PARAM = Param("floor", float, FLOOR, "click probability the cascade gives every rank after the first click",
                     low=0, high=1)
-ITERATIONS = Param("iterations", int, 50, "EM: at most this many passes over the log", low=1)
+ITERATIONS = Param("iterations", int, ITERATION_CAP, "EM: at most this many passes over the log (a guard: a fit "
+                   "stopped there warns)", low=1)
 TOLERANCE = Param("tolerance", float, 1e-6, "EM: stop when the log-likelihood per session gains less", low=0)
-FIT_PARAMS = ("iterations", "tolerance")
+PARAMETER_TOLERANCE = Param("parameter_tolerance", float, PARAMETER_TOLERANCE_DEFAULT,
+                            "EM: and no probability moves by more in one pass (inf: the log-likelihood alone "
+                            "decides)", low=0)
+MIXTURE_PARAMETER_TOLERANCE = Param("parameter_tolerance", float, float("inf"),
+                                    "EM: and no probability moves by more in one pass (a mixture's likelihood has "
+                                    "many maxima: inf, the log-likelihood alone decides)", low=0)
+FIT_PARAMS = ("iterations", "tolerance", "parameter_tolerance")
 """Parameters that go to ``fit``, not to the model's constructor."""
 
 
@@ -84,7 +102,7 @@ def mixture(components: str = "pbm+dbn", seed: int = 0) -> Mixture:
             raise ParameterError(f"mixture: components are fittable click models, got {kind.name!r}")
         models.append(kind.build(values))
     return Mixture(models, seed=seed)
-EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE)
+EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE, PARAMETER_TOLERANCE)
 
 MODELS: Registry[ModelKind] = Registry("click model", (
     ModelKind("global-ctr", GlobalCTR, "P(click) is one rate for every cell.", COUNTED,
@@ -109,7 +127,7 @@ MODELS: Registry[ModelKind] = Registry("click model", (
               EM, reference="Guo et al. 2009; CLAX ClickChainModel"),
     ModelKind("mixture", mixture, "Each session follows one of several click models, drawn with fitted weights; "
               "one EM over the sessions' components and the components' own hidden variables.",
-              (COMPONENTS, SEED, ITERATIONS, TOLERANCE), reference="CLAX MixtureModel"),
+              (COMPONENTS, SEED, ITERATIONS, TOLERANCE, MIXTURE_PARAMETER_TOLERANCE), reference="CLAX MixtureModel"),
     ModelKind("label-rank", LabelRankModel, "Click probabilities from relevance labels and examination per rank "
               "(ULTRA parameter files; not fitted).", COUNTED, fittable=False, reference="ULTRA ClickModel"),
 ), option="--model")

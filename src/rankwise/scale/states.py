@@ -185,8 +185,9 @@ def _moments_of_partition(part: Any, variant: str, columns: list[str], variants:
     return VariantMoments.from_units(part[variant].to_numpy(), {c: part[c].to_numpy() for c in columns}, variants)
 
 
-def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | None = None, iterations: int = 50,
-                    tolerance: float = 1e-6, progress: Callable[[dict[str, float]], None] | None = None,
+def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | None = None,
+                    iterations: int | None = None, tolerance: float = 1e-6,
+                    progress: Callable[[dict[str, float]], None] | None = None,
                     split_every: int = SPLIT_EVERY) -> Any:
     """Fit ``model`` (a ``rankwise.clicks`` model) to ``log`` on a Dask cluster: the log's
     chunks are sent to the workers once; each pass sends the current parameters, computes every
@@ -198,7 +199,7 @@ def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | 
     >>> fit_click_model(DBN(), log, client).parameters()                         # doctest: +SKIP
     """
     from rankwise.clicks.log import lean_piece
-    from rankwise.clicks.models import CHUNK, add_statistics
+    from rankwise.clicks.models import CHUNK, ITERATION_CAP, add_statistics
 
     with _connected(client) as dask_client:
         # hash=False: a key of its own per fit; content-hashed keys are shared with an earlier fit
@@ -212,7 +213,7 @@ def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | 
             futures = [dask_client.submit(_chunk_statistics, shipped, chunk, pure=False) for chunk in chunks]
             return tree_reduce(dask_client, futures, add_statistics, split_every)
 
-        return model.fit_passes(log, cluster_totals, iterations, tolerance, progress)
+        return model.fit_passes(log, cluster_totals, iterations or ITERATION_CAP, tolerance, progress)
 
 
 def _chunk_statistics(model: Any, chunk: Any) -> tuple[dict[str, np.ndarray], float]:
