@@ -993,3 +993,15 @@ def test_mde_and_units_needed_come_from_the_data_and_deliver_their_power() -> No
     assert abs(hits / 200 - 0.8) < 3 * math.sqrt(0.8 * 0.2 / 200)
     with pytest.raises(OptionError, match="must be positive"):
         result.units_needed(0)
+
+
+def test_the_former_online_package_re_exports_the_three_new_homes() -> None:
+    """``rankwise.online`` (A/B tests, interleaving and counterfactual estimation until they split
+    by subject) still gives every public name, the very objects of their new packages."""
+    from rankwise import counterfactual, interleaving, online
+
+    homes = (experiments, interleaving, counterfactual)
+    for name in online.__all__:
+        owners = [home for home in homes if name in home.__all__]
+        assert len(owners) == 1, name
+        assert getattr(online, name) is getattr(owners[0], name), name
