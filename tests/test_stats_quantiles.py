@@ -121,3 +121,27 @@ def test_ignore_zeros_holds_its_error_rate_and_coverage() -> None:
         row = analyze(data, "u", "v", ["m=p50(x, ignore_zeros)"], test="z").table.iloc[0]
         misses += not (row["ci_lower"] <= 0 <= row["ci_upper"])
     assert abs(misses / trials - 0.05) < 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+def test_clustered_event_quantile_on_gbstats_own_case() -> None:
+    # the case GrowthBook's statistics tests use for QuantileClusteredStatistic: two clusters with
+    # S = 10, sum S^2 = 52, N = 4, sum N^2 = 10, sum S N = 22 -> mean S 5, mean N 2, var S 2,
+    # var N 2, cov 2: (2 - 2 (5/2) 2 + (25/4) 2) / (2 x 4) = 0.5625; the variances gbstats 0.8
+    # gives for it (and for 500 clusters), computed with gbstats in its own environment
+    from rankwise.stats.quantiles import ClusteredQuantileEstimate, ClusterSums
+
+    def case(clusters: int = 2, **changed: float) -> ClusteredQuantileEstimate:
+        values = {"n": 11054, "n_star": 11054, "nu": 0.9, "quantile": 7.157987489967789,
+                  "lower": 7.098780136176828, "upper": 7.217194843758751, **changed}
+        sums = ClusterSums(10.0, 52.0, float(changed.get("events", 4.0)), 10.0, 22.0, clusters)
+        return ClusteredQuantileEstimate(values["nu"], int(values["n"]), int(values["n_star"]), values["quantile"],
+                                         values["lower"], values["upper"], sums)
+
+    assert case().sums.share_variance() == pytest.approx(0.5625, rel=1e-12)
+    assert case().variance == pytest.approx(696842.7210894219, rel=1e-12)
+    assert case(500).variance == pytest.approx(349119.5997442001, rel=1e-12)
+    # gbstats' degenerate cases: one event, one cluster or no events in the denominator -> 0
+    # (floored at 1e-5 from 100 events on)
+    assert case(n=1).variance == 0.0
+    assert case(1).variance == 1e-5
+    assert case(events=0.0).variance == 1e-5
