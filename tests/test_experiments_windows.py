@@ -163,3 +163,28 @@ def test_lookback_needs_exposures_and_a_duration() -> None:
     with pytest.raises(OptionError, match="until='yesterday'"):
         run(EVENTS, plan(["buys=count(buy)"], ABSettings(DataSource("user", "arm", exposures=EXPOSURES,
                                                                     timestamp="t", until="yesterday"))))
+
+
+def test_nanosecond_times_are_read_exactly_on_every_engine() -> None:
+    # pandas' times are nanoseconds: an exposure at 00:00:00.000000500 and events 400 ns before
+    # it (left out) and 600 ns after it (counted) -- no rounding to microseconds on the way
+    import ibis
+
+    start = pd.Timestamp("2026-03-01") + pd.Timedelta(nanoseconds=500)
+    events = pd.DataFrame({"user": ["u1", "u1", "u2"], "event": ["buy"] * 3,
+                           "t": [start - pd.Timedelta(nanoseconds=400), start + pd.Timedelta(nanoseconds=600),
+                                 start + pd.Timedelta(seconds=1)]})
+    exposed = pd.DataFrame({"user": ["u1", "u2"], "arm": ["A", "B"], "t": [start, start]})
+    for engine in ("memory", "duckdb"):
+        settings = ABSettings(DataSource("user", "arm", exposures=exposed, timestamp="t", looks=False,
+                                         lookback="1h", engine=engine), ExperimentDesign(test="z"))  # type: ignore[arg-type]
+        result = run(events, plan(["buys=count(buy)"], settings))
+        row = result.table.iloc[0]
+        assert (row["control_value"], row["value"]) == (1.0, 1.0), engine
+        assert "1 event(s) before the unit's first exposure were left out" in result.warnings, engine
+    # Ibis reads the same log (its memtables hold microseconds): the latest event ends the analysis
+    micro = events.assign(t=events["t"].dt.floor("us"))
+    on_ibis = ABSettings(DataSource("user", "arm", exposures=exposed.assign(t=exposed["t"].dt.floor("us")),
+                                    timestamp="t", looks=False, lookback="1h"), ExperimentDesign(test="z"))
+    assert run(ibis.memtable(micro), plan(["buys=count(buy)"], on_ibis)).settings["not_after"] == \
+        pytest.approx(start.floor("us").timestamp() + 1, abs=1e-6)

@@ -114,18 +114,21 @@ class Mixture(ClickModel):
     # -- fitting ---------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = ITERATION_CAP, tolerance: float = 1e-6, chunk_size: int = CHUNK,
             progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
-            validation: Any = None, patience: int = 3, parameter_tolerance: float = math.inf) -> Any:
+            validation: Any = None, patience: int = 3, parameter_tolerance: float | None = None) -> Any:
         """Each component first fitted alone to the whole log (the mixture's EM starts from
         there: started from scratch, the component that fits fastest takes every session),
         then the mixture's passes as ``ClickModel.fit`` makes them. A mixture's likelihood has
         many maxima, between which the parameters drift slowly while the likelihood hardly
-        changes: its fit stops on the log-likelihood alone unless ``parameter_tolerance`` is
-        given."""
+        changes: its fit stops on the log-likelihood alone (``parameter_tolerance`` inf) unless
+        given one."""
+        stopping = self.parameter_tolerance if parameter_tolerance is None else parameter_tolerance
         for model in self.models:
             model.fit(log, iterations=iterations, tolerance=tolerance, chunk_size=chunk_size, workers=workers,
-                      parameter_tolerance=parameter_tolerance)
+                      parameter_tolerance=stopping)
         return super().fit(log, iterations, tolerance, chunk_size, progress, workers, validation, patience,
-                           parameter_tolerance)
+                           stopping)
+
+    parameter_tolerance = math.inf   # many maxima: the log-likelihood alone decides
 
     def parameter_vector(self) -> np.ndarray:
         """The weights and every component's probabilities."""

@@ -335,6 +335,9 @@ class ClickModel:
 
     name = "model"
     iterative = False
+    parameter_tolerance: float = PARAMETER_TOLERANCE
+    """EM's default distance of the parameters from its limit at which a fit stops (``fit``'s
+    ``parameter_tolerance`` when not given)."""
     pair_fields: dict[str, str] = {"attractiveness": "alpha"}   # column -> attribute, per pair
     alpha: np.ndarray
     """Attractiveness per fitted (query, document) pair (set by the fit)."""
@@ -589,7 +592,7 @@ class ClickModel:
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = ITERATION_CAP, tolerance: float = 1e-6, chunk_size: int = CHUNK,
             progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
-            validation: Any = None, patience: int = 3, parameter_tolerance: float = PARAMETER_TOLERANCE) -> Any:
+            validation: Any = None, patience: int = 3, parameter_tolerance: float | None = None) -> Any:
         """Fit to ``log`` (a ``ClickLog`` or a stored log from ``clicks.open_log``).
 
         EM stops when it has converged: the log-likelihood per session changes by less than
@@ -648,7 +651,7 @@ class ClickModel:
                    iterations: int = ITERATION_CAP, tolerance: float = 1e-6,
                    progress: Callable[[dict[str, float]], None] | None = None, validation: Any = None,
                    patience: int = 3, chunk_size: int = CHUNK,
-                   parameter_tolerance: float = PARAMETER_TOLERANCE) -> Any:
+                   parameter_tolerance: float | None = None) -> Any:
         """The fit's loop, with each pass's totals from ``pass_totals()``: the model's
         statistics over the whole log at the current parameters, and the log-likelihood sum.
         ``fit`` adds them up chunk by chunk here; ``rankwise.scale.states.fit_click_model``
@@ -669,7 +672,8 @@ class ClickModel:
         from rankwise.progress import step
 
         with step(f"fitting {self.name}", total=iterations if self.iterative else None) as advance:
-            self._passes(log, pass_totals, iterations, (tolerance, parameter_tolerance), progress, validation,
+            stopping = self.parameter_tolerance if parameter_tolerance is None else parameter_tolerance
+            self._passes(log, pass_totals, iterations, (tolerance, stopping), progress, validation,
                          patience, chunk_size, advance)
         return self
 
@@ -680,6 +684,7 @@ class ClickModel:
         log-likelihood per session and of the parameters)."""
         tolerance, parameter_tolerance = tolerances
         moved = remaining = math.inf
+        before: np.ndarray | None = None   # the parameters the pass starts from (none before the first)
         started = time.perf_counter()
         previous = -math.inf
         constants: dict[str, np.ndarray] = {}
@@ -693,12 +698,12 @@ class ClickModel:
             if iteration == 1:
                 constants = {key: totals[key] for key in self.constant_statistics if key in totals}
             totals = {**constants, **totals}
-            before = self.parameter_vector() if self.iterative and iteration > 1 else None
             self._maximise(totals)
             if not self.iterative:
                 break
             ll /= max(log.sessions, 1)
-            moved, last_move = _largest_change(before, self.parameter_vector()), moved
+            after = self.parameter_vector()
+            moved, last_move, before = _largest_change(before, after), moved, after
             remaining = _distance_to_limit(moved, last_move)
             entry = {"iteration": iteration, "log_likelihood": ll, "parameter_change": moved,
                      "parameter_distance": remaining,

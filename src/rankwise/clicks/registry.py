@@ -51,7 +51,7 @@ TOLERANCE = Param("tolerance", float, 1e-6, "EM: stop when the log-likelihood pe
 PARAMETER_TOLERANCE = Param("parameter_tolerance", float, PARAMETER_TOLERANCE_DEFAULT,
                             "EM: and no probability moves by more in one pass (inf: the log-likelihood alone "
                             "decides)", low=0)
-MIXTURE_PARAMETER_TOLERANCE = Param("parameter_tolerance", float, float("inf"),
+MIXTURE_PARAMETER_TOLERANCE = Param("parameter_tolerance", float, Mixture.parameter_tolerance,
                                     "EM: and no probability moves by more in one pass (a mixture's likelihood has "
                                     "many maxima: inf, the log-likelihood alone decides)", low=0)
 FIT_PARAMS = ("iterations", "tolerance", "parameter_tolerance")

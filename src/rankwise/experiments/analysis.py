@@ -16,7 +16,7 @@ from rankwise.experiments.corrections import correct, decided, guardrail_columns
 from rankwise.experiments.definitions import Definition
 from rankwise.experiments.events import Mixed, Units
 from rankwise.experiments.looks import cumulative_looks, sequential_columns
-from rankwise.experiments.metrics import Metric, Quantile
+from rankwise.experiments.metrics import Metric, is_event_quantile
 from rankwise.experiments.moments import VariantMoments
 from rankwise.experiments.settings import P_VALUES, ABSettings, Adjustments, DataSource, ExperimentDesign, Plan, plan
 from rankwise.experiments.source import Measured, measure
@@ -219,7 +219,7 @@ def run(data: Any, plan: Plan) -> ABResult:
     looks = None
     if plan.daily_looks:
         looks = _looks(measured.looks_data, plan, control, arms, slice_units)
-        whole_only = [name for name, m in plan.metrics.items() if isinstance(m, Quantile) and m.per_event]
+        whole_only = [name for name, m in plan.metrics.items() if is_event_quantile(m)]
         if whole_only:
             warnings.append(f"{', '.join(whole_only)}: a per-event quantile is computed over the whole experiment, "
                             "not per daily look")
@@ -258,13 +258,12 @@ def _slices(data: Any, plan: Plan, measured: Measured,
             comparisons: Any) -> tuple[list[dict[str, Any]], list[tuple[str, str, Any]]]:
     """Every slice's rows, and each slice's units; a unit's label is its first row's (in a
     warehouse, which keeps no row order: its lowest value)."""
-    from rankwise.experiments.ibis_source import is_ibis_table
-    from rankwise.experiments.warehouse import DuckDBSource
+    from rankwise.experiments.ibis_source import aggregated_where, is_ibis_table
 
     units, source = measured.units, plan.source
     assert units is not None   # refused for per-variant statistics
     labelled = source.exposures if source.exposures is not None else data
-    if is_ibis_table(data) or source.engine == "duckdb" or isinstance(data, DuckDBSource):
+    if aggregated_where(data, source.engine) != "memory":
         from rankwise.experiments.ibis_source import ibis_labels
         from rankwise.experiments.slices import labels_in_order
         from rankwise.experiments.warehouse import duckdb_labels

@@ -25,7 +25,7 @@ import numpy as np
 
 from rankwise.errors import InputError, OptionError
 from rankwise.experiments.events import Units
-from rankwise.experiments.metrics import Metric, Quantile
+from rankwise.experiments.metrics import Metric, Quantile, is_event_quantile
 from rankwise.stats.quantiles import (
     ClusteredQuantileEstimate,
     ClusterSums,
@@ -58,15 +58,14 @@ class EventQuantiles:
 
 def per_event_metrics(metrics: dict[str, Metric]) -> list[Quantile]:
     """The per-event quantile metrics, each once."""
-    found = {m.describe(): m for m in metrics.values() if isinstance(m, Quantile) and m.per_event}
+    found = {m.describe(): m for m in metrics.values() if is_event_quantile(m)}
     return list(found.values())
 
 
 def event_quantiles(data: Any, plan: Plan, units: Units) -> EventQuantiles:
     """The per-event quantiles of ``plan``'s metrics over ``data``, through the engine that
     computed ``units`` (see the module)."""
-    from rankwise.experiments.ibis_source import is_ibis_table
-    from rankwise.experiments.warehouse import DuckDBSource
+    from rankwise.experiments.ibis_source import aggregated_where
 
     wanted = per_event_metrics(plan.metrics)
     if not wanted:
@@ -74,11 +73,8 @@ def event_quantiles(data: Any, plan: Plan, units: Units) -> EventQuantiles:
     assert plan.source.exposures is None   # refused by the plan
     if units.unit_ids is None:
         raise OptionError("per-event quantiles need the units' ids; this source keeps none")
-    if is_ibis_table(data):
-        return _ibis(data, plan.source.unit, wanted, units)
-    if plan.source.engine == "duckdb" or isinstance(data, DuckDBSource):
-        return _duckdb(data, plan.source.unit, wanted, units)
-    return memory_event_quantiles(data, plan.source.unit, wanted, units)
+    engine = {"ibis": _ibis, "duckdb": _duckdb, "memory": memory_event_quantiles}
+    return engine[aggregated_where(data, plan.source.engine)](data, plan.source.unit, wanted, units)
 
 
 def memory_event_quantiles(data: Any, unit: str, metrics: Sequence[Quantile], units: Units) -> EventQuantiles:
@@ -162,7 +158,7 @@ def _duckdb(data: Any, unit: str, metrics: Sequence[Quantile], units: Units) -> 
 
     columns = list(dict.fromkeys(m.column for m in metrics))
 
-    def prepare(connection: Any) -> tuple[str, dict[str, str]]:
+    def prepare(connection: Any) -> str:
         source = _relation(connection, data, "rankwise_events")
         types = _types(connection, "rankwise_events", source, [unit, *columns])
         for c in columns:
@@ -170,10 +166,9 @@ def _duckdb(data: Any, unit: str, metrics: Sequence[Quantile], units: Units) -> 
                 raise InputError(f"the column holds {types[c]}, not numbers", source=source, field=c)
             _check(connection, "rankwise_events", source,
                    {f"a value of {c} that is not finite": f"NOT isfinite(CAST({quote_identifier(c)} AS DOUBLE))"})
-        return source, types
+        return source
 
-    def finish(connection: Any, prepared: tuple[str, dict[str, str]]) -> EventQuantiles:
-        _, _types_found = prepared
+    def finish(connection: Any, source: str) -> EventQuantiles:
         cast = "BIGINT" if pa.types.is_integer(units.unit_ids.type) else "VARCHAR"
         connection.register("rankwise_units", pa.table({"u": units.unit_ids, "code": pa.array(units.codes)}))
         missing = {c: int(connection.execute(f"SELECT count(*) FROM rankwise_events WHERE {quote_identifier(c)} "

@@ -28,6 +28,20 @@ from rankwise.experiments.event_rows import ConversionWindow
 from rankwise.experiments.events import MIXED, Mixed, Units
 
 
+def aggregated_where(data: Any, engine: str) -> str:
+    """Where ``data`` is aggregated: ``ibis`` (an Ibis table, by its backend), ``duckdb`` (the
+    engine asked for, or a DuckDB database) or ``memory`` (in this process).
+
+    >>> aggregated_where({"a": [1]}, "memory"), aggregated_where({"a": [1]}, "duckdb")
+    ('memory', 'duckdb')
+    """
+    from rankwise.experiments.warehouse import DuckDBSource
+
+    if is_ibis_table(data):
+        return "ibis"
+    return "duckdb" if engine == "duckdb" or isinstance(data, DuckDBSource) else "memory"
+
+
 def is_ibis_table(data: Any) -> bool:
     """True for an Ibis table expression (checked by type name: Ibis is not imported for it).
 
@@ -446,4 +460,6 @@ def ibis_latest_seconds(table: Any, timestamp: str) -> float:
         return float("-inf")
     if time.type().is_numeric():
         return float(value.as_py())
-    return float(value.cast(pa.timestamp("us", tz=value.type.tz)).cast(pa.int64()).as_py()) / 1e6
+    from rankwise.experiments.event_rows import TICKS_PER_SECOND
+
+    return float(value.cast(pa.int64()).as_py()) / TICKS_PER_SECOND[value.type.unit]   # any unit, no rounding

@@ -13,7 +13,7 @@ from rankwise.experiments.capping import capped
 from rankwise.experiments.compare import Comparing, comparison_row
 from rankwise.experiments.events import aggregate_units
 from rankwise.experiments.metric_table import unit_columns, unit_matrix
-from rankwise.experiments.metrics import Quantile
+from rankwise.experiments.metrics import is_event_quantile
 from rankwise.experiments.moments import VariantMoments
 from rankwise.stats.sequential import boundaries
 
@@ -50,7 +50,7 @@ def cumulative_looks(data: Any, plan: Plan, control: str, arms: Sequence[str], o
     import pyarrow as pa
 
     # a per-event quantile is over the whole experiment's events (its warning says so)
-    metrics = {name: m for name, m in plan.metrics.items() if not (isinstance(m, Quantile) and m.per_event)}
+    metrics = {name: m for name, m in plan.metrics.items() if not is_event_quantile(m)}
 
     table, days = _timed_rows(data, plan, metrics, only_units)
     rows = []

@@ -13,7 +13,7 @@ import numpy as np
 from rankwise.errors import OptionError
 from rankwise.experiments.definitions import Definition
 from rankwise.experiments.events import Units
-from rankwise.experiments.metrics import Mean, Metric, Proportion, Quantile, Ratio, indicator
+from rankwise.experiments.metrics import Mean, Metric, Proportion, Quantile, Ratio, indicator, is_event_quantile
 from rankwise.experiments.moments import VariantMoments
 
 QUANTILE_FLAGS = ("ignore_zeros", "per_event")
@@ -110,7 +110,7 @@ def unit_columns(metrics: Mapping[str, Metric]) -> tuple[list[str], list[str], l
             counts += [m.numerator, m.denominator]
         elif isinstance(m, Proportion):
             counts.append(m.column)
-        elif not (isinstance(m, Quantile) and m.per_event):   # an event quantile reads the events themselves
+        elif not is_event_quantile(m):   # an event quantile reads the events themselves
             sums.append(m.column)
         constants += [c for c in (m.covariate_ratio or ()) if c]
     return list(dict.fromkeys(sums)), list(dict.fromkeys(counts)), list(dict.fromkeys(constants))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 import numpy as np
 
@@ -200,6 +201,15 @@ class Ratio:
 
 
 Metric = Mean | Proportion | Quantile | Ratio
+
+
+def is_event_quantile(metric: Metric) -> TypeGuard[Quantile]:
+    """Whether ``metric`` is a quantile of events (read from the events, not from unit sums).
+
+    >>> is_event_quantile(Quantile("ms", 0.9, per_event=True)), is_event_quantile(Quantile("ms", 0.9))
+    (True, False)
+    """
+    return isinstance(metric, Quantile) and metric.per_event
 
 
 def indicator(column: str) -> str:

@@ -28,6 +28,7 @@ from rankwise.errors import OptionError
 from rankwise.experiments.ab_tests import AB_TESTS, ABTest, TestSettings
 from rankwise.experiments.definitions import Definition
 from rankwise.experiments.metric_table import metric_table, with_covariate
+from rankwise.experiments.metrics import is_event_quantile
 from rankwise.stats.corrections import CORRECTION_METHODS
 from rankwise.stats.sequential import SEQUENTIAL_DESIGNS, Design
 from rankwise.stats.twosample import RELATIVE, Alternative, Relative
@@ -230,7 +231,7 @@ def plan(metrics: Mapping[str, Any] | Sequence[Any] | str, settings: ABSettings,
         _known(table, name, "covariate")
         table[name] = with_covariate(table[name], column)
     _check_adjustments(adjust, table)
-    if source.exposures is not None and any(getattr(m, "per_event", False) for m in table.values()):
+    if source.exposures is not None and any(is_event_quantile(m) for m in table.values()):
         raise OptionError("per-event quantiles read the events' own variant: give the log without --exposures, "
                           "or a quantile of the units' values (p99(COL))")
     if adjust.pre_period is not None:

@@ -233,8 +233,8 @@ def with_period(data: Any, plan: Plan) -> Plan:
     """The plan with the analysed period in its window: the lookback's start and the end
     (``until``, or the latest event's time, found by the engine that reads the data)."""
     from rankwise.experiments.event_rows import ConversionWindow, latest_seconds, moment_seconds, window_seconds
-    from rankwise.experiments.ibis_source import ibis_latest_seconds, is_ibis_table
-    from rankwise.experiments.warehouse import DuckDBSource, duckdb_latest_seconds
+    from rankwise.experiments.ibis_source import aggregated_where, ibis_latest_seconds
+    from rankwise.experiments.warehouse import duckdb_latest_seconds
 
     source = plan.source
     if source.lookback is None and source.until is None:
@@ -242,12 +242,9 @@ def with_period(data: Any, plan: Plan) -> Plan:
     assert source.timestamp is not None   # the exposure join needs it
     if source.until is not None:
         end = moment_seconds(source.until)
-    elif is_ibis_table(data):
-        end = ibis_latest_seconds(data, source.timestamp)
-    elif source.engine == "duckdb" or isinstance(data, DuckDBSource):
-        end = duckdb_latest_seconds(data, source.timestamp)
     else:
-        end = latest_seconds(data, source.timestamp)
+        latest = {"ibis": ibis_latest_seconds, "duckdb": duckdb_latest_seconds, "memory": latest_seconds}
+        end = latest[aggregated_where(data, source.engine)](data, source.timestamp)
     lookback = window_seconds(source.lookback, "lookback")
     window = replace(plan.window or ConversionWindow(), not_before=end - lookback if lookback is not None else None,
                      not_after=end)
@@ -259,8 +256,8 @@ def _through_engine(data: Any, plan: Plan, warnings: list[str],
     """The units' rows (or, when nothing needs them, the per-variant statistics computed where
     the data lies) through the engine the data or the plan name (``unit_rows``: the rows in any
     case), and what the daily looks read; the warnings of reading added to ``warnings``."""
-    from rankwise.experiments.ibis_source import is_ibis_table
-    from rankwise.experiments.warehouse import AGGREGATION_ENGINES, DuckDBSource
+    from rankwise.experiments.ibis_source import aggregated_where
+    from rankwise.experiments.warehouse import AGGREGATION_ENGINES
 
     source = plan.source
     if source.engine not in AGGREGATION_ENGINES:
@@ -268,8 +265,9 @@ def _through_engine(data: Any, plan: Plan, warnings: list[str],
     units: Units | None = None
     pushed: VariantMoments | None = None
     looks_data = data
-    if is_ibis_table(data) or source.engine == "duckdb" or isinstance(data, DuckDBSource):
-        if is_ibis_table(data):
+    where = aggregated_where(data, source.engine)
+    if where != "memory":
+        if where == "ibis":
             units, warned = through_ibis(data, plan)
             mixed = units.mixed
         else:

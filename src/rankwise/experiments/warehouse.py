@@ -148,6 +148,8 @@ def _seconds_sql(column: str, kind: str) -> str:
     quoted = quote_identifier(column)
     if _is_numeric(kind):
         return f"CAST({quoted} AS DOUBLE)"
+    if kind == "TIMESTAMP_NS":   # pandas' times: nanoseconds kept, as in memory
+        return f"(epoch_ns({quoted}) / 1e9)"
     return f"(epoch_us(CAST({quoted} AS TIMESTAMP)) / 1e6)"   # timestamps, dates and ISO 8601 text
 
 
@@ -282,8 +284,8 @@ def data_source_name(connection: Any) -> str:
 
 DEFAULT_MEMORY = "2GB"
 """DuckDB's memory limit unless ``RANKWISE_DUCKDB_MEMORY`` gives another: what does not fit
-spills to a temporary directory of its own (100M events joined to their exposures stay under
-2.2 GB for 7% more time than with DuckDB's own default of 80% of the machine)."""
+spills to a temporary directory of its own (100M events joined to their exposures peak at
+2.2 GB: ``benchmarks/bench_exposures.py``, docs/online.md)."""
 
 
 def _configure(connection: Any, spill: str | None) -> None:

@@ -188,11 +188,12 @@ def _moments_of_partition(part: Any, variant: str, columns: list[str], variants:
 def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | None = None,
                     iterations: int | None = None, tolerance: float = 1e-6,
                     progress: Callable[[dict[str, float]], None] | None = None,
-                    split_every: int = SPLIT_EVERY) -> Any:
+                    split_every: int = SPLIT_EVERY, parameter_tolerance: float | None = None) -> Any:
     """Fit ``model`` (a ``rankwise.clicks`` model) to ``log`` on a Dask cluster: the log's
     chunks are sent to the workers once; each pass sends the current parameters, computes every
     chunk's statistics (counts, or EM's expected counts) where it lies and adds them up in a
-    tree; the client sets the parameters from the totals. The same passes, stopping rule and
+    tree; the client sets the parameters from the totals. The same passes, stopping rule
+    (``iterations``, ``tolerance``, ``parameter_tolerance``; the model's own defaults) and
     ``history`` as ``model.fit``.
 
     >>> from rankwise.clicks import DBN                                          # doctest: +SKIP
@@ -213,7 +214,8 @@ def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | 
             futures = [dask_client.submit(_chunk_statistics, shipped, chunk, pure=False) for chunk in chunks]
             return tree_reduce(dask_client, futures, add_statistics, split_every)
 
-        return model.fit_passes(log, cluster_totals, iterations or ITERATION_CAP, tolerance, progress)
+        return model.fit_passes(log, cluster_totals, iterations or ITERATION_CAP, tolerance, progress,
+                                parameter_tolerance=parameter_tolerance)
 
 
 def _chunk_statistics(model: Any, chunk: Any) -> tuple[dict[str, np.ndarray], float]:
