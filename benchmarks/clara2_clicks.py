@@ -7,23 +7,26 @@ Two split schemes, both seeded (seed 0), a quarter held out:
 - ``session``: each result page held out with probability 1/4;
 - ``query``: each query's pages all held out or all kept, so held-out pairs are unseen.
 
-rankwise fits each model with its defaults (the empirical-Bayes prior; EM to 200 iterations
-or a 1e-7 change per session), with CLAX's protocol (EM on 90% of the training pages,
-stopped when the other 10% have not scored better for 3 iterations, the best iteration
-kept), and with the fixed prior (1, 2) of earlier versions. The nDCG of the lower-bound
-ranking (each pair's lower 95% credible bound) is shown for the default fit. Beyond the
+rankwise fits each model with its defaults (the empirical prior structured by placement, EM
+accelerated by SQUAREM until it converges), with CLAX's protocol (EM on 90% of the training
+pages, stopped when the other 10% have not scored better for 3 iterations, the best iteration
+kept), with the flat empirical prior of the previous version, and with the fixed prior (1, 2)
+of earlier ones. For the default fit the table also ranks by attractiveness alone, by
+satisfaction alone (DBN, SDBN) and by each pair's lower 95% credible bound. Beyond the
 defaults: PBM, UBM and DBN with hashed document ids as features (1,024 buckets; a url's
-attractiveness carries across queries), PBM, UBM, DBN and CCM with the placement features
-(``clicks.placement_features``: each pair's mean log2(rank + 1) over the whole log, where the
-engine placed it; no click is read), and a mixture of UBM and DCM.
+attractiveness carries across queries), and a mixture of UBM and DCM. A second table per split
+checks the goal for each model CLAX has: relevance nDCG@10 at least the best of attractiveness
+and satisfaction alone and at least CLAX's, the held-out log-likelihood at least CLAX's.
 
 CLAX (``clax-models``, JAX on CPU) runs in a child process with the Python given by
 ``--clax-python`` (CLAX pins older JAX than rankwise's test extra, so it usually lives in its
 own environment with rankwise installed beside it: ``python -m venv clax-env &&
-clax-env/bin/pip install 'clax-models>=0.1.1' 'jax<0.8' 'flax<0.12' -e .``); it trains with
-AdamW (learning rate ``--clax-learning-rate``, batches of ``--clax-batch`` pages) for at most
-``--clax-epochs`` epochs with early stopping (patience 2) on a seeded tenth of the training
-pages, and is scored with the same rankwise metric code.
+clax-env/bin/pip install 'clax-models>=0.1.1' 'jax<0.8' 'flax<0.12' -e .``). It trains with
+AdamW (learning rate ``--clax-learning-rate``, batches of ``--clax-batch`` pages), every
+(query, url) pair named by its id in the whole log, with early stopping on a seeded tenth of the
+training pages, under two settings (``CLAX_SETTINGS``): its own defaults (``Trainer``: 50
+epochs, ``EarlyStopping()``: patience 0) and the settings of earlier docs (100 epochs,
+patience 2), and is scored with the same rankwise metric code.
 
 The label file numbers queries differently from the log (the urls shown for log query 2031
 are labelled under 2038); each log query's shown urls are labelled under exactly one label
@@ -54,9 +57,6 @@ from clax_models import BUILD  # noqa: E402
 MODELS = ["global-ctr", "rank-ctr", "document-ctr", "pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 HASHED = ["pbm", "ubm", "dbn"]
 """Also fitted with hashed document ids as features."""
-PLACED = ["pbm", "ubm", "dbn", "ccm"]
-"""Also fitted with the placement features (each pair's mean log2(rank + 1) in the whole log: where
-the engine put it, known for every page shown; no click is read)."""
 MIXTURES = ["mixture(components=ubm+dcm)"]
 CLAX_MODELS = ["pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 DEFAULT_DATA = Path(__file__).parents[2] / "shared/data/clicks/clara2"
@@ -69,7 +69,7 @@ from flax.training.early_stopping import EarlyStopping
 import clax
 from rankwise import clicks
 """ + BUILD + """
-folder, split, kinds, epochs, batch_size, rate, out = sys.argv[1:8]
+folder, split, kinds, epochs, batch_size, rate, patience, min_delta, out = sys.argv[1:10]
 log = clicks.read_yandex(folder + "/CLARA2SearchLog_beta")
 train, test = log.split(test_share=0.25, seed=0, by=split)
 fit_part, validation = train.split(test_share=0.1, seed=1)
@@ -90,8 +90,8 @@ def batches(part, size):
 
 
 class Scored:   # CLAX's predictions in the shape rankwise's evaluate_model reads
-    def __init__(self, model, part):
-        self.model, self.to_whole = model, part.pair_ids_in(log)
+    def __init__(self, model, part, name):
+        self.model, self.to_whole, self.name = model, part.pair_ids_in(log), name
 
     def conditional_log_probs(self, chunk):
         return np.asarray(self.model.predict_conditional_clicks(batch_of(chunk, self.to_whole)), dtype=np.float64)
@@ -104,12 +104,12 @@ results = {}
 for kind in kinds.split(","):
     model = clax_model(kind, pairs, ranks)
     trainer = clax.Trainer(optimizer=optax.adamw(float(rate)), epochs=int(epochs),
-                           early_stopping=EarlyStopping(patience=2, min_delta=1e-6))
+                           early_stopping=EarlyStopping(patience=int(patience), min_delta=float(min_delta)))
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         history = trainer.train(model, batches(fit_part, int(batch_size)), batches(validation, 4096))
     seconds = time.perf_counter() - started
-    table = clicks.evaluate_model(Scored(model, test), test).table.set_index("rank")
+    table = clicks.evaluate_model(Scored(model, test, 'clax-' + kind), test).table.set_index("rank")
     every = {"query_doc_ids": jnp.arange(pairs)[:, None], "mask": jnp.ones((pairs, 1), bool),
              "positions": jnp.ones((pairs, 1), jnp.int32), "clicks": jnp.zeros((pairs, 1))}
     relevance = np.asarray(model.predict_relevance(every), dtype=np.float64).reshape(pairs, -1)[:, 0]
@@ -144,10 +144,23 @@ def pair_run(log: clicks.ClickLog, scores: np.ndarray, name: str) -> rankwise.Ru
                         name=name, source=f"<{name}>")
 
 
-def run_clax(python: str, folder: Path, split: str, args: argparse.Namespace) -> tuple[dict, Path] | None:
+CLAX_SETTINGS = {
+    "defaults": {"epochs": 50, "patience": 0, "min_delta": 1e-5},
+    "docs": {"epochs": 100, "patience": 2, "min_delta": 1e-6},
+}
+"""CLAX's training settings: its own defaults (``Trainer``: 50 epochs, ``EarlyStopping()``:
+patience 0, min_delta 1e-5; the README's AdamW at 0.003) and the settings these docs used
+(100 epochs, patience 2, min_delta 1e-6); both with ``--clax-learning-rate`` and
+``--clax-batch``."""
+
+
+def run_clax(python: str, folder: Path, split: str, args: argparse.Namespace,
+             settings: str = "docs") -> tuple[dict, Path] | None:
     out = Path(tempfile.mkdtemp(prefix="clax-"))
-    proc = subprocess.run([python, "-c", CLAX, str(folder), split, ",".join(CLAX_MODELS), str(args.clax_epochs),
-                           str(args.clax_batch), str(args.clax_learning_rate), str(out)],
+    chosen = CLAX_SETTINGS[settings]
+    proc = subprocess.run([python, "-c", CLAX, str(folder), split, ",".join(CLAX_MODELS), str(chosen["epochs"]),
+                           str(args.clax_batch), str(args.clax_learning_rate), str(chosen["patience"]),
+                           str(chosen["min_delta"]), str(out)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         reason = "not installed" if "No module named 'clax'" in proc.stderr else proc.stderr.strip()[-400:]
@@ -156,12 +169,120 @@ def run_clax(python: str, folder: Path, split: str, args: argparse.Namespace) ->
     return json.loads(proc.stdout.strip().splitlines()[-1]), out
 
 
+VARIANTS = (("rankwise", {}, False), ("rankwise, validation stop", {}, True),
+            ("rankwise, flat prior", {"prior_structure": "flat"}, False),
+            ("rankwise, prior (1, 2)", {"prior": (1.0, 2.0)}, False))
+"""rankwise's rows per model: its defaults (the placement prior, SQUAREM), CLAX's protocol, the
+flat empirical prior of the previous version, and the fixed prior of earlier ones."""
+
+
+def fit_rankwise(kind: str, settings: dict, stop: bool, train, fit_part, validation):
+    """A fitted model and its fit seconds (None for a counting model under the validation stop,
+    or settings the model does not take)."""
+    member, values = clicks.MODELS.parse(kind)
+    if not set(settings) <= {p.name for p in member.params}:   # global-ctr has no prior structure
+        return None, 0.0
+    model = member.build({**values, **settings})
+    if stop and not model.iterative:
+        return None, 0.0
+    started = time.perf_counter()
+    if stop:   # CLAX's protocol: fit on 90% of the training pages, stop on the other 10%
+        model.fit(fit_part, iterations=1000, tolerance=0, validation=validation, patience=3)
+    else:
+        model.fit(train)
+    return model, time.perf_counter() - started
+
+
+def rankwise_rows(log, train, test, fit_part, validation, runs: dict) -> list[tuple]:
+    """Every rankwise row of one split; each model's rankings go into ``runs``: by relevance,
+    by attractiveness and by satisfaction alone, and by the lower credible bound."""
+    rows = []
+    kinds = [(kind, label, settings, stop) for kind in MODELS for label, settings, stop in VARIANTS] + \
+        [(kind, "rankwise, hashed doc ids", {}, False) for kind in HASHED] + \
+        [(kind, "rankwise", {}, False) for kind in MIXTURES]
+    for kind, label, settings, stop in kinds:
+        if label.endswith("hashed doc ids"):
+            model = clicks.MODELS[kind]().use_features(hashed=("doc",), buckets=1024)
+            started = time.perf_counter()
+            model.fit(train)
+            seconds = time.perf_counter() - started
+        else:
+            model, seconds = fit_rankwise(kind, settings, stop, train, fit_part, validation)
+        if model is None:
+            continue
+        table = clicks.evaluate_model(model, test).table.set_index("rank")
+        name = f"{model.name} / {label}"
+        runs[name] = model.relevance(name, log)
+        if label == "rankwise" and model.name != "mixture":
+            for rule in ("attractiveness", "satisfaction"):
+                if rule == "attractiveness" or "sigma" in model.pair_fields.values():
+                    runs[f"{name} ({rule})"] = model.relevance(f"{name} ({rule})", log, by=rule)
+            if model.posterior:
+                runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
+        rows.append((model.name, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
+                     table.loc["all", "conditional_perplexity"], seconds,
+                     model.best_iteration or len(model.history) or 1, name))
+    return rows
+
+
+def clax_rows(log, split: str, args: argparse.Namespace, runs: dict) -> list[tuple]:
+    """CLAX's rows of one split, with its own defaults and with the docs' settings."""
+    rows = []
+    for settings in CLAX_SETTINGS:
+        result = run_clax(args.clax_python, args.data, split, args, settings)
+        if result is None:
+            return rows
+        results, folder = result
+        for kind, values in results.items():
+            name = f"{kind} / CLAX, {settings}"
+            runs[name] = pair_run(log, np.load(folder / f"{kind}.npy"), name)
+            rows.append((kind, f"CLAX, {settings} (CPU)", values["ll"], values["ppl"], values["cond_ppl"],
+                         values["seconds"], values["epochs"], name))
+    return rows
+
+
+def print_split(rows: list[tuple], runs: dict, qrels: pd.DataFrame) -> None:
+    """The split's table, then each model's goal check (relevance against attractiveness alone,
+    satisfaction alone and CLAX; held-out log-likelihood against CLAX's)."""
+    # a few first pages list one url twice: its first (highest) position counts
+    ndcg = rankwise.evaluate(qrels, list(runs.values()), ["ndcg_cut_10"], duplicates="first").summary["ndcg_cut_10"]
+    mrr = rankwise.evaluate(qrels, list(runs.values()), ["recip_rank"], duplicates="first",
+                            rel_level=3).summary["recip_rank"]
+
+    def cell(name: str) -> str:
+        return f"{ndcg[name]:.4f}" if name in ndcg else ""
+
+    print("| model | tool | held-out LL per cell | PPL | cond-PPL | nDCG@10 | nDCG@10 by attractiveness "
+          "| nDCG@10 by satisfaction | nDCG@10, lower bound | MRR | fit s | iterations / epochs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    tied = "all ties (no information)"
+    print(f"| {tied} | | | | | {ndcg[tied]:.4f} | | | | {mrr[tied]:.4f} | | |")
+    order = {kind: i for i, kind in enumerate([*MODELS, "mixture"])}
+    for kind, label, ll, ppl, cond, seconds, steps, name in sorted(rows, key=lambda r: order[r[0]]):
+        print(f"| {kind} | {label} | {ll:.5f} | {ppl:.4f} | {cond:.4f} | {ndcg[name]:.4f} | "
+              f"{cell(name + ' (attractiveness)')} | {cell(name + ' (satisfaction)')} | {cell(name + ' (lower)')} | "
+              f"{mrr[name]:.4f} | {seconds:.1f} | {steps} |")
+    print("\n| model | relevance nDCG@10 | best of attractiveness, satisfaction | best CLAX nDCG@10 | held-out LL "
+          "| best CLAX LL | goal met |")
+    print("|---|---|---|---|---|---|---|")
+    lls = {name: ll for _, _, ll, *_, name in rows}
+    for kind in CLAX_MODELS:
+        ours = f"{kind} / rankwise"
+        parts = [ndcg[n] for n in (ours + " (attractiveness)", ours + " (satisfaction)") if n in ndcg]
+        clax = [n for n in ndcg.index if n.startswith(f"{kind} / CLAX")]
+        best_clax = max((ndcg[n] for n in clax), default=float("nan"))
+        best_clax_ll = max((lls[n] for n in clax), default=float("nan"))
+        met = ndcg[ours] >= max(parts) and not ndcg[ours] < best_clax and not lls[ours] < best_clax_ll
+        print(f"| {kind} | {ndcg[ours]:.5f} | {max(parts):.5f} | {best_clax:.5f} | {lls[ours]:.5f} | "
+              f"{best_clax_ll:.5f} | {'yes' if met else 'no'} |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--splits", nargs="+", default=["session", "query"], choices=["session", "query", "time"])
     parser.add_argument("--clax-python", default=sys.executable)
-    parser.add_argument("--clax-epochs", type=int, default=100)
     parser.add_argument("--clax-batch", type=int, default=256)
     parser.add_argument("--clax-learning-rate", type=float, default=0.003)
     args = parser.parse_args()
@@ -174,73 +295,10 @@ def main() -> None:
     for split in args.splits:
         train, test = log.split(test_share=0.25, seed=0, by=split)
         print(f"## split by {split}: {train.sessions:,} pages to fit, {test.sessions:,} held out\n")
-        rows, runs = [], {"all ties (no information)": pair_run(log, np.zeros(log.n_pairs), "ties")}
+        runs = {"all ties (no information)": pair_run(log, np.zeros(log.n_pairs), "ties")}
         fit_part, validation = train.split(test_share=0.1, seed=1)
-        for kind in MODELS:
-            for label, prior, stop in (("rankwise", "empirical", False), ("rankwise, validation stop", "empirical",
-                                                                          True),
-                                       ("rankwise, prior (1, 2)", (1.0, 2.0), False)):
-                model = clicks.MODELS[kind](prior=prior)
-                if stop and not model.iterative:
-                    continue
-                started = time.perf_counter()
-                if stop:   # CLAX's protocol: fit on 90% of the training pages, stop on the other 10%
-                    model.fit(fit_part, iterations=300, tolerance=0, validation=validation, patience=3)
-                else:
-                    model.fit(train, iterations=200, tolerance=1e-7)
-                seconds = time.perf_counter() - started
-                table = clicks.evaluate_model(model, test).table.set_index("rank")
-                name = f"{kind} / {label}"
-                runs[name] = model.relevance(name, log)
-                if prior == "empirical" and not stop and model.posterior:
-                    runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
-                rows.append((kind, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
-                             table.loc["all", "conditional_perplexity"], seconds,
-                             model.best_iteration or len(model.history) or 1, name))
-        placement = clicks.placement_features(log)
-        for kind, extra in [(k, "hashed") for k in HASHED] + [(k, "placement") for k in PLACED] + \
-                [(k, "") for k in MIXTURES]:
-            member, values = clicks.MODELS.parse(kind)
-            model = member.build(values)
-            if extra == "hashed":
-                model.use_features(hashed=("doc",), buckets=1024)
-            elif extra == "placement":
-                model.use_features(placement)
-            label = {"hashed": "rankwise, hashed doc ids", "placement": "rankwise, placement features"}.get(extra,
-                                                                                                          "rankwise")
-            started = time.perf_counter()
-            model.fit(train, iterations=200, tolerance=1e-7)
-            seconds = time.perf_counter() - started
-            table = clicks.evaluate_model(model, test).table.set_index("rank")
-            name = f"{kind} / {label}"
-            runs[name] = model.relevance(name, log)
-            if extra == "placement":
-                runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
-            rows.append((member.name, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
-                         table.loc["all", "conditional_perplexity"], seconds, len(model.history) or 1, name))
-        clax_results = run_clax(args.clax_python, args.data, split, args)
-        if clax_results is not None:
-            results, folder = clax_results
-            for kind, result in results.items():
-                name = f"{kind} / CLAX"
-                runs[name] = pair_run(log, np.load(folder / f"{kind}.npy"), name)
-                rows.append((kind, "CLAX (CPU)", result["ll"], result["ppl"], result["cond_ppl"], result["seconds"],
-                             result["epochs"], name))
-        # a few first pages list one url twice: its first (highest) position counts
-        ndcg = rankwise.evaluate(qrels, list(runs.values()), ["ndcg_cut_10"], duplicates="first").summary["ndcg_cut_10"]
-        mrr = rankwise.evaluate(qrels, list(runs.values()), ["recip_rank"], duplicates="first",
-                                rel_level=3).summary["recip_rank"]
-        print("| model | tool | held-out LL per cell | PPL | cond-PPL | nDCG@10 | nDCG@10, lower bound | MRR | fit s "
-              "| iterations / epochs |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        name = "all ties (no information)"
-        print(f"| {name} | | | | | {ndcg[runs[name].name]:.4f} | | {mrr[runs[name].name]:.4f} | | |")
-        order = {kind: i for i, kind in enumerate([*MODELS, "mixture"])}
-        for kind, label, ll, ppl, cond, seconds, steps, run_name in sorted(rows, key=lambda r: order[r[0]]):
-            lower = f"{ndcg[run_name + ' (lower)']:.4f}" if run_name + " (lower)" in ndcg else ""
-            print(f"| {kind} | {label} | {ll:.5f} | {ppl:.4f} | {cond:.4f} | {ndcg[run_name]:.4f} | {lower} | "
-                  f"{mrr[run_name]:.4f} | {seconds:.1f} | {steps} |")
-        print()
+        rows = rankwise_rows(log, train, test, fit_part, validation, runs) + clax_rows(log, split, args, runs)
+        print_split(rows, runs, qrels)
 
 
 if __name__ == "__main__":

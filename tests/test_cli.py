@@ -125,6 +125,7 @@ def test_list_every_registered_family() -> None:
                       "slate-estimators": "3",
                       "interleaving": "4", "fusion": "25", "normalisations": "7", "ab-tests": "7", "sequential": "4",
                       "event-aggregations": "3", "correction-scopes": "3", "cap-conventions": "2",
+                      "prior-structures": "2", "click-rankings": "3", "accelerations": "2",
                       "comparison-tests": "7", "corrections": "4", "beyond-accuracy": "20"}
     rrf = runner.invoke(app, ["list", "fusion", "reciprocal"])
     assert rrf.stdout.splitlines() == ["rrf", "    Reciprocal rank fusion: sum 1/(k + R).",

@@ -18,7 +18,9 @@ def _sources() -> dict[str, tuple[str, ...]]:
     """Each option (or argument) with a hand-written list, and the values its source declares."""
     from rankwise.cli.commands import PlotKind
     from rankwise.cli.rank_eval import BackendKind
+    from rankwise.clicks.acceleration import ACCELERATIONS
     from rankwise.clicks.read import FORMATS as LOG_FORMATS
+    from rankwise.clicks.structure import PRIOR_STRUCTURES, RANKINGS
     from rankwise.engine.conventions import Duplicates, Gains, Missing, Ties, ZeroDivision
     from rankwise.experiments.analysis import P_VALUES
     from rankwise.experiments.capping import CAP_CONVENTIONS
@@ -42,6 +44,8 @@ def _sources() -> dict[str, tuple[str, ...]]:
         "--bootstrap-ci": ("percentile", "BCa"), "--p-value": P_VALUES,
         "--labels-format": ("auto", "table", "yandex", "qrels"), "--window-end": WINDOW_ENDS,
         "--cap-convention": tuple(CAP_CONVENTIONS.names()),
+        "--prior-structure": tuple(PRIOR_STRUCTURES.names()), "--acceleration": tuple(ACCELERATIONS.names()),
+        "--by": tuple(RANKINGS.names()),
     }
 
 

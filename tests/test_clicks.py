@@ -421,12 +421,22 @@ def test_relevance_of_a_logs_pairs_and_long_logs_read_back(tmp_path: Path) -> No
     scores = dict(zip(run.doc.to_pylist(), run.score.tolist(), strict=True))
     seen = model.parameters()["pairs"].set_index("doc").loc["d3"]
     assert scores == {"d3": seen["attractiveness"] * seen["satisfaction"], "new": 0.25}
-    # under the empirical prior the unseen pair scores the fitted Betas' means multiplied
-    fitted = clicks.SDBN().fit(simulated)
+    # under the flat empirical prior the unseen pair scores the fitted Betas' means multiplied
+    fitted = clicks.SDBN(prior_structure="flat").fit(simulated)
     (a1, b1), (a2, b2) = fitted.hyper["alpha"], fitted.hyper["sigma"]
     fitted_run = fitted.relevance("sdbn", other)
     unseen = dict(zip(fitted_run.doc.to_pylist(), fitted_run.score.tolist(), strict=True))["new"]
     assert unseen == pytest.approx(a1 / (a1 + b1) * a2 / (a2 + b2), rel=1e-12) and unseen != 0.25
+    # under the placement prior (the default) its attractiveness is the logistic of where this
+    # log placed it, rank 2: sigmoid(w (log2(3) - mean) / scale + b); satisfaction stays flat
+    placed = clicks.SDBN().fit(simulated)
+    fit = placed.feature_fit
+    (w, b), (a2, b2) = fit["weights"], placed.hyper["sigma"]
+    x = (np.log2(3.0) - fit["mean"][0]) / fit["scale"][0]
+    placed_run = placed.relevance("sdbn", other)
+    unseen = dict(zip(placed_run.doc.to_pylist(), placed_run.score.tolist(), strict=True))["new"]
+    assert placed.structured_by == "placement" and "sigma" not in fit
+    assert unseen == pytest.approx(1 / (1 + np.exp(-(w * x + b))) * a2 / (a2 + b2), rel=1e-12)
     # long rows written by to_long are detected and read back as the same log
     path = tmp_path / "log.csv"
     other_clicks = clicks.simulate(model, base.subset(np.arange(10)), seed=83)

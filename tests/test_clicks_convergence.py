@@ -45,7 +45,8 @@ def _errors(model: clicks.ClickModel) -> tuple[float, float]:
 def test_every_pass_records_its_largest_parameter_move() -> None:
     model = clicks.UBM()
     vectors: list[np.ndarray] = []
-    model.fit(_ubm_log(3_000, 0), iterations=5, progress=lambda entry: vectors.append(model.parameter_vector()))
+    model.fit(_ubm_log(3_000, 0), iterations=5, progress=lambda entry: vectors.append(model.parameter_vector()),
+              acceleration="none")
     moves = [entry["parameter_change"] for entry in model.history]
     assert moves[0] == np.inf   # the first pass has no parameters before it
     for k in range(1, 5):
@@ -59,11 +60,15 @@ def test_a_fit_stops_only_when_no_parameter_moves() -> None:
     assert settled.history[-1]["parameter_distance"] < 1e-4 and not settled.warnings
     # the earlier rule, the log-likelihood alone at most 50 passes, stops UBM at its cap, short
     # of the maximum and further from the truth
-    early = clicks.UBM().fit(log, iterations=50, parameter_tolerance=float("inf"))
+    early = clicks.UBM().fit(log, iterations=50, parameter_tolerance=float("inf"), acceleration="none")
     assert len(early.history) == 50 and early.warnings
-    assert len(settled.history) > 50
-    assert max(_errors(settled)) < max(_errors(early))
+    plain = clicks.UBM().fit(log, acceleration="none")
+    assert len(plain.history) > 50 and not plain.warnings
+    assert max(_errors(settled)) < max(_errors(early)) and max(_errors(plain)) < max(_errors(early))
     assert max(_errors(settled)) < 0.05
+    # SQUAREM (the default) reaches plain EM's limit, within the tolerance, in a third of the passes
+    assert np.abs(settled.parameter_vector() - plain.parameter_vector()).max() < 2e-4
+    assert 3 * len(settled.history) < len(plain.history)
 
 
 def test_the_cap_warns_and_names_both_tolerances() -> None:

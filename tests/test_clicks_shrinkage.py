@@ -153,11 +153,21 @@ def test_held_out_queries_split_and_get_the_baseline() -> None:
     assert held_out.sessions + fit_part.sessions == train.sessions
     ctr = clicks.GlobalCTR().fit(fit_part)
     assert set(ctr.relevance("g", train).score.tolist()) == {ctr.ctr}
-    pbm = clicks.PBM().fit(fit_part, iterations=10)
+    pbm = clicks.PBM(prior_structure="flat").fit(fit_part, iterations=10)
     a, b = pbm.hyper["alpha"]
     unseen = clicks.models._pair_index(pbm, held_out) == len(pbm.alpha)
     assert unseen[held_out.mask].all()
     assert np.allclose(pbm.attractiveness(held_out)[held_out.mask], a / (a + b))
+    # under the placement prior (the default) each unseen pair gets the logistic of where the
+    # held-out log placed it: sigmoid(w (mean log2(rank + 1) - mean) / scale + b)
+    placed = clicks.PBM().fit(fit_part, iterations=10)
+    (w, bias), fit = placed.feature_fit["weights"], placed.feature_fit
+    where = clicks.placement_features(held_out).set_index(["query", "doc"])["mean_log_rank"]
+    pairs = np.asarray(held_out.query_ids, dtype=object)[held_out.pair_query[held_out.pairs[held_out.mask]]], \
+        np.asarray(held_out.doc_ids, dtype=object)[held_out.pair_doc[held_out.pairs[held_out.mask]]]
+    x = (where.loc[list(zip(*pairs, strict=True))].to_numpy() - fit["mean"][0]) / fit["scale"][0]
+    assert np.allclose(placed.attractiveness(held_out)[held_out.mask], 1 / (1 + np.exp(-(w * x + bias))), rtol=1e-12)
+    assert len(set(np.round(x, 9))) > 1                                   # the pairs were placed at several ranks
 
 
 def _chain_sessions(n: int, seed: int, after_click) -> tuple[clicks.ClickLog, np.ndarray]:
@@ -463,8 +473,11 @@ def test_placement_features_rank_rare_pairs_by_where_the_engine_put_them(tmp_pat
     got = table.set_index(["query", "doc"])["mean_log_rank"]
     assert len(got) == 15_000 and np.allclose(got.sort_index().to_numpy(), expected.sort_index().to_numpy(),
                                               rtol=1e-12)
-    plain = clicks.PBM().fit(log, iterations=30)
+    plain = clicks.PBM(prior_structure="flat").fit(log, iterations=30)
     placed = clicks.PBM().use_features(table).fit(log, iterations=30)
+    # the default prior structure reads the same placement in the fit's first pass
+    default = clicks.PBM().fit(log, iterations=30)
+    assert default.structured_by == "placement" and np.allclose(default.alpha, placed.alpha, rtol=1e-12)
     truth = {f"q{q}d{d}": alpha[q, d] for q in range(alpha.shape[0]) for d in range(alpha.shape[1])}
 
     def correlation(model: clicks.ClickModel) -> float:   # within-query rank correlation with the truth

@@ -68,10 +68,27 @@ def _click_model(name: str, tmp_path: Path, rankwise_cli: Any) -> float:
     return float(np.mean(load_model(out).relevance().score))
 
 
+def _click_fit_option(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float:
+    """A prior structure or an EM acceleration through ``clicks fit``; a ranking rule through
+    ``clicks rank`` of a fitted DBN."""
+    from rankwise.clicks import load_model
+
+    out, run = tmp_path / "model.json", tmp_path / "run.trec"
+    option = {"prior-structures": "--prior-structure", "accelerations": "--acceleration"}.get(kind)
+    fit = ["clicks", "fit", str(LOG), "--model", "dbn", "--quiet", "-o", str(out)]
+    assert rankwise_cli(fit + ([option, name] if option else [])) == 0
+    if option is not None:
+        return float(load_model(out).history[-1]["log_likelihood"])
+    assert rankwise_cli(["clicks", "rank", "--model", str(out), str(LOG), "--by", name, "-o", str(run)]) == 0
+    return float(np.mean([float(line.split()[4]) for line in run.read_text().splitlines()]))
+
+
 def _run_every(kind: str, name: str, tmp_path: Path, rankwise_cli: Any) -> float:
     """``name`` of ``kind`` run through the family's public entry point: a number it gives."""
     if kind == "click-models":
         return _click_model(name, tmp_path, rankwise_cli)
+    if kind in ("prior-structures", "click-rankings", "accelerations"):
+        return _click_fit_option(kind, name, tmp_path, rankwise_cli)
     if kind == "simulated-users":
         from rankwise.clicks import ClickLog
         from rankwise.interleaving import simulation
@@ -218,6 +235,88 @@ def _new_click_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_c
         spread[strength] = float(np.std(load_model(out).relevance().score))
     # a prior of 1,000 pseudo-counts each way holds every attractiveness near 1/2
     assert spread[1000.0] < spread[1.0] / 5
+
+
+def _new_prior_structure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.clicks import load_model
+    from rankwise.clicks.features import placement_sums
+    from rankwise.clicks.structure import PriorStructure, placement_from_sums
+
+    def sums(chunk, offset=1.0):   # per pair: its impressions, and ln(impressions + offset) summed later
+        return {"impressions": placement_sums(chunk)["impressions"]}
+
+    def from_sums(pairs, totals, offset=1.0):   # the pair's ln(impressions + offset), as one feature
+        return placement_from_sums(pairs, {"impressions": np.ones_like(totals["impressions"]),
+                                           "placed": np.log(totals["impressions"] + offset)})
+
+    def of_log(log, offset=1.0):
+        totals = {"impressions": np.zeros(log.n_pairs)}
+        for chunk in log.chunks(1_000):
+            totals["impressions"] += sums(chunk)["impressions"]
+        return from_sums(log, totals, offset)
+
+    _add(monkeypatch, "prior-structures", PriorStructure("exposure", of_log, "By how often the pair was shown.",
+                                                         (Param("offset", float, 1.0, "added before the log", low=0),),
+                                                         sums=sums, from_sums=from_sums))
+    out = tmp_path / "m.json"
+    assert rankwise_cli(["clicks", "fit", str(LOG), "--model", "pbm", "--prior-structure", "exposure(offset=2)",
+                         "--quiet", "-o", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["prior_structure"] == "exposure(offset=2)"
+    assert saved["features"]["structure"] == "exposure(offset=2)"
+    model = load_model(out)
+    # the fitted features' mean is the pairs' mean ln(impressions + 2), from the log itself
+    impressions = of_log(clicks_log := __import__("rankwise").clicks.read_log(LOG), 0.0).values[:, 0]
+    assert model.feature_fit["mean"][0] == pytest.approx(np.log(np.exp(impressions) + 2).mean(), rel=1e-12)
+    assert np.isfinite(model.relevance("r", clicks_log).score).all()
+
+
+def _new_click_ranking(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.clicks import DBN, read_log, save_model
+    from rankwise.clicks.structure import Ranking
+
+    def blend(model, values, weight=0.5):   # weight x attractiveness + (1 - weight) x satisfaction
+        return weight * values["alpha"] + (1 - weight) * values["sigma"]
+
+    _add(monkeypatch, "click-rankings", Ranking("blend", blend, "A weighted mean.",
+                                                (Param("weight", float, 0.5, "of attractiveness", low=0, high=1),)))
+    model = DBN().fit(read_log(LOG))
+    save_model(model, tmp_path / "m.json")
+    run = tmp_path / "run.trec"
+    assert rankwise_cli(["clicks", "rank", "--model", str(tmp_path / "m.json"), "--by", "blend(weight=0.25)", "-o",
+                         str(run)]) == 0
+    got = sorted(float(line.split()[4]) for line in run.read_text().splitlines())
+    assert got == pytest.approx(sorted(0.25 * model.alpha + 0.75 * model.sigma), rel=1e-12)
+
+
+def _new_acceleration(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
+    from rankwise.clicks import load_model
+    from rankwise.clicks.acceleration import Acceleration, PlainEM, set_parameter_vector
+
+    class Relaxed(PlainEM):
+        """Each pass's move stretched by ``step`` (1: plain EM)."""
+
+        def __init__(self, model, step=1.0):
+            super().__init__(model)
+            self.step = step
+
+        def after_pass(self, start, end, start_ll):
+            if self.step == 1.0:
+                return "plain"
+            set_parameter_vector(self.model, np.clip(start + self.step * (end - start), 1e-9, 1 - 1e-9))
+            return "extrapolated"
+
+    _add(monkeypatch, "accelerations", Acceleration("relaxed", Relaxed, "Over-relaxed EM.",
+                                                    (Param("step", float, 1.0, "the move's stretch", low=1),)))
+    histories = {}
+    for spelling in ("none", "relaxed(step=1)", "relaxed(step=1.5)"):
+        out = tmp_path / "m.json"
+        assert rankwise_cli(["clicks", "fit", str(LOG), "--model", "ubm(acceleration=none)" if spelling == "none" else
+                             "ubm", "--quiet", "-o", str(out)] + ([] if spelling == "none" else
+                                                                 ["--acceleration", spelling])) == 0
+        histories[spelling] = [e["log_likelihood"] for e in load_model(out).history]
+    assert histories["relaxed(step=1)"] == histories["none"]          # a stretch of 1 is plain EM
+    assert histories["relaxed(step=1.5)"] != histories["none"]
 
 
 def _new_simulated_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rankwise_cli: Any) -> None:
@@ -469,7 +568,8 @@ NEW_MEMBER: dict[str, Callable[[pytest.MonkeyPatch, Path, Any], None]] = {
     "fusion": _new_fusion_method, "normalisations": _new_normalisation,
     "comparison-tests": _new_comparison_test, "corrections": _new_correction, "beyond-accuracy": _new_beyond_metric,
     "ab-tests": _new_ab_test, "sequential": _new_sequential_design, "correction-scopes": _new_correction_scope,
-    "cap-conventions": _new_cap_convention,
+    "cap-conventions": _new_cap_convention, "prior-structures": _new_prior_structure,
+    "click-rankings": _new_click_ranking, "accelerations": _new_acceleration,
 }
 
 

@@ -15,6 +15,9 @@ from rankwise.cli.output import fail as _fail
 
 REGISTRIES = {
     "click-models": ("rankwise.clicks.registry", "MODELS"),
+    "prior-structures": ("rankwise.clicks.structure", "PRIOR_STRUCTURES"),
+    "click-rankings": ("rankwise.clicks.structure", "RANKINGS"),
+    "accelerations": ("rankwise.clicks.acceleration", "ACCELERATIONS"),
     "simulated-users": ("rankwise.interleaving.simulated_users", "SIMULATED_USERS"),
     "estimators": ("rankwise.counterfactual.estimators", "OPE_ESTIMATORS"),
     "slate-estimators": ("rankwise.counterfactual.ranking", "SLATE"),
@@ -123,6 +126,9 @@ def list_command(
 
 
 TITLES = {"click-models": "Click models",
+          "prior-structures": "Structures of a click model's empirical prior",
+          "click-rankings": "Rules that rank documents by a fitted click model",
+          "accelerations": "Ways of running a click model's EM",
           "simulated-users": "Simulated users of interleaving experiments", "estimators": "Off-policy estimators",
           "slate-estimators": "Slate off-policy estimators",
           "interleaving": "Interleaving and multileaving methods", "fusion": "Fusion methods",
@@ -136,6 +142,12 @@ TITLES = {"click-models": "Click models",
 USE = {"simulated-users": "`rankwise interleave simulate QRELS A B --click-model 'dbn(continuation=0.8)'`",
        "click-models": "`rankwise clicks fit LOG --model 'dbn(prior=1,2, iterations=20)'`; "
                        "`rankwise.clicks.MODELS.parse('dbn(iterations=20)')`",
+       "prior-structures": "`rankwise clicks fit LOG --model dbn --prior-structure flat`; "
+                           "`rankwise.clicks.DBN(prior_structure='flat')`",
+       "click-rankings": "`rankwise clicks rank --model M.json LOG --by satisfaction -o run.trec`; "
+                         "`model.relevance(log=log, by='attractiveness')`",
+       "accelerations": "`rankwise clicks fit LOG --model ubm --acceleration none`; "
+                        "`model.fit(log, acceleration='squarem')`",
        "estimators": "`rankwise ope LOG -e ips -e 'dr'`; `rankwise.counterfactual.estimators.estimate(..., 'snips')`",
        "slate-estimators": "`rankwise.counterfactual.ranking.slate_estimate(..., estimator='rips')`",
        "interleaving": "`rankwise.interleaving.interleave(rankings, 'probabilistic')`",

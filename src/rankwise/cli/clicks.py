@@ -87,6 +87,13 @@ def fit(
     prior: Annotated[str | None, typer.Option(
         help="Beta prior of the per-pair parameters: 'empirical' (default; fitted to the log) or fixed "
              "pseudo-counts CLICKS,IMPRESSIONS such as 1,2.")] = None,
+    prior_structure: Annotated[str | None, typer.Option(
+        "--prior-structure", help="What the empirical prior's mean follows: placement | flat. placement (the "
+                                  "default): rare pairs shrink to the attractiveness of the rank the engine gives "
+                                  "them; flat: one Beta for all; 'rankwise list prior-structures'.")] = None,
+    acceleration: Annotated[str | None, typer.Option(
+        "--acceleration", help="EM: squarem | none. squarem (the default): the same limit in fewer passes; none: "
+                               "plain EM; 'rankwise list accelerations'.")] = None,
     floor: Annotated[float | None, typer.Option(
         help="Cascade: click probability after the first click (default 1e-6).")] = None,
     chunk_size: ChunkSize = 250_000,
@@ -122,7 +129,8 @@ def fit(
         silence()
     try:
         kind, values = MODELS.parse(model, prior=prior, floor=floor, iterations=iterations, tolerance=tolerance,
-                                    parameter_tolerance=parameter_tolerance)
+                                    parameter_tolerance=parameter_tolerance, prior_structure=prior_structure,
+                                    acceleration=acceleration)
         if not kind.fittable:
             raise RankwiseError(f"--model: {kind.name} is not fitted to a log; expected one of {', '.join(fittable())}")
     except RankwiseError as exc:
@@ -274,10 +282,14 @@ def rank(
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", help="Metrics against --labels (default ndcg_cut_5 and ndcg_cut_10).")] = None,
     features: Features = None,
+    by: Annotated[str, typer.Option("--by", help="The ranking rule: relevance | attractiveness | satisfaction. "
+                                                 "relevance (the default) is the model's authors' definition: "
+                                                 "attractiveness x satisfaction for DBN and SDBN; 'rankwise list "
+                                                 "click-rankings'.")] = "relevance",
 ) -> None:
     """Rank documents per query by fitted relevance (attractiveness; x satisfaction for DBN
-    and SDBN) as a TREC run; with --labels, also score it against editorial labels next to
-    an all-tied ranking (and, given LOG, the order the log showed)."""
+    and SDBN; --by another rule) as a TREC run; with --labels, also score it against editorial
+    labels next to an all-tied ranking (and, given LOG, the order the log showed)."""
     model = _model_option(model, model_short)
     from rankwise.data.trec_io import write_trec_run
 
@@ -288,7 +300,7 @@ def rank(
             raise RankwiseError(f"--bound must be mean or lower, got {bound!r}")
         if not 0 < level < 1:
             raise RankwiseError(f"--level {level:g}: a credible level lies strictly between 0 and 1")
-        run = fitted.relevance(name, data, bound=bound, level=level)
+        run = fitted.relevance(name, data, bound=bound, level=level, by=by)
         scored = None if labels is None else _score_against_labels(run, fitted, data, labels, labels_format,
                                                                     metric or ["ndcg_cut_5", "ndcg_cut_10"])
         write_trec_run(run, output)

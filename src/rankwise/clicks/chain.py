@@ -38,6 +38,7 @@ from rankwise.clicks.models import (
     weighted,
 )
 from rankwise.clicks.shrinkage import EMPIRICAL
+from rankwise.clicks.structure import DEFAULT_STRUCTURE
 
 
 class ChainModel(ClickModel):
@@ -305,8 +306,9 @@ class DCM(_EMChain):
     pair_fields = {"attractiveness": "alpha"}
     fields = {"lam": (None,)}
 
-    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em") -> None:
-        super().__init__(prior)
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em",
+                 prior_structure: str = DEFAULT_STRUCTURE) -> None:
+        super().__init__(prior, prior_structure)
         self.method = _method(method)
         self.iterative = method == "em"
 
@@ -374,8 +376,9 @@ class SDBN(DBN):
     name = "sdbn"
     fields: Mapping[str, tuple[int | None, ...]] = {}
 
-    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em") -> None:
-        super().__init__(prior)
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em",
+                 prior_structure: str = DEFAULT_STRUCTURE) -> None:
+        super().__init__(prior, prior_structure)
         self.method = _method(method)
         self.iterative = method == "em"
         self.gamma = 1.0

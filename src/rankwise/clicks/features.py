@@ -158,10 +158,9 @@ def placement_features(*logs: Any, chunk_size: int = 250_000) -> Any:
         impressions = np.zeros(log.n_pairs)
         total = np.zeros(log.n_pairs)
         for chunk in log.chunks(chunk_size):
-            rank = np.broadcast_to(np.arange(1, chunk.pairs.shape[1] + 1), chunk.pairs.shape)
-            shown = chunk.mask
-            impressions += np.bincount(chunk.pairs[shown], minlength=log.n_pairs)
-            total += np.bincount(chunk.pairs[shown], weights=np.log2(rank[shown] + 1.0), minlength=log.n_pairs)
+            sums = placement_sums(chunk)
+            impressions += sums["impressions"]
+            total += sums["placed"]
         seen = impressions > 0
         frames.append(pd.DataFrame({"query": np.asarray(log.query_ids, dtype=object)[log.pair_query][seen],
                                     "doc": np.asarray(log.doc_ids, dtype=object)[log.pair_doc][seen],
@@ -173,10 +172,28 @@ def placement_features(*logs: Any, chunk_size: int = 250_000) -> Any:
                          "mean_log_rank": both["total"] / both["impressions"]})
 
 
+def placement_sums(chunk: Any) -> dict[str, np.ndarray]:
+    """Per (query, document) pair of ``chunk``: its impressions and the sum of log2(rank + 1)
+    over them (what ``placement_features`` divides).
+
+    >>> from rankwise.clicks.log import ClickLog
+    >>> log = ClickLog.from_arrays(["q", "q"], [["a", "b"], ["b"]], [[1, 0], [0]])
+    >>> {k: v.round(4).tolist() for k, v in placement_sums(log).items()}   # b: log2(3) + log2(2)
+    {'impressions': [1.0, 2.0], 'placed': [1.0, 2.585]}
+    """
+    rank = np.broadcast_to(np.arange(1, chunk.pairs.shape[1] + 1), chunk.pairs.shape)
+    shown = chunk.mask
+    return {"impressions": np.bincount(chunk.pairs[shown], minlength=chunk.n_pairs).astype(np.float64),
+            "placed": np.bincount(chunk.pairs[shown], weights=np.log2(rank[shown] + 1.0), minlength=chunk.n_pairs)}
+
+
 def fit_logistic(x: np.ndarray, successes: np.ndarray, trials: np.ndarray, l2: float,
                  start: np.ndarray | None = None) -> np.ndarray:
     """Weights ``[w..., b]`` maximising ``sum_i s_i ln p_i + (n_i - s_i) ln(1 - p_i) - l2 |w|^2 / 2``
-    with ``p_i = sigmoid(x_i . w + b)`` (L-BFGS, exact gradient; ``start`` warm-starts EM).
+    with ``p_i = sigmoid(x_i . w + b)``. A few dense features (the placement): Newton's method
+    with the exact Hessian, to the optimum within rounding (a fit is then the same however its
+    statistics were added up); hashed ids (sparse, many columns): L-BFGS with the exact
+    gradient. ``start`` warm-starts EM.
 
     >>> x = np.array([[0.0], [1.0]])
     >>> w = fit_logistic(x, np.array([1.0, 3.0]), np.array([4.0, 4.0]), l2=0.0)
@@ -197,8 +214,49 @@ def fit_logistic(x: np.ndarray, successes: np.ndarray, trials: np.ndarray, l2: f
         grad = np.append(x.T @ residual + l2 * w[:-1], residual.sum())
         return float(value) / total, grad / total
 
-    w0 = np.zeros(x.shape[1] + 1) if start is None else start
+    w0 = np.zeros(x.shape[1] + 1) if start is None else np.asarray(start, dtype=np.float64)
+    if isinstance(x, np.ndarray) and x.shape[1] <= NEWTON_WIDTH:
+        settled = _newton_logistic(x, s, n, l2, w0, objective)
+        if settled is not None:
+            return settled
     return np.asarray(minimize(objective, w0, jac=True, method="L-BFGS-B").x)
+
+
+NEWTON_WIDTH = 64
+"""Up to this many dense features ``fit_logistic`` takes Newton steps (a Hessian of that size is cheap)."""
+
+
+def _newton_logistic(x: np.ndarray, s: np.ndarray, n: np.ndarray, l2: float, w: np.ndarray,
+                     objective: Any) -> np.ndarray | None:
+    """Newton's method with step halving for ``fit_logistic`` from ``w``: the weights where the
+    gradient vanishes (steps below 1e-12), or None if 100 steps do not get there."""
+    from scipy.special import expit
+
+    design = np.column_stack([x, np.ones(len(x))])
+    penalty = np.full(design.shape[1], l2)
+    penalty[-1] = 0.0
+    value, gradient = objective(w)
+    total = max(float(n.sum()), 1.0)
+    for _ in range(100):
+        p = expit(design @ w)
+        hessian = (design * (n * p * (1 - p))[:, None]).T @ design / total + np.diag(penalty) / total
+        try:
+            step = -np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:
+            return None
+        scale = 1.0
+        for _ in range(40):
+            trial = w + scale * step
+            trial_value, trial_gradient = objective(trial)
+            if trial_value <= value + 1e-15 * abs(value):
+                break
+            scale /= 2
+        else:
+            return w if float(np.abs(gradient).max()) < 1e-10 else None
+        w, value, gradient = trial, trial_value, trial_gradient
+        if float(np.abs(scale * step).max()) < 1e-12:
+            return w
+    return None
 
 
 def _hash_spec(hashed: tuple[str, ...], buckets: int) -> tuple[tuple[str, ...], int]:
@@ -211,4 +269,4 @@ def _hash_spec(hashed: tuple[str, ...], buckets: int) -> tuple[tuple[str, ...], 
     return hashed, int(buckets) if hashed else 0
 
 
-__all__ = ["HASHABLE", "PLACEMENT", "PairFeatures", "bucket_of", "fit_logistic", "placement_features"]
+__all__ = ["HASHABLE", "PLACEMENT", "PairFeatures", "bucket_of", "fit_logistic", "placement_features", "placement_sums"]

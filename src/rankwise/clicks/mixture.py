@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.clicks.acceleration import DEFAULT_ACCELERATION
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.models import CHUNK, ITERATION_CAP, TINY, ClickModel
 from rankwise.errors import OptionError
@@ -100,6 +101,7 @@ class Mixture(ClickModel):
 
     name = "mixture"
     iterative = True
+    accelerated = False   # its components' statistics depend on the weights in ways a jump ignores
     pair_fields: dict[str, str] = {}
     fields = {"weights": (None,)}
 
@@ -114,17 +116,18 @@ class Mixture(ClickModel):
     # -- fitting ---------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = ITERATION_CAP, tolerance: float = 1e-6, chunk_size: int = CHUNK,
             progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
-            validation: Any = None, patience: int = 3, parameter_tolerance: float | None = None) -> Any:
+            validation: Any = None, patience: int = 3, parameter_tolerance: float | None = None,
+            acceleration: str = DEFAULT_ACCELERATION) -> Any:
         """Each component first fitted alone to the whole log (the mixture's EM starts from
-        there: started from scratch, the component that fits fastest takes every session),
-        then the mixture's passes as ``ClickModel.fit`` makes them. A mixture's likelihood has
-        many maxima, between which the parameters drift slowly while the likelihood hardly
-        changes: its fit stops on the log-likelihood alone (``parameter_tolerance`` inf) unless
-        given one."""
+        there: started from scratch, the component that fits fastest takes every session;
+        ``acceleration`` applies to these fits), then the mixture's passes as
+        ``ClickModel.fit`` makes them, plain. A mixture's likelihood has many maxima, between
+        which the parameters drift slowly while the likelihood hardly changes: its fit stops on
+        the log-likelihood alone (``parameter_tolerance`` inf) unless given one."""
         stopping = self.parameter_tolerance if parameter_tolerance is None else parameter_tolerance
         for model in self.models:
             model.fit(log, iterations=iterations, tolerance=tolerance, chunk_size=chunk_size, workers=workers,
-                      parameter_tolerance=stopping)
+                      parameter_tolerance=stopping, acceleration=acceleration)
         return super().fit(log, iterations, tolerance, chunk_size, progress, workers, validation, patience,
                            stopping)
 
@@ -196,12 +199,13 @@ class Mixture(ClickModel):
     def unseen_relevance(self, bound: str = "mean", level: float = 0.95) -> float:
         return float(self._weighted(lambda m: np.float64(m.unseen_relevance(bound, level))))
 
-    def relevance(self, name: str | None = None, log: Any = None, bound: str = "mean", level: float = 0.95) -> Any:
+    def relevance(self, name: str | None = None, log: Any = None, bound: str = "mean", level: float = 0.95,
+                  by: str = "relevance") -> Any:
         """The weighted sum of the components' relevance scores (``bound="lower"``: of their
-        lower credible bounds), as a ``Run``."""
+        lower credible bounds; ``by``: each component's ranking rule), as a ``Run``."""
         from rankwise.data.containers import Run
 
-        runs = {id(m): m.relevance(name or self.name, log, bound, level) for m in self.models}
+        runs = {id(m): m.relevance(name or self.name, log, bound, level, by) for m in self.models}
         first = runs[id(self.models[0])]
         return Run(first.query, first.doc, self._weighted(lambda m: runs[id(m)].score), name=name or self.name,
                    source=f"<{self.name}>")

@@ -35,8 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.clicks.acceleration import DEFAULT_ACCELERATION, PlainEM, accelerator_for
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.shrinkage import EMPIRICAL, beta_hyperparameters, posterior_mean, pseudo_counts
+from rankwise.clicks.structure import DEFAULT_STRUCTURE, PRIOR_STRUCTURES, RANKINGS, ranking_rule, structure_of
 from rankwise.errors import InputError, OptionError
 
 PRIOR = (1.0, 2.0)
@@ -46,6 +48,8 @@ TINY = 1e-12
 
 
 FEATURE_FIELDS = ("alpha", "sigma")
+STRUCTURE_KEY = "structure:"
+"""The prefix of the statistics a fit's first pass adds up for the prior structure."""
 """The per-pair parameters ``use_features`` makes functions of (query, document) features:
 attractiveness, and satisfaction where the model has it (DBN, SDBN)."""
 
@@ -312,6 +316,27 @@ def _distance_to_limit(move: float, last_move: float) -> float:
     return move * rate / (1 - rate) if rate < 1 else math.inf
 
 
+def _cap_warning(name: str, iterations: int, gain: tuple[float, float], distance: tuple[float, float]) -> str:
+    """What a fit stopped by its iteration cap says: the last log-likelihood change and the
+    parameters' distance from EM's limit, each with its tolerance."""
+    moving = f", a parameter is still {distance[0]:.2g} from its limit (tolerance {distance[1]:g})" \
+        if math.isfinite(distance[1]) else ""
+    return (f"{name}: EM stopped at the iteration cap ({iterations}) before converging: the log-likelihood per "
+            f"session still changed by {gain[0]:.2g} (tolerance {gain[1]:g}){moving}; raise iterations "
+            f"(--iterations) for a converged fit")
+
+
+def _distance_at_rate(move: float, rate: float) -> float:
+    """``_distance_to_limit`` with EM's rate measured elsewhere (SQUAREM's plain passes).
+
+    >>> _distance_at_rate(0.001, 0.5), _distance_at_rate(0.001, 1.0)
+    (0.001, inf)
+    """
+    if move == 0:
+        return 0.0
+    return move * rate / (1 - rate) if rate < 1 else math.inf
+
+
 def _largest_change(before: np.ndarray | None, after: np.ndarray) -> float:
     """The largest change of one parameter between two passes (infinite after the first)."""
     if before is None or before.shape != after.shape:
@@ -348,16 +373,25 @@ class ClickModel:
     constant_statistics: tuple[str, ...] = ("shown", "rank_shown", "cell_shown", "clicks", "clicked_again",
                                                  "rank_clicks")
     _first_pass = True
+    accelerated = True
+    """False for a model whose passes ``acceleration`` must not jump between (a mixture)."""
     per_pair = True
     """False for a model whose estimate is the same for every pair (one global click rate)."""
 
-    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL) -> None:
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, prior_structure: str = DEFAULT_STRUCTURE) -> None:
         if isinstance(prior, str):
             if prior != EMPIRICAL:
                 raise ValueError(f"prior must be {EMPIRICAL!r} or (clicks, impressions), got {prior!r}")
         else:
             prior = check_prior(prior, type(self).name)
         self.prior: tuple[float, float] | str = prior
+        self.prior_structure = PRIOR_STRUCTURES.canonical(prior_structure)
+        """What the empirical prior's mean follows (``rankwise.clicks.structure``)."""
+        self.structured_by: str | None = None
+        """The structure whose features the fitted prior follows (None: features of one's own, or none)."""
+        self._design: tuple[Any, np.ndarray] | None = None
+        self._own_features = False
+        self._pending_structure: str | None = None
         self.warnings: list[str] = []
         """What the last fit must tell its caller (EM stopped by the iteration cap, not converged)."""
         self.hyper: dict[str, tuple[float, float]] = {}
@@ -372,6 +406,55 @@ class ClickModel:
         with satisfaction (DBN, SDBN) also has ``feature_fit["sigma"]``, its own weights and
         ``kappa`` over the same features."""
         self.history: list[dict[str, float]] = []
+
+    @property
+    def featured_fields(self) -> tuple[str, ...]:
+        """The per-pair parameters whose prior follows features: the structure's, or both
+        attractiveness and satisfaction with features of one's own."""
+        if self.structured_by is not None:
+            return structure_of(self.structured_by)[0].fields
+        return FEATURE_FIELDS
+
+    def _apply_structure(self) -> None:
+        """Before a fit: whether its first pass reads what the prior structure needs (not under
+        a fixed prior, with features of one's own, or for a model without per-pair parameters)."""
+        self._pending_structure = None
+        if self._own_features:
+            self.structured_by = None
+            return
+        self.features, self.structured_by = None, None   # a refit reads the new log's placement
+        member = structure_of(self.prior_structure)[0]
+        if self.prior == EMPIRICAL and self.per_pair and self.pair_fields and member.from_sums is not None:
+            self._pending_structure = self.prior_structure
+
+    def structure_statistics(self, chunk: ClickLog) -> dict[str, np.ndarray]:
+        """In a fit's first pass, what the prior structure adds up over ``chunk`` (keys prefixed
+        ``structure:``); nothing afterwards."""
+        if not (self._first_pass and self._pending_structure):
+            return {}
+        member, params = structure_of(self._pending_structure)
+        return {f"{STRUCTURE_KEY}{key}": value for key, value in member.sums(chunk, **params).items()}
+
+    def _structure_from(self, totals: dict[str, np.ndarray]) -> None:
+        """After the first pass: the structure's features of the fitted pairs from its sums."""
+        sums = {key[len(STRUCTURE_KEY):]: totals.pop(key) for key in list(totals) if key.startswith(STRUCTURE_KEY)}
+        if self._pending_structure is None:
+            return
+        member, params = structure_of(self._pending_structure)
+        assert member.from_sums is not None
+        self.features, self.l2 = member.from_sums(self, sums, **params), 1.0
+        self.structured_by, self._pending_structure = self._pending_structure, None
+
+    def _features_for(self, log: Any) -> Any:
+        """The features of ``log``'s pairs: one's own table, or the structure's features of that
+        log (where the engine placed them there)."""
+        if self.structured_by is not None and log is not None:
+            member, params = structure_of(self.structured_by)
+            return member.target(log, **params)
+        if self.features is None:
+            raise InputError(f"{self.name}: the model scores pairs it never saw from their features; give it the "
+                             f"feature table (model.use_features(table), or --features)")
+        return self.features
 
     @property
     def fixed_prior(self) -> tuple[float, float]:
@@ -402,7 +485,7 @@ class ClickModel:
         self.posterior[field] = (others + a, observed + b) if flipped else (observed + a, others + b)
         estimate = _ratio(successes, trials, self.fixed_prior) if self.prior != EMPIRICAL else posterior_mean(
             successes, trials, self.hyper[field])
-        if field in FEATURE_FIELDS and self.features is not None:
+        if field in self.featured_fields and self.features is not None:
             if flipped:   # the regression reads the satisfied share, not its complement
                 observed = np.maximum(exposed - observed, 0.0)
             return self._feature_estimate(field, estimate, successes, trials, observed, exposed)
@@ -449,21 +532,22 @@ class ClickModel:
             given = {"names": chosen.names, "hashed": chosen.hashed, "buckets": chosen.buckets}
             raise InputError(f"the model was fitted with features {_feature_spelling(fitted)}; these are "
                              f"{_feature_spelling(given)}")
-        self.features = chosen
+        self.features, self._own_features = chosen, True
         self.l2 = float(l2)
         return self
 
-    def _feature_matrix(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray]:
-        x, known = self.features.matrix(query_ids, doc_ids, pair_query, pair_doc)
+    def _feature_matrix(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray,
+                        features: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        features = self.features if features is None else features
+        x, known = features.matrix(query_ids, doc_ids, pair_query, pair_doc)
         fit = self.feature_fit
         assert fit is not None
         x = (x - fit["mean"]) / fit["scale"]
-        if not self.features.hashed:
+        if not features.hashed:
             return x, known
         from scipy import sparse
 
-        ids = self.features.hashed_matrix(query_ids, doc_ids, pair_query, pair_doc)
+        ids = features.hashed_matrix(query_ids, doc_ids, pair_query, pair_doc)
         return sparse.hstack([sparse.csr_matrix(x), ids], format="csr"), known
 
     def _feature_slot(self, field: str) -> dict[str, Any]:
@@ -496,14 +580,18 @@ class ClickModel:
                                 "scale": np.where(scale > 0, scale, 1.0), "weights": None, "kappa": None}
             if self.features.hashed:
                 self.feature_fit.update(hashed=list(self.features.hashed), buckets=self.features.buckets)
+            if self.structured_by is not None:
+                self.feature_fit["structure"] = self.structured_by
         fit = self._feature_slot(field)
-        x, known = self._feature_matrix(self.query_ids, self.doc_ids, self.pair_query, self.pair_doc)
+        if self._design is None:   # the fitted pairs' design matrix: the same at every M-step
+            self._design = self._feature_matrix(self.query_ids, self.doc_ids, self.pair_query, self.pair_doc)
+        x, known = self._design
         if not known.any():
             return estimate
         fit["weights"] = fit_logistic(x[known], observed[known], exposed[known], self.l2, start=fit["weights"])
         m = self._feature_means(x[known], field)
-        fit["kappa"] = concentration(observed[known], exposed[known], m) if self.prior == EMPIRICAL \
-            else float(self.fixed_prior[1])
+        fit["kappa"] = concentration(observed[known], exposed[known], m, start=fit["kappa"]) \
+            if self.prior == EMPIRICAL else float(self.fixed_prior[1])
         kappa = fit["kappa"]
         out = estimate.copy()
         out[known] = (successes[known] + kappa * m) / (trials[known] + kappa)
@@ -515,16 +603,13 @@ class ClickModel:
         return out
 
     def _unseen_alpha(self, query_ids: Any, doc_ids: Any, pair_query: np.ndarray, pair_doc: np.ndarray,
-                      field: str = "alpha") -> np.ndarray:
+                      field: str = "alpha", log: Any = None) -> np.ndarray:
         """A per-pair parameter (attractiveness by default) of pairs the model never saw: their
         features' prediction, or the prior mean for pairs without a feature row."""
         fallback = _fallback(self, field)
         if self.feature_fit is None or self._feature_slot(field).get("weights") is None:
             return np.full(len(pair_query), fallback)
-        if self.features is None:
-            raise InputError(f"{self.name}: the model scores pairs it never saw from their features; give it the "
-                             f"feature table (model.use_features(table), or --features)")
-        x, known = self._feature_matrix(query_ids, doc_ids, pair_query, pair_doc)
+        x, known = self._feature_matrix(query_ids, doc_ids, pair_query, pair_doc, self._features_for(log))
         return np.where(known, self._feature_means(x, field), fallback)
 
     def _unseen_values(self, log: Any, unseen: np.ndarray, field: str, bound: str, level: float) -> np.ndarray:
@@ -534,15 +619,13 @@ class ClickModel:
         from scipy.stats import beta
 
         count = int(unseen.sum())
-        slot = self._feature_slot(field) if field in FEATURE_FIELDS else {}
+        slot = self._feature_slot(field) if field in self.featured_fields else {}
         if slot.get("weights") is None:
             if bound == "lower":
                 return np.full(count, float(beta.ppf((1 - level) / 2, *self._prior_beta(field))))
             return np.full(count, _fallback(self, field))
-        if self.features is None:
-            raise InputError(f"{self.name}: the model scores pairs it never saw from their features; give it the "
-                             f"feature table (model.use_features(table), or --features)")
-        x, known = self._feature_matrix(log.query_ids, log.doc_ids, log.pair_query[unseen], log.pair_doc[unseen])
+        x, known = self._feature_matrix(log.query_ids, log.doc_ids, log.pair_query[unseen], log.pair_doc[unseen],
+                                        self._features_for(log))
         means = self._feature_means(x, field)
         if bound == "mean":
             return np.where(known, means, _fallback(self, field))
@@ -592,13 +675,16 @@ class ClickModel:
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, log: Any, iterations: int = ITERATION_CAP, tolerance: float = 1e-6, chunk_size: int = CHUNK,
             progress: Callable[[dict[str, float]], None] | None = None, workers: int | None = None,
-            validation: Any = None, patience: int = 3, parameter_tolerance: float | None = None) -> Any:
+            validation: Any = None, patience: int = 3, parameter_tolerance: float | None = None,
+            acceleration: str = DEFAULT_ACCELERATION) -> Any:
         """Fit to ``log`` (a ``ClickLog`` or a stored log from ``clicks.open_log``).
 
         EM stops when it has converged: the log-likelihood per session changes by less than
         ``tolerance`` and no probability is further than ``parameter_tolerance`` from EM's limit
         (the distance the last two passes' shrinking moves give);
         ``iterations`` is a guard, and a fit it stops says so in ``warnings``.
+        ``acceleration`` (``rankwise.clicks.acceleration``): ``squarem`` jumps along pairs of
+        EM passes to the same limit in fewer passes; ``none`` is plain EM.
 
         ``workers`` chunks are processed at once in threads (default: one per CPU core, at
         most 4); their statistics are added in chunk order, so the result does not depend on
@@ -616,7 +702,8 @@ class ClickModel:
 
         def work(chunk: Any) -> Any:
             cells = pooled.add(self._compress(chunk)) if pooled.active else None
-            return self._statistics(chunk) if cells is None else self._compressed_statistics(cells)
+            statistics, ll = self._statistics(chunk) if cells is None else self._compressed_statistics(cells)
+            return {**statistics, **self.structure_statistics(chunk)}, ll
 
         def local_totals() -> SufficientStatistics:
             if pooled.whole is not None:   # after the first pass: the whole log's distinct cells, no log read
@@ -626,7 +713,7 @@ class ClickModel:
             return totals
 
         return self.fit_passes(log, local_totals, iterations, tolerance, progress, validation, patience, chunk_size,
-                               parameter_tolerance)
+                               parameter_tolerance, acceleration)
 
     def held_out_log_likelihood(self, log: Any, chunk_size: int = CHUNK) -> float:
         """Mean log-likelihood per session of ``log`` (a ``ClickLog`` or a stored log), chunk
@@ -651,7 +738,7 @@ class ClickModel:
                    iterations: int = ITERATION_CAP, tolerance: float = 1e-6,
                    progress: Callable[[dict[str, float]], None] | None = None, validation: Any = None,
                    patience: int = 3, chunk_size: int = CHUNK,
-                   parameter_tolerance: float | None = None) -> Any:
+                   parameter_tolerance: float | None = None, acceleration: str = DEFAULT_ACCELERATION) -> Any:
         """The fit's loop, with each pass's totals from ``pass_totals()``: the model's
         statistics over the whole log at the current parameters, and the log-likelihood sum.
         ``fit`` adds them up chunk by chunk here; ``rankwise.scale.states.fit_click_model``
@@ -663,9 +750,11 @@ class ClickModel:
 
             raise InputError("the click log has no sessions: nothing to fit", source=str(getattr(log, "source", "")
                                                                                          or "<log>"))
+        accelerator = accelerator_for(self, acceleration) if self.accelerated else PlainEM(self)
         self._remember_pairs(log)
         self.hyper, self.posterior = {}, {}
-        self.feature_fit = None
+        self.feature_fit, self._design = None, None
+        self._apply_structure()
         self._start(log)
         self.history = []
         self.best_iteration: int | None = None
@@ -674,14 +763,15 @@ class ClickModel:
         with step(f"fitting {self.name}", total=iterations if self.iterative else None) as advance:
             stopping = self.parameter_tolerance if parameter_tolerance is None else parameter_tolerance
             self._passes(log, pass_totals, iterations, (tolerance, stopping), progress, validation,
-                         patience, chunk_size, advance)
+                         patience, chunk_size, advance, accelerator)
         return self
 
     def _passes(self, log: Any, pass_totals: Callable[[], SufficientStatistics], iterations: int,
                 tolerances: tuple[float, float], progress: Callable[[dict[str, float]], None] | None,
-                validation: Any, patience: int, chunk_size: int, advance: Callable[..., None]) -> None:
+                validation: Any, patience: int, chunk_size: int, advance: Callable[..., None],
+                accelerator: Any) -> None:
         """The passes of ``fit_passes`` (``advance`` reports each one; ``tolerances``: of the
-        log-likelihood per session and of the parameters)."""
+        log-likelihood per session and of the parameters; ``accelerator`` sees every pass)."""
         tolerance, parameter_tolerance = tolerances
         moved = remaining = math.inf
         before: np.ndarray | None = None   # the parameters the pass starts from (none before the first)
@@ -696,6 +786,7 @@ class ClickModel:
             self._first_pass = iteration == 1   # statistics that do not change are added up once
             totals, ll = pass_totals()
             if iteration == 1:
+                self._structure_from(totals)
                 constants = {key: totals[key] for key in self.constant_statistics if key in totals}
             totals = {**constants, **totals}
             self._maximise(totals)
@@ -703,17 +794,17 @@ class ClickModel:
                 break
             ll /= max(log.sessions, 1)
             after = self.parameter_vector()
-            moved, last_move, before = _largest_change(before, after), moved, after
-            remaining = _distance_to_limit(moved, last_move)
+            moved, last_move = _largest_change(before, after), moved
+            remaining = _distance_to_limit(moved, last_move) if math.isnan(accelerator.rate) else \
+                _distance_at_rate(moved, accelerator.rate)
+            step = accelerator.after_pass(before, after, ll) if before is not None else "plain"
+            before = self.parameter_vector() if step != "plain" else after
             entry = {"iteration": iteration, "log_likelihood": ll, "parameter_change": moved,
-                     "parameter_distance": remaining,
+                     "parameter_distance": math.inf if step == "undone" else remaining,
                      "seconds": time.perf_counter() - started}
             stale = False
             if validation is not None:
-                held = self.held_out_log_likelihood(validation, chunk_size)
-                entry["validation_log_likelihood"] = held
-                if best is None or held > best[0]:
-                    best = (held, iteration, self._snapshot())
+                best = self._score_validation(validation, chunk_size, entry, best)
                 stale = iteration - best[1] >= patience
             self.history.append(entry)
             advance(1, f"fitting {self.name}: log-likelihood {ll:.6f}")
@@ -722,20 +813,26 @@ class ClickModel:
             # a fitted prior moves with the parameters, so the log-likelihood need not rise at
             # every pass: those fits stop when it changes by less than the tolerance
             gain = abs(ll - previous) if self.prior == EMPIRICAL else ll - previous
-            if (gain < tolerance and remaining < parameter_tolerance) or stale:
+            if (gain < tolerance and remaining < parameter_tolerance and step != "undone") or stale:
                 converged = True
                 break
             previous = ll
+        accelerator.settle()
         if not converged:   # the cap is a guard: a fit it stops may not be the maximum yet
-            moving = f", a parameter is still {remaining:.2g} from its limit (tolerance {parameter_tolerance:g})" \
-                if math.isfinite(parameter_tolerance) else ""
-            self.warnings.append(f"{self.name}: EM stopped at the iteration cap ({iterations}) before converging: "
-                                 f"the log-likelihood per session still changed by {gain:.2g} (tolerance "
-                                 f"{tolerance:g}){moving}; raise iterations (--iterations) for a converged fit")
+            self.warnings.append(_cap_warning(self.name, iterations, (gain, tolerance),
+                                              (remaining, parameter_tolerance)))
         if best is not None:
             for name, value in best[2].items():
                 setattr(self, name, value)
             self.best_iteration = best[1]
+
+    def _score_validation(self, validation: Any, chunk_size: int, entry: dict[str, float],
+                          best: tuple[float, int, dict[str, Any]] | None) -> tuple[float, int, dict[str, Any]]:
+        """The validation log's log-likelihood at this pass (into ``entry``), and the best pass
+        so far: (its log-likelihood, its iteration, the model then)."""
+        held = self.held_out_log_likelihood(validation, chunk_size)
+        entry["validation_log_likelihood"] = held
+        return (held, int(entry["iteration"]), self._snapshot()) if best is None or held > best[0] else best
 
     compressible = False
     """The E-step reads a cell only through its (pair, examination cell, click): see ``CompressedCells``."""
@@ -813,22 +910,29 @@ class ClickModel:
     def unseen_relevance(self, bound: str = "mean", level: float = 0.95) -> float:
         """The relevance score of a pair the model never saw: every pair parameter at its
         prior mean (``bound="lower"``: at its prior's lower credible bound)."""
+        return float(self.relevance_scores(self._unseen_parameters(bound, level))[0])
+
+    def _unseen_parameters(self, bound: str, level: float) -> dict[str, np.ndarray]:
+        """Each per-pair parameter of a pair never seen, as a one-value array: its prior mean or
+        its prior's lower credible bound."""
         if bound == "lower":
             from scipy.stats import beta
 
-            values = {f: np.array([beta.ppf((1 - level) / 2, *self._prior_beta(f))]) for f in self.pair_fields.values()}
-        else:
-            values = {f: np.array([_fallback(self, f)]) for f in self.pair_fields.values()}
-        return float(self.relevance_scores(values)[0])
+            return {f: np.array([beta.ppf((1 - level) / 2, *self._prior_beta(f))]) for f in self.pair_fields.values()}
+        return {f: np.array([_fallback(self, f)]) for f in self.pair_fields.values()}
 
-    def relevance(self, name: str | None = None, log: Any = None, bound: str = "mean", level: float = 0.95) -> Any:
+    def relevance(self, name: str | None = None, log: Any = None, bound: str = "mean", level: float = 0.95,
+                  by: str = "relevance") -> Any:
         """Relevance scores as a rankwise ``Run`` (one ranking per query): of the fitted
         pairs, or of the (query, document) pairs of ``log`` (pairs the model never saw get the
-        score of the prior mean).
+        score of their prior: its mean, or with a prior structure, its mean for where ``log``
+        placed them).
 
         ``bound="lower"`` scores each pair by its parameters' lower credible bounds at
         ``level`` (``intervals``): a pair with two clicks in three impressions no longer
         outranks one with 300 in 500, which a ranking against editorial labels rewards.
+        ``by`` names the ranking rule (``rankwise.clicks.structure.RANKINGS``): ``relevance``
+        (the model's authors' definition), ``attractiveness`` or ``satisfaction``.
         """
         import pyarrow as pa
 
@@ -836,20 +940,23 @@ class ClickModel:
 
         if bound not in ("mean", "lower"):
             raise ValueError(f"bound must be mean or lower, got {bound!r}")
+        rule = ranking_rule(by)
         if bound == "lower":
             lows = self.intervals(level)
             values = {attribute: lows[f"{column}_low"].to_numpy() for column, attribute in self.pair_fields.items()}
-            scores = np.asarray(self.relevance_scores(values), dtype=np.float64)
         else:
-            scores = np.asarray(self.relevance_scores(), dtype=np.float64)
+            values = {attribute: getattr(self, attribute) for attribute in self.pair_fields.values()}
+        scores = rule(self, values)
         source = log if log is not None else self
         if log is not None:
             matched = _match_pairs(self, log)
-            scores = np.append(scores, self.unseen_relevance(bound, level))[matched]
+            never = self.unseen_relevance(bound, level) if RANKINGS.parse(by)[0].name == RANKINGS.names()[0] else \
+                float(rule(self, self._unseen_parameters(bound, level))[0])
+            scores = np.append(scores, never)[matched]
             unseen = matched == len(self.pair_query)
             if unseen.any() and self.feature_fit is not None:
                 values = {f: self._unseen_values(log, unseen, f, bound, level) for f in self.pair_fields.values()}
-                scores[unseen] = self.relevance_scores(values)
+                scores[unseen] = rule(self, values)
         queries = np.asarray(source.query_ids, dtype=object)[source.pair_query]
         docs = np.asarray(source.doc_ids, dtype=object)[source.pair_doc]
         return Run(pa.array(queries, pa.string()), pa.array(docs, pa.string()), scores, name=name or self.name,
@@ -931,7 +1038,7 @@ def _per_cell(model: ClickModel, log: ClickLog, values: np.ndarray, field: str =
     feature model's attractiveness: its features' prediction)."""
     index = _pair_index(model, log)
     out = np.append(values, _fallback(model, field))[index]
-    if field in FEATURE_FIELDS and getattr(model, "feature_fit", None) is not None:
+    if field in model.featured_fields and getattr(model, "feature_fit", None) is not None:
         unseen = (index == len(values)) & log.mask
         if unseen.any():
             out[unseen] = _unseen_by_log_pair(model, log, field)[log.pairs[unseen]]
@@ -945,7 +1052,7 @@ def _unseen_by_log_pair(model: ClickModel, log: ClickLog, field: str = "alpha") 
     cached = log.cache.get(key)
     if cached is not None and cached[0] is model.feature_fit:
         return cached[1]
-    values = model._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query, log.pair_doc, field)
+    values = model._unseen_alpha(log.query_ids, log.doc_ids, log.pair_query, log.pair_doc, field, log)
     log.cache[key] = (model.feature_fit, values)
     return values
 
@@ -977,6 +1084,9 @@ class GlobalCTR(DocumentCTR):
     fields = {"ctr": ()}
     per_pair = False
 
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL) -> None:
+        super().__init__(prior, "flat")   # one rate for every pair: no per-pair prior to structure
+
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.ctr = float(totals["clicks"].sum() / max(totals["shown"].sum(), 1))
         self.alpha = np.full(len(totals["shown"]), self.ctr)
@@ -984,9 +1094,9 @@ class GlobalCTR(DocumentCTR):
     def click_probs(self, log: ClickLog) -> np.ndarray:
         return np.where(log.mask, self.ctr, 0.0)
 
-    def unseen_relevance(self, bound: str = "mean", level: float = 0.95) -> float:
+    def _unseen_parameters(self, bound: str, level: float) -> dict[str, np.ndarray]:
         """Every pair, seen or not, scores the one click rate (all tied)."""
-        return float(self.ctr)
+        return {"alpha": np.array([float(self.ctr)])}
 
     def _rank_parameters(self) -> dict[str, Any]:
         return {"ctr": self.ctr}
@@ -1224,8 +1334,9 @@ class CascadeModel(ClickModel):
 
     name = "cascade"
 
-    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, floor: float = FLOOR) -> None:
-        super().__init__(prior)
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, floor: float = FLOOR,
+                 prior_structure: str = DEFAULT_STRUCTURE) -> None:
+        super().__init__(prior, prior_structure)
         self.floor = floor
 
     def _statistics(self, chunk: ClickLog) -> tuple[dict[str, np.ndarray], float]:

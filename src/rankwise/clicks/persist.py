@@ -57,6 +57,8 @@ def model_document(model: ClickModel) -> dict[str, Any]:
                                     "kappa": fit["kappa"], "l2": model.l2}
         if fit.get("hashed"):
             features.update(hashed=list(fit["hashed"]), buckets=int(fit["buckets"]))
+        if fit.get("structure"):   # the prior structure's features, read again from each log scored
+            features["structure"] = fit["structure"]
         if fit.get("sigma", {}).get("weights") is not None:   # satisfaction's own regression
             features["sigma"] = {"weights": _plain(fit["sigma"]["weights"]), "kappa": fit["sigma"]["kappa"]}
         document["features"] = features
@@ -180,6 +182,7 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     model.posterior = _posterior(document.get("posterior", {}), set(model.pair_fields.values()), order, str(path))
     if "features" in document:
         model.feature_fit, model.l2 = _feature_fit(document["features"], str(path))
+        model.structured_by = model.feature_fit.get("structure")
         if not model.feature_fit["names"]:   # hashed ids only: the model can score unseen pairs as it is
             model.use_features(l2=model.l2)
     if kind == "mixture":
@@ -233,6 +236,20 @@ def _feature_fit(saved: Any, path: str) -> tuple[dict[str, Any], float]:
     if not isinstance(l2, (int, float)) or not 0 <= l2 < np.inf:
         raise InputError("expected a non-negative l2", source=path, field="features")
     fit["kappa"] = float(kappa)
+    structure = saved.get("structure")
+    if structure is not None:
+        from rankwise.clicks.structure import PRIOR_STRUCTURES
+        from rankwise.errors import ParameterError
+
+        try:
+            known = isinstance(structure, str) and bool(PRIOR_STRUCTURES.parse(structure)[0].fields)
+        except ParameterError:
+            known = False
+        if not known:
+            raise InputError(f"unknown prior structure {structure!r}; expected one with features: "
+                             f"{', '.join(s.name for s in PRIOR_STRUCTURES.values() if s.fields)}", source=path,
+                             field="features")
+        fit["structure"] = structure
     if "sigma" in saved:   # satisfaction's own weights and concentration over the same features
         sigma = saved["sigma"]
         if not isinstance(sigma, dict) or not isinstance(sigma.get("kappa"), (int, float)) \

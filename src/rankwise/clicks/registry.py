@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rankwise.clicks.acceleration import DEFAULT_ACCELERATION
 from rankwise.clicks.chain import CCM, DBN, DCM, FIT_METHODS, SDBN
 from rankwise.clicks.mixture import SEPARATOR, Mixture
 from rankwise.clicks.models import (
@@ -36,6 +37,7 @@ from rankwise.clicks.models import (
 )
 from rankwise.clicks.models import PARAMETER_TOLERANCE as PARAMETER_TOLERANCE_DEFAULT
 from rankwise.clicks.shrinkage import EMPIRICAL
+from rankwise.clicks.structure import DEFAULT_STRUCTURE
 from rankwise.clicks.ultra import LabelRankModel
 from rankwise.errors import ParameterError
 from rankwise.params import Declared, Param, Registry
@@ -43,6 +45,9 @@ from rankwise.params import Declared, Param, Registry
 PRIOR_PARAM = Param("prior", tuple, EMPIRICAL, "Beta prior of every per-pair parameter: 'empirical' fits it "
                     "to the log (empirical Bayes), or fixed pseudo-counts CLICKS,IMPRESSIONS added to each "
                     "estimate's numerator and denominator", low=0, length=2, choices=(EMPIRICAL,))
+STRUCTURE_PARAM = Param("prior_structure", str, DEFAULT_STRUCTURE, "What the empirical prior's mean follows: placement "
+                        "(attractiveness shrinks to the attractiveness of the rank the engine usually gives the pair) "
+                        "or flat (one Beta for every pair); see rankwise list prior-structures")
 FLOOR_PARAM = Param("floor", float, FLOOR, "click probability the cascade gives every rank after the first click",
                     low=0, high=1)
 ITERATIONS = Param("iterations", int, ITERATION_CAP, "EM: at most this many passes over the log (a guard: a fit "
@@ -54,7 +59,9 @@ PARAMETER_TOLERANCE = Param("parameter_tolerance", float, PARAMETER_TOLERANCE_DE
 MIXTURE_PARAMETER_TOLERANCE = Param("parameter_tolerance", float, Mixture.parameter_tolerance,
                                     "EM: and no probability moves by more in one pass (a mixture's likelihood has "
                                     "many maxima: inf, the log-likelihood alone decides)", low=0)
-FIT_PARAMS = ("iterations", "tolerance", "parameter_tolerance")
+ACCELERATION_PARAM = Param("acceleration", str, DEFAULT_ACCELERATION, "EM: squarem (jumps along pairs of passes to "
+                           "the same limit in fewer passes) or none (plain EM); see rankwise list accelerations")
+FIT_PARAMS = ("iterations", "tolerance", "parameter_tolerance", "acceleration")
 """Parameters that go to ``fit``, not to the model's constructor."""
 
 
@@ -86,6 +93,7 @@ COMPONENTS = Param("components", str, "pbm+dbn", "the mixed click models, by nam
 SEED = Param("seed", int, 0, "breaks the tie between components of one kind (their starting attractiveness is "
              "perturbed)", low=0)
 COUNTED = (PRIOR_PARAM,)
+PER_PAIR = (PRIOR_PARAM, STRUCTURE_PARAM)
 
 
 def mixture(components: str = "pbm+dbn", seed: int = 0) -> Mixture:
@@ -102,20 +110,20 @@ def mixture(components: str = "pbm+dbn", seed: int = 0) -> Mixture:
             raise ParameterError(f"mixture: components are fittable click models, got {kind.name!r}")
         models.append(kind.build(values))
     return Mixture(models, seed=seed)
-EM = (PRIOR_PARAM, ITERATIONS, TOLERANCE, PARAMETER_TOLERANCE)
+EM = (PRIOR_PARAM, STRUCTURE_PARAM, ITERATIONS, TOLERANCE, PARAMETER_TOLERANCE, ACCELERATION_PARAM)
 
 MODELS: Registry[ModelKind] = Registry("click model", (
     ModelKind("global-ctr", GlobalCTR, "P(click) is one rate for every cell.", COUNTED,
               reference="Chuklin et al. 2015, GCTR"),
-    ModelKind("rank-ctr", RankCTR, "P(click) is the click rate at the cell's rank.", COUNTED,
+    ModelKind("rank-ctr", RankCTR, "P(click) is the click rate at the cell's rank.", PER_PAIR,
               reference="Chuklin et al. 2015, RCTR"),
-    ModelKind("document-ctr", DocumentCTR, "P(click) is the (query, document) pair's click rate.", COUNTED,
+    ModelKind("document-ctr", DocumentCTR, "P(click) is the (query, document) pair's click rate.", PER_PAIR,
               reference="Chuklin et al. 2015, DCTR"),
     ModelKind("pbm", PBM, "Position-based: P(C_r) = alpha_qd gamma_r, clicks independent.", EM,
               reference="Richardson et al. 2007; CLAX PositionBasedModel"),
     ModelKind("ubm", UBM, "User browsing: P(C_r | C_<r) = alpha_qd gamma_{r, rank of the previous click}.", EM,
               reference="Dupret & Piwowarski 2008; CLAX UserBrowsingModel"),
-    ModelKind("cascade", CascadeModel, "Cascade: examine top-down, stop at the first click.", (*COUNTED, FLOOR_PARAM),
+    ModelKind("cascade", CascadeModel, "Cascade: examine top-down, stop at the first click.", (*PER_PAIR, FLOOR_PARAM),
               aliases=("cm",), reference="Craswell et al. 2008; CLAX CascadeModel"),
     ModelKind("dcm", DCM, "Dependent click model: after a click at rank r, continue with lambda_r.", (*EM, METHOD),
               reference="Guo et al. 2009; CLAX DependentClickModel"),
@@ -127,7 +135,8 @@ MODELS: Registry[ModelKind] = Registry("click model", (
               EM, reference="Guo et al. 2009; CLAX ClickChainModel"),
     ModelKind("mixture", mixture, "Each session follows one of several click models, drawn with fitted weights; "
               "one EM over the sessions' components and the components' own hidden variables.",
-              (COMPONENTS, SEED, ITERATIONS, TOLERANCE, MIXTURE_PARAMETER_TOLERANCE), reference="CLAX MixtureModel"),
+              (COMPONENTS, SEED, ITERATIONS, TOLERANCE, MIXTURE_PARAMETER_TOLERANCE, ACCELERATION_PARAM),
+              reference="CLAX MixtureModel"),
     ModelKind("label-rank", LabelRankModel, "Click probabilities from relevance labels and examination per rank "
               "(ULTRA parameter files; not fitted).", COUNTED, fittable=False, reference="ULTRA ClickModel"),
 ), option="--model")

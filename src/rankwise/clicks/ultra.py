@@ -21,6 +21,7 @@ import numpy as np
 
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.models import PBM, UBM, CascadeModel, ClickModel, _per_cell
+from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.errors import InputError
 
 
@@ -34,6 +35,9 @@ class LabelRankModel(ClickModel):
     """The editorial label of each (query, document) pair."""
     table: np.ndarray
     """Click probability by [label, rank]."""
+
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL) -> None:
+        super().__init__(prior, "flat")   # made from labels, not fitted: no prior structure
 
     def click_probs(self, log: ClickLog) -> np.ndarray:
         label = _per_cell(self, log, self.label).astype(np.int64)

@@ -188,13 +188,14 @@ def _moments_of_partition(part: Any, variant: str, columns: list[str], variants:
 def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | None = None,
                     iterations: int | None = None, tolerance: float = 1e-6,
                     progress: Callable[[dict[str, float]], None] | None = None,
-                    split_every: int = SPLIT_EVERY, parameter_tolerance: float | None = None) -> Any:
+                    split_every: int = SPLIT_EVERY, parameter_tolerance: float | None = None,
+                    acceleration: str = "squarem") -> Any:
     """Fit ``model`` (a ``rankwise.clicks`` model) to ``log`` on a Dask cluster: the log's
     chunks are sent to the workers once; each pass sends the current parameters, computes every
     chunk's statistics (counts, or EM's expected counts) where it lies and adds them up in a
     tree; the client sets the parameters from the totals. The same passes, stopping rule
-    (``iterations``, ``tolerance``, ``parameter_tolerance``; the model's own defaults) and
-    ``history`` as ``model.fit``.
+    (``iterations``, ``tolerance``, ``parameter_tolerance``; the model's own defaults), EM
+    ``acceleration`` and ``history`` as ``model.fit``.
 
     >>> from rankwise.clicks import DBN                                          # doctest: +SKIP
     >>> fit_click_model(DBN(), log, client).parameters()                         # doctest: +SKIP
@@ -215,8 +216,9 @@ def fit_click_model(model: Any, log: Any, client: Any = None, chunk_size: int | 
             return tree_reduce(dask_client, futures, add_statistics, split_every)
 
         return model.fit_passes(log, cluster_totals, iterations or ITERATION_CAP, tolerance, progress,
-                                parameter_tolerance=parameter_tolerance)
+                                parameter_tolerance=parameter_tolerance, acceleration=acceleration)
 
 
 def _chunk_statistics(model: Any, chunk: Any) -> tuple[dict[str, np.ndarray], float]:
-    return model._statistics(chunk)
+    statistics, ll = model._statistics(chunk)
+    return {**statistics, **model.structure_statistics(chunk)}, ll

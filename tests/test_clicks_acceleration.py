@@ -1,0 +1,123 @@
+"""SQUAREM (``rankwise.clicks.acceleration``): the jump of a hand-computed linear map lands on its
+limit, a jump below theta_1's log-likelihood is undone, every EM model reaches plain EM's limit
+within the parameter tolerance, and ``acceleration="none"`` is plain EM, pass for pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankwise import clicks
+from rankwise.clicks.acceleration import ACCELERATIONS, Squarem, set_parameter_vector
+from rankwise.errors import RankwiseError
+
+LOG = Path(__file__).parent / "data" / "clicks" / "clara2_head.tsv"
+
+
+class Scalar:
+    """The smallest model SQUAREM needs: one probability ``alpha``."""
+
+    pair_fields = {"attractiveness": "alpha"}
+    fields: dict = {}
+
+    def __init__(self, alpha: float) -> None:
+        self.alpha = np.array([alpha])
+
+    def _snapshot(self) -> dict:
+        return {"alpha": self.alpha.copy()}
+
+
+def _pass(model: Scalar, squarem: Squarem, start: float, end: float, ll: float) -> str:
+    """One EM pass from ``start`` to ``end`` (the model holds ``end`` after its M-step), the
+    log-likelihood of ``start`` being ``ll``."""
+    model.alpha = np.array([end])
+    return squarem.after_pass(np.array([start]), np.array([end]), ll)
+
+
+def test_the_jump_of_a_linear_map_lands_on_its_limit() -> None:
+    # EM as the map x -> 0.25 + 0.6 (x - 0.25): from 0.5, theta_1 = 0.4, theta_2 = 0.34;
+    # r = -0.1, v = 0.34 - 0.8 + 0.5 = 0.04, a = -|r| / |v| = -2.5,
+    # jump = 0.5 - 2 (-2.5)(-0.1) + 6.25 x 0.04 = 0.5 - 0.5 + 0.25 = 0.25, the limit
+    model = Scalar(0.5)
+    squarem = Squarem(model)
+    assert _pass(model, squarem, 0.5, 0.4, -2.0) == "plain"
+    assert _pass(model, squarem, 0.4, 0.34, -1.9) == "extrapolated"
+    assert model.alpha.tolist() == pytest.approx([0.25], abs=1e-15)
+    assert squarem.rate == pytest.approx(0.6)                        # 0.06 / 0.1
+    # the next pass starts at the jump and scores at least theta_1's -1.9: kept
+    assert _pass(model, squarem, 0.25, 0.25, -1.8) == "plain"
+
+
+def test_a_jump_below_theta_1_is_undone() -> None:
+    model = Scalar(0.5)
+    squarem = Squarem(model)
+    _pass(model, squarem, 0.5, 0.4, -2.0)
+    _pass(model, squarem, 0.4, 0.34, -1.9)     # the model holds the jump, 0.25
+    assert _pass(model, squarem, 0.25, 0.3, -1.95) == "undone"
+    assert model.alpha.tolist() == [0.34] and squarem.undone == 1     # back at theta_2
+    # a fit that ends on an unscored jump settles back at theta_2 too
+    _pass(model, squarem, 0.34, 0.3, -1.9)
+    assert _pass(model, squarem, 0.3, 0.28, -1.85) == "extrapolated"
+    assert model.alpha[0] != pytest.approx(0.28)
+    squarem.settle()
+    assert model.alpha.tolist() == [0.28]
+
+
+def test_jumps_stay_inside_the_probabilities() -> None:
+    # from 0.02: 0.011, 0.003 (r = -0.009, v = 0.001, a = -9): 0.02 - 0.162 + 0.081 < 0, clipped
+    model = Scalar(0.02)
+    squarem = Squarem(model)
+    _pass(model, squarem, 0.02, 0.011, -1.0)
+    assert _pass(model, squarem, 0.011, 0.003, -0.9) == "extrapolated"
+    assert 0 < model.alpha[0] <= 1e-9
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6), st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3))
+def test_set_parameter_vector_inverts_parameter_vector(alpha: list[float], gamma: list[float]) -> None:
+    model = clicks.PBM()
+    model.alpha, model.gamma = np.array(alpha), np.array(gamma)
+    vector = model.parameter_vector()
+    other = clicks.PBM()
+    other.alpha, other.gamma = np.zeros(len(alpha)), np.zeros(3)
+    set_parameter_vector(other, vector)
+    assert other.alpha.tolist() == alpha and other.gamma.tolist() == gamma
+
+
+@pytest.mark.parametrize("kind", ["pbm", "ubm", "dcm", "sdbn", "dbn", "ccm"])
+def test_squarem_reaches_plain_ems_limit(kind: str) -> None:
+    log = clicks.read_log(LOG)
+    plain = clicks.MODELS[kind]().fit(log, acceleration="none", iterations=5000)
+    fast = clicks.MODELS[kind]().fit(log, iterations=5000)
+    assert not plain.warnings and not fast.warnings
+    # both stop within 1e-4 of the limit: within 2e-4 of each other, to rounding of the stop
+    assert np.abs(fast.parameter_vector() - plain.parameter_vector()).max() < 2.5e-4
+    assert fast.history[-1]["log_likelihood"] == pytest.approx(plain.history[-1]["log_likelihood"], abs=5e-5)
+    if kind in ("ubm", "pbm", "ccm", "dbn"):   # the slow ones: at least three times fewer passes
+        assert 3 * len(fast.history) < len(plain.history)
+
+
+def test_none_is_plain_em_pass_for_pass() -> None:
+    log = clicks.read_log(LOG)
+    first = clicks.UBM().fit(log, acceleration="none", iterations=30)
+    second = clicks.UBM().fit(log, acceleration="none", iterations=30)
+    assert [e["log_likelihood"] for e in first.history] == [e["log_likelihood"] for e in second.history]
+    # SQUAREM's first jump follows the third pass: the first three passes are plain EM's, the
+    # fourth starts from the jump
+    fast = clicks.UBM().fit(log, iterations=30)
+    plain = [e["log_likelihood"] for e in first.history]
+    jumped = [e["log_likelihood"] for e in fast.history]
+    assert jumped[:3] == plain[:3] and jumped[3] != plain[3]
+
+
+def test_an_unknown_acceleration_is_refused_by_name(rankwise_cli, tmp_path) -> None:
+    with pytest.raises(RankwiseError, match="squarem"):
+        clicks.PBM().fit(clicks.read_log(LOG), acceleration="squaremm")
+    out = tmp_path / "m.json"
+    assert rankwise_cli(["clicks", "fit", str(LOG), "--model", "pbm", "--acceleration", "fast", "-o", str(out)]) == 2
+    assert not out.exists()
+    assert list(ACCELERATIONS.names()) == ["squarem", "none"]
