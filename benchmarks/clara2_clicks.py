@@ -9,8 +9,8 @@ Two split schemes, both seeded (seed 0), a quarter held out:
 
 rankwise fits each model with its defaults (the empirical prior structured by placement, EM
 accelerated by SQUAREM until it converges), with CLAX's protocol (EM on 90% of the training
-pages, stopped when the other 10% have not scored better for 3 iterations, the best iteration
-kept), with the flat empirical prior of the previous version, and with the fixed prior (1, 2)
+pages, stopped when the other 10% have not scored better for 3 iterations or when converged,
+the best iteration kept), with the flat empirical prior of the previous version, and with the fixed prior (1, 2)
 of earlier ones. For the default fit the table also ranks by attractiveness alone, by
 satisfaction alone (DBN, SDBN) and by each pair's lower 95% credible bound. Beyond the
 defaults: PBM, UBM and DBN with hashed document ids as features (1,024 buckets; a url's
@@ -187,7 +187,7 @@ def fit_rankwise(kind: str, settings: dict, stop: bool, train, fit_part, validat
         return None, 0.0
     started = time.perf_counter()
     if stop:   # CLAX's protocol: fit on 90% of the training pages, stop on the other 10%
-        model.fit(fit_part, iterations=1000, tolerance=0, validation=validation, patience=3)
+        model.fit(fit_part, validation=validation, patience=3)
     else:
         model.fit(train)
     return model, time.perf_counter() - started
