@@ -295,7 +295,8 @@ def main() -> None:
     for split in args.splits:
         train, test = log.split(test_share=0.25, seed=0, by=split)
         print(f"## split by {split}: {train.sessions:,} pages to fit, {test.sessions:,} held out\n")
-        runs = {"all ties (no information)": pair_run(log, np.zeros(log.n_pairs), "ties")}
+        tied = "all ties (no information)"
+        runs = {tied: pair_run(log, np.zeros(log.n_pairs), tied)}
         fit_part, validation = train.split(test_share=0.1, seed=1)
         rows = rankwise_rows(log, train, test, fit_part, validation, runs) + clax_rows(log, split, args, runs)
         print_split(rows, runs, qrels)

@@ -88,7 +88,7 @@ def test_set_parameter_vector_inverts_parameter_vector(alpha: list[float], gamma
     assert other.alpha.tolist() == alpha and other.gamma.tolist() == gamma
 
 
-@pytest.mark.parametrize("kind", ["pbm", "ubm", "dcm", "sdbn", "dbn", "ccm"])
+@pytest.mark.parametrize("kind", ["pbm", "ubm", "dcm", "dbn", "ccm"])   # SDBN: benchmarks/click_recovery.py
 def test_squarem_reaches_plain_ems_limit(kind: str) -> None:
     log = clicks.read_log(LOG)
     plain = clicks.MODELS[kind]().fit(log, acceleration="none", iterations=5000)

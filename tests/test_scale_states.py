@@ -91,9 +91,12 @@ def test_variant_moments_reduced_over_partitions_drive_the_same_ab_test(dask_cli
 def test_a_click_model_fitted_on_the_cluster_equals_the_local_fit(dask_client, model: str, prior, rtol: float,
                                                                    acceleration: str) -> None:
     log = clicks.read_yandex(DATA / "clicks" / "clara2_head.tsv")
-    local = getattr(clicks, model)(prior=prior).fit(log, chunk_size=40, workers=1, acceleration=acceleration)
+    # plain EM under the placement prior needs a thousand passes on this log: both stop at 60
+    passes = 60 if (prior, acceleration) == ("empirical", "none") else None
+    local = getattr(clicks, model)(prior=prior).fit(log, chunk_size=40, workers=1, acceleration=acceleration,
+                                                    **({"iterations": passes} if passes else {}))
     remote = fit_click_model(getattr(clicks, model)(prior=prior), log, client=dask_client, chunk_size=40,
-                             split_every=3, acceleration=acceleration)
+                             split_every=3, acceleration=acceleration, iterations=passes)
     if rtol == 1e-12:
         assert len(remote.history) == len(local.history)
     for key, value in local.parameters().items():
