@@ -38,7 +38,7 @@ import numpy as np
 from rankwise.clicks.acceleration import DEFAULT_ACCELERATION, PlainEM, accelerator_for
 from rankwise.clicks.log import ClickLog
 from rankwise.clicks.shrinkage import EMPIRICAL, beta_hyperparameters, posterior_mean, pseudo_counts
-from rankwise.clicks.structure import DEFAULT_STRUCTURE, PRIOR_STRUCTURES, RANKINGS, ranking_rule, structure_of
+from rankwise.clicks.structure import DEFAULT_STRUCTURE, PRIOR_STRUCTURES, ranking_rule, structure_of
 from rankwise.errors import InputError, OptionError
 
 PRIOR = (1.0, 2.0)
@@ -312,8 +312,7 @@ def _distance_to_limit(move: float, last_move: float) -> float:
         return 0.0
     if not (math.isfinite(last_move) and last_move > 0):
         return math.inf
-    rate = move / last_move
-    return move * rate / (1 - rate) if rate < 1 else math.inf
+    return _distance_at_rate(move, move / last_move)
 
 
 def _cap_warning(name: str, iterations: int, gain: tuple[float, float], distance: tuple[float, float]) -> str:
@@ -950,9 +949,7 @@ class ClickModel:
         source = log if log is not None else self
         if log is not None:
             matched = _match_pairs(self, log)
-            never = self.unseen_relevance(bound, level) if RANKINGS.parse(by)[0].name == RANKINGS.names()[0] else \
-                float(rule(self, self._unseen_parameters(bound, level))[0])
-            scores = np.append(scores, never)[matched]
+            scores = np.append(scores, rule(self, self._unseen_parameters(bound, level)))[matched]
             unseen = matched == len(self.pair_query)
             if unseen.any() and self.feature_fit is not None:
                 values = {f: self._unseen_values(log, unseen, f, bound, level) for f in self.pair_fields.values()}

@@ -46,10 +46,11 @@ class LabelRankModel(ClickModel):
         return np.where(log.mask, self.table[label, rank[None, :]], 0.0)
 
     def relevance_scores(self, values: dict[str, np.ndarray] | None = None) -> np.ndarray:
-        return self.label.astype(np.float64)
+        return np.asarray((values or {"label": self.label})["label"], dtype=np.float64)
 
-    def unseen_relevance(self, bound: str = "mean", level: float = 0.95) -> float:
-        return 0.0
+    def _unseen_parameters(self, bound: str, level: float) -> dict[str, np.ndarray]:
+        """A pair without a label scores 0."""
+        return {"label": np.array([0.0])}
 
 
 def _labels(qrels: Any, log: ClickLog) -> np.ndarray:
