@@ -18,6 +18,7 @@ def _mypy_config() -> dict:
 def test_src_passes_mypy() -> None:
     """mypy was started once for the whole run (tests/conftest.py); its report is read here."""
     import os
+    import shutil
     import tempfile
     import time
 
@@ -27,15 +28,21 @@ def test_src_passes_mypy() -> None:
     if os.environ.get(MYPY_ELSEWHERE):
         pytest.skip("mypy runs on its own line of .ci/run")
     folder = os.environ.get(MYPY_DIR)
-    if folder is None or not Path(folder).is_dir():   # a run the controller did not expect it in
+    own = folder is None or not Path(folder).is_dir()   # a run the controller did not expect it in
+    if own:
         folder = tempfile.mkdtemp(prefix="rankwise-mypy-")
         start_mypy(folder)
-    status = Path(folder) / "status"
-    deadline = time.monotonic() + 900
-    while not status.exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    out = (Path(folder) / "report").read_text()
-    assert status.read_text() == "0", out
+    try:
+        status = Path(str(folder)) / "status"
+        deadline = time.monotonic() + 900
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        out = (Path(str(folder)) / "report").read_text()
+        passed = status.read_text()
+    finally:
+        if own:
+            shutil.rmtree(str(folder), ignore_errors=True)
+    assert passed == "0", out
     checked = int(re.search(r"no issues found in (\d+) source files", out).group(1))  # type: ignore[union-attr]
     assert checked == len(list((ROOT / "src" / "rankwise").rglob("*.py")))
 
