@@ -1,145 +1,195 @@
-"""Beyond-accuracy metrics of a large recommender run with rankwise and Microsoft Recommenders,
-in one run, printed as a table: whole-process seconds and peak memory per tool.
+"""Beyond-accuracy metrics of recommendation lists with rankwise, Microsoft Recommenders and
+RecBole on the same data, in one run, at full size: wall and CPU seconds, peak memory.
 
-    python benchmarks/bench_recsys.py                                  # 1M users x top-100, 100k items
-    python benchmarks/bench_recsys.py --users 100000                   # smaller
-    python benchmarks/bench_recsys.py --recommenders-python /path/to/python   # a Python with recommenders
+    python benchmarks/bench_recsys.py                      # 100,000 and 1,000,000 users, rankwise only
+    python benchmarks/bench_recsys.py --recommenders-python PY1 --recbole-python PY2
+    python benchmarks/bench_recsys.py --users 100000 --repeat 3 ...
 
-The data (seeded): ``--items`` items with Zipf-like popularity and ``--dims``-dimensional
-embeddings, 20 genres (each item one or two); ``--users`` users with up to 10 training interactions
-each and a top-``--k`` list without the items the user has interacted with. rankwise
-computes catalogue coverage, novelty, intra-list diversity (cosine of the embeddings), ARP,
-calibration, personalisation and expected exposure (against 2 held-out items per user) in one
-``beyond_accuracy`` call, reading the lists and interactions as DataFrames. Microsoft
-Recommenders (``python_evaluation``) has no ARP, calibration, personalisation or expected
-exposure; it computes catalogue coverage, novelty and diversity
-(``item_feature_vector``), and its diversity cross-joins every pair of catalogue items in
-pandas, so it runs on ``--peer-users`` users and ``--peer-items`` items and its time is
-scaled to the full size per list (and per item pair for diversity). RecBole is not timed: it
-computes metrics inside its trainer from its own dataset objects, not from a table of lists.
-Each tool runs in a fresh process; peak MB is its maximum resident set size.
+The data (seeded, the same in every process): ``--items`` items with Zipf-like popularity
+(exponent 0.8), 32-dimensional embeddings and one of 20 genres each; per user a top-``--k``
+list (distinct items, starting at a popularity-weighted item), 10 training interactions drawn
+by popularity (repeats, and those that fall in the user's own list, are dropped, so no list
+holds an item the user has seen, as Recommenders requires) and 2 held-out items.
+
+Each tool runs in a fresh process; the tools are timed in turn, ``--repeat`` rounds, and the
+table shows medians. "call" is the work after the data is in memory (reading the tables,
+encoding, every metric); "process" adds the interpreter, the imports and building the data.
+CPU seconds count every thread. Peak MB is the process's maximum resident set; "before" is
+that maximum before the call (the data), so the difference is the tool's own.
+
+- rankwise ``beyond_accuracy`` computes every one of its 20 beyond-accuracy metrics, then the
+  five Recommenders has (``coverage(outside=count)``, ``distributional_coverage``, ``novelty``,
+  ``ild(similarity=cooccurrence)``, ``serendipity``), then RecBole's three (coverage, Gini,
+  ARP), each from the DataFrames.
+- rankwise ``ItemExposure`` (the streaming state) reads the lists as a (users x k) id matrix,
+  in chunks of 100,000 users, as RecBole's evaluator holds them, and computes coverage, Gini
+  and ARP (with entropy, novelty and EPC).
+- Microsoft Recommenders 1.2.1 ``python_evaluation``: ``catalog_coverage``,
+  ``distributional_coverage``, ``novelty``, ``diversity`` and ``serendipity`` (their default,
+  co-occurrence similarity), from the DataFrames.
+- RecBole 1.2.1 ``ItemCoverage``, ``GiniIndex`` and ``AveragePopularity`` from the id matrix
+  and the training items' counter, as its collector hands them over (``DataStruct``).
+
+The metrics the tools share are printed side by side (equal to 1e-9, or the run fails).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import SECTION_CLOCK, Summary, in_turn, load_average, run_child  # noqa: E402
 
 DATA = r"""
 import numpy as np, pandas as pd
-def data(users, items, k, dims, seed=0):
+def lists_and_train(users, items, k, seed=0):
     rng = np.random.default_rng(seed)
     weight = 1.0 / np.arange(1, items + 1) ** 0.8
     weight /= weight.sum()
-    train_items = rng.choice(items, size=(users, 10), p=weight)
-    offset = rng.integers(0, items, size=users)
-    lists = (offset[:, None] + np.arange(k)[None, :] * 7919) % items   # distinct items per list
-    train = pd.DataFrame({"userID": np.repeat(np.arange(users), 10), "itemID": train_items.ravel()})
+    start = rng.choice(items, size=users, p=weight)
+    lists = (start[:, None] + np.arange(k)[None, :] * 7919) % items          # distinct items per list
+    train_user = np.repeat(np.arange(users), 10)
+    train_item = rng.choice(items, size=users * 10, p=weight)
+    seen = (lists[train_user] == train_item[:, None]).any(axis=1)              # in the user's own list
+    _, first = np.unique(train_user * items + train_item, return_index=True)  # each (user, item) once
+    seen[np.setdiff1d(np.arange(len(seen)), first)] = True
+    test_item = rng.choice(items, size=users * 2, p=weight)
+    return lists, train_user[~seen], train_item[~seen], test_item, rng
+def frames(users, items, k):
+    lists, train_user, train_item, test_item, rng = lists_and_train(users, items, k)
+    train = pd.DataFrame({"userID": train_user, "itemID": train_item})
     reco = pd.DataFrame({"userID": np.repeat(np.arange(users), k), "itemID": lists.ravel(),
                          "prediction": np.tile(np.arange(k, 0, -1), users).astype(float)})
-    train = train.drop_duplicates()
-    seen = reco.merge(train, on=["userID", "itemID"], how="left", indicator=True)
-    reco = reco[(seen["_merge"] == "left_only").to_numpy()]   # Recommenders refuses items already seen
-    vectors = rng.normal(size=(items, dims))
+    test = pd.DataFrame({"userID": np.repeat(np.arange(users), 2), "itemID": test_item}).drop_duplicates()
+    vectors = rng.normal(size=(items, 32))
     genre = rng.integers(0, 20, items)
-    test = pd.DataFrame({"userID": np.repeat(np.arange(users), 2),
-                         "itemID": rng.choice(items, size=users * 2, p=weight)}).drop_duplicates()
-    return train, reco, vectors, genre, test
+    return train, reco, test, vectors, genre
 """
 
-CHILD = DATA + r"""
-import json, resource, sys, time
-tool, users, items, k, dims = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-start = time.perf_counter()
-if tool != "rankwise-streaming":
-    train, reco, vectors, genre, test = data(users, items, k, dims)
-    start = time.perf_counter()
-out = {}
-if tool == "rankwise-streaming":
-    # the lists arrive in chunks of 100,000 users as a model's top-k ids (no DataFrame, no
-    # exclusion of seen items); training popularity is counted chunk by chunk first
-    from rankwise.streaming import ItemExposure
-    rng = np.random.default_rng(0)
-    weight = 1.0 / np.arange(1, items + 1) ** 0.8
-    weight /= weight.sum()
-    chunk = 100_000
-    popularity = np.zeros(items)
-    for first in range(0, users, chunk):
-        n = min(chunk, users - first)
-        popularity += np.bincount(rng.choice(items, size=n * 10, p=weight), minlength=items)
-    state = ItemExposure(items, k=k, popularity=popularity)
-    for first in range(0, users, chunk):
-        n = min(chunk, users - first)
-        offset = rng.integers(0, items, size=n)
-        state.update(predictions=(offset[:, None] + np.arange(k)[None, :] * 7919) % items)
-    out = state.compute()
-elif tool == "rankwise":
-    from rankwise.recsys import beyond_accuracy
-    features = pd.DataFrame(vectors).assign(itemID=np.arange(items))
-    groups = pd.DataFrame({"itemID": np.arange(items), "genre": genre.astype(str)})
-    result = beyond_accuracy(reco, [f"coverage(outside=count)@{k}", f"novelty@{k}", f"ild@{k}", f"arp@{k}",
-                                    f"calibration@{k}", f"personalisation@{k}", f"ee_loss@{k}"], train=train, test=test,
-                             features=features, groups=groups)
-    out = dict(zip(result.table["metric"], result.table["value"]))
+CHILD = SECTION_CLOCK + DATA + r"""
+import json, sys
+tool, users, items, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+RECOMMENDERS_FIVE = [f"coverage(outside=count)@{k}", f"distributional_coverage@{k}", f"novelty@{k}",
+                     f"ild(similarity=cooccurrence)@{k}", f"serendipity@{k}"]
+RECBOLE_THREE = [f"coverage@{k}", f"gini@{k}", f"arp@{k}"]
+ALL = ["catalogue_coverage", "user_coverage", "distributional_coverage", "gini", "unique_items", "novelty", "epc",
+       "arp", "aplt", "ild", "personalisation", "calibration", "serendipity", "pop_rsp", "pop_reo", "awrf",
+       "exposure_ratio", "ee_loss", "ee_disparity", "ee_relevance"]
+if tool in ("rankwise-matrix", "recbole"):
+    lists, train_user, train_item, test_item, rng = lists_and_train(users, items, k)
 else:
+    train, reco, test, vectors, genre = frames(users, items, k)
+before = peak_mb()
+start = section_clock()
+if tool.startswith("rankwise-frame"):
+    from rankwise.recsys import beyond_accuracy
+    which = tool.split(":")[1]
+    if which == "all":
+        features = pd.DataFrame(vectors).assign(itemID=np.arange(items))
+        groups = pd.DataFrame({"itemID": np.arange(items), "genre": genre.astype(str)})
+        result = beyond_accuracy(reco, [f"{m}@{k}" for m in ALL], train=train, test=test, features=features,
+                                 groups=groups)
+    else:
+        result = beyond_accuracy(reco, RECOMMENDERS_FIVE if which == "recommenders" else RECBOLE_THREE, train=train)
+    values = dict(zip(result.table["metric"], result.table["value"].astype(float)))
+elif tool == "rankwise-matrix":
+    from rankwise.streaming import ItemExposure
+    state = ItemExposure(items, k=k, popularity=np.bincount(train_item, minlength=items))
+    for first in range(0, users, 100_000):          # the lists as they would arrive, 100,000 users at a time
+        state.update(predictions=lists[first:first + 100_000])
+    out = state.compute()
+    values = {f"coverage@{k}": out["catalogue_coverage"], f"gini@{k}": out["gini"], f"arp@{k}": out["arp"]}
+elif tool == "recommenders":
     from recommenders.evaluation import python_evaluation as pe
-    features = pd.DataFrame({"itemID": np.arange(items), "features": list(vectors)})
-    out["coverage"] = pe.catalog_coverage(train, reco)
-    out["novelty"] = pe.novelty(train, reco)
-    out["diversity"] = pe.diversity(train, reco, item_feature_df=features, item_sim_measure="item_feature_vector")
-seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "peak_mb": peak, "values": out}))
+    values = {f"coverage(outside=count)@{k}": pe.catalog_coverage(train, reco),
+              f"distributional_coverage@{k}": pe.distributional_coverage(train, reco),
+              f"novelty@{k}": pe.novelty(train, reco),
+              f"ild(similarity=cooccurrence)@{k}": pe.diversity(train, reco),
+              f"serendipity@{k}": pe.serendipity(train, reco)}
+elif tool == "recbole":
+    from collections import Counter
+    import torch
+    from recbole.evaluator.collector import DataStruct
+    from recbole.evaluator.metrics import AveragePopularity, GiniIndex, ItemCoverage
+    data = DataStruct()
+    data.set("rec.items", torch.from_numpy(lists))
+    data.set("data.num_items", items)
+    data.set("data.count_items", Counter(train_item.tolist()))     # its collector's item counter
+    config = {"topk": [k], "metric_decimal_place": 12}
+    values = {}
+    for name, metric in ((f"coverage@{k}", ItemCoverage), (f"gini@{k}", GiniIndex),
+                         (f"arp@{k}", AveragePopularity)):
+        values[name] = float(next(iter(metric(config).calculate_metric(data).values())))
+else:
+    raise SystemExit(f"unknown tool {tool}")
+print(json.dumps(dict(section_since(start), before_mb=before, values=values)))
 """
 
-
-def run(python: str, tool: str, users: int, items: int, k: int, dims: int) -> dict:
-    done = subprocess.run([python, "-c", CHILD, tool, str(users), str(items), str(k), str(dims)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{tool} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+TOOLS = (
+    ("rankwise-frame:all", "rankwise `beyond_accuracy`, all 20 metrics", "rankwise"),
+    ("rankwise-frame:recommenders", "rankwise `beyond_accuracy`, Recommenders' five", "rankwise"),
+    ("recommenders", "Microsoft Recommenders 1.2.1, its five", "recommenders"),
+    ("rankwise-frame:recbole", "rankwise `beyond_accuracy`, RecBole's three", "rankwise"),
+    ("rankwise-matrix", "rankwise `ItemExposure` (id matrix, chunks of 100k users)", "rankwise"),
+    ("recbole", "RecBole 1.2.1, its three (id matrix)", "recbole"),
+)
+PAIRS = (("recommenders", "rankwise-frame:recommenders"), ("recbole", "rankwise-matrix"),
+         ("recbole", "rankwise-frame:recbole"))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--users", type=int, default=1_000_000)
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--k", type=int, default=100)
-    parser.add_argument("--dims", type=int, default=32)
-    parser.add_argument("--peer-users", type=int, default=2_000)
-    parser.add_argument("--peer-items", type=int, default=2_000)
-    parser.add_argument("--recommenders-python", default=None, help="a Python with recommenders installed")
+    parser.add_argument("--users", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--items", type=int, default=2_000)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, every tool once per round; medians")
+    parser.add_argument("--memory-cap", type=float, default=20_000, help="MB resident at which a run is stopped")
+    parser.add_argument("--time-cap", type=float, default=3_600, help="seconds after which a run is stopped")
+    parser.add_argument("--recommenders-python", default=None, help="a Python with recommenders 1.2.1")
+    parser.add_argument("--recbole-python", default=None, help="a Python with recbole 1.2.1 and torch")
     args = parser.parse_args()
-    rows = []
-    ours = run(sys.executable, "rankwise", args.users, args.items, args.k, args.dims)
-    rows.append(("rankwise (coverage, novelty, ILD, ARP, calibration, personalisation, expected exposure)",
-                 f"{args.users:,} x {args.k}, {args.items:,} items", ours["seconds"], ours["seconds"], ours["peak_mb"]))
-    streamed = run(sys.executable, "rankwise-streaming", args.users, args.items, args.k, args.dims)
-    rows.append(("rankwise streaming `ItemExposure` (coverage, entropy, Gini, ARP, novelty), lists generated in "
-                 "chunks of 100,000 users", f"{args.users:,} x {args.k}, {args.items:,} items", streamed["seconds"],
-                 streamed["seconds"], streamed["peak_mb"]))
-    if args.recommenders_python:
-        peer = run(args.recommenders_python, "recommenders", args.peer_users, args.peer_items, args.k, args.dims)
-        lists = args.users / args.peer_users
-        pairs = (args.items / args.peer_items) ** 2
-        scaled = peer["seconds"] * max(lists, pairs)
-        rows.append(("Microsoft Recommenders 1.2.1 (coverage, novelty, diversity)",
-                     f"{args.peer_users:,} x {args.k}, {args.peer_items:,} items", peer["seconds"], scaled,
-                     peer["peak_mb"]))
-        small = run(sys.executable, "rankwise", args.peer_users, args.peer_items, args.k, args.dims)
-        rows.append(("rankwise on the peer's size", f"{args.peer_users:,} x {args.k}, {args.peer_items:,} items",
-                     small["seconds"], small["seconds"], small["peak_mb"]))
-        print("values on the peer's size: rankwise", {m: round(v, 6) for m, v in small["values"].items()},
-              "recommenders", {m: round(v, 6) for m, v in peer["values"].items()})
-    print(f"| tool | data | seconds | seconds at {args.users:,} users x {args.items:,} items | peak MB |")
-    print("|---|---|---|---|---|")
-    for name, size, seconds, scaled, peak in rows:
-        print(f"| {name} | {size} | {seconds:.1f} | {scaled:,.0f} | {peak:,.0f} |")
-    if args.recommenders_python:
-        print(f"\nrankwise is {rows[2][3] / rows[0][3]:,.0f}x faster at full size (the peer scaled)")
+    pythons = {"rankwise": sys.executable, "recommenders": args.recommenders_python, "recbole": args.recbole_python}
+    for users in args.users:
+        def runner(key: str, python: str | None, users: int = users):
+            if python is None:
+                return lambda: None
+            argv = [python, "-c", CHILD, key, str(users), str(args.items), str(args.k)]
+            return lambda: run_child(argv, memory_cap_mb=args.memory_cap, time_cap_s=args.time_cap)
+        tools = {key: runner(key, pythons[owner]) for key, _, owner in TOOLS}
+        done = in_turn(tools, args.repeat)
+        print_size(users, args, done)
+
+
+def print_size(users: int, args: argparse.Namespace, done: dict[str, Summary]) -> None:
+    names = {key: name for key, name, _ in TOOLS}
+    print(f"\n{users:,} users x top-{args.k}, {args.items:,} items; medians of {args.repeat} rounds, each tool in "
+          f"turn; {load_average()}\n")
+    print("| tool | call wall s | call CPU s | process wall s | process CPU s | peak MB | before the call MB |")
+    print("|---|---|---|---|---|---|---|")
+    for key, summary in done.items():
+        if summary.stopped:
+            print(f"| {names[key]} | {summary.stopped} | | | | {summary.peak_mb:,.0f} | |")
+            continue
+        print(f"| {names[key]} | {summary.median('call_seconds'):.2f} | {summary.median('call_cpu'):.2f} | "
+              f"{summary.median('wall'):.2f} | {summary.median('cpu'):.2f} | {summary.peak_mb:,.0f} | "
+              f"{summary.median('before_mb'):,.0f} |")
+    for peer, ours in PAIRS:
+        if peer in done and ours in done and not done[peer].stopped and not done[ours].stopped:
+            call = done[peer].median("call_cpu") / done[ours].median("call_cpu")
+            process = done[peer].median("cpu") / done[ours].median("cpu")
+            print(f"\n{names[ours]}: {call:,.1f}x {names[peer]} by call CPU, {process:,.1f}x by process CPU; "
+                  f"peak memory {done[ours].peak_mb / done[peer].peak_mb:.2f}x the peer's")
+            check_values(done[peer].result["values"], done[ours].result["values"], names[peer], names[ours])
+
+
+def check_values(peer: dict, ours: dict, peer_name: str, our_name: str) -> None:
+    print(f"\n| metric | {our_name} | {peer_name} |\n|---|---|---|")
+    for metric, value in peer.items():
+        print(f"| {metric} | {ours[metric]:.9f} | {value:.9f} |")
+        if abs(ours[metric] - value) > 1e-9 * max(1.0, abs(value)):
+            raise SystemExit(f"{metric}: rankwise {ours[metric]!r} differs from the peer's {value!r}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import RankwiseError
 from rankwise.results import signed
 
@@ -79,7 +80,7 @@ def krippendorff_alpha(a: np.ndarray, b: np.ndarray, level: AlphaLevel = "nomina
     """
     if level not in ALPHA_LEVELS:
         raise RankwiseError(f"level={level!r}: expected one of {', '.join(ALPHA_LEVELS)}")
-    values = np.unique(np.concatenate([a, b]))
+    values = distinct(np.concatenate([a, b]))
     if len(values) < 2:
         return float("nan")
     # coincidences: each item gives (a, b) and (b, a), each weighted 1 / (2 - 1)
@@ -186,7 +187,7 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
     if shared.empty:
         raise RankwiseError("the two qrels share no judged (query, document) pair")
     a, b = shared["label_a"].to_numpy(np.int64), shared["label_b"].to_numpy(np.int64)
-    categories = np.unique(np.concatenate([a, b]))
+    categories = distinct(np.concatenate([a, b]))
     levels = sorted(int(v) for v in categories if v > 0) if levels is None else [int(v) for v in levels]
     stats = _statistics(a, b, categories, levels)
     intervals = {k: (float("nan"), float("nan")) for k in stats}

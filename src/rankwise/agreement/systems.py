@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import RankwiseError
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def tau_ap(reference: np.ndarray, estimate: np.ndarray) -> float:
     n = len(estimate)
     if n < 2:
         return float("nan")
-    if len(np.unique(estimate)) < n:
+    if len(distinct(estimate)) < n:
         raise RankwiseError("tau_AP needs the compared ranking without ties")
     order = np.argsort(-estimate, kind="stable")
     ref = reference[order]
@@ -108,7 +109,7 @@ def system_agreement(qrels_a: Any, qrels_b: Any, runs: Any, metric: str = "ndcg@
     top_a = set(np.argsort(-sa, kind="stable")[:k].tolist())
     top_b = set(np.argsort(-sb, kind="stable")[:k].tolist())
     stats = {"kendall_tau": float(kendalltau(sa, sb).statistic), "spearman": float(spearmanr(sa, sb).statistic),
-             "tau_ap": tau_ap(sa, sb) if len(np.unique(sb)) == len(sb) else float("nan"),
+             "tau_ap": tau_ap(sa, sb) if len(distinct(sb)) == len(sb) else float("nan"),
              f"top{k}_overlap": len(top_a & top_b) / k}
     warnings = list(dict.fromkeys(under_a.warnings + under_b.warnings))
     return SystemAgreement(metric, names, sa, sb, stats, warnings,

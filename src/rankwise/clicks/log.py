@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError
 from rankwise.stats.resampling import seeded
 
@@ -250,7 +251,7 @@ class ClickLog:
         grid = np.full((len(session_ids), width), -1, dtype=np.int64)
         click_grid = np.zeros((len(session_ids), width), dtype=np.int8)
         cell = (session_code, ranks.astype(np.int64) - 1)
-        if len(np.unique(session_code * width + cell[1])) != len(session_code):
+        if len(distinct(session_code * width + cell[1])) != len(session_code):
             raise InputError("a session has two rows at one rank", source=source, field=rank)
         grid[cell] = doc_code
         click_grid[cell] = clicks

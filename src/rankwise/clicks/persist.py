@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.clicks.models import ClickModel
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError, ParameterError
 from rankwise.results import json_plain
 
@@ -146,7 +147,7 @@ def model_from_document(document: Any, path: str = "<model>") -> ClickModel:
     query_ids, query = np.unique(np.asarray(pairs["query"], dtype=str), return_inverse=True)
     doc_ids, doc = np.unique(np.asarray(pairs["doc"], dtype=str), return_inverse=True)
     order = np.lexsort((doc, query))     # the pair numbering of ClickLog: by query code, then document code
-    if len(order) != len(np.unique(query.astype(np.int64) * max(len(doc_ids), 1) + doc)):
+    if len(order) != len(distinct(query.astype(np.int64) * max(len(doc_ids), 1) + doc)):
         raise InputError("a (query, document) pair is listed twice", source=str(path), field="pairs")
     model.query_ids, model.doc_ids = query_ids.tolist(), doc_ids.tolist()
     model.pair_query, model.pair_doc = query.astype(np.int64)[order], doc.astype(np.int64)[order]

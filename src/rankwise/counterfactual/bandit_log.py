@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.counterfactual.estimators import ESTIMATORS, OPE_ESTIMATORS, estimate
+from rankwise.data.distinct import distinct
 from rankwise.data.tables import location, number_column, tables_of
 from rankwise.errors import InputError
 
@@ -120,7 +121,7 @@ Policy = dict[tuple[str, int], float]
 def uniform_policy(log: BanditLog) -> Policy:
     """``1 / (number of distinct actions)`` for every action at every logged position."""
     actions = sorted(set(log.action.tolist()))
-    return {(a, int(k)): 1.0 / len(actions) for a in actions for k in np.unique(log.position).tolist()}
+    return {(a, int(k)): 1.0 / len(actions) for a in actions for k in distinct(log.position).tolist()}
 
 
 def policy_sums(policy: Policy) -> dict[int, float]:

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankwise.data import arrow, kernels
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError
 
 
@@ -159,12 +160,12 @@ def relevance_values(values: Any, source: str, lines: np.ndarray | None = None
     if len(bad):
         raise InputError(f"expected a finite number (continuous relevance), got {arr[bad[0]]!r}", source=source,
                          line=line_of(lines, int(bad[0])), field="label")
-    distinct = np.unique(arr[arr != 0])
+    values = distinct(arr[arr != 0])
     codes = np.zeros(len(arr), dtype=np.int64)
     nonzero = arr != 0
-    codes[nonzero] = np.searchsorted(distinct, arr[nonzero]) + 1
+    codes[nonzero] = np.searchsorted(values, arr[nonzero]) + 1
     table = {0: 0.0}
-    table.update({i + 1: float(v) for i, v in enumerate(distinct.tolist())})
+    table.update({i + 1: float(v) for i, v in enumerate(values.tolist())})
     return codes, table
 
 

@@ -17,10 +17,10 @@ import pyarrow as pa
 from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run, line_of
+from rankwise.data.distinct import distinct
 from rankwise.engine.conventions import Conventions
 from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, high_half, low_half, resolve_duplicates
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
-from rankwise.engine.segments import distinct
 from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError, Notice
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Run, line_of
-from rankwise.engine.segments import distinct
+from rankwise.data.distinct import distinct
 from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError
 

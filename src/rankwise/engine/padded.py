@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.engine.align import _tie_groups
 from rankwise.engine.ranked import RankedLists
-from rankwise.engine.segments import distinct
 from rankwise.errors import RankwiseError
 
 

@@ -9,21 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def distinct(values: np.ndarray) -> np.ndarray:
-    """The sorted distinct values of an array (``np.unique`` without its import of ``numpy.ma``,
-    25 ms on a command's first call).
-
-    >>> distinct(np.array([3, 1, 3, 2])).tolist()
-    [1, 2, 3]
-    """
-    s = np.sort(np.asarray(values).ravel())
-    if len(s) < 2:
-        return s
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
+from rankwise.data.distinct import distinct
 
 
 def segment_ids(offsets: np.ndarray) -> np.ndarray:

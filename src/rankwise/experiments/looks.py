@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError, OptionError
 from rankwise.experiments.capping import capped
 from rankwise.experiments.compare import Comparing, comparison_row
@@ -54,7 +55,7 @@ def cumulative_looks(data: Any, plan: Plan, control: str, arms: Sequence[str], o
 
     table, days = _timed_rows(data, plan, metrics, only_units)
     rows = []
-    for day in np.unique(days):
+    for day in distinct(days):
         for row in _look(table.filter(pa.array(days <= day)), plan, metrics, control, arms):
             row["look"] = pd.Timestamp(day)
             rows.append(row)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import RankwiseError
 from rankwise.fusion.table import PairTable
 from rankwise.params import Declared, Param, Registry
@@ -116,7 +117,7 @@ def _training_rows(r: np.ndarray, t: PairTable, rel_level: int) -> tuple[np.ndar
     labels, trained = _trained(t)
     seen = _present(r) & trained
     relevant = (np.nan_to_num(labels[seen], nan=-np.inf) >= rel_level).astype(np.float64)
-    queries = int(np.unique(t.query[seen]).size)
+    queries = int(distinct(t.query[seen]).size)
     return seen, r[seen].astype(np.int64) - 1, relevant, queries
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from rankwise.engine.segments import distinct
+from rankwise.data.distinct import distinct
 
 SMALL_QUERY_ROWS = 16
 """Below this many rows per query on average, one global sort beats a sort per query."""

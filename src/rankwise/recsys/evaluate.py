@@ -87,8 +87,8 @@ def _accuracy(data: RecsysData, metrics: list[str], rating_threshold: float | No
         return pa.array(np.asarray(codes).astype(str))
 
     names = np.asarray(data.vocabulary).astype(str)
-    pairs = np.array(sorted(data.relevant), dtype=np.int64).reshape(-1, 2)
-    qrels = Qrels(ids(pairs[:, 0]), pa.array(names[pairs[:, 1]]), np.ones(len(pairs), dtype=np.int64), "<held-out>")
+    rel_list, rel_item = data.relevant
+    qrels = Qrels(ids(rel_list), pa.array(names[rel_item]), np.ones(len(rel_list), dtype=np.int64), "<held-out>")
     longest = int(np.diff(data.offsets).max()) if data.n_lists else 0
     items, owner, rank = data.top(longest)   # every list in full, ranked by its order (score = -rank)
     run = Run(ids(owner), pa.array(names[items]), -rank.astype(np.float64), "run", "<lists>")

@@ -19,9 +19,10 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError
 from rankwise.recsys.common import Value, _mean
-from rankwise.recsys.inputs import RecsysData
+from rankwise.recsys.inputs import RecsysData, keys_of
 
 Attention = Literal["geometric", "log", "uniform", "trec_fair"]
 """How a user's attention falls with the rank (see the module)."""
@@ -53,8 +54,8 @@ def universe(data: RecsysData) -> np.ndarray:
     inside[data.items] = True
     if data.train_item is not None:
         inside[data.train_item] = True
-    if data.relevant:
-        inside[[item for _, item in data.relevant]] = True
+    if data.relevant is not None:
+        inside[data.relevant[1]] = True
     return inside
 
 
@@ -76,7 +77,7 @@ def short_head(data: RecsysData, head_share: float = 0.8) -> np.ndarray:
 def _train_lists(data: RecsysData) -> tuple[np.ndarray, np.ndarray]:
     """(list index, item code) of the distinct training pairs of users who have a list."""
     owner, item = data.train_by_list()
-    key = np.unique(owner * len(data.vocabulary) + item)
+    key = distinct(owner * len(data.vocabulary) + item)
     return key // len(data.vocabulary), key % len(data.vocabulary)
 
 
@@ -84,8 +85,7 @@ def _relevant_pairs(data: RecsysData) -> tuple[np.ndarray, np.ndarray]:
     """(list index, item code) of every held-out relevant pair."""
     if data.relevant is None:
         raise InputError("no held-out interactions: give test= (which items each user liked)", field="test")
-    pairs = np.array(sorted(data.relevant), dtype=np.int64).reshape(-1, 2)
-    return pairs[:, 0], pairs[:, 1]
+    return data.relevant
 
 
 def _parity(rates: np.ndarray) -> float:
@@ -279,7 +279,7 @@ def expected_exposure(data: RecsysData, k: int, patience: float = 0.5, part: Par
     import pandas as pd
 
     items, owner, rank = data.top(k)
-    user_of_list, user_ids = pd.factorize(pd.Series(data.users, dtype=object), sort=False)
+    user_of_list, user_ids = pd.factorize(keys_of(data.users), sort=False)
     users = len(user_ids)
     draws = np.bincount(user_of_list, minlength=users).astype(np.float64)
     width = len(data.vocabulary)
@@ -292,7 +292,7 @@ def expected_exposure(data: RecsysData, k: int, patience: float = 0.5, part: Par
     if part == "disparity":   # per list for the per-user table: each draw carries its user's value
         return _mean(disparity), disparity[user_of_list]
     rel_list, rel_item = _relevant_pairs(data)
-    relevant = np.unique(user_of_list[rel_list].astype(np.int64) * width + rel_item)
+    relevant = distinct(user_of_list[rel_list].astype(np.int64) * width + rel_item)
     rel_user = relevant // width
     m = np.bincount(rel_user, minlength=users).astype(np.float64)
     n = float(universe(data).sum())

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError
 
 USER_COLUMNS = ("user_id", "userid", "user", "uid", "user_id:token", "query_id", "qid", "customer_id")
@@ -171,8 +172,9 @@ class RecsysData:
     train_users: np.ndarray | None = None
     train_user: np.ndarray | None = None
     train_item: np.ndarray | None = None
-    relevant: set[tuple[int, int]] | None = None
-    """(list index, item code) pairs the held-out data marks relevant."""
+    relevant: tuple[np.ndarray, np.ndarray] | None = None
+    """(list index, item code) of every pair the held-out data marks relevant, each once,
+    sorted by list then item."""
     catalogue: np.ndarray | None = None
     features: np.ndarray | None = None
     groups: np.ndarray | None = None
@@ -201,7 +203,7 @@ class RecsysData:
         """Distinct training users per item code."""
         if self.train_item is None or self.train_user is None:
             raise InputError("no training interactions: give train=", field="train")
-        key = np.unique(self.train_user.astype(np.int64) * len(self.vocabulary) + self.train_item)
+        key = distinct(self.train_user.astype(np.int64) * len(self.vocabulary) + self.train_item)
         return np.bincount(key % len(self.vocabulary), minlength=len(self.vocabulary))
 
     def lists_of(self, user_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -210,9 +212,9 @@ class RecsysData:
         order of ``user_ids``."""
         import pandas as pd
 
-        lists = pd.DataFrame({"user": pd.Series(self.users, dtype=object), "list": np.arange(self.n_lists)})
-        rows = pd.DataFrame({"user": pd.Series(np.asarray(user_ids, dtype=object), dtype=object),
-                             "row": np.arange(len(user_ids))})
+        mine, theirs = _alike(self.users, np.asarray(user_ids))
+        lists = pd.DataFrame({"user": mine, "list": np.arange(self.n_lists)})
+        rows = pd.DataFrame({"user": theirs, "row": np.arange(len(user_ids))})
         merged = rows.merge(lists, on="user", how="inner", sort=False)
         return merged["row"].to_numpy(dtype=np.int64), merged["list"].to_numpy(dtype=np.int64)
 
@@ -221,17 +223,33 @@ class RecsysData:
         recommended nothing to is evaluated as such, never left out), counted in ``notes``."""
         import pandas as pd
 
-        wanted = pd.unique(pd.Series(np.asarray(user_ids, dtype=object), dtype=object))
-        missing = wanted[~pd.Series(wanted, dtype=object).isin(pd.Series(self.users, dtype=object)).to_numpy()]
+        mine, theirs = _alike(self.users, np.asarray(user_ids))
+        wanted = pd.unique(theirs)
+        missing = np.asarray(wanted)[~pd.Series(wanted, dtype=theirs.dtype).isin(mine).to_numpy()]
         if len(missing) == 0:
             return
-        self.users = np.concatenate([np.asarray(self.users, dtype=object), np.asarray(missing, dtype=object)])
+        self.users = np.concatenate(_alike(self.users, missing))
         self.offsets = np.concatenate([self.offsets, np.full(len(missing), self.offsets[-1])])
         if self.draws is not None:
             self.draws = np.concatenate([self.draws, np.full(len(missing), None, dtype=object)])
         self._tops.clear()
         self.notes.append(f"{len(missing)} held-out user(s) have no recommendation list, e.g. {missing[0]!r}: each is "
                           "evaluated as an empty list")
+
+    def is_relevant(self, lists: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Whether each (list index, item code) pair is relevant in the held-out data.
+
+        >>> data = RecsysData.build({"u1": ["a", "b"]}, test={"u1": ["b"]})
+        >>> data.is_relevant(np.array([0, 0]), np.array([0, 1])).tolist()
+        [False, True]
+        """
+        if self.relevant is None:
+            raise InputError("no held-out interactions: give test= (which items each user liked)", field="test")
+        width = len(self.vocabulary)
+        known = self.relevant[0] * width + self.relevant[1]   # sorted: by list, then item
+        wanted = np.asarray(lists, dtype=np.int64) * width + np.asarray(items, dtype=np.int64)
+        at = np.minimum(np.searchsorted(known, wanted), max(len(known) - 1, 0))
+        return known[at] == wanted if len(known) else np.zeros(len(wanted), dtype=bool)
 
     def train_by_list(self) -> tuple[np.ndarray, np.ndarray]:
         """(list index, item code) of every training interaction of a user with a list, once
@@ -299,7 +317,7 @@ class RecsysData:
             draw_ids = None if draw is None else frame.ids(draw)[order]
         # group by user (and draw), keeping the order of first appearance and the rank order inside each list
         if draw_ids is None:
-            user_codes, user_ids = pd.factorize(pd.Series(users, dtype=object), sort=False)
+            user_codes, user_ids = pd.factorize(keys_of(users), sort=False)
             list_draws = None
         else:
             keys = pd.DataFrame({"user": pd.Series(users, dtype=object), "draw": pd.Series(draw_ids, dtype=object)})
@@ -342,12 +360,12 @@ class RecsysData:
                          "occurrence of each is kept")
             users_sorted, item_codes = users_sorted[~duplicated], item_codes[~duplicated]
         counts = np.bincount(users_sorted, minlength=len(user_ids))
-        data = cls(np.asarray(user_ids, dtype=object), np.concatenate(([0], np.cumsum(counts))), item_codes,
+        data = cls(np.asarray(user_ids), np.concatenate(([0], np.cumsum(counts))), item_codes,
                    vocabulary, notes=notes, draws=list_draws)
         if train_pairs is not None:
             n = len(train_pairs[1])
-            train_user_codes, train_user_ids = pd.factorize(pd.Series(train_pairs[0], dtype=object))
-            data.train_users = np.asarray(train_user_ids, dtype=object)
+            train_user_codes, train_user_ids = pd.factorize(keys_of(train_pairs[0]))
+            data.train_users = np.asarray(train_user_ids)
             data.train_user = train_user_codes.astype(np.int64)
             data.train_item = codes[at:at + n].astype(np.int64)
             at += n
@@ -361,15 +379,18 @@ class RecsysData:
             test_codes = codes[at:at + n]
             data.add_empty_lists(test_pairs[0][keep])
             row, owner = data.lists_of(test_pairs[0][keep])
-            data.relevant = set(zip(owner.tolist(), test_codes[keep][row].tolist(), strict=True))
+            key = distinct(owner.astype(np.int64) * len(vocabulary) + test_codes[keep][row])
+            data.relevant = (key // len(vocabulary), key % len(vocabulary))
             at += n
         if catalogue_ids is not None:
-            data.catalogue = np.unique(codes[at:at + len(catalogue_ids)])
+            data.catalogue = distinct(codes[at:at + len(catalogue_ids)])
             at += len(catalogue_ids)
         universe = data.catalogue if data.catalogue is not None else \
-            (np.unique(data.train_item) if data.train_item is not None else None)
+            (distinct(data.train_item) if data.train_item is not None else None)
         if universe is not None:
-            outside = np.setdiff1d(np.unique(data.items), universe)
+            known = np.zeros(len(vocabulary), dtype=bool)
+            known[universe] = True
+            outside = np.flatnonzero((np.bincount(data.items, minlength=len(vocabulary)) > 0) & ~known)
             if len(outside):
                 notes.append(f"{len(outside)} recommended item(s) are not in the catalogue ("
                              f"{'the one given' if data.catalogue is not None else 'the training items'}), e.g. "
@@ -388,6 +409,34 @@ class RecsysData:
                     weights[code, index[g]] += 1.0 / len(listed)
             data.groups, data.group_names = weights, names
         return data
+
+
+def keys_of(ids: np.ndarray) -> Any:
+    """Ids as a pandas Series: integers stay integers (hashed natively, fast), anything
+    else is compared as Python objects.
+
+    >>> keys_of(np.array([3, 1])).dtype.kind, keys_of(np.array(["a", 1], dtype=object)).dtype.kind
+    ('i', 'O')
+    """
+    import pandas as pd
+
+    return pd.Series(ids) if ids.dtype.kind in "iu" else pd.Series(ids, dtype=object)
+
+
+def _alike(first: np.ndarray, second: np.ndarray) -> tuple[Any, Any]:
+    """Two id arrays as Series of one kind (integers when both are, objects otherwise), so
+    that a merge or a membership test compares like with like.
+
+    >>> [s.dtype.kind for s in _alike(np.array([1, 2]), np.array([2]))]
+    ['i', 'i']
+    >>> [s.dtype.kind for s in _alike(np.array([1, 2]), np.array(["2"], dtype=object))]
+    ['O', 'O']
+    """
+    import pandas as pd
+
+    if first.dtype.kind in "iu" and second.dtype.kind in "iu":
+        return pd.Series(first.astype(np.int64)), pd.Series(second.astype(np.int64))
+    return pd.Series(first, dtype=object), pd.Series(second, dtype=object)
 
 
 def _order(frame: _Table, source: str) -> np.ndarray:

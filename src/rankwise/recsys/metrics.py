@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import InputError
 from rankwise.params import Declared, Param, Registry
 from rankwise.recsys.common import Value, _mean, _per_user
@@ -197,17 +198,16 @@ def expected_popularity_complement(data: RecsysData, k: int, discount: Discount 
         discount = "log2"
         if data.relevant is None:
             raise InputError("epc(convention=elliot) weights items by held-out relevance: give test=", field="test")
-        relevant = np.fromiter(((int(o), int(i)) in data.relevant for o, i in zip(owner, items, strict=True)),
-                               dtype=bool, count=len(items))
-        novelty_of = novelty_of * relevant
+        novelty_of = novelty_of * data.is_relevant(owner, items)
     weight = np.ones(len(items)) if discount == "none" else 1.0 / np.log2(rank + 2.0)
     total = np.bincount(owner, weights=weight * novelty_of, minlength=data.n_lists)
     norm = np.bincount(owner, weights=weight, minlength=data.n_lists)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_user = np.where(norm > 0, total / norm, np.nan)
     if convention == "elliot":   # users without a relevant held-out item are not Elliot's users
+        assert data.relevant is not None   # refused above when there is no held-out data
         with_relevant = np.zeros(data.n_lists, dtype=bool)
-        with_relevant[[o for o, _ in data.relevant or ()]] = True
+        with_relevant[data.relevant[0]] = True
         per_user = np.where(with_relevant, per_user, np.nan)
     return _mean(per_user), per_user
 
@@ -293,6 +293,24 @@ def _cooccurrence(data: RecsysData) -> Any:
     return co
 
 
+DENSE_PAIRS = 2**24
+"""Up to this many item pairs (128 MB of float64), co-occurrence counts are looked up in a dense
+copy: many times faster than indexing the sparse matrix, for a bounded memory."""
+
+
+def _pair_values(data: RecsysData, co: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``co[a[j], b[j]]`` for every j: from a dense copy of ``co`` when the catalogue is small
+    enough (``DENSE_PAIRS``), else from the sparse matrix."""
+    if len(a) == 0:
+        return np.empty(0)
+    if co.shape[0] * co.shape[1] > DENSE_PAIRS:
+        return np.asarray(co[a, b]).ravel()
+    dense = data._matrices.get(-2)
+    if dense is None:
+        dense = data._matrices[-2] = co.toarray()   # key -2: the dense copy of key -1's matrix
+    return np.asarray(dense[a, b])
+
+
 def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Similarity) -> np.ndarray:
     """Similarity of item pairs (a[j], b[j]): ``cosine`` of feature vectors, ``jaccard`` of
     binary features, or ``cooccurrence`` (training users of both / sqrt(n(a) n(b)), Zhang et
@@ -302,7 +320,7 @@ def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Simi
             raise InputError("similarity='cooccurrence' needs training interactions (train=)", field="train")
 
         co = _cooccurrence(data)
-        both = np.asarray(co[a, b]).ravel() if len(a) else np.empty(0)
+        both = _pair_values(data, co, a, b)
         count = co.diagonal()   # n(a): the training users of item a
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(both > 0, both / np.sqrt(count[a] * count[b]), 0.0)
@@ -327,7 +345,7 @@ def _list_pairs(items: np.ndarray, owner: np.ndarray, n_lists: int) -> tuple[np.
     counts = np.bincount(owner, minlength=n_lists)
     starts = np.concatenate(([0], np.cumsum(counts)))
     a_rows, b_rows = [], []
-    for size in np.unique(counts[counts > 1]):
+    for size in distinct(counts[counts > 1]):
         lists = np.flatnonzero(counts == size)
         i, j = np.triu_indices(int(size), 1)
         base = starts[lists][:, None]
@@ -461,16 +479,12 @@ def serendipity(data: RecsysData, k: int, similarity: Similarity = "cooccurrence
     sizes = np.diff(starts)
     repeat = sizes[owner]
     slot = np.repeat(np.arange(len(items)), repeat)
-    partner = np.concatenate([history_item[starts[o]:starts[o + 1]] for o in owner]) if len(items) else \
-        np.empty(0, dtype=np.int64)
+    # the slot's user's history, item by item: its start, plus 0, 1, ... within each slot's run
+    within = np.arange(len(slot)) - np.repeat(np.cumsum(repeat) - repeat, repeat)
+    partner = history_item[np.repeat(starts[owner], repeat) + within]
     similar = _similarity(data, items[slot], partner, similarity) if len(slot) else np.empty(0)
     mean_similarity = _per_user(similar, slot, len(items))
-    if data.relevant is None:
-        relevance = np.ones(len(items))
-    else:
-        relevance = np.array([(int(o), int(i)) in data.relevant for o, i in
-                              zip(owner.tolist(), items.tolist(), strict=True)],
-                             dtype=np.float64)
+    relevance = np.ones(len(items)) if data.relevant is None else data.is_relevant(owner, items).astype(np.float64)
     per_item = (1.0 - mean_similarity) * relevance
     per_item = np.where(repeat > 0, per_item, np.nan)
     kept = ~np.isnan(per_item)

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankwise.data.containers import Run, as_string_array
+from rankwise.data.distinct import distinct
 from rankwise.data.pieces import RunPiece
 from rankwise.errors import RankwiseError
 from rankwise.scale.hashing import query_hashes
@@ -127,7 +128,7 @@ class QueryChunks:
 
     def _checked(self, chunk: list[Rows]) -> list[Rows]:
         """The chunk, once none of its queries was finished in an earlier chunk."""
-        hashes = np.unique(np.concatenate([r.hashes for r in chunk]))
+        hashes = distinct(np.concatenate([r.hashes for r in chunk]))
         seen = np.isin(hashes, self.finished, assume_unique=True)
         if seen.any():
             again = hashes[seen][0]

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.errors import RankwiseError
 from rankwise.evaluation import EvaluationPlan, Result, _as_runs
 from rankwise.metrics.compute import RunScores
@@ -148,7 +149,7 @@ def _partition_hashes(frame: Any, column: str) -> np.ndarray:
     if len(frame) == 0:
         return np.empty(0, dtype=np.uint64)
     ids = as_string_array(arrow_table(frame[[column]]).column(0).combine_chunks(), keep_dictionary=True)
-    return np.unique(query_hashes(ids))
+    return distinct(query_hashes(ids))
 
 
 def score_dask_frame(client: Any, shared: Any, plan: EvaluationPlan, frame: Any, source: str,
@@ -167,7 +168,7 @@ def score_dask_frame(client: Any, shared: Any, plan: EvaluationPlan, frame: Any,
         per_part = client.compute([dask.delayed(_partition_hashes)(part, query) for part in frame.to_delayed()],
                                   sync=True)
         every = np.concatenate(per_part) if per_part else np.empty(0, dtype=np.uint64)
-        if len(every) != len(np.unique(every)):  # a query spans partitions
+        if len(every) != len(distinct(every)):  # a query spans partitions
             frame = frame.map_partitions(_with_order, meta=_order_meta(frame))
             k = top_k_needed(plan)
             if k is not None:  # every measure reads the top k only: combine, no shuffle

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rankwise.data.distinct import distinct
 from rankwise.engine.ranked import RankedLists
-from rankwise.engine.segments import distinct
 from rankwise.metrics.family import Family, Param
 from rankwise.metrics.ranking._seq import seq_sum
 
