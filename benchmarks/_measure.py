@@ -86,9 +86,10 @@ def _resident_mb(pid: int) -> float:
 
 
 def run_child(argv: Sequence[str], *, memory_cap_mb: float | None = None, time_cap_s: float | None = None,
-              env: dict[str, str] | None = None) -> Measured:
+              env: dict[str, str] | None = None, json_result: bool = True) -> Measured:
     """Run ``argv`` and measure it. A run above ``memory_cap_mb`` resident or past
-    ``time_cap_s`` is stopped and reported as such (``stopped``), not raised."""
+    ``time_cap_s`` is stopped and reported as such (``stopped``), not raised. With
+    ``json_result=False`` the command's output is not read as a result (a tool's own CLI)."""
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     start = time.perf_counter()
     stopped: list[str] = []
@@ -125,8 +126,60 @@ def run_child(argv: Sequence[str], *, memory_cap_mb: float | None = None, time_c
         return Measured(wall, cpu, peak, {}, os.getloadavg()[0], stopped[0])
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:2])} failed:\n{streams.get('err', '')[-3000:]}")
-    result = json.loads(streams["out"].strip().splitlines()[-1])
+    result = json.loads(streams["out"].strip().splitlines()[-1]) if json_result else {}
     return Measured(wall, cpu, peak, result, os.getloadavg()[0])
+
+
+def measure_fork(work: Callable[[], dict | None]) -> Measured:
+    """Run ``work()`` in a forked child of this process and measure it: its wall seconds, its
+    CPU seconds (every thread, from ``wait4``) and its peak resident set. The child shares what
+    this process has already imported and built, so the tool's imports are not in its time; its
+    peak counts the parent's pages it holds; what it holds when it starts is ``before_mb`` in the
+    result (the difference is the tool's own memory). ``work`` returns a JSON-able dict."""
+    read, write = os.pipe()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:   # the child: run, send the result, leave without running the parent's cleanup
+        os.close(read)
+        code = 0
+        try:
+            before = _resident_mb(os.getpid())   # what the child holds of the parent's pages at the start
+            payload = json.dumps(dict(work() or {}, before_mb=before), default=float)
+        except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
+            payload, code = json.dumps({"error": f"{type(exc).__name__}: {exc}"}), 1
+        with os.fdopen(write, "w") as pipe:
+            pipe.write(payload)
+        os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        text = pipe.read()
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    result = json.loads(text) if text else {}
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(result.get("error", f"the measured child exited with {status}"))
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, result, os.getloadavg()[0])
+
+
+def print_table(summaries: dict[str, Summary], *, extra: dict[str, Callable[[Summary], str]] | None = None,
+                own_memory: bool = True) -> None:
+    """One Markdown row per tool: medians of wall and CPU seconds, the runs' walls, the peak
+    resident MB (and, for forked runs, the part above the parent's), then ``extra`` columns."""
+    extra = extra or {}
+    head = ["tool", "wall s (median)", "CPU s (median)", "walls of the rounds", "peak MB"]
+    head += ["own MB"] if own_memory else []
+    print("| " + " | ".join(head + list(extra)) + " |")
+    print("|" + "---|" * (len(head) + len(extra)))
+    for name, summary in summaries.items():
+        if summary.stopped:
+            print(f"| {name} | {summary.stopped} |" + " |" * (len(head) + len(extra) - 2))
+            continue
+        cells = [name, f"{summary.median('wall'):.3g}", f"{summary.median('cpu'):.3g}",
+                 ", ".join(f"{r.wall:.3g}" for r in summary.runs), f"{summary.peak_mb:,.0f}"]
+        if own_memory:
+            cells.append(f"{max(r.peak_mb - float(r.result.get('before_mb', 0.0)) for r in summary.runs):,.0f}")
+        cells += [column(summary) for column in extra.values()]
+        print("| " + " | ".join(cells) + " |")
 
 
 def in_turn(tools: dict[str, Callable[[], Measured | None]], repeat: int) -> dict[str, Summary]:

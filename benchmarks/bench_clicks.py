@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +38,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from clax_models import BUILD  # noqa: E402
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.resolve()))
+from _measure import load_average  # noqa: E402
+
 DOCS_PER_QUERY = 20
 RANKS = 10
 TEST_SESSIONS = 200_000
@@ -153,7 +157,7 @@ def make_logs(folder: Path, sessions: int, queries: int, seed: int = 0) -> None:
 
 
 def run_child(code: str, *args: str, python: str = sys.executable) -> tuple[dict | None, float]:
-    """Run in a child and read its peak resident memory."""
+    """Run in a child and read its peak resident memory and its CPU seconds (every thread)."""
     proc = subprocess.Popen([python, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.perf_counter()
     out = proc.stdout.read()
@@ -165,7 +169,18 @@ def run_child(code: str, *args: str, python: str = sys.executable) -> tuple[dict
         raise RuntimeError(err[-3000:])
     result = json.loads(out.strip().splitlines()[-1])
     result["wall"] = time.perf_counter() - t0
+    result["cpu"] = usage.ru_utime + usage.ru_stime
     return result, usage.ru_maxrss / 1024
+
+
+def median_run(runs: list[tuple[dict, float]]) -> tuple[dict, float]:
+    """One tool's rounds: the median of every number it reports, the largest peak."""
+    merged = dict(runs[0][0])
+    for key, value in runs[0][0].items():
+        if isinstance(value, (int, float)):
+            merged[key] = statistics.median(r[key] for r, _ in runs)
+    merged["rounds"] = len(runs)
+    return merged, max(peak for _, peak in runs)
 
 
 def main() -> None:
@@ -180,11 +195,14 @@ def main() -> None:
     parser.add_argument("--clax-learning-rate", type=float, default=0.01)
     parser.add_argument("--clax-python", default=sys.executable,
                         help="The Python of an environment with clax-models and rankwise (CLAX pins older JAX).")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per model (CLAX, then rankwise); medians")
     args = parser.parse_args()
     clax_sizes = set(args.sessions[:1] if args.clax_sessions is None else args.clax_sessions)
-    print("| sessions | model | tool | fit s | iterations / epochs | peak MB | held-out PPL | held-out cond-PPL "
-          "| s to CLAX's PPL and cond-PPL |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"medians of {args.repeat} rounds per model, CLAX then rankwise in each, each in a fresh process; "
+          f"{load_average()} at the start\n")
+    print("| sessions | model | tool | fit s | process CPU s | iterations / epochs | peak MB | held-out PPL | "
+          "held-out cond-PPL | s to CLAX's PPL and cond-PPL |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for sessions in args.sessions:
         folder = HERE / "_data" / f"clicks_{sessions}_{args.queries}"
         if not (folder / "test" / "log.json").exists():
@@ -192,30 +210,38 @@ def main() -> None:
             make_logs(folder, sessions, args.queries)
             print(f"simulated {sessions:,} sessions in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         for kind in args.models:
-            target = (float("inf"), float("inf"))   # CLAX's held-out perplexities, when CLAX ran
-            if sessions in clax_sizes and kind in args.clax_models:
-                extra = (str(args.clax_epochs), str(args.clax_batch), str(args.clax_learning_rate))
-                result, peak = run_child(CLAX, str(folder / "train"), str(folder / "test"), kind, *extra,
-                                         python=args.clax_python)
-                if result is None:
-                    print("CLAX: not installed", file=sys.stderr)
-                else:
-                    target = (result["ppl"], result["cond_ppl"])
-                    print_row(sessions, kind, "CLAX (CPU)", result, peak, f"{result['seconds']:.1f}")
-            result, peak = run_child(RANKWISE, str(folder / "train"), str(folder / "test"), kind,
-                                     *(str(t) for t in target))
-            assert result is not None
-            shown = "" if result["to_target"] != result["to_target"] else f"{result['to_target']:.1f}"
-            if not shown and target[0] != float("inf"):
-                shown = "not reached"
+            clax_runs: list[tuple[dict, float]] = []
+            our_runs: list[tuple[dict, float]] = []
+            for _ in range(args.repeat):
+                target = (float("inf"), float("inf"))   # CLAX's held-out perplexities, when CLAX ran
+                if sessions in clax_sizes and kind in args.clax_models:
+                    extra = (str(args.clax_epochs), str(args.clax_batch), str(args.clax_learning_rate))
+                    result, peak = run_child(CLAX, str(folder / "train"), str(folder / "test"), kind, *extra,
+                                             python=args.clax_python)
+                    if result is None:
+                        print("CLAX: not installed", file=sys.stderr)
+                    else:
+                        target = (result["ppl"], result["cond_ppl"])
+                        clax_runs.append((result, peak))
+                result, peak = run_child(RANKWISE, str(folder / "train"), str(folder / "test"), kind,
+                                         *(str(t) for t in target))
+                assert result is not None
+                our_runs.append((result, peak))
+            if clax_runs:
+                result, peak = median_run(clax_runs)
+                print_row(sessions, kind, "CLAX (CPU)", result, peak, f"{result['seconds']:.1f}")
+            result, peak = median_run(our_runs)
+            reached = [r["to_target"] for r, _ in our_runs if r["to_target"] == r["to_target"]]
+            shown = f"{statistics.median(reached):.1f}" if reached else ("not reached" if clax_runs else "")
             print_row(sessions, kind, "rankwise", result, peak, shown)
 
 
 def print_row(sessions: int, kind: str, tool: str, result: dict, peak: float, to_target: str) -> None:
     """One row of the table."""
     gamma = f" (gamma {result['gamma']:.4f})" if result.get("gamma") else ""
-    print(f"| {sessions:,} | {kind}{gamma} | {tool} | {result['seconds']:.1f} | {result['iterations']} "
-          f"| {peak:,.0f} | {result['ppl']:.4f} | {result['cond_ppl']:.4f} | {to_target} |", flush=True)
+    print(f"| {sessions:,} | {kind}{gamma} | {tool} | {result['seconds']:.1f} | {result['cpu']:.1f} | "
+          f"{result['iterations']:.0f} | {peak:,.0f} | {result['ppl']:.4f} | {result['cond_ppl']:.4f} | {to_target} |",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.resolve()))
+from _measure import load_average  # noqa: E402
 
 COMMON = """
 import json, sys, time
@@ -122,6 +124,7 @@ def run_once(code: str, qrels: Path, run: Path) -> dict | None:
         raise RuntimeError(err[-2000:])
     result = json.loads(out.strip().splitlines()[-1])
     result["peak_mb"] = usage.ru_maxrss / 1024
+    result["cpu"] = usage.ru_utime + usage.ru_stime   # the whole process, every thread
     return result
 
 
@@ -167,8 +170,22 @@ def run_binary(binary: Path, qrels: Path, run: Path) -> dict:
         if name in TREC_EVAL_MEASURES:
             values[TREC_EVAL_MEASURES[name]] = float(value)
     return {"load": None, "compute": None, "compute_warm": None, "total": total, "peak_mb": usage.ru_maxrss / 1024,
-            "values": values}
+            "cpu": usage.ru_utime + usage.ru_stime, "values": values}
 
+
+FLOOR_PROCESS = """
+import sys
+import pyarrow.csv as csv
+options = csv.ParseOptions(delimiter=" ")
+for path, names in ((sys.argv[1], ["query", "iteration", "doc", "label"]),
+                    (sys.argv[2], ["query", "q0", "doc", "rank", "score", "tag"])):
+    table = csv.read_csv(path, read_options=csv.ReadOptions(column_names=names), parse_options=options)
+print(table.num_rows)
+"""
+"""The floor: a process that imports pyarrow and parses both files into Arrow tables, once
+(every column typed by Arrow's own inference, two threads), and does nothing else."""
+
+FLOOR = "floor: one Arrow parse of both files"
 
 PYTREC_EVAL_PROCESS = """
 import sys, pytrec_eval
@@ -183,8 +200,10 @@ def whole_process(qrels: Path, run: Path, rounds: int) -> dict[str, dict[str, fl
     """Each command as a user runs it (a fresh process, output to a pipe), each rankwise command
     right after a pytrec_eval run, every time: both rankwise commands see the same machine state,
     and it is the hard one for them (the process before has just freed 1.2 GB, and the next one
-    waits for fresh pages). Best of ``rounds`` wall seconds for each rankwise command (pytrec_eval:
-    best of its ``2 * rounds`` runs), with user and system time and peak memory."""
+    waits for fresh pages). The median and the best of ``rounds`` wall seconds for each rankwise
+    command (pytrec_eval: of its ``2 * rounds`` runs), the medians of user and system time, and
+    the largest peak memory."""
+    import statistics
     import time
 
     pytrec = "pytrec_eval (C parsers)"
@@ -194,36 +213,40 @@ def whole_process(qrels: Path, run: Path, rounds: int) -> dict[str, dict[str, fl
         "rankwise trec-eval": [sys.executable, "-m", "rankwise", "trec-eval", "-m", "ndcg_cut.10", "-m", "map", "-m",
                                "recip_rank", "-m", "recall.100", "-m", "P.10", str(qrels), str(run)],
         pytrec: [sys.executable, "-c", PYTREC_EVAL_PROCESS, str(qrels), str(run)],
+        FLOOR: [sys.executable, "-c", FLOOR_PROCESS, str(qrels), str(run)],
     }
-    best: dict[str, dict[str, float]] = {}
-    ours = [name for name in commands if name != pytrec]
+    every: dict[str, list[dict[str, float]]] = {name: [] for name in commands}
+    ours = [name for name in commands if name not in (pytrec, FLOOR)]
     for round_number in range(rounds):
         # the rankwise commands take turns going first, so neither always runs first
-        for name in ours[round_number % 2:] + ours[:round_number % 2]:
-            for measured in (pytrec, name):
-                cmd = commands[measured]
-                t0 = time.perf_counter()
-                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                proc.stdout.read()
-                _, status, usage = os.wait4(proc.pid, 0)
-                wall = time.perf_counter() - t0
-                if os.waitstatus_to_exitcode(status) != 0:
-                    raise RuntimeError(f"{measured} failed")
-                row = {"wall": wall, "user": usage.ru_utime, "sys": usage.ru_stime,
-                       "peak_mb": usage.ru_maxrss / 1024}
-                if measured not in best or wall < best[measured]["wall"]:
-                    best[measured] = row
-    return {name: best[name] for name in commands}
+        order = [(pytrec, name) for name in ours[round_number % 2:] + ours[:round_number % 2]] + [(FLOOR,)]
+        for measured in (m for pair in order for m in pair):
+            cmd = commands[measured]
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            proc.stdout.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise RuntimeError(f"{measured} failed")
+            every[measured].append({"wall": wall, "user": usage.ru_utime, "sys": usage.ru_stime,
+                                    "peak_mb": usage.ru_maxrss / 1024})
+    return {name: {"wall": statistics.median(r["wall"] for r in runs), "best": min(r["wall"] for r in runs),
+                   "user": statistics.median(r["user"] for r in runs), "sys": statistics.median(r["sys"] for r in runs),
+                   "peak_mb": max(r["peak_mb"] for r in runs), "runs": len(runs)}
+            for name, runs in every.items()}
 
 
 def print_whole_process(title: str, rows: dict[str, dict[str, float]], size_mb: float) -> None:
-    base = rows["pytrec_eval (C parsers)"]["wall"]
-    print(f"\n{title}\n")
-    print("| command | wall s (best) | user s | system s | peak MB | peak / file | pytrec_eval / this |")
-    print("|---|---|---|---|---|---|---|")
+    base, floor = rows["pytrec_eval (C parsers)"], rows[FLOOR]
+    print(f"\n{title}; {load_average()}\n")
+    print("| command | wall s (median) | wall s (best) | runs | user s | system s | CPU s | peak MB | peak / file | "
+          "pytrec_eval / this (medians) | (best) | this / floor (medians) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows.items():
-        print(f"| {name} | {r['wall']:.2f} | {r['user']:.2f} | {r['sys']:.2f} | {r['peak_mb']:.0f} | "
-              f"{r['peak_mb'] / size_mb:.2f} | {base / r['wall']:.1f}x |")
+        print(f"| {name} | {r['wall']:.2f} | {r['best']:.2f} | {r['runs']:.0f} | {r['user']:.2f} | {r['sys']:.2f} | "
+              f"{r['user'] + r['sys']:.2f} | {r['peak_mb']:.0f} | {r['peak_mb'] / size_mb:.2f} | "
+              f"{base['wall'] / r['wall']:.1f}x | {base['best'] / r['best']:.1f}x | {r['wall'] / floor['wall']:.2f}x |")
 
 
 def _seconds(value: float | None, digits: int) -> str:
@@ -238,8 +261,13 @@ def run_tool(code: str, qrels: Path, run: Path, repeat: int) -> dict | None:
         if r is None:
             return None
         runs.append(r)
+    return median_of(runs)
+
+
+def median_of(runs: list[dict]) -> dict:
+    """One tool's runs: the median of every time and of the peak memory."""
     merged = dict(runs[0])
-    for key in ("load", "compute", "compute_warm", "total", "peak_mb"):
+    for key in ("load", "compute", "compute_warm", "total", "peak_mb", "cpu"):
         if runs[0].get(key) is not None:
             merged[key] = statistics.median(r[key] for r in runs)
     return merged
@@ -278,37 +306,40 @@ def main() -> None:
         if not (small_run / "run.trec").exists():
             subprocess.run([sys.executable, str(HERE / "generate.py"), str(small_run), "--queries", "1000",
                             "--depth", "100"], check=True, stdout=subprocess.DEVNULL)
-        print_whole_process("whole process, 1,000 queries x 100 documents (5 measures), best of "
-                            f"{args.processes}, each right after pytrec_eval:",
+        print_whole_process("whole process, 1,000 queries x 100 documents (5 measures), "
+                            f"{args.processes} rounds, each rankwise command right after pytrec_eval",
                             whole_process(small_run / "qrels.txt", small_run / "run.trec", args.processes),
                             (small_run / "run.trec").stat().st_size / 2**20)
-        print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), best of "
-                            f"{args.processes}, each right after pytrec_eval:",
+        print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), "
+                            f"{args.processes} rounds, each rankwise command right after pytrec_eval",
                             whole_process(qrels_path, run_path, args.processes), size_mb)
     if args.processes_only:
         return
-    results = {}
-    for name in args.tools.split(","):
-        print(f"running {name} ...", file=sys.stderr)
-        if name == "trec_eval":
-            binary = trec_eval_binary()
-            if binary is not None:
-                runs = [run_binary(binary, qrels_path, run_path) for _ in range(args.repeat)]
-                results[name] = min(runs, key=lambda r: r["total"]) if args.repeat == 1 else sorted(
-                    runs, key=lambda r: r["total"])[len(runs) // 2]
-            continue
-        r = run_tool(TOOLS[name], qrels_path, run_path, args.repeat)
-        if r is None:
-            print(f"  {name} is not installed; skipped (pip install -e '.[bench]')", file=sys.stderr)
-            continue
-        results[name] = r
+    runs: dict[str, list[dict]] = {}
+    binary = trec_eval_binary() if "trec_eval" in args.tools.split(",") else None
+    for round_number in range(args.repeat):   # every tool once per round, so slow spells fall on all alike
+        for name in args.tools.split(","):
+            if name in runs and runs[name] is None:
+                continue
+            print(f"round {round_number + 1}: {name} ...", file=sys.stderr)
+            if name == "trec_eval":
+                if binary is not None:
+                    runs.setdefault(name, []).append(run_binary(binary, qrels_path, run_path))
+                continue
+            r = run_once(TOOLS[name], qrels_path, run_path)
+            if r is None:
+                print(f"  {name} is not installed; skipped (pip install -e '.[bench]')", file=sys.stderr)
+                runs[name] = None  # type: ignore[assignment]
+                continue
+            runs.setdefault(name, []).append(r)
+    results = {name: median_of(done) for name, done in runs.items() if done}
     base = results["rankwise"]
     qrels_lines = sum(1 for _ in open(qrels_path, "rb"))
     print(f"\nrun: {args.queries:,} queries x {args.depth:,} docs = {args.queries * args.depth:,} rows, "
           f"{size_mb:.0f} MB{', one 10,000-character doc id' if args.long_id else ''}; qrels: {qrels_lines:,} "
-          f"lines; medians of {args.repeat} runs per tool; import + first small evaluation "
-          f"(rankwise, median of {max(args.repeat, 5)}): {small['total']:.2f} s\n")
-    head = ("tool", "load s", "compute s", "warm compute s", "end-to-end s", "x rankwise (e2e)",
+          f"lines; medians of {args.repeat} rounds, each tool in turn; import + first small evaluation "
+          f"(rankwise, median of {max(args.repeat, 5)}): {small['total']:.2f} s; {load_average()}\n")
+    head = ("tool", "load s", "compute s", "warm compute s", "end-to-end s", "process CPU s", "x rankwise (e2e)",
             "x rankwise (warm compute)", "peak MB", "peak / file")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -316,7 +347,7 @@ def main() -> None:
         warm = r["compute_warm"] if r["compute_warm"] is not None else r["compute"]
         ratio = "-" if warm is None else f"{warm / base['compute_warm']:.0f}"
         print(f"| {name} | {_seconds(r['load'], 2)} | {_seconds(r['compute'], 3)} | "
-              f"{_seconds(warm, 3)} | {r['total']:.2f} | {r['total'] / base['total']:.1f} | "
+              f"{_seconds(warm, 3)} | {r['total']:.2f} | {r['cpu']:.2f} | {r['total'] / base['total']:.1f} | "
               f"{ratio} | {r['peak_mb']:.0f} | {r['peak_mb'] / size_mb:.2f} |")
     print("\nmean values (trec_eval's and pytrec_eval's MRR has no cut-off; ranx breaks ties by score only):")
     metrics = list(base["values"])

@@ -22,14 +22,20 @@ Steps per second after the first (compiling) step; the three nDCG@10 values agre
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
+import resource
 import socket
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import in_turn, load_average, print_table, run_child  # noqa: E402
 
 
 def _batches(rank: int, batches: int, rows: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -37,7 +43,7 @@ def _batches(rank: int, batches: int, rows: int) -> list[tuple[np.ndarray, np.nd
     return [(rng.random((rows // 10, 10)), rng.integers(0, 3, (rows // 10, 10))) for _ in range(batches)]
 
 
-def _worker(rank: int, port: int, batches: int, rows: int, out: str) -> None:
+def _worker(rank: int, port: int, batches: int, rows: int, out: str, library: str) -> None:
     import torch
     import torch.distributed as dist
     from torchmetrics.retrieval import RetrievalNormalizedDCG
@@ -49,7 +55,19 @@ def _worker(rank: int, port: int, batches: int, rows: int, out: str) -> None:
     dist.init_process_group("gloo", rank=rank, world_size=2)
     data = _batches(rank, batches, rows)
     result = {}
+    cpu0 = time.process_time()
+    if library == "rankwise":
+        _rankwise_rank(data, result, NDCG, sync, dist)
+    else:
+        _torchmetrics_rank(data, result, rows, rank, batches, torch, dist, RetrievalNormalizedDCG)
+    result[library]["cpu"] = time.process_time() - cpu0
+    result[library]["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open(f"{out}.{rank}", "wb") as f:
+        pickle.dump(result, f)
+    dist.destroy_process_group()
 
+
+def _rankwise_rank(data, result, NDCG, sync, dist) -> None:  # noqa: N803 - the classes, imported in the rank
     ours = NDCG(k=[10])
     t0 = time.perf_counter()
     for scores, labels in data:
@@ -64,6 +82,8 @@ def _worker(rank: int, port: int, batches: int, rows: int, out: str) -> None:
     result["rankwise"] = {"update": t1 - t0, "sync": t3 - t2, "compute": t4 - t3,
                           "value": float(value[10] if isinstance(value, dict) else value)}
 
+
+def _torchmetrics_rank(data, result, rows, rank, batches, torch, dist, RetrievalNormalizedDCG) -> None:  # noqa: N803
     theirs = RetrievalNormalizedDCG(top_k=10)
     queries = rows // 10
     t0 = time.perf_counter()
@@ -82,13 +102,10 @@ def _worker(rank: int, port: int, batches: int, rows: int, out: str) -> None:
     t5 = time.perf_counter()
     result["torchmetrics"] = {"update": t1 - t0, "sync": t3 - t2, "compute": (t5 - t4) - (t3 - t2),
                               "value": theirs_value}
-    with open(f"{out}.{rank}", "wb") as f:
-        pickle.dump(result, f)
-    dist.destroy_process_group()
 
 
-def jax_loop(steps: int, rows: int) -> list[tuple[str, float, float, float]]:
-    """(library, steps/s, nDCG@10, log-loss) of the three ways to keep metrics in a JAX loop."""
+def jax_loop(steps: int, rows: int, library: str) -> tuple[str, float, float, float]:
+    """(library, steps/s, nDCG@10, log-loss) of one of the three ways to keep metrics in a JAX loop."""
     import jax
     import jax.numpy as jnp
     import metrax
@@ -132,15 +149,15 @@ def jax_loop(steps: int, rows: int) -> list[tuple[str, float, float, float]]:
         jax.block_until_ready(states)
         return states, (steps - 1) / (time.perf_counter() - start)
 
-    out = []
-    states, rate = run(rankwise_step, (rj.NDCG.empty(ks=(10,)), rj.LogLoss.empty()))
-    out.append(("rankwise.jax (in the step)", rate, float(states[0].compute()["ndcg@10"]),
-                float(states[1].compute())))
+    if library == JAX_LIBRARIES[0]:
+        states, rate = run(rankwise_step, (rj.NDCG.empty(ks=(10,)), rj.LogLoss.empty()))
+        return library, rate, float(states[0].compute()["ndcg@10"]), float(states[1].compute())
     ndcg0 = metrax.NDCGAtK.from_model_output(jnp.zeros((1, 10)), jnp.zeros((1, 10), int), ks=jnp.array([10]))
     avg0 = metrax.Average.from_model_output(jnp.zeros(1))
-    states, rate = run(metrax_step, (jax.tree_util.tree_map(jnp.zeros_like, ndcg0),
-                                     jax.tree_util.tree_map(jnp.zeros_like, avg0)))
-    out.append(("metrax (in the step)", rate, float(np.asarray(states[0].compute())[0]), float(states[1].compute())))
+    if library == JAX_LIBRARIES[1]:
+        states, rate = run(metrax_step, (jax.tree_util.tree_map(jnp.zeros_like, ndcg0),
+                                         jax.tree_util.tree_map(jnp.zeros_like, avg0)))
+        return library, rate, float(np.asarray(states[0].compute())[0]), float(states[1].compute())
     ndcg, loss = rs.NDCG(k=10, ties="input"), rs.LogLoss()
     logits, p = host_forward(features[0])
     jax.block_until_ready(p)
@@ -150,37 +167,51 @@ def jax_loop(steps: int, rows: int) -> list[tuple[str, float, float, float]]:
         y = np.asarray(labels[i])
         ndcg.update(predictions=np.asarray(logits), targets=y)
         loss.update(predictions=np.asarray(p, dtype=np.float64).ravel(), targets=y.ravel())
-    out.append(("NumPy states on the host", steps / (time.perf_counter() - start), ndcg.compute(), loss.compute()))
-    return out
+    return library, steps / (time.perf_counter() - start), float(ndcg.compute()), float(loss.compute())
 
 
-def torch_part(batches: int, rows: int) -> None:
+def torch_part(batches: int, rows: int, repeat: int) -> None:
+    import statistics
+
     import torch.multiprocessing as mp
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = str(Path(tmp) / "r")
-        mp.spawn(_worker, args=(port, batches, rows, out), nprocs=2, join=True)
-        ranks = [pickle.load(open(f"{out}.{r}", "rb")) for r in range(2)]
-    print(f"2 ranks (gloo, CPU), {batches} batches x {rows} rows per rank, nDCG@10\n")
-    print("| library | update s | sync s | compute s | sync + compute s | nDCG@10 |")
-    print("|---|---|---|---|---|---|")
-    for lib in ("rankwise", "torchmetrics"):
-        worst = {k: max(r[lib][k] for r in ranks) for k in ("update", "sync", "compute")}
-        print(f"| {lib} | {worst['update']:.2f} | {worst['sync'] * 1000:.1f} ms | {worst['compute']:.3f} | "
-              f"{worst['sync'] + worst['compute']:.3f} | {ranks[0][lib]['value']:.6f} |")
+    runs: dict[str, list[dict]] = {"rankwise": [], "torchmetrics": []}
+    for _ in range(repeat):   # each library in turn, in two fresh rank processes of its own
+        for lib in runs:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            with tempfile.TemporaryDirectory() as tmp:
+                out = str(Path(tmp) / "r")
+                mp.spawn(_worker, args=(port, batches, rows, out, lib), nprocs=2, join=True)
+                ranks = [pickle.load(open(f"{out}.{r}", "rb"))[lib] for r in range(2)]
+            runs[lib].append({k: max(r[k] for r in ranks) for k in ("update", "sync", "compute", "cpu", "peak_mb")}
+                             | {"value": ranks[0]["value"]})
+    print(f"2 ranks (gloo, CPU), {batches} batches x {rows} rows per rank, nDCG@10; the slower rank's times, "
+          f"medians of {repeat} rounds, each library in turn; {load_average()}\n")
+    print("| library | update s | sync s | compute s | sync + compute s | CPU s (a rank) | peak MB (a rank) | "
+          "nDCG@10 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for lib, done in runs.items():
+        med = {k: statistics.median(r[k] for r in done) for k in ("update", "sync", "compute", "cpu")}
+        print(f"| {lib} | {med['update']:.2f} | {med['sync'] * 1000:.1f} ms | {med['compute']:.3f} | "
+              f"{med['sync'] + med['compute']:.3f} | {med['cpu']:.2f} | {max(r['peak_mb'] for r in done):,.0f} | "
+              f"{done[0]['value']:.6f} |")
 
 
-def jax_part(steps: int, rows: int) -> None:
-    results = jax_loop(steps, rows)
-    print(f"\nJAX training-style loop (CPU), {steps} steps x {rows} rows, nDCG@10 + log-loss\n")
-    print("| metrics kept by | steps/s | nDCG@10 | log-loss |")
-    print("|---|---|---|---|")
-    for name, rate, ndcg, loss in results:
-        print(f"| {name} | {rate:,.0f} | {ndcg:.6f} | {loss:.6f} |")
-    values = [ndcg for _, _, ndcg, _ in results]
+JAX_LIBRARIES = ("rankwise.jax (in the step)", "metrax (in the step)", "NumPy states on the host")
+
+
+def jax_part(steps: int, rows: int, repeat: int) -> None:
+    argvs = {name: [sys.executable, __file__, "--jax-child", str(i), "--steps", str(steps), "--rows", str(rows)]
+             for i, name in enumerate(JAX_LIBRARIES)}
+    done = in_turn({name: (lambda argv=argv: run_child(argv)) for name, argv in argvs.items()}, repeat)
+    print(f"\nJAX training-style loop (CPU), {steps} steps x {rows} rows, nDCG@10 + log-loss; each library in its "
+          f"own process, in turn, medians of {repeat} rounds; {load_average()}\n")
+    print_table(done, own_memory=False, extra={
+        "steps/s (median)": lambda s: f"{s.median('rate'):,.0f}", "nDCG@10": lambda s: f"{s.result['ndcg']:.6f}",
+        "log-loss": lambda s: f"{s.result['loss']:.6f}"})
+    values = [s.result["ndcg"] for s in done.values()]
     if max(values) - min(values) > 1e-5:
         raise SystemExit(f"nDCG@10 differs between libraries: {values}")
 
@@ -191,11 +222,17 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=1000)
     ap.add_argument("--rows", type=int, default=1000)
     ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3, help="rounds, each library in turn; medians")
+    ap.add_argument("--jax-child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.jax_child is not None:   # one library's JAX loop, in a process of its own
+        name, rate, ndcg, loss = jax_loop(args.steps, args.rows, JAX_LIBRARIES[args.jax_child])
+        print(json.dumps({"rate": rate, "ndcg": ndcg, "loss": loss}))
+        return
     if args.part in ("torch", "all"):
-        torch_part(args.batches, args.rows)
+        torch_part(args.batches, args.rows, args.repeat)
     if args.part in ("jax", "all"):
-        jax_part(args.steps, args.rows)
+        jax_part(args.steps, args.rows, args.repeat)
 
 
 if __name__ == "__main__":

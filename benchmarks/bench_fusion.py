@@ -14,13 +14,17 @@ a fresh process; rankwise fuses ``Run`` objects, ranx its ``Run`` objects (numba
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import statistics
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import Summary, in_turn, load_average, print_table, run_child  # noqa: E402
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 import numpy as np
 lib, queries, depth, methods = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(",")
 rng = np.random.default_rng(0)
@@ -64,7 +68,7 @@ else:
         out[m] = {"seconds": time.perf_counter() - t, "rows": sum(len(v) for v in d.values())}
         wanted = [k.split() for k in sys.argv[5].split(";") if k] if len(sys.argv) > 5 else []
         out[m]["lookup"] = {f"{q} {doc}": d[q][doc] for q, doc in wanted}
-print(json.dumps({"methods": out, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"methods": out}))
 """
 
 
@@ -73,25 +77,34 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=6980)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--methods", default="rrf,wsum,combmnz")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds, each library in turn; medians")
     ap.add_argument("--cli", action="store_true", help="also time the whole rankwise fuse command on TREC files")
     args = ap.parse_args()
     common = [str(args.queries), str(args.depth), args.methods]
-    ours = json.loads(subprocess.run([sys.executable, "-c", CHILD, "rankwise", *common], capture_output=True,
-                                     text=True, check=True).stdout.strip().splitlines()[-1])
-    samples = ";".join(k for m in ours["methods"].values() for k in m["sample"])
-    theirs = json.loads(subprocess.run([sys.executable, "-c", CHILD, "ranx", *common, samples], capture_output=True,
-                                       text=True, check=True).stdout.strip().splitlines()[-1])
+    first = run_child([sys.executable, "-c", CHILD, "rankwise", *common])   # its sample: which pairs ranx looks up
+    samples = ";".join(k for m in first.result["methods"].values() for k in m["sample"])
+    argvs = {"rankwise": [sys.executable, "-c", CHILD, "rankwise", *common],
+             "ranx": [sys.executable, "-c", CHILD, "ranx", *common, samples]}
+    done = in_turn({name: (lambda argv=argv: run_child(argv)) for name, argv in argvs.items()}, args.repeat)
+    ours, theirs = done["rankwise"], done["ranx"]
+
+    def seconds(summary: Summary, method: str) -> float:
+        return statistics.median(r.result["methods"][method]["seconds"] for r in summary.runs)
+
     rows = args.queries * args.depth
-    print(f"two runs of {rows:,} rows ({args.queries:,} queries x {args.depth:,}); {os.cpu_count()} cores\n")
+    print(f"two runs of {rows:,} rows ({args.queries:,} queries x {args.depth:,}); medians of {args.repeat} rounds, "
+          f"each library in turn in a fresh process; {load_average()}\n")
     print("| method | rankwise s | ranx s | ranx / rankwise | fused rows | same scores (sample) |")
     print("|---|---|---|---|---|---|")
-    for m, mine in ours["methods"].items():
-        other = theirs["methods"][m]
+    for m, mine in ours.result["methods"].items():
+        other = theirs.result["methods"][m]
         same = all(abs(mine["sample"][k] - other["lookup"][k]) <= 1e-12 * max(1.0, abs(other["lookup"][k]))
                    for k in mine["sample"])
-        print(f"| {m} | {mine['seconds']:.2f} | {other['seconds']:.2f} | {other['seconds'] / mine['seconds']:.1f}x | "
-              f"{mine['rows']:,} | {'yes' if same and mine['rows'] == other['rows'] else 'NO'} |")
-    print(f"\npeak memory: rankwise {ours['peak_mb']:.0f} MB, ranx {theirs['peak_mb']:.0f} MB (each whole process)")
+        print(f"| {m} | {seconds(ours, m):.2f} | {seconds(theirs, m):.2f} | "
+              f"{seconds(theirs, m) / seconds(ours, m):.1f}x | {mine['rows']:,} | "
+              f"{'yes' if same and mine['rows'] == other['rows'] else 'NO'} |")
+    print("\nwhole processes (building both runs, warm-ups, every method):\n")
+    print_table(done, own_memory=False)
     if args.cli:
         time_cli(args)
 
@@ -113,29 +126,25 @@ for r in range(2):
 
 def time_cli(args: argparse.Namespace) -> None:
     """The whole ``rankwise fuse`` process: read two TREC files, fuse, write the fused TREC file."""
-    import resource
     import shutil
     import tempfile
-    import time
 
     folder = tempfile.mkdtemp()
     try:
         subprocess.run([sys.executable, "-c", WRITE_RUNS, str(args.queries), str(args.depth), folder], check=True)
         size = sum(os.path.getsize(f"{folder}/r{r}.trec") for r in range(2)) / 1e6
         rankwise = shutil.which("rankwise") or "rankwise"
-        print(f"\nrankwise fuse, whole process: two TREC files ({size:.0f} MB) in, the fused TREC file out\n")
-        print("| method | wall s | user s | system s | output MB |")
-        print("|---|---|---|---|---|")
         params = {"wsum": ["--weights", "0.3,0.7"]}
-        for m in args.methods.split(","):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            subprocess.run([rankwise, "fuse", f"{folder}/r0.trec", f"{folder}/r1.trec", "--method", m,
-                            *params.get(m, []), "-o", f"{folder}/out.trec"], check=True, capture_output=True)
-            wall = time.perf_counter() - start
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            print(f"| {m} | {wall:.2f} | {after.ru_utime - before.ru_utime:.2f} | "
-                  f"{after.ru_stime - before.ru_stime:.2f} | {os.path.getsize(f'{folder}/out.trec') / 1e6:.0f} |")
+
+        def command(m: str) -> list[str]:
+            return [rankwise, "fuse", f"{folder}/r0.trec", f"{folder}/r1.trec", "--method", m, *params.get(m, []),
+                    "-o", f"{folder}/out_{m}.trec"]
+
+        done = in_turn({f"rankwise fuse --method {m}": (lambda m=m: run_child(command(m), json_result=False))
+                        for m in args.methods.split(",")}, args.repeat)
+        print(f"\nrankwise fuse, whole process: two TREC files ({size:.0f} MB) in, the fused TREC file out; medians "
+              f"of {args.repeat} rounds, each method in turn; {load_average()}\n")
+        print_table(done, own_memory=False)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

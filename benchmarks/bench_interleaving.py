@@ -15,10 +15,13 @@ Usage: python benchmarks/bench_interleaving.py [--impressions 100000] [--rounds 
 from __future__ import annotations
 
 import argparse
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import in_turn, load_average, measure_fork, print_table  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -39,57 +42,62 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--impressions", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, every row once per round; medians")
     args = parser.parse_args()
     from rankwise import counterfactual, interleaving
     from rankwise.counterfactual.estimators import ESTIMATORS
 
     lists = rankings()
-    rng = np.random.default_rng(0)
-    rows = []
     loop_n = min(args.impressions, 20_000)
-    for method in ("balanced", "team-draft", "probabilistic", "optimized"):
-        table = interleaving.distribution(lists, method, rng=0)   # optimized: the linear program, once
-        start = time.perf_counter()
-        clicks = rng.random((loop_n, 10)) < 0.2
-        if method == "optimized":
-            for row in clicks:
-                table.shown(int(table.draw(1, rng)[0])).credit(np.flatnonzero(row))
-        else:
-            for row in clicks:
-                interleaving.interleave(lists, method, rng=rng).credit(np.flatnonzero(row))
-        loop = loop_n / (time.perf_counter() - start)
-        start = time.perf_counter()
-        table = interleaving.distribution(lists, method, rng=0)
-        chosen = table.draw(args.impressions, rng)
-        clicks = (rng.random((args.impressions, 10)) < 0.2).astype(np.int8)
-        for index in np.unique(chosen):
-            table.credits(int(index), clicks[chosen == index])
-        fast = args.impressions / (time.perf_counter() - start)
-        rows.append((method, f"{loop:,.0f}", f"{fast:,.0f}", len(table.lists)))
-    print(f"interleaving, 10 + 10 documents, {args.impressions:,} impressions (one at a time: {loop_n:,})")
-    print(f"{'method':<14} {'one at a time /s':>17} {'vectorised /s':>15} {'lists':>6}")
-    for method, loop, fast, count in rows:
-        print(f"{method:<14} {loop:>17} {fast:>15} {count:>6}")
+    work: dict[str, tuple[object, int]] = {}   # row -> (work, units it processes)
 
+    def one_at_a_time(method: str):
+        def run() -> None:
+            rng = np.random.default_rng(0)
+            clicks = rng.random((loop_n, 10)) < 0.2
+            table = interleaving.distribution(lists, method, rng=0)
+            for row in clicks:
+                if method == "optimized":   # its linear program is solved once, above; each impression draws
+                    table.shown(int(table.draw(1, rng)[0])).credit(np.flatnonzero(row))
+                else:
+                    interleaving.interleave(lists, method, rng=rng).credit(np.flatnonzero(row))
+        return run
+
+    def vectorised(method: str):
+        def run() -> None:
+            rng = np.random.default_rng(0)
+            table = interleaving.distribution(lists, method, rng=0)
+            chosen = table.draw(args.impressions, rng)
+            clicks = (rng.random((args.impressions, 10)) < 0.2).astype(np.int8)
+            for index in np.unique(chosen, return_index=True)[0]:
+                table.credits(int(index), clicks[chosen == index])
+        return run
+
+    for method in ("balanced", "team-draft", "probabilistic", "optimized"):
+        work[f"interleaving {method}, one impression at a time"] = (one_at_a_time(method), loop_n)
+        work[f"interleaving {method}, vectorised"] = (vectorised(method), args.impressions)
     n = args.rounds
+    rng = np.random.default_rng(0)
     reward = (rng.random(n) < 0.05).astype(float)
     behavior = rng.uniform(0.05, 1.0, n)
     target = rng.uniform(0.0, 1.0, n)
     q_logged, q_target = rng.uniform(0, 0.1, n), rng.uniform(0, 0.1, n)
-    print(f"\noff-policy estimators, {n:,} rounds, value + 200-resample bootstrap")
-    print(f"{'estimator':<14} {'seconds':>8} {'rounds /s':>14}")
     for name in ESTIMATORS:
-        start = time.perf_counter()
-        counterfactual.estimate(reward, behavior, target, name, q_logged, q_target, clip=10, resamples=200)
-        seconds = time.perf_counter() - start
-        print(f"{name:<14} {seconds:>8.2f} {n / seconds:>14,.0f}")
+        work[f"off-policy {name}, value + 200-resample bootstrap"] = (
+            lambda name=name: counterfactual.estimate(reward, behavior, target, name, q_logged, q_target, clip=10,
+                                                      resamples=200), n)
     sessions = n // 10
-    start = time.perf_counter()
-    counterfactual.pbm_ips(np.repeat(np.arange(sessions), 10), np.tile(np.arange(1, 11), sessions),
-                   (rng.random(sessions * 10) < 0.1).astype(float), rng.integers(0, 11, sessions * 10),
-                   1.0 / np.arange(1, 11), k=10, resamples=200)
-    seconds = time.perf_counter() - start
-    print(f"{'pbm-ips ctr@10':<14} {seconds:>8.2f} {sessions / seconds:>14,.0f}  (impressions of 10 ranks /s)")
+    impressions = (np.repeat(np.arange(sessions), 10), np.tile(np.arange(1, 11), sessions),
+                   (rng.random(sessions * 10) < 0.1).astype(float), rng.integers(0, 11, sessions * 10))
+    work["pbm-ips ctr@10 (impressions of 10 ranks)"] = (
+        lambda: counterfactual.pbm_ips(*impressions, 1.0 / np.arange(1, 11), k=10, resamples=200), sessions)
+    done = in_turn({name: (lambda run=run: measure_fork(lambda: run() and None)) for name, (run, _) in work.items()},
+                   args.repeat)
+    print(f"\nInterleaving: 10 + 10 documents, {args.impressions:,} impressions (one at a time: {loop_n:,}); "
+          f"off-policy: {n:,} rounds. Medians of {args.repeat} rounds, each row in turn, in a fork of one process; "
+          f"{load_average()}\n")
+    print_table(done, extra={"units": lambda s: f"{work[s.name][1]:,}",
+                             "units / s": lambda s: f"{work[s.name][1] / s.median('wall'):,.0f}"})
 
 
 if __name__ == "__main__":

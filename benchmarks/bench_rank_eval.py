@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +21,8 @@ from rankwise.rankeval.spec import load_spec
 from rankwise.rankeval.tantivy_index import TantivyBackend, build_index
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import in_turn, load_average, measure_fork  # noqa: E402
 
 
 def _prepare_module():
@@ -68,21 +70,26 @@ def main() -> None:
     collections = [("cranfield", ROOT / "tests" / "data" / "cranfield")]
     if args.npl is not None:
         collections.append(("npl", args.npl))
-    print("| collection | docs | queries x systems | index s | searches + evaluation + comparison s | "
-          "end to end s | searches/s | MAP (system: value) | nDCG@10 |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for kind, data in collections:
-        runs = []
-        for _ in range(args.repeat):
+    def measured(kind: str, data: Path):
+        def work() -> dict:
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(kind, data, args.size, Path(tmp)))
-        med = {k: statistics.median(r[k] for r in runs) for k in ("index", "rank_eval", "total", "qps")}
-        last = runs[-1]
+                return one_run(kind, data, args.size, Path(tmp))
+        return lambda: measure_fork(work)
+
+    done = in_turn({kind: measured(kind, data) for kind, data in collections}, args.repeat)
+    print(f"medians of {args.repeat} rounds, each collection in turn, in a fork of one process (imports done "
+          f"before); {args.size} hits per search; {load_average()}\n")
+    print("| collection | docs | queries x systems | index s | searches + evaluation + comparison s | "
+          "end to end s | CPU s | peak MB | searches/s | MAP (system: value) | nDCG@10 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for kind, summary in done.items():
+        med = {k: summary.median(k) for k in ("index", "rank_eval", "total", "qps")}
+        last = summary.runs[-1].result
         maps = ", ".join(f"{n}: {v:.4f}" for n, v in last["map"].items())
         ndcg = ", ".join(f"{n}: {v:.4f}" for n, v in last["ndcg@10"].items())
         print(f"| {kind} | {last['documents']:,} | {last['queries']} x {len(last['map'])} | {med['index']:.2f} | "
-              f"{med['rank_eval']:.2f} | {med['total']:.2f} | {med['qps']:.0f} | {maps} | {ndcg} |")
-    print(f"\nmedians of {args.repeat} runs; {args.size} hits per search; the first run includes importing scipy")
+              f"{med['rank_eval']:.2f} | {med['total']:.2f} | {summary.median('cpu'):.2f} | {summary.peak_mb:,.0f} | "
+              f"{med['qps']:.0f} | {maps} | {ndcg} |")
 
 
 if __name__ == "__main__":

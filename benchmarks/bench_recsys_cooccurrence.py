@@ -13,12 +13,14 @@ matrix, so memory follows the co-occurring item pairs, not users x pairs (which 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
+from pathlib import Path
 
-CHILD = r"""
-import json, resource, sys, time
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import SECTION_CLOCK, in_turn, load_average, run_child  # noqa: E402
+
+CHILD = SECTION_CLOCK + r"""
+import json, sys
 import numpy as np, pandas as pd
 from rankwise.recsys import beyond_accuracy
 
@@ -27,11 +29,9 @@ rng = np.random.default_rng(0)
 train = pd.DataFrame({"user": np.repeat(np.arange(users), 10), "item": rng.zipf(1.3, 10 * users) % items})
 reco = pd.DataFrame({"user": np.repeat(np.arange(users), 10), "item": rng.integers(0, items, 10 * users),
                      "score": np.tile(np.arange(10, 0, -1), users)})
-start = time.perf_counter()
+start = section_clock()
 out = beyond_accuracy(reco, ["serendipity@10", "ild(similarity=cooccurrence)@10"], train=train)
-seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "peak_mb": peak, "values": out.table["value"].tolist()}))
+print(json.dumps(dict(section_since(start), values=out.table["value"].tolist())))
 """
 
 
@@ -39,18 +39,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--items", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, every size once per round; medians")
     args = parser.parse_args()
-    print("| users | items | seconds | peak MB | serendipity@10 | ild(cooccurrence)@10 |\n|---|---|---|---|---|---|")
-    for users in args.users:
-        done = subprocess.run([sys.executable, "-c", CHILD, str(users), str(args.items)], capture_output=True,
-                              text=True, check=False)
-        if done.returncode != 0:
-            print(f"| {users:,} | {args.items:,} | failed: {done.stderr.strip().splitlines()[-1]} | | | |")
-            continue
-        got = json.loads(done.stdout)
-        serendipity, ild = got["values"]
-        print(f"| {users:,} | {args.items:,} | {got['seconds']:.1f} | {got['peak_mb']:,.0f} | {serendipity:.4f} | "
-              f"{ild:.4f} |")
+    sizes = {f"{users:,} users": [sys.executable, "-c", CHILD, str(users), str(args.items)] for users in args.users}
+    done = in_turn({name: (lambda argv=argv: run_child(argv)) for name, argv in sizes.items()}, args.repeat)
+    print(f"{args.items:,} items; medians of {args.repeat} rounds, each size in turn in a fresh process; "
+          f"call = the beyond_accuracy call; {load_average()}\n")
+    print("| users | call wall s | call CPU s | process wall s | process CPU s | peak MB | serendipity@10 | "
+          "ild(cooccurrence)@10 |\n|---|---|---|---|---|---|---|---|")
+    for name, summary in done.items():
+        serendipity, ild = summary.result["values"]
+        print(f"| {name} | {summary.median('call_seconds'):.2f} | {summary.median('call_cpu'):.2f} | "
+              f"{summary.median('wall'):.2f} | {summary.median('cpu'):.2f} | {summary.peak_mb:,.0f} | "
+              f"{serendipity:.4f} | {ild:.4f} |")
 
 
 if __name__ == "__main__":

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.resolve()))
+from _measure import Measured, in_turn, load_average, run_child  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time, os
@@ -114,36 +114,40 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--engines", default="memory,chunks,dask,spark")
     ap.add_argument("--data", default=str(HERE / "_data"))
+    ap.add_argument("--repeat", type=int, default=3, help="rounds, each engine in turn; medians")
     args = ap.parse_args()
     qrels, dataset, trec = generate(Path(args.data) / f"scale_{args.rows}", args.rows)
     size = sum(f.stat().st_size for f in dataset.iterdir()) / 2**20
+    outs = {engine: Path(args.data) / f"scale_{args.rows}" / f"values_{engine}.npy"
+            for engine in args.engines.split(",")}
+
+    def one(engine: str) -> Measured | None:
+        try:
+            return run_child([sys.executable, "-c", CHILD, engine, str(qrels), str(dataset), str(outs[engine])])
+        except RuntimeError as failed:
+            print(f"{engine}: failed\n{failed}", file=sys.stderr)
+            return None
+
+    done = in_turn({engine: (lambda engine=engine: one(engine)) for engine in outs}, args.repeat)
     print(f"run: {args.rows:,} rows ({args.rows // 100:,} queries x 100), Parquet {size:.0f} MB, "
-          f"TREC {trec.stat().st_size / 2**20:.0f} MB; 5 measures; {os.cpu_count()} cores\n")
+          f"TREC {trec.stat().st_size / 2**20:.0f} MB; 5 measures; medians of {args.repeat} rounds, each engine in "
+          f"turn in a fresh process; CPU s: the driver process and what it waited for (Dask's and Spark's "
+          f"workers run apart: their CPU is not in it); {load_average()}\n")
     rows = []
     reference = None
-    for engine in args.engines.split(","):
-        out = Path(args.data) / f"scale_{args.rows}" / f"values_{engine}.npy"
-        wall0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", CHILD, engine, str(qrels), str(dataset), str(out)],
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - wall0
-        if proc.returncode:
-            print(f"{engine}: failed\n{proc.stderr[-2000:]}", file=sys.stderr)
-            continue
-        import json
-
-        got = json.loads(proc.stdout.strip().splitlines()[-1])
-        values = np.load(out)
+    for engine, summary in done.items():
+        values = np.load(outs[engine])
         if reference is None:
             reference = values
         same = "yes" if np.array_equal(values, reference) else "NO"
         cores = 1 if engine == "chunks" else (os.cpu_count() or 1)
-        peak = got["self_kb"] / 1024  # the Python driver; workers or the JVM in the next column
-        rows.append((engine, f"{wall:.1f}", f"{got['start']:.1f}", f"{got['evaluate']:.1f}", f"{peak:.0f}",
-                     f"{got['workers_kb'] / 1024:.0f}" if got["workers_kb"] else "-",
-                     f"{args.rows / got['evaluate'] / cores / 1e6:.2f}", same))
-    head = ("engine", "wall s", "start s", "evaluate s", "peak MB (driver)", "peak MB (workers / JVM)",
-            "M rows/s/core", "same values")
+        evaluate = summary.median("evaluate")
+        workers = max(float(r.result["workers_kb"]) for r in summary.runs)
+        rows.append((engine, f"{summary.median('wall'):.1f}", f"{summary.median('cpu'):.1f}",
+                     f"{summary.median('start'):.1f}", f"{evaluate:.1f}", f"{summary.peak_mb:.0f}",
+                     f"{workers / 1024:.0f}" if workers else "-", f"{args.rows / evaluate / cores / 1e6:.2f}", same))
+    head = ("engine", "wall s", "CPU s (driver)", "start s", "evaluate s", "peak MB (driver)",
+            "peak MB (workers / JVM)", "M rows/s/core", "same values")
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for r in rows:
         print("| " + " | ".join(r) + " |")

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import in_turn, load_average, run_child  # noqa: E402
 
 BATCH = 1_000_000
 ITEMS = 100
@@ -112,15 +114,7 @@ def run_torchmetrics(kind: str, rows: int) -> dict:
 
 
 def child(tool: str, kind: str, rows: int) -> None:
-    out = (run_rankwise if tool == "rankwise" else run_torchmetrics)(kind, rows)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps(out))
-
-
-def measure(tool: str, kind: str, rows: int) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", tool, kind, str(rows)], capture_output=True,
-                          text=True, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    print(json.dumps((run_rankwise if tool == "rankwise" else run_torchmetrics)(kind, rows)))
 
 
 def main() -> None:
@@ -132,23 +126,25 @@ def main() -> None:
     ap.add_argument("--exact-rows", type=int, default=20_000_000)
     ap.add_argument("--ranking-rows", type=int, default=100_000_000)
     ap.add_argument("--ranking-peer-rows", type=int, default=5_000_000)
+    ap.add_argument("--repeat", type=int, default=3, help="rounds, each tool in turn; medians")
     args = ap.parse_args()
     plan = [("grid", "AUC + AP (200 thresholds), log loss, accuracy", args.rows, args.rows),
             ("exact", "exact AUC + AP", args.exact_rows, args.exact_rows),
             ("ranking", "nDCG@10, MRR@10, P@10 on [10000, 100] batches", args.ranking_rows, args.ranking_peer_rows)]
-    print("| workload | tool | rows | seconds | rows/s | x rankwise (rows/s) | peak MB | values |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"each tool in its own process, in turn, medians of {args.repeat} rounds; stream s = the updates and "
+          f"compute; CPU s of the whole process (every thread); {load_average()}\n")
+    print("| workload | tool | rows | stream s | process CPU s | rows/s | x rankwise (rows/s) | peak MB | values |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind, label, ours_rows, peer_rows in plan:
-        ours = measure("rankwise", kind, ours_rows)
-        theirs = measure("torchmetrics", kind, peer_rows)
-        rate_ours = ours_rows / ours["seconds"]
-        rate_theirs = peer_rows / theirs["seconds"]
-        for tool, res, rows, rate in (("rankwise", ours, ours_rows, rate_ours),
-                                      ("torchmetrics", theirs, peer_rows, rate_theirs)):
-            values = ", ".join(f"{k} {v:.4f}" for k, v in res["values"].items())
-            ratio = "1.0" if tool == "rankwise" else f"{rate_ours / rate:.1f}"
-            print(f"| {label} | {tool} | {rows:,} | {res['seconds']:.1f} | {rate:,.0f} | {ratio} | "
-                  f"{res['peak_mb']:,.0f} | {values} |")
+        rows = {"rankwise": ours_rows, "torchmetrics": peer_rows}
+        argvs = {tool: [sys.executable, __file__, "--child", tool, kind, str(n)] for tool, n in rows.items()}
+        done = in_turn({tool: (lambda argv=argv: run_child(argv)) for tool, argv in argvs.items()}, args.repeat)
+        rate = {tool: rows[tool] / summary.median("seconds") for tool, summary in done.items()}
+        for tool, summary in done.items():
+            values = ", ".join(f"{k} {v:.4f}" for k, v in summary.result["values"].items())
+            ratio = "1.0" if tool == "rankwise" else f"{rate['rankwise'] / rate[tool]:.1f}"
+            print(f"| {label} | {tool} | {rows[tool]:,} | {summary.median('seconds'):.1f} | "
+                  f"{summary.median('cpu'):.1f} | {rate[tool]:,.0f} | {ratio} | {summary.peak_mb:,.0f} | {values} |")
 
 
 if __name__ == "__main__":

@@ -67,3 +67,20 @@ def test_the_ledger_can_fail() -> None:
         assert _claims(page) == []
     finally:
         page.unlink(missing_ok=True)
+
+
+def test_every_benchmark_measures_by_the_shared_protocol() -> None:
+    """Each ``benchmarks/bench_*.py`` takes ``--repeat`` (rounds, each tool in turn, medians) and
+    prints CPU seconds, peak memory and the load average (benchmarks/README.md, "How every
+    benchmark measures")."""
+    lacking = []
+    for path in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        text = path.read_text()
+        shared = "print_table(" in text   # benchmarks/_measure.py's table: medians, CPU, peak memory
+        needs = {"--repeat": "--repeat" in text,
+                 "CPU seconds": shared or re.search(r"\bcpu\b", text, re.I) is not None,
+                 "peak memory": shared or re.search(r"peak|maxrss", text) is not None,
+                 "the load average": re.search(r"load_average|getloadavg", text) is not None,
+                 "medians": shared or "median" in text}
+        lacking += [f"{path.name}: {need}" for need, present in needs.items() if not present]
+    assert not lacking, "benchmarks that do not measure as the others do:\n" + "\n".join(lacking)
