@@ -56,7 +56,9 @@ def lists_and_train(users, items, k, seed=0):
     train_item = rng.choice(items, size=users * 10, p=weight)
     seen = (lists[train_user] == train_item[:, None]).any(axis=1)              # in the user's own list
     _, first = np.unique(train_user * items + train_item, return_index=True)  # each (user, item) once
-    seen[np.setdiff1d(np.arange(len(seen)), first)] = True
+    repeat = np.ones(len(seen), dtype=bool)
+    repeat[first] = False
+    seen |= repeat
     test_item = rng.choice(items, size=users * 2, p=weight)
     return lists, train_user[~seen], train_item[~seen], test_item, rng
 def frames(users, items, k):

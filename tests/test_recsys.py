@@ -216,3 +216,25 @@ def test_command_line(tmp_path: Path) -> None:
     assert per_user.output.splitlines()[0] == "run,user,novelty@5,ild(similarity=cosine)@5"
     missing = runner.invoke(app, ["beyond", str(RECO), "-m", "ild@5", "--train", str(TRAIN)])
     assert missing.exit_code != 0 and "needs item features" in missing.output
+
+
+@pytest.mark.parametrize("similarity", ["cooccurrence", "cosine", "jaccard"])
+def test_serendipity_and_ild_in_pieces_equal_one_piece(monkeypatch: pytest.MonkeyPatch, similarity: str) -> None:
+    """Serendipity compares items with histories CHUNK_PAIRS pairs at a time, and the
+    co-occurrence similarity comes from a dense table below DENSE_PAIRS: chunks of 7 pairs and
+    the sparse lookup give the same values (to 1e-12) as one chunk and the dense table."""
+    from rankwise.recsys import metrics
+
+    rng = np.random.default_rng(3)
+    users, items = 60, 25
+    train = pd.DataFrame({"user": rng.integers(0, users, 400), "item": rng.integers(0, items, 400)})
+    reco = pd.DataFrame({"user": np.repeat(np.arange(users), 6), "item": rng.integers(0, items, users * 6),
+                         "rank": np.tile(np.arange(1, 7), users)}).drop_duplicates(["user", "item"])
+    features = pd.DataFrame(rng.integers(0, 2, (items, 5)).astype(float)).assign(item=np.arange(items))
+    names = [f"serendipity(similarity={similarity})@6", f"ild(similarity={similarity})@6"]
+    whole = beyond_accuracy(reco, names, train=train, features=features).table["value"].to_numpy()
+    monkeypatch.setattr(metrics, "CHUNK_PAIRS", 7)
+    monkeypatch.setattr(metrics, "DENSE_PAIRS", 1)
+    pieces = beyond_accuracy(reco, names, train=train, features=features).table["value"].to_numpy()
+    np.testing.assert_allclose(pieces, whole, rtol=1e-12)
+    assert np.isfinite(whole).all()

@@ -310,22 +310,32 @@ class RecsysData:
             raise InputError("no recommendations: expected at least one (user, item) row", source=source)
         notes: list[str] = []
         draw_ids = None
+        rank_key = None
         if frame is not None:
-            order = _order(frame, source)
-            users, items = users[order], items[order]
+            rank_key = _rank_key(frame, source)
             draw = _column(frame, DRAW_COLUMNS, "draw", source, required=False)
-            draw_ids = None if draw is None else frame.ids(draw)[order]
+            draw_ids = None if draw is None else frame.ids(draw)
         # group by user (and draw), keeping the order of first appearance and the rank order inside each list
         if draw_ids is None:
             user_codes, user_ids = pd.factorize(keys_of(users), sort=False)
+            if rank_key is not None and not _in_list_order(user_codes, rank_key):
+                order = np.argsort(rank_key, kind="stable")
+                users, items = users[order], items[order]
+                user_codes, user_ids = pd.factorize(keys_of(users), sort=False)
             list_draws = None
         else:
+            if rank_key is not None:
+                order = np.argsort(rank_key, kind="stable")
+                users, items, draw_ids = users[order], items[order], draw_ids[order]
             keys = pd.DataFrame({"user": pd.Series(users, dtype=object), "draw": pd.Series(draw_ids, dtype=object)})
             user_codes = keys.groupby(["user", "draw"], sort=False).ngroup().to_numpy()
             first = np.unique(user_codes, return_index=True)[1]
             user_ids, list_draws = users[first], np.asarray(draw_ids[first], dtype=object)
-        order = np.argsort(user_codes, kind="stable")
-        users_sorted, items = user_codes[order], items[order]
+        if len(user_codes) and bool(np.all(user_codes[1:] >= user_codes[:-1])):
+            users_sorted = user_codes   # each list's rows already together: no sort
+        else:
+            order = np.argsort(user_codes, kind="stable")
+            users_sorted, items = user_codes[order], items[order]
         extra: list[np.ndarray] = [items]
         train_pairs = _pairs(train, "<train>" if not isinstance(train, (str, os.PathLike)) else str(train),
                              "train") if train is not None else None
@@ -352,9 +362,9 @@ class RecsysData:
             np.concatenate([a.astype(object) for a in extra])
         codes, vocabulary = sorted_codes(joined)
         vocabulary = np.asarray(vocabulary, dtype=object)
-        item_codes = codes[:len(items)].astype(np.int64)
+        item_codes = codes[:len(items)].astype(np.int64, copy=False)
         at = len(items)
-        duplicated = pd.Series(users_sorted.astype(np.int64) * len(vocabulary) + item_codes).duplicated().to_numpy()
+        duplicated = repeated_in_lists(users_sorted, item_codes, len(vocabulary))
         if duplicated.any():
             notes.append(f"{int(duplicated.sum())} repeated (user, item) row(s) in the recommendations: the first "
                          "occurrence of each is kept")
@@ -366,8 +376,8 @@ class RecsysData:
             n = len(train_pairs[1])
             train_user_codes, train_user_ids = sorted_codes(train_pairs[0])
             data.train_users = np.asarray(train_user_ids)
-            data.train_user = train_user_codes.astype(np.int64)
-            data.train_item = codes[at:at + n].astype(np.int64)
+            data.train_user = train_user_codes.astype(np.int64, copy=False)
+            data.train_item = codes[at:at + n].astype(np.int64, copy=False)
             at += n
         if test_pairs is not None:
             n = len(test_pairs[1])
@@ -386,7 +396,8 @@ class RecsysData:
             data.catalogue = distinct(codes[at:at + len(catalogue_ids)])
             at += len(catalogue_ids)
         universe = data.catalogue if data.catalogue is not None else \
-            (distinct(data.train_item) if data.train_item is not None else None)
+            (np.flatnonzero(np.bincount(data.train_item, minlength=len(vocabulary))) if data.train_item is not None
+             else None)
         if universe is not None:
             known = np.zeros(len(vocabulary), dtype=bool)
             known[universe] = True
@@ -431,6 +442,42 @@ def sorted_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(distinct_ids)
 
 
+def repeated(keys: np.ndarray) -> np.ndarray:
+    """Whether each key repeats an earlier one (pandas' ``duplicated``), by one sort: no hash
+    table over millions of keys, and no second pass when nothing repeats (the usual case).
+
+    >>> repeated(np.array([5, 3, 5, 5, 1])).tolist()
+    [False, False, True, True, False]
+    """
+    if len(keys) < 2 or bool(np.all(np.diff(np.sort(keys)) != 0)):
+        return np.zeros(len(keys), dtype=bool)
+    first = np.unique(keys, return_index=True)[1]   # a stable sort: each key's first row
+    out = np.ones(len(keys), dtype=bool)
+    out[first] = False
+    return out
+
+
+SHORT_LISTS = 32
+"""Lists up to this long are checked for a repeated item by comparing each row with the rows
+before it in its list (one vectorised pass per distance), longer ones by one sort."""
+
+
+def repeated_in_lists(lists: np.ndarray, items: np.ndarray, width: int) -> np.ndarray:
+    """Whether each row repeats an item earlier in its own list; ``lists`` is non-decreasing
+    (each list's rows together), ``items`` are codes below ``width``.
+
+    >>> repeated_in_lists(np.array([0, 0, 0, 1, 1]), np.array([4, 2, 4, 4, 1]), 5).tolist()
+    [False, False, True, False, False]
+    """
+    longest = int(np.bincount(lists).max()) if len(lists) else 0
+    if longest > SHORT_LISTS:
+        return repeated(lists.astype(np.int64) * width + items)
+    out = np.zeros(len(items), dtype=bool)
+    for distance in range(1, longest):
+        out[distance:] |= (items[distance:] == items[:-distance]) & (lists[distance:] == lists[:-distance])
+    return out
+
+
 def keys_of(ids: np.ndarray) -> Any:
     """Ids as a pandas Series: integers stay integers (hashed natively, fast), anything
     else is compared as Python objects.
@@ -459,16 +506,34 @@ def _alike(first: np.ndarray, second: np.ndarray) -> tuple[Any, Any]:
     return pd.Series(first, dtype=object), pd.Series(second, dtype=object)
 
 
-def _order(frame: _Table, source: str) -> np.ndarray:
-    """Row order that puts each user's list in rank order: by score descending, by rank
-    ascending, or as given (stable within a user)."""
+def _rank_key(frame: _Table, source: str) -> np.ndarray | None:
+    """What puts each user's list in rank order, ascending: the negated score, the rank, or
+    None when the rows are in order as given."""
     score = _column(frame, SCORE_COLUMNS, "score", source, required=False)
     rank = _column(frame, RANK_COLUMNS, "rank", source, required=False)
     if score is not None:
-        return np.argsort(-frame.numbers(score), kind="stable")
+        return -frame.numbers(score)
     if rank is not None:
-        return np.argsort(frame.numbers(rank), kind="stable")
-    return np.arange(len(frame))
+        return frame.numbers(rank)
+    return None
+
+
+def _in_list_order(codes: np.ndarray, key: np.ndarray) -> bool:
+    """Whether the rows already come list by list (each user's rows together, users in order of
+    first appearance) and in rank order inside each list, so that the stable sort by ``key``
+    then by user would leave them as they are.
+
+    >>> _in_list_order(np.array([0, 0, 1]), np.array([-3.0, -1.0, -2.0]))
+    True
+    >>> _in_list_order(np.array([0, 1, 0]), np.array([1.0, 2.0, 3.0]))   # user 0 comes back
+    False
+    >>> _in_list_order(np.array([0, 0]), np.array([2.0, 1.0]))           # out of rank order
+    False
+    """
+    if len(codes) < 2:
+        return True
+    same = codes[1:] == codes[:-1]
+    return bool(np.all(codes[1:] >= codes[:-1]) and np.all(key[1:][same] >= key[:-1][same]))
 
 
 def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -294,21 +294,29 @@ def _cooccurrence(data: RecsysData) -> Any:
 
 
 DENSE_PAIRS = 2**24
-"""Up to this many item pairs (128 MB of float64), co-occurrence counts are looked up in a dense
-copy: many times faster than indexing the sparse matrix, for a bounded memory."""
+"""Up to this many item pairs (128 MB of float64), the co-occurrence similarity is kept as a
+dense items x items table: one lookup per pair, many times faster than indexing the sparse
+matrix, for a bounded memory."""
 
 
-def _pair_values(data: RecsysData, co: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``co[a[j], b[j]]`` for every j: from a dense copy of ``co`` when the catalogue is small
-    enough (``DENSE_PAIRS``), else from the sparse matrix."""
-    if len(a) == 0:
-        return np.empty(0)
-    if co.shape[0] * co.shape[1] > DENSE_PAIRS:
-        return np.asarray(co[a, b]).ravel()
-    dense = data._matrices.get(-2)
-    if dense is None:
-        dense = data._matrices[-2] = co.toarray()   # key -2: the dense copy of key -1's matrix
-    return np.asarray(dense[a, b])
+def _cooccurrence_similarity(data: RecsysData, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """training users of both / sqrt(n(a) n(b)) for every pair (a[j], b[j]), 0 where no user
+    has both: from a dense table of every pair when the catalogue is small enough
+    (``DENSE_PAIRS``, built once per data set), else from the sparse counts."""
+    table = data._matrices.get(-2)
+    if table is not None:
+        return np.asarray(table[a, b]) if len(a) else np.empty(0)
+    co = _cooccurrence(data)
+    count = co.diagonal()   # n(a): the training users of item a
+    if co.shape[0] * co.shape[1] <= DENSE_PAIRS:
+        if table is None:   # key -2: the normalised dense copy of key -1's counts
+            scale = np.zeros(len(count))
+            np.divide(1.0, np.sqrt(count), out=scale, where=count > 0)
+            table = data._matrices[-2] = co.toarray() * scale[:, None] * scale[None, :]
+        return np.asarray(table[a, b]) if len(a) else np.empty(0)
+    both = np.asarray(co[a, b]).ravel() if len(a) else np.empty(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(both > 0, both / np.sqrt(count[a] * count[b]), 0.0)
 
 
 def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Similarity) -> np.ndarray:
@@ -319,11 +327,7 @@ def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Simi
         if data.train_item is None or data.train_user is None:
             raise InputError("similarity='cooccurrence' needs training interactions (train=)", field="train")
 
-        co = _cooccurrence(data)
-        both = _pair_values(data, co, a, b)
-        count = co.diagonal()   # n(a): the training users of item a
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(both > 0, both / np.sqrt(count[a] * count[b]), 0.0)
+        return _cooccurrence_similarity(data, a, b)
     if data.features is None:
         raise InputError(f"similarity={similarity!r} needs item features (features=)", field="features")
     fa, fb = data.features[a], data.features[b]
@@ -340,22 +344,23 @@ def _similarity(data: RecsysData, a: np.ndarray, b: np.ndarray, similarity: Simi
     return np.where(union > 0, (ba & bb).sum(axis=1) / np.maximum(union, 1), 0.0)
 
 
-def _list_pairs(items: np.ndarray, owner: np.ndarray, n_lists: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every unordered pair of distinct positions within each list: (item a, item b, list)."""
-    counts = np.bincount(owner, minlength=n_lists)
+def _pairwise_sums(data: RecsysData, items: np.ndarray, owner: np.ndarray,
+                   similarity: Similarity) -> tuple[np.ndarray, np.ndarray]:
+    """Per list, the sum of ``similarity`` over its distinct pairs of positions, and the number
+    of pairs. Lists of one length at a time, as a (lists x length) table of items: one call per
+    pair of columns, so memory follows the lists, never the pairs."""
+    order = np.argsort(owner, kind="stable")
+    items, owner = items[order], owner[order]
+    counts = np.bincount(owner, minlength=data.n_lists)
     starts = np.concatenate(([0], np.cumsum(counts)))
-    a_rows, b_rows = [], []
-    for size in distinct(counts[counts > 1]):
+    total = np.zeros(data.n_lists)
+    for size in distinct(counts[counts > 1]).tolist():
         lists = np.flatnonzero(counts == size)
-        i, j = np.triu_indices(int(size), 1)
-        base = starts[lists][:, None]
-        a_rows.append((base + i).ravel())
-        b_rows.append((base + j).ravel())
-    if not a_rows:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty
-    a_idx, b_idx = np.concatenate(a_rows), np.concatenate(b_rows)
-    return items[a_idx], items[b_idx], owner[a_idx]
+        table = items[starts[lists][:, None] + np.arange(size)[None, :]]
+        for i in range(size - 1):
+            for j in range(i + 1, size):
+                total[lists] += _similarity(data, table[:, i], table[:, j], similarity)
+    return total, counts * (counts - 1) / 2.0
 
 
 def _sum_rows(matrix: np.ndarray, items: np.ndarray, owner: np.ndarray, n_lists: int) -> np.ndarray:
@@ -381,10 +386,9 @@ def intra_list_diversity(data: RecsysData, k: int, similarity: Similarity = "cos
     if similarity == "cosine":
         per_user = 1.0 - _mean_pairwise_cosine(data, items, owner, k)
         return _mean(per_user), per_user
-    order = np.argsort(owner, kind="stable")
-    a, b, which = _list_pairs(items[order], owner[order], data.n_lists)
-    similar = _similarity(data, a, b, similarity)
-    per_user = 1.0 - _per_user(similar, which, data.n_lists)
+    total, pairs = _pairwise_sums(data, items, owner, similarity)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_user = np.where(pairs > 0, 1.0 - total / np.maximum(pairs, 1), np.nan)
     return _mean(per_user), per_user
 
 
@@ -458,6 +462,11 @@ def calibration(data: RecsysData, k: int, alpha: float = 0.01) -> Value:
     return _mean(per_user), per_user
 
 
+CHUNK_PAIRS = 1 << 22
+"""Serendipity compares each recommended item with its user's history this many pairs at a
+time, so memory follows the chunk, not lists x history."""
+
+
 def serendipity(data: RecsysData, k: int, similarity: Similarity = "cooccurrence") -> Value:
     """Recommenders' serendipity (Zhang et al. 2012; Yan 2020): per recommended item, (1 - its
     mean similarity to the user's training items) x its relevance (1 if the held-out data has
@@ -478,12 +487,19 @@ def serendipity(data: RecsysData, k: int, similarity: Similarity = "cooccurrence
     starts = np.searchsorted(history_list, np.arange(data.n_lists + 1))
     sizes = np.diff(starts)
     repeat = sizes[owner]
-    slot = np.repeat(np.arange(len(items)), repeat)
-    # the slot's user's history, item by item: its start, plus 0, 1, ... within each slot's run
-    within = np.arange(len(slot)) - np.repeat(np.cumsum(repeat) - repeat, repeat)
-    partner = history_item[np.repeat(starts[owner], repeat) + within]
-    similar = _similarity(data, items[slot], partner, similarity) if len(slot) else np.empty(0)
-    mean_similarity = _per_user(similar, slot, len(items))
+    mean_similarity = np.full(len(items), np.nan)
+    cumulative = np.cumsum(repeat)
+    total = int(cumulative[-1]) if len(items) else 0
+    edges = distinct(np.concatenate(([0], np.searchsorted(cumulative, np.arange(CHUNK_PAIRS, total, CHUNK_PAIRS)),
+                                     [len(items)])))
+    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):   # slots of ~CHUNK_PAIRS pairs
+        runs = repeat[lo:hi]
+        slot = np.repeat(np.arange(hi - lo), runs)
+        # the slot's user's history, item by item: its start, plus 0, 1, ... within each slot's run
+        within = np.arange(len(slot)) - np.repeat(np.cumsum(runs) - runs, runs)
+        partner = history_item[np.repeat(starts[owner[lo:hi]], runs) + within]
+        similar = _similarity(data, items[lo:hi][slot], partner, similarity) if len(slot) else np.empty(0)
+        mean_similarity[lo:hi] = _per_user(similar, slot, hi - lo)
     relevance = np.ones(len(items)) if data.relevant is None else data.is_relevant(owner, items).astype(np.float64)
     per_item = (1.0 - mean_similarity) * relevance
     per_item = np.where(repeat > 0, per_item, np.nan)
