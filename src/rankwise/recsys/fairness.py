@@ -134,13 +134,24 @@ def popularity_reo(data: RecsysData, k: int, head_share: float = 0.8) -> Value:
     inside = universe(data)
     items, owner, _ = data.top(k)
     rel_list, rel_item = _relevant_pairs(data)
-    width = len(data.vocabulary)
-    hit = np.isin(rel_list * width + rel_item, owner.astype(np.int64) * width + items)
+    recommended = items[data.is_relevant(owner, items)]   # each relevant pair shown in the top k, once
     rates = []
     for group in (head & inside, ~head & inside):
         relevant = group[rel_item]
-        rates.append(float((hit & relevant).sum()) / float(relevant.sum()) if relevant.any() else 0.0)
+        rates.append(float(group[recommended].sum()) / float(relevant.sum()) if relevant.any() else 0.0)
     return _parity(np.array(rates)), None
+
+
+def sorted_member(values: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``known`` (sorted): ``np.isin`` by binary search, with
+    no hash table over millions of keys.
+
+    >>> sorted_member(np.array([4, 1, 7]), np.array([1, 4, 5])).tolist()
+    [True, True, False]
+    """
+    if len(known) == 0:
+        return np.zeros(len(values), dtype=bool)
+    return known[np.minimum(np.searchsorted(known, values), len(known) - 1)] == values
 
 
 def _groups_of(data: RecsysData) -> np.ndarray:
@@ -159,12 +170,13 @@ def list_exposure(data: RecsysData, k: int, attention: Attention = "geometric",
                   patience: float = 0.5) -> np.ndarray:
     """Each list's attention per group (lists x groups): the attention of the top-k ranks
     holding the group's items."""
+    from scipy import sparse
+
     groups = _groups_of(data)
     items, owner, rank = data.top(k)
     weight = attention_weights(rank, attention, patience)
-    out = np.zeros((data.n_lists, groups.shape[1]))
-    np.add.at(out, owner, groups[items] * weight[:, None])
-    return out
+    attention_on = sparse.csr_matrix((weight, (owner, items)), shape=(data.n_lists, groups.shape[0]))
+    return np.asarray(attention_on @ groups)   # lists x groups, never rows x groups
 
 
 def _jensen_shannon(p: np.ndarray, q: np.ndarray, log: Any = np.log2) -> np.ndarray:
@@ -302,7 +314,7 @@ def expected_exposure(data: RecsysData, k: int, patience: float = 0.5, part: Par
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = np.where(m > 0, top / np.maximum(m, 1), np.nan)
         q_star = np.where(n - m > 0, (cumulative[k] - top) / np.maximum(n - m, 1), 0.0)
-    is_relevant = np.isin(shown, relevant)
+    is_relevant = sorted_member(shown, relevant)
     position = np.searchsorted(shown, relevant)
     found = (position < len(shown)) & (shown[np.minimum(position, len(shown) - 1)] == relevant) if len(shown) \
         else np.zeros(len(relevant), dtype=bool)
