@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rankwise.clicks.log import ClickLog, piece_of
-from rankwise.data.distinct import distinct
+from rankwise.data.distinct import union
 from rankwise.errors import InputError
 
 FORMAT = "rankwise-click-log"
@@ -109,7 +109,7 @@ class LogWriter:
         keys_path = self.directory / "keys.tmp"
         unique = np.empty(0, dtype=np.int64)
         for keys in _read_rows(keys_path, "<i8", self.ranks, self.sessions, chunk_size):
-            unique = np.union1d(unique, distinct(keys[keys >= 0]))
+            unique = union(unique, keys[keys >= 0])
         if len(unique) >= 2**31:
             raise InputError("more than 2^31 (query, document) pairs", field="pairs")
         with open(self.directory / "pairs.i32", "wb") as out:

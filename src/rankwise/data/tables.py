@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.data.distinct import member
 from rankwise.errors import InputError
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json")
@@ -412,7 +413,7 @@ def refuse_blank(name: str, first: int, column: Any, field_name: str) -> Any:
     if pc.any(blank).as_py():
         rows = np.asarray(blank.to_numpy(zero_copy_only=False))
         if pa.types.is_dictionary(column.type):
-            rows = np.isin(np.asarray(column.indices.to_numpy(zero_copy_only=False)), np.flatnonzero(rows))
+            rows = member(np.asarray(column.indices.to_numpy(zero_copy_only=False)), np.flatnonzero(rows))
         if rows.any():
             raise InputError(f"empty {field_name}; every row needs one", field=field_name,
                              **location(name, first, int(np.flatnonzero(rows)[0])))

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankwise.data.containers import Qrels, Run
+from rankwise.data.distinct import difference, member
 from rankwise.errors import RankwiseError
 from rankwise.fusion.fuse import aligned, ranked_run
 from rankwise.fusion.methods import FUSION_METHODS, method_named, resolved_params
@@ -185,7 +186,7 @@ def optimize(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@10
         order = np.random.default_rng(seed).permutation(len(queries))
         plan = []
         for part in np.array_split(order, folds):
-            train_rows = np.setdiff1d(order, part)
+            train_rows = difference(order, part)
             fold_runs, fold_matrix = fused_runs, matrix
             if chosen.trained:  # learn from the other folds' judgments only
                 fold_runs, _, fold_matrix = every_candidate(_judgments_of(qrels, [queries[i] for i in train_rows]))
@@ -217,7 +218,8 @@ def _judgments_of(judged: Qrels, queries: list[str]) -> Qrels:
     """The judgments of ``queries`` only."""
     from rankwise.data import arrow
 
-    keep = np.flatnonzero(np.isin(np.asarray(judged.query.to_pylist(), dtype=object), list(queries)))
+    wanted = np.asarray(list(queries), dtype=object)
+    keep = np.flatnonzero(member(np.asarray(judged.query.to_pylist(), dtype=object), wanted))
     return Qrels(arrow.take_rows(judged.query, keep), arrow.take_rows(judged.doc, keep), judged.label[keep],
                  judged.source)
 
@@ -230,5 +232,6 @@ def _per_query(result: Any, metric: str) -> dict[str, float]:
 def _rows_of(run: Run, queries: set[str]) -> Run:
     from rankwise.data import arrow
 
-    keep = np.flatnonzero(np.isin(np.asarray(run.query.to_pylist(), dtype=object), list(queries)))
+    wanted = np.asarray(list(queries), dtype=object)
+    keep = np.flatnonzero(member(np.asarray(run.query.to_pylist(), dtype=object), wanted))
     return Run(arrow.take_rows(run.query, keep), arrow.take_rows(run.doc, keep), run.score[keep], run.name)

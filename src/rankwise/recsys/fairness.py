@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from rankwise.data.distinct import distinct
+from rankwise.data.distinct import distinct, member
 from rankwise.errors import InputError
 from rankwise.recsys.common import Value, _mean
 from rankwise.recsys.inputs import RecsysData, keys_of
@@ -140,18 +140,6 @@ def popularity_reo(data: RecsysData, k: int, head_share: float = 0.8) -> Value:
         relevant = group[rel_item]
         rates.append(float(group[recommended].sum()) / float(relevant.sum()) if relevant.any() else 0.0)
     return _parity(np.array(rates)), None
-
-
-def sorted_member(values: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is in ``known`` (sorted): ``np.isin`` by binary search, with
-    no hash table over millions of keys.
-
-    >>> sorted_member(np.array([4, 1, 7]), np.array([1, 4, 5])).tolist()
-    [True, True, False]
-    """
-    if len(known) == 0:
-        return np.zeros(len(values), dtype=bool)
-    return known[np.minimum(np.searchsorted(known, values), len(known) - 1)] == values
 
 
 def _groups_of(data: RecsysData) -> np.ndarray:
@@ -314,7 +302,7 @@ def expected_exposure(data: RecsysData, k: int, patience: float = 0.5, part: Par
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = np.where(m > 0, top / np.maximum(m, 1), np.nan)
         q_star = np.where(n - m > 0, (cumulative[k] - top) / np.maximum(n - m, 1), 0.0)
-    is_relevant = sorted_member(shown, relevant)
+    is_relevant = member(shown, relevant)
     position = np.searchsorted(shown, relevant)
     found = (position < len(shown)) & (shown[np.minimum(position, len(shown) - 1)] == relevant) if len(shown) \
         else np.zeros(len(relevant), dtype=bool)

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankwise.data.containers import Run, as_string_array
-from rankwise.data.distinct import distinct
+from rankwise.data.distinct import distinct, member, union
 from rankwise.data.pieces import RunPiece
 from rankwise.errors import RankwiseError
 from rankwise.scale.hashing import query_hashes
@@ -129,11 +129,11 @@ class QueryChunks:
     def _checked(self, chunk: list[Rows]) -> list[Rows]:
         """The chunk, once none of its queries was finished in an earlier chunk."""
         hashes = distinct(np.concatenate([r.hashes for r in chunk]))
-        seen = np.isin(hashes, self.finished, assume_unique=True)
+        seen = member(hashes, self.finished)
         if seen.any():
             again = hashes[seen][0]
             line = next(int(r.lines[np.flatnonzero(r.hashes == again)[0]]) for r in chunk if (r.hashes == again).any())
             raise NotGrouped(f"{self.source}: the rows of a query are not contiguous (a query seen in an earlier "
                              f"chunk shows up again at line {line})")
-        self.finished = np.union1d(self.finished, hashes)
+        self.finished = union(self.finished, hashes)
         return chunk

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankwise.data.distinct import distinct
+from rankwise.data.distinct import difference, distinct
 from rankwise.engine.align import duplicates_notice, missing_notice, unjudged_notice
 from rankwise.errors import Notice, RankwiseError
 from rankwise.evaluation import EvaluationPlan, Result
@@ -35,7 +35,7 @@ def gather_scores(plan: EvaluationPlan, parts: Sequence[RunScores], name: str, s
     parts = [p for p in parts if len(p.query_ids)]
     codes = [query_codes(plan, p.query_ids) for p in parts]
     present = np.concatenate(codes) if codes else np.empty(0, dtype=np.int64)
-    absent = np.setdiff1d(np.arange(len(plan.index.query_ids)), present)
+    absent = difference(np.arange(len(plan.index.query_ids)), present)
     if len(present) != len(distinct(present)):
         raise RankwiseError(f"{name}: a query was scored in two parts of the run (its rows were split)")
     missing = plan.conventions.missing
