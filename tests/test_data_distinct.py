@@ -66,6 +66,7 @@ def test_the_walk_finds_each_kind() -> None:
        arrays(np.int64, st.integers(0, 30), elements=st.integers(-4, 4)))
 def test_set_operations_equal_numpys(first: np.ndarray, second: np.ndarray) -> None:
     np.testing.assert_array_equal(member(first, second), np.isin(first, second))
+    np.testing.assert_array_equal(member(first, distinct(second), known_sorted=True), np.isin(first, second))
     np.testing.assert_array_equal(union(first, second), np.union1d(first, second))
     np.testing.assert_array_equal(difference(first, second), np.setdiff1d(first, second))
 

@@ -36,15 +36,17 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
-def member(values: np.ndarray, known: np.ndarray) -> np.ndarray:
+def member(values: np.ndarray, known: np.ndarray, *, known_sorted: bool = False) -> np.ndarray:
     """Whether each of ``values`` is one of ``known`` (``np.isin``), by one sort of ``known``
-    and a binary search, never a hash table.
+    (none when ``known_sorted``: already sorted) and a binary search, never a hash table.
 
     >>> member(np.array([4, 1, 7]), np.array([5, 1, 4, 4])).tolist()
     [True, True, False]
+    >>> member(np.array([4, 1, 7]), np.array([1, 4, 5]), known_sorted=True).tolist()
+    [True, True, False]
     """
     values = np.asarray(values)
-    table = distinct(np.asarray(known))
+    table = np.asarray(known) if known_sorted else distinct(np.asarray(known))
     if len(table) == 0 or len(values) == 0:
         return np.zeros(values.shape, dtype=bool)
     return np.asarray(table[np.minimum(np.searchsorted(table, values), len(table) - 1)] == values)

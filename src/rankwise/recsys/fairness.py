@@ -133,7 +133,7 @@ def popularity_reo(data: RecsysData, k: int, head_share: float = 0.8) -> Value:
     head = short_head(data, head_share)
     inside = universe(data)
     items, owner, _ = data.top(k)
-    rel_list, rel_item = _relevant_pairs(data)
+    _, rel_item = _relevant_pairs(data)
     recommended = items[data.is_relevant(owner, items)]   # each relevant pair shown in the top k, once
     rates = []
     for group in (head & inside, ~head & inside):
@@ -302,7 +302,7 @@ def expected_exposure(data: RecsysData, k: int, patience: float = 0.5, part: Par
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = np.where(m > 0, top / np.maximum(m, 1), np.nan)
         q_star = np.where(n - m > 0, (cumulative[k] - top) / np.maximum(n - m, 1), 0.0)
-    is_relevant = member(shown, relevant)
+    is_relevant = member(shown, relevant, known_sorted=True)
     position = np.searchsorted(shown, relevant)
     found = (position < len(shown)) & (shown[np.minimum(position, len(shown) - 1)] == relevant) if len(shown) \
         else np.zeros(len(relevant), dtype=bool)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.data.distinct import distinct
+from rankwise.data.distinct import distinct, member
 from rankwise.errors import InputError
 
 USER_COLUMNS = ("user_id", "userid", "user", "uid", "user_id:token", "query_id", "qid", "customer_id")
@@ -248,8 +248,7 @@ class RecsysData:
         width = len(self.vocabulary)
         known = self.relevant[0] * width + self.relevant[1]   # sorted: by list, then item
         wanted = np.asarray(lists, dtype=np.int64) * width + np.asarray(items, dtype=np.int64)
-        at = np.minimum(np.searchsorted(known, wanted), max(len(known) - 1, 0))
-        return known[at] == wanted if len(known) else np.zeros(len(wanted), dtype=bool)
+        return member(wanted, known, known_sorted=True)
 
     def train_by_list(self) -> tuple[np.ndarray, np.ndarray]:
         """(list index, item code) of every training interaction of a user with a list, once
@@ -444,16 +443,15 @@ def sorted_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def repeated(keys: np.ndarray) -> np.ndarray:
     """Whether each key repeats an earlier one (pandas' ``duplicated``), by one sort: no hash
-    table over millions of keys, and no second pass when nothing repeats (the usual case).
+    table over millions of keys.
 
     >>> repeated(np.array([5, 3, 5, 5, 1])).tolist()
     [False, False, True, True, False]
     """
-    if len(keys) < 2 or bool(np.all(np.diff(np.sort(keys)) != 0)):
-        return np.zeros(len(keys), dtype=bool)
-    first = np.unique(keys, return_index=True)[1]   # a stable sort: each key's first row
-    out = np.ones(len(keys), dtype=bool)
-    out[first] = False
+    order = np.argsort(keys, kind="stable")   # equal keys keep their row order: the first comes first
+    ordered = keys[order]
+    out = np.zeros(len(keys), dtype=bool)
+    out[order[1:][ordered[1:] == ordered[:-1]]] = True
     return out
 
 
@@ -520,8 +518,9 @@ def _rank_key(frame: _Table, source: str) -> np.ndarray | None:
 
 def _in_list_order(codes: np.ndarray, key: np.ndarray) -> bool:
     """Whether the rows already come list by list (each user's rows together, users in order of
-    first appearance) and in rank order inside each list, so that the stable sort by ``key``
-    then by user would leave them as they are.
+    first appearance) and in rank order inside each list: then no sort is needed, each list's
+    rows are in the order the stable sort by ``key`` would give, and the lists keep the order
+    they come in.
 
     >>> _in_list_order(np.array([0, 0, 1]), np.array([-3.0, -1.0, -2.0]))
     True

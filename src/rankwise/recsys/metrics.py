@@ -308,11 +308,10 @@ def _cooccurrence_similarity(data: RecsysData, a: np.ndarray, b: np.ndarray) -> 
         return np.asarray(table[a, b]) if len(a) else np.empty(0)
     co = _cooccurrence(data)
     count = co.diagonal()   # n(a): the training users of item a
-    if co.shape[0] * co.shape[1] <= DENSE_PAIRS:
-        if table is None:   # key -2: the normalised dense copy of key -1's counts
-            scale = np.zeros(len(count))
-            np.divide(1.0, np.sqrt(count), out=scale, where=count > 0)
-            table = data._matrices[-2] = co.toarray() * scale[:, None] * scale[None, :]
+    if co.shape[0] * co.shape[1] <= DENSE_PAIRS:   # key -2: the normalised dense copy of key -1's counts
+        scale = np.zeros(len(count))
+        np.divide(1.0, np.sqrt(count), out=scale, where=count > 0)
+        table = data._matrices[-2] = co.toarray() * scale[:, None] * scale[None, :]
         return np.asarray(table[a, b]) if len(a) else np.empty(0)
     both = np.asarray(co[a, b]).ravel() if len(a) else np.empty(0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -129,7 +129,7 @@ class QueryChunks:
     def _checked(self, chunk: list[Rows]) -> list[Rows]:
         """The chunk, once none of its queries was finished in an earlier chunk."""
         hashes = distinct(np.concatenate([r.hashes for r in chunk]))
-        seen = member(hashes, self.finished)
+        seen = member(hashes, self.finished, known_sorted=True)   # finished: sorted, distinct
         if seen.any():
             again = hashes[seen][0]
             line = next(int(r.lines[np.flatnonzero(r.hashes == again)[0]]) for r in chunk if (r.hashes == again).any())
