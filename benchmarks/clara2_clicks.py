@@ -16,7 +16,10 @@ satisfaction alone (DBN, SDBN) and by each pair's lower 95% credible bound. Beyo
 defaults: PBM, UBM and DBN with hashed document ids as features (1,024 buckets; a url's
 attractiveness carries across queries), and a mixture of UBM and DCM. A second table per split
 checks the goal for each model CLAX has: relevance nDCG@10 at least the best of attractiveness
-and satisfaction alone and at least CLAX's, the held-out log-likelihood at least CLAX's.
+and satisfaction alone and at least CLAX's, the held-out log-likelihood at least CLAX's; beside
+it, relevance against the better single rule query by query (``rankwise.compare``: wins, ties
+and losses of relevance, and the paired t-test's p-value), which tells a shortfall of chance
+from a real one.
 
 CLAX (``clax-models``, JAX on CPU) runs in a child process with the Python given by
 ``--clax-python`` (CLAX pins older JAX than rankwise's test extra, so it usually lives in its
@@ -58,6 +61,9 @@ MODELS = ["global-ctr", "rank-ctr", "document-ctr", "pbm", "ubm", "cascade", "dc
 HASHED = ["pbm", "ubm", "dbn"]
 """Also fitted with hashed document ids as features."""
 MIXTURES = ["mixture(components=ubm+dcm)"]
+SATISFACTION_BY_PLACEMENT = "rankwise, satisfaction by placement too"
+"""DBN and SDBN also fitted with satisfaction's prior structured by placement, as attractiveness's
+is (a structure this script declares: rankwise's ``placement`` keeps satisfaction flat)."""
 CLAX_MODELS = ["pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 DEFAULT_DATA = Path(__file__).parents[2] / "shared/data/clicks/clara2"
 
@@ -199,7 +205,8 @@ def rankwise_rows(log, train, test, fit_part, validation, runs: dict) -> list[tu
     rows = []
     kinds = [(kind, label, settings, stop) for kind in MODELS for label, settings, stop in VARIANTS] + \
         [(kind, "rankwise, hashed doc ids", {}, False) for kind in HASHED] + \
-        [(kind, "rankwise", {}, False) for kind in MIXTURES]
+        [(kind, "rankwise", {}, False) for kind in MIXTURES] + \
+        [(kind, SATISFACTION_BY_PLACEMENT, {"prior_structure": "placement-both"}, False) for kind in ("sdbn", "dbn")]
     for kind, label, settings, stop in kinds:
         if label.endswith("hashed doc ids"):
             model = clicks.MODELS[kind]().use_features(hashed=("doc",), buckets=1024)
@@ -213,11 +220,11 @@ def rankwise_rows(log, train, test, fit_part, validation, runs: dict) -> list[tu
         table = clicks.evaluate_model(model, test).table.set_index("rank")
         name = f"{model.name} / {label}"
         runs[name] = model.relevance(name, log)
-        if label == "rankwise" and model.name != "mixture":
+        if label in ("rankwise", SATISFACTION_BY_PLACEMENT) and model.name != "mixture":
             for rule in ("attractiveness", "satisfaction"):
                 if rule == "attractiveness" or "sigma" in model.pair_fields.values():
                     runs[f"{name} ({rule})"] = model.relevance(f"{name} ({rule})", log, by=rule)
-            if model.posterior:
+            if model.posterior and label == "rankwise":
                 runs[f"{name} (lower)"] = model.relevance(f"{name} (lower)", log, bound="lower")
         rows.append((model.name, label, table.loc["all", "log_likelihood"], table.loc["all", "perplexity"],
                      table.loc["all", "conditional_perplexity"], seconds,
@@ -262,20 +269,40 @@ def print_split(rows: list[tuple], runs: dict, qrels: pd.DataFrame) -> None:
         print(f"| {kind} | {label} | {ll:.5f} | {ppl:.4f} | {cond:.4f} | {ndcg[name]:.4f} | "
               f"{cell(name + ' (attractiveness)')} | {cell(name + ' (satisfaction)')} | {cell(name + ' (lower)')} | "
               f"{mrr[name]:.4f} | {seconds:.1f} | {steps} |")
-    print("\n| model | relevance nDCG@10 | best of attractiveness, satisfaction | best CLAX nDCG@10 | held-out LL "
-          "| best CLAX LL | goal met |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| model | relevance nDCG@10 | best of attractiveness, satisfaction | relevance against it: wins / ties / "
+          "losses (queries) | p (paired t) | best CLAX nDCG@10 | held-out LL | best CLAX LL | goal met |")
+    print("|---|---|---|---|---|---|---|---|---|")
     lls = {name: ll for _, _, ll, *_, name in rows}
     for kind in CLAX_MODELS:
         ours = f"{kind} / rankwise"
-        parts = [ndcg[n] for n in (ours + " (attractiveness)", ours + " (satisfaction)") if n in ndcg]
+        parts = {n: ndcg[n] for n in (ours + " (attractiveness)", ours + " (satisfaction)") if n in ndcg}
+        single = max(parts, key=lambda n: parts[n])
         clax = [n for n in ndcg.index if n.startswith(f"{kind} / CLAX")]
         best_clax = max((ndcg[n] for n in clax), default=float("nan"))
         best_clax_ll = max((lls[n] for n in clax), default=float("nan"))
-        met = ndcg[ours] >= max(parts) and not ndcg[ours] < best_clax and not lls[ours] < best_clax_ll
-        print(f"| {kind} | {ndcg[ours]:.5f} | {max(parts):.5f} | {best_clax:.5f} | {lls[ours]:.5f} | "
-              f"{best_clax_ll:.5f} | {'yes' if met else 'no'} |")
+        # per query: does relevance rank worse than the better single rule, beyond chance?
+        paired = rankwise.compare(qrels, [runs[single], runs[ours]], "ndcg_cut_10", baseline=single,
+                                  duplicates="first").table.iloc[0]
+        met = ndcg[ours] >= parts[single] and not ndcg[ours] < best_clax and not lls[ours] < best_clax_ll
+        below_by_chance = not met and not paired["significant"] and not ndcg[ours] < best_clax and \
+            not lls[ours] < best_clax_ll
+        verdict = "yes" if met else ("no, by chance (not significant)" if below_by_chance else "no")
+        print(f"| {kind} | {ndcg[ours]:.5f} | {parts[single]:.5f} | {int(paired['wins'])} / {int(paired['ties'])} / "
+              f"{int(paired['losses'])} | {paired['p_value']:.3f} | {best_clax:.5f} | {lls[ours]:.5f} | "
+              f"{best_clax_ll:.5f} | {verdict} |")
     print()
+
+
+def declare_satisfaction_by_placement() -> None:
+    """The prior structure ``placement-both``: rankwise's ``placement`` over attractiveness and
+    satisfaction."""
+    import dataclasses
+
+    from rankwise.clicks.structure import PRIOR_STRUCTURES
+
+    if "placement-both" not in PRIOR_STRUCTURES:
+        PRIOR_STRUCTURES.register(dataclasses.replace(PRIOR_STRUCTURES["placement"], name="placement-both",
+                                                      fields=("alpha", "sigma")))
 
 
 def main() -> None:
@@ -286,6 +313,7 @@ def main() -> None:
     parser.add_argument("--clax-batch", type=int, default=256)
     parser.add_argument("--clax-learning-rate", type=float, default=0.003)
     args = parser.parse_args()
+    declare_satisfaction_by_placement()
 
     log = clicks.read_yandex(args.data / "CLARA2SearchLog_beta")
     labels = pd.read_csv(args.data / "CLARA2QueryUrlRelevance_beta", sep="\t", dtype=str)

@@ -11,7 +11,11 @@ hundreds of them. SQUAREM (Varadhan & Roland 2008, scheme S3) takes two EM passe
 then carries on with EM passes from ``theta'`` (each cycle costs two passes). ``a = -1`` gives
 ``theta_2``, plain EM. Every probability stays inside (0, 1); a jump whose log-likelihood is
 below the one of ``theta_1`` (EM's own next point is never below) is undone: the fit returns
-to ``theta_2``. The fixed point is EM's; only the way there is shorter. The stopping rule
+to ``theta_2``. Under the empirical prior the log-likelihood is not what EM's passes raise (the
+prior is refitted at every pass, and the passes may lower the likelihood on their way to the
+limit), so there a jump is judged by the fixed-point residual instead (Varadhan & Roland's
+safeguard without an objective): it is kept when the EM pass from it moves the parameters by no
+more than the pass from ``theta_1`` did. The fixed point is EM's; only the way there is shorter. The stopping rule
 needs EM's rate: each cycle measures it on its two plain passes, and a jump can land where
 the first of them moves far and the second little, so the rule takes the largest rate of the
 last ``RATE_CYCLES`` cycles (``rate``).
@@ -32,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.params import Declared, Registry
 
 EDGE = 1e-10
@@ -83,6 +88,8 @@ class Squarem:
         self._anchor: np.ndarray | None = None     # theta: the start of the cycle
         self._first: np.ndarray | None = None      # theta_1 = F(theta)
         self._first_ll = -math.inf                 # the log-likelihood of theta_1
+        self._first_residual = math.inf            # |theta_2 - theta_1|: the move of the pass from theta_1
+        self._by_residual = getattr(model, "prior", None) == EMPIRICAL
         self._fallback: dict[str, Any] | None = None   # the model at theta_2, kept while a jump is tried
         self.jumps = self.undone = 0
 
@@ -96,10 +103,13 @@ class Squarem:
 
     def after_pass(self, start: np.ndarray, end: np.ndarray, start_ll: float) -> str:
         """``plain``, ``extrapolated`` (the model now holds the jump) or ``undone`` (the jump
-        scored below theta_1's log-likelihood: the model is back at theta_2)."""
+        scored below theta_1's log-likelihood, or under the empirical prior moved further than
+        the pass from theta_1: the model is back at theta_2)."""
         if self._fallback is not None:   # this pass started from a jump
             fallback, self._fallback = self._fallback, None
-            if not start_ll >= self._first_ll:
+            worse = float(np.abs(end - start).max(initial=0.0)) > self._first_residual if self._by_residual \
+                else not start_ll >= self._first_ll
+            if worse:
                 for name, value in fallback.items():
                     setattr(self.model, name, value)
                 self.undone += 1
@@ -115,6 +125,7 @@ class Squarem:
         self._first_ll = start_ll
         r, v = theta_1 - theta, theta_2 - 2 * theta_1 + theta
         first_move, second_move = float(np.abs(r).max(initial=0.0)), float(np.abs(theta_2 - theta_1).max(initial=0.0))
+        self._first_residual = second_move
         self._rates = [*self._rates[1 - RATE_CYCLES:], min(second_move / first_move, RATE_CAP) if first_move > 0
                        else 0.0]
         self.rate = max(self._rates)
@@ -158,7 +169,7 @@ class Acceleration(Declared[Callable[..., Any]]):
 
 ACCELERATIONS: Registry[Acceleration] = Registry("EM acceleration", (
     Acceleration("squarem", Squarem, "Squared extrapolation: after two EM passes, a jump along them (undone if "
-                 "its likelihood is lower).", reference="Varadhan & Roland 2008, SQUAREM scheme S3"),
+                 "its likelihood is lower; under the empirical prior, if the pass from it moves further).", reference="Varadhan & Roland 2008, SQUAREM scheme S3"),
     Acceleration("none", PlainEM, "Plain EM: one pass after another (PyClick's path).",
                  reference="Dempster, Laird & Rubin 1977"),
 ), option="--acceleration")
