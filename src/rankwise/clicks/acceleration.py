@@ -13,12 +13,14 @@ then carries on with EM passes from ``theta'`` (each cycle costs two passes). ``
 below the one of ``theta_1`` (EM's own next point is never below) is undone: the fit returns
 to ``theta_2``. Under the empirical prior the log-likelihood is not what EM's passes raise (the
 prior is refitted at every pass, and the passes may lower the likelihood on their way to the
-limit), so there a jump is judged by the fixed-point residual instead (Varadhan & Roland's
-safeguard without an objective): it is kept when the EM pass from it moves the parameters by no
-more than the pass from ``theta_1`` did. The fixed point is EM's; only the way there is shorter. The stopping rule
-needs EM's rate: each cycle measures it on its two plain passes, and a jump can land where
-the first of them moves far and the second little, so the rule takes the largest rate of the
-last ``RATE_CYCLES`` cycles (``rate``).
+limit), so there a jump below ``theta_1``'s log-likelihood is still kept when the fixed-point
+residual says it is closer (Varadhan & Roland's safeguard without an objective): when the EM
+pass from it moves the parameters no further than the pass from ``theta_1`` did. The fixed
+point is EM's; only the way there is shorter. The stopping rule needs EM's rate: each cycle
+measures it on its two plain passes, and a jump can land where the first of them moves far and
+the second little, so the rule takes the largest rate of the last ``RATE_CYCLES`` cycles
+(``rate``); and since jumps can still make it look faster than EM's own, a stop is confirmed
+by ``CHECK_PASSES`` plain passes (``confirms_limit``).
 
 - ``squarem`` (the default): as above;
 - ``none``: plain EM, one pass after another (the path PyClick and earlier versions took).
@@ -45,6 +47,8 @@ RATE_CYCLES = 5
 """The cycles whose largest EM rate the stopping rule reads."""
 RATE_CAP = 0.9999
 """The largest rate one cycle may report (a rate of 1 or more is rounding near the limit)."""
+CHECK_PASSES = 3
+"""Plain EM passes that confirm a stop: the last two give EM's own rate at the stopping point."""
 
 
 def parameter_names(model: Any) -> list[str]:
@@ -91,7 +95,21 @@ class Squarem:
         self._first_residual = math.inf            # |theta_2 - theta_1|: the move of the pass from theta_1
         self._by_residual = getattr(model, "prior", None) == EMPIRICAL
         self._fallback: dict[str, Any] | None = None   # the model at theta_2, kept while a jump is tried
+        self._check_left = 0     # plain passes still to run in a check of the stop
+        self._checked = 0        # plain passes run in the current check
         self.jumps = self.undone = 0
+
+    def confirms_limit(self) -> bool:
+        """Whether the fit may stop where the stopping rule says it is near EM's limit. The rule
+        reads a rate measured on the cycles' passes, which jumps can make look faster than EM's
+        own; so the first time it says stop, ``CHECK_PASSES`` plain passes follow and the rule,
+        reading their rate, must say it again on the last of them (False until then)."""
+        if self._checked >= CHECK_PASSES:
+            return True
+        if self._check_left == 0:
+            self._check_left, self._checked = CHECK_PASSES, 0
+            self.rate = math.nan      # the rule reads the plain passes' own rate
+        return False
 
     def settle(self) -> None:
         """At the end of a fit: back to theta_2 if the model holds a jump not yet scored (the fit
@@ -103,18 +121,25 @@ class Squarem:
 
     def after_pass(self, start: np.ndarray, end: np.ndarray, start_ll: float) -> str:
         """``plain``, ``extrapolated`` (the model now holds the jump) or ``undone`` (the jump
-        scored below theta_1's log-likelihood, or under the empirical prior moved further than
-        the pass from theta_1: the model is back at theta_2)."""
+        scored below theta_1's log-likelihood and, under the empirical prior, its pass also moved
+        further than the pass from theta_1: the model is back at theta_2)."""
         if self._fallback is not None:   # this pass started from a jump
             fallback, self._fallback = self._fallback, None
-            worse = float(np.abs(end - start).max(initial=0.0)) > self._first_residual if self._by_residual \
-                else not start_ll >= self._first_ll
+            worse = not start_ll >= self._first_ll
+            if worse and self._by_residual:   # kept if its pass moves no further than theta_1's did
+                worse = float(np.abs(end - start).max(initial=0.0)) > self._first_residual
             if worse:
                 for name, value in fallback.items():
                     setattr(self.model, name, value)
                 self.undone += 1
                 self._anchor = self._first = None
                 return "undone"
+        if self._check_left > 0:      # a check of the stop: plain passes, no cycle
+            self._check_left -= 1
+            self._checked += 1
+            self._anchor = self._first = None
+            return "plain"
+        self._checked = 0
         if self._anchor is None or self._first is None or self._anchor.shape != end.shape:
             self._anchor, self._first, self._first_ll = start, end, -math.inf
             return "plain"
@@ -154,6 +179,10 @@ class PlainEM:
     def __init__(self, model: Any) -> None:
         self.model = model
 
+    def confirms_limit(self) -> bool:
+        """Plain EM's rate is measured pass by pass: its stopping rule needs no check."""
+        return True
+
     def settle(self) -> None:
         """Nothing to undo."""
 
@@ -169,7 +198,8 @@ class Acceleration(Declared[Callable[..., Any]]):
 
 ACCELERATIONS: Registry[Acceleration] = Registry("EM acceleration", (
     Acceleration("squarem", Squarem, "Squared extrapolation: after two EM passes, a jump along them (undone if "
-                 "its likelihood is lower; under the empirical prior, if the pass from it moves further).", reference="Varadhan & Roland 2008, SQUAREM scheme S3"),
+                 "its likelihood is lower and, under the empirical prior, the pass from it moves further).",
+                 reference="Varadhan & Roland 2008, SQUAREM scheme S3"),
     Acceleration("none", PlainEM, "Plain EM: one pass after another (PyClick's path).",
                  reference="Dempster, Laird & Rubin 1977"),
 ), option="--acceleration")

@@ -812,7 +812,8 @@ class ClickModel:
             # a fitted prior moves with the parameters, so the log-likelihood need not rise at
             # every pass: those fits stop when it changes by less than the tolerance
             gain = abs(ll - previous) if self.prior == EMPIRICAL else ll - previous
-            if (gain < tolerance and remaining < parameter_tolerance and step != "undone") or stale:
+            near = gain < tolerance and remaining < parameter_tolerance and step != "undone"
+            if (near and accelerator.confirms_limit()) or stale:
                 converged = True
                 break
             previous = ll
