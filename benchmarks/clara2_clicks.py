@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -169,6 +170,7 @@ def run_clax(python: str, folder: Path, split: str, args: argparse.Namespace,
                            str(chosen["min_delta"]), str(out)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
+        shutil.rmtree(out, ignore_errors=True)
         reason = "not installed" if "No module named 'clax'" in proc.stderr else proc.stderr.strip()[-400:]
         print(f"CLAX left out ({python}): {reason}")
         return None
@@ -245,6 +247,7 @@ def clax_rows(log, split: str, args: argparse.Namespace, runs: dict) -> list[tup
             runs[name] = pair_run(log, np.load(folder / f"{kind}.npy"), name)
             rows.append((kind, f"CLAX, {settings} (CPU)", values["ll"], values["ppl"], values["cond_ppl"],
                          values["seconds"], values["epochs"], name))
+        shutil.rmtree(folder, ignore_errors=True)   # CLAX's scores are in the runs now
     return rows
 
 
