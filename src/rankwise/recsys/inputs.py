@@ -88,6 +88,8 @@ class _Table:
                 array = array.astype(np.int64)
             parts.append(array)
         kinds = {p.dtype.kind for p in parts}
+        if len(parts) == 1:
+            return parts[0]   # read-only when Arrow lends its buffer: nothing writes into ids
         return np.concatenate(parts) if len(kinds) == 1 else np.concatenate([p.astype(object) for p in parts])
 
     def numbers(self, column: str) -> np.ndarray:
@@ -96,6 +98,8 @@ class _Table:
 
         parts = [np.asarray(number_column(name, first, table.column(column).combine_chunks(), column),
                             dtype=np.float64) for name, first, table in self.pieces]
+        if len(parts) == 1:
+            return parts[0]
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def values(self, column: str) -> list[Any]:
@@ -163,14 +167,16 @@ class RecsysData:
     interactions are ``train_user``/``train_item`` (user codes index ``train_users``);
     ``popularity[code]`` counts them and ``user_popularity[code]`` counts distinct users.
     ``catalogue`` (codes), ``features`` (items x dimensions, NaN rows for items without one),
-    ``groups`` (items x groups weights, rows summing to 1 or 0) are optional."""
+    ``groups`` (items x groups weights, rows summing to 1 or 0) are optional. The training
+    users are coded when a metric first asks (``train_users``, ``train_user``): coverage,
+    Gini and popularity read the items only."""
 
     users: np.ndarray
     offsets: np.ndarray
     items: np.ndarray
     vocabulary: np.ndarray
-    train_users: np.ndarray | None = None
-    train_user: np.ndarray | None = None
+    train_user_ids: np.ndarray | None = None
+    """The user id of every training interaction, as read (``train_user`` codes them)."""
     train_item: np.ndarray | None = None
     relevant: tuple[np.ndarray, np.ndarray] | None = None
     """(list index, item code) of every pair the held-out data marks relevant, each once,
@@ -185,10 +191,31 @@ class RecsysData:
     notes: list[str] = field(default_factory=list)
     _tops: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
     _matrices: dict[int, Any] = field(default_factory=dict, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def n_lists(self) -> int:
         return len(self.users)
+
+    def _train_coded(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.train_user_ids is None:
+            return None
+        if "train_users" not in self._cache:
+            codes, ids = sorted_codes(self.train_user_ids)
+            self._cache["train_users"] = (np.asarray(ids), codes.astype(np.int64, copy=False))
+        return self._cache["train_users"]
+
+    @property
+    def train_users(self) -> np.ndarray | None:
+        """The distinct training users, sorted (None without training interactions)."""
+        coded = self._train_coded()
+        return None if coded is None else coded[0]
+
+    @property
+    def train_user(self) -> np.ndarray | None:
+        """Each training interaction's user code, an index into ``train_users``."""
+        coded = self._train_coded()
+        return None if coded is None else coded[1]
 
     @property
     def popularity(self) -> np.ndarray:
@@ -196,7 +223,35 @@ class RecsysData:
         if self.train_item is None:
             raise InputError("no training interactions: give train= (popularity, novelty and history need them)",
                              field="train")
-        return np.bincount(self.train_item, minlength=len(self.vocabulary))
+        if "popularity" not in self._cache:
+            self._cache["popularity"] = np.bincount(self.train_item, minlength=len(self.vocabulary))
+        return self._cache["popularity"]
+
+    def exposure(self, k: int) -> np.ndarray:
+        """Top-k slots per item code (computed once per k).
+
+        >>> RecsysData.build({"u1": ["a", "b"], "u2": ["b", "c"]}).exposure(1).tolist()
+        [1, 1, 0]
+        """
+        key = ("exposure", k)
+        if key not in self._cache:
+            self._cache[key] = np.bincount(self.top_items(k), minlength=len(self.vocabulary))
+        return self._cache[key]
+
+    def top_items(self, k: int) -> np.ndarray:
+        """The item codes of the top-k rows, list by list (``top(k)[0]``; no list index or
+        rank is formed when no list is longer than ``k``)."""
+        if k not in self._tops and (not len(self.offsets) > 1 or int(np.diff(self.offsets).max()) <= k):
+            return self.items
+        return self.top(k)[0]
+
+    def top_width(self, k: int) -> int | None:
+        """The length every top-k list has when all have the same (then the top-k rows are a
+        lists x width table, list by list); None when lengths differ."""
+        lengths = np.minimum(np.diff(self.offsets), k)
+        if not len(lengths) or lengths.min() != lengths.max():
+            return None
+        return int(lengths[0])
 
     @property
     def user_popularity(self) -> np.ndarray:
@@ -233,6 +288,8 @@ class RecsysData:
         if self.draws is not None:
             self.draws = np.concatenate([self.draws, np.full(len(missing), None, dtype=object)])
         self._tops.clear()
+        self._matrices.clear()
+        self._cache = {key: value for key, value in self._cache.items() if key in ("popularity", "train_users")}
         self.notes.append(f"{len(missing)} held-out user(s) have no recommendation list, e.g. {missing[0]!r}: each is "
                           "evaluated as an empty list")
 
@@ -278,6 +335,10 @@ class RecsysData:
         return cached
 
     def _top(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        width = self.top_width(k)
+        if width is not None and width * self.n_lists == len(self.items):   # every list k long or shorter, alike
+            return (self.items, np.repeat(np.arange(self.n_lists), width),
+                    np.tile(np.arange(width), self.n_lists))
         lengths = np.diff(self.offsets)
         rank = np.arange(len(self.items)) - np.repeat(self.offsets[:-1], lengths)
         owner = np.repeat(np.arange(self.n_lists), lengths)
@@ -290,7 +351,7 @@ class RecsysData:
         if self.catalogue is not None:
             return len(self.catalogue)
         if self.train_item is not None:
-            return int((np.bincount(self.train_item, minlength=len(self.vocabulary)) > 0).sum())
+            return int(np.count_nonzero(self.popularity))
         raise InputError("no catalogue: give catalogue= or train= (coverage is a share of the catalogue)",
                          field="catalogue")
 
@@ -316,11 +377,17 @@ class RecsysData:
             draw_ids = None if draw is None else frame.ids(draw)
         # group by user (and draw), keeping the order of first appearance and the rank order inside each list
         if draw_ids is None:
-            user_codes, user_ids = pd.factorize(keys_of(users), sort=False)
-            if rank_key is not None and not _in_list_order(user_codes, rank_key):
-                order = np.argsort(rank_key, kind="stable")
-                users, items = users[order], items[order]
+            grouped = run_codes(users)
+            if grouped is not None and (rank_key is None or _ranked_within(grouped[0], rank_key)):
+                user_codes, user_ids = grouped   # the usual table: list by list, in rank order
+                together = True
+            else:
+                together = False
                 user_codes, user_ids = pd.factorize(keys_of(users), sort=False)
+                if rank_key is not None and not _in_list_order(user_codes, rank_key):
+                    order = np.argsort(rank_key, kind="stable")
+                    users, items = users[order], items[order]
+                    user_codes, user_ids = pd.factorize(keys_of(users), sort=False)
             list_draws = None
         else:
             if rank_key is not None:
@@ -330,7 +397,8 @@ class RecsysData:
             user_codes = keys.groupby(["user", "draw"], sort=False).ngroup().to_numpy()
             first = np.unique(user_codes, return_index=True)[1]
             user_ids, list_draws = users[first], np.asarray(draw_ids[first], dtype=object)
-        if len(user_codes) and bool(np.all(user_codes[1:] >= user_codes[:-1])):
+            together = False
+        if together or (len(user_codes) and bool(np.all(user_codes[1:] >= user_codes[:-1]))):
             users_sorted = user_codes   # each list's rows already together: no sort
         else:
             order = np.argsort(user_codes, kind="stable")
@@ -356,28 +424,23 @@ class RecsysData:
         group_ids, group_lists = _groups(groups) if groups is not None else (None, None)
         if group_ids is not None:
             extra.append(group_ids)
-        kinds = {a.dtype.kind for a in extra}
-        joined = np.concatenate(extra) if len(kinds) == 1 and kinds <= {"i", "u"} else \
-            np.concatenate([a.astype(object) for a in extra])
-        codes, vocabulary = sorted_codes(joined)
+        coded, vocabulary = shared_codes(extra)
+        codes = iter(coded[1:])
         vocabulary = np.asarray(vocabulary, dtype=object)
-        item_codes = codes[:len(items)].astype(np.int64, copy=False)
-        at = len(items)
-        duplicated = repeated_in_lists(users_sorted, item_codes, len(vocabulary))
+        item_codes = coded[0]
+        counts = np.bincount(users_sorted, minlength=len(user_ids))
+        duplicated = repeated_in_lists(users_sorted, item_codes, len(vocabulary), counts)
         if duplicated.any():
             notes.append(f"{int(duplicated.sum())} repeated (user, item) row(s) in the recommendations: the first "
                          "occurrence of each is kept")
             users_sorted, item_codes = users_sorted[~duplicated], item_codes[~duplicated]
-        counts = np.bincount(users_sorted, minlength=len(user_ids))
+            counts = np.bincount(users_sorted, minlength=len(user_ids))
         data = cls(np.asarray(user_ids), np.concatenate(([0], np.cumsum(counts))), item_codes,
                    vocabulary, notes=notes, draws=list_draws)
         if train_pairs is not None:
             n = len(train_pairs[1])
-            train_user_codes, train_user_ids = sorted_codes(train_pairs[0])
-            data.train_users = np.asarray(train_user_ids)
-            data.train_user = train_user_codes.astype(np.int64, copy=False)
-            data.train_item = codes[at:at + n].astype(np.int64, copy=False)
-            at += n
+            data.train_user_ids = train_pairs[0]
+            data.train_item = next(codes)
         if test_pairs is not None:
             n = len(test_pairs[1])
             keep = np.ones(n, dtype=bool)
@@ -385,17 +448,15 @@ class RecsysData:
                 if test_pairs[2] is None:
                     raise InputError("rating_threshold needs a rating column in the test data", field="test")
                 keep = test_pairs[2] >= rating_threshold
-            test_codes = codes[at:at + n]
+            test_codes = next(codes)
             data.add_empty_lists(test_pairs[0][keep])
             row, owner = data.lists_of(test_pairs[0][keep])
             key = distinct(owner.astype(np.int64) * len(vocabulary) + test_codes[keep][row])
             data.relevant = (key // len(vocabulary), key % len(vocabulary))
-            at += n
         if catalogue_ids is not None:
-            data.catalogue = distinct(codes[at:at + len(catalogue_ids)])
-            at += len(catalogue_ids)
+            data.catalogue = distinct(next(codes))
         universe = data.catalogue if data.catalogue is not None else \
-            (np.flatnonzero(np.bincount(data.train_item, minlength=len(vocabulary))) if data.train_item is not None
+            (np.flatnonzero(data.popularity) if data.train_item is not None
              else None)
         if universe is not None:
             known = np.zeros(len(vocabulary), dtype=bool)
@@ -407,14 +468,13 @@ class RecsysData:
                              f"{vocabulary[outside[0]]!r}: coverage counts catalogue items only")
         if feature_ids is not None and feature_matrix is not None:
             matrix = np.full((len(vocabulary), feature_matrix.shape[1]), np.nan)
-            matrix[codes[at:at + len(feature_ids)]] = feature_matrix
+            matrix[next(codes)] = feature_matrix
             data.features = matrix
-            at += len(feature_ids)
         if group_ids is not None and group_lists is not None:
             names = sorted({g for gs in group_lists for g in gs})
             index = {g: j for j, g in enumerate(names)}
             weights = np.zeros((len(vocabulary), len(names)))
-            for code, listed in zip(codes[at:at + len(group_ids)].tolist(), group_lists, strict=True):
+            for code, listed in zip(next(codes).tolist(), group_lists, strict=True):
                 for g in listed:   # an item in several groups counts 1/|groups| in each (Steck 2018)
                     weights[code, index[g]] += 1.0 / len(listed)
             data.groups, data.group_names = weights, names
@@ -441,6 +501,38 @@ def sorted_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(distinct_ids)
 
 
+def shared_codes(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+    """One coding of several id arrays: (each part's int64 codes, the distinct ids of all
+    parts in sorted order), as ``sorted_codes`` of the parts joined would give, without
+    joining non-negative integer ids in a narrow range (one table of the range marks
+    what occurs, each part is read through it).
+
+    >>> codes, names = shared_codes([np.array([7, 3]), np.array([3, 9])])
+    >>> [c.tolist() for c in codes], names.tolist()
+    ([[1, 0], [0, 2]], [3, 7, 9])
+    >>> codes, names = shared_codes([np.array(["b", "a"], dtype=object), np.array([2])])
+    >>> [c.tolist() for c in codes], names.tolist()
+    ([[2, 1], [0]], [2, 'a', 'b'])
+    """
+    total = sum(len(p) for p in parts)
+    kinds = {p.dtype.kind for p in parts if len(p)}
+    if kinds and kinds <= {"i", "u"}:
+        low = min(int(p.min()) for p in parts if len(p))
+        high = max(int(p.max()) for p in parts if len(p))
+        if low >= 0 and high < 4 * total + 1024:
+            present = np.zeros(high + 1, dtype=bool)
+            for part in parts:
+                present[part] = True
+            code_of = np.cumsum(present, dtype=np.int64) - 1
+            return [code_of[part] for part in parts], np.flatnonzero(present).astype(parts[0].dtype)
+    joined = np.concatenate(parts) if len(kinds) <= 1 and kinds <= {"i", "u"} else \
+        np.concatenate([p.astype(object) for p in parts])
+    codes, vocabulary = sorted_codes(joined)
+    codes = codes.astype(np.int64, copy=False)
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    return [codes[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)], vocabulary
+
+
 def repeated(keys: np.ndarray) -> np.ndarray:
     """Whether each key repeats an earlier one (pandas' ``duplicated``), by one sort: no hash
     table over millions of keys.
@@ -460,17 +552,31 @@ SHORT_LISTS = 32
 before it in its list (one vectorised pass per distance), longer ones by one sort."""
 
 
-def repeated_in_lists(lists: np.ndarray, items: np.ndarray, width: int) -> np.ndarray:
+def repeated_in_lists(lists: np.ndarray, items: np.ndarray, width: int, counts: np.ndarray | None = None) -> np.ndarray:
     """Whether each row repeats an item earlier in its own list; ``lists`` is non-decreasing
-    (each list's rows together), ``items`` are codes below ``width``.
+    (each list's rows together), ``items`` are codes below ``width``; ``counts``: the rows of
+    each list, when known.
 
     >>> repeated_in_lists(np.array([0, 0, 0, 1, 1]), np.array([4, 2, 4, 4, 1]), 5).tolist()
     [False, False, True, False, False]
+    >>> repeated_in_lists(np.array([0, 0, 1, 1]), np.array([3, 3, 1, 2]), 5).tolist()   # lists alike long
+    [False, True, False, False]
     """
-    longest = int(np.bincount(lists).max()) if len(lists) else 0
+    counts = np.bincount(lists) if counts is None else counts
+    longest = int(counts.max()) if len(lists) else 0
     if longest > SHORT_LISTS:
         return repeated(lists.astype(np.int64) * width + items)
     out = np.zeros(len(items), dtype=bool)
+    if longest and int(counts.min()) == longest and longest * len(counts) == len(items):   # one row per list
+        ordered = np.sort(items.reshape(-1, longest), axis=1)
+        if not bool((ordered[:, 1:] == ordered[:, :-1]).any()):
+            return out   # the usual case, told by one sort of each row
+        slots = items.reshape(-1, longest).T.copy()   # slot by slot, each a contiguous column
+        flags = np.zeros(slots.shape, dtype=bool)
+        for later in range(1, longest):
+            for earlier in range(later):
+                flags[later] |= slots[later] == slots[earlier]
+        return flags.T.ravel()
     for distance in range(1, longest):
         out[distance:] |= (items[distance:] == items[:-distance]) & (lists[distance:] == lists[:-distance])
     return out
@@ -514,6 +620,44 @@ def _rank_key(frame: _Table, source: str) -> np.ndarray | None:
     if rank is not None:
         return frame.numbers(rank)
     return None
+
+
+def run_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """When the rows of each id come together, (codes in order of first appearance, the ids in
+    that order) from one pass over neighbours, as ``pandas.factorize`` would give them; None
+    when an id comes back after another (then only a hash table tells).
+
+    >>> codes, names = run_codes(np.array([7, 7, 3, 5, 5]))
+    >>> codes.tolist(), names.tolist()
+    ([0, 0, 1, 2, 2], [7, 3, 5])
+    >>> run_codes(np.array([7, 3, 7])) is None
+    True
+    """
+    import pandas as pd
+
+    if not len(ids):
+        return None
+    change = np.asarray(ids[1:] != ids[:-1], dtype=bool)
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    names = ids[starts]
+    if len(pd.unique(keys_of(names))) != len(names):
+        return None
+    codes = np.empty(len(ids), dtype=np.int64)
+    codes[0] = 0
+    np.cumsum(change, out=codes[1:])
+    return codes, names
+
+
+def _ranked_within(codes: np.ndarray, key: np.ndarray) -> bool:
+    """Whether ``key`` is non-decreasing inside each run of equal, non-decreasing ``codes``.
+
+    >>> _ranked_within(np.array([0, 0, 1, 1]), np.array([1.0, 2.0, 0.5, 0.7]))
+    True
+    >>> _ranked_within(np.array([0, 0]), np.array([2.0, 1.0]))
+    False
+    """
+    falls = key[1:] < key[:-1]
+    return not bool(np.any(falls & (codes[1:] == codes[:-1])))
 
 
 def _in_list_order(codes: np.ndarray, key: np.ndarray) -> bool:

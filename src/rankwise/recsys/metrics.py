@@ -71,14 +71,13 @@ def catalogue_coverage(data: RecsysData, k: int, outside: str = "leave_out") -> 
     >>> catalogue_coverage(data, 2, outside="count")   # Recommenders: 3 recommended / 2 in train
     (1.5, None)
     """
-    items, _, _ = data.top(k)
-    shown = np.bincount(items, minlength=len(data.vocabulary)) > 0
+    shown = data.exposure(k) > 0
     if outside == "leave_out":
         inside = np.zeros(len(data.vocabulary), dtype=bool)
         if data.catalogue is not None:
             inside[data.catalogue] = True
         elif data.train_item is not None:
-            inside[data.train_item] = True
+            inside = data.popularity > 0
         else:
             data.catalogue_size()   # the error: no catalogue
         shown &= inside
@@ -108,8 +107,7 @@ def distributional_coverage(data: RecsysData, k: int) -> Value:
     """
     from rankwise.streaming.coverage import entropy_bits  # the one definition; streaming loads on use
 
-    items, _, _ = data.top(k)
-    return entropy_bits(np.bincount(items, minlength=len(data.vocabulary))), None
+    return entropy_bits(data.exposure(k)), None
 
 
 def gini_index(data: RecsysData, k: int) -> Value:
@@ -122,11 +120,12 @@ def gini_index(data: RecsysData, k: int) -> Value:
     >>> round(gini_index(data, 2)[0], 6)   # n = 3 (train a, c; b only recommended): x = 1, 1, 2 -> 2/12
     0.166667
     """
-    items, _, _ = data.top(k)
-    exposure = np.bincount(items, minlength=len(data.vocabulary))
+    exposure = data.exposure(k)
     universe = exposure > 0
-    universe[data.catalogue if data.catalogue is not None else
-             (data.train_item if data.train_item is not None else items)] = True
+    if data.catalogue is not None:
+        universe[data.catalogue] = True
+    elif data.train_item is not None:
+        universe |= data.popularity > 0
     from rankwise.streaming.coverage import gini  # the one definition; streaming loads on use
 
     return gini(exposure[universe]), None
@@ -139,8 +138,7 @@ def unique_items(data: RecsysData, k: int) -> Value:
     >>> unique_items(data, 1)   # a and b
     (2.0, None)
     """
-    items, _, _ = data.top(k)
-    return float((np.bincount(items, minlength=len(data.vocabulary)) > 0).sum()), None
+    return float(np.count_nonzero(data.exposure(k))), None
 
 
 def novelty(data: RecsysData, k: int, unseen: Unseen = "zero", frequency: Frequency = "interactions",
@@ -229,6 +227,10 @@ def average_popularity(data: RecsysData, k: int, popularity: str = "interactions
     >>> average_popularity(data, 2, "users")   # a: one user (u2, twice): u1 (1 + 0) / 2, u2 (0 + 1) / 2
     (0.5, array([0.5, 0.5]))
     """
+    width = data.top_width(k)
+    if width is not None:   # lists alike long: no list index needed
+        per_user = _per_user(_item_popularity(data, popularity)[data.top_items(k)], np.empty(0), data.n_lists, width)
+        return _mean(per_user), per_user
     items, owner, _ = data.top(k)
     per_user = _per_user(_item_popularity(data, popularity)[items].astype(np.float64), owner, data.n_lists)
     return _mean(per_user), per_user
