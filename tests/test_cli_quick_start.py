@@ -4,6 +4,7 @@ must reach ``evaluate_files`` with exactly the values Typer would pass."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -178,8 +179,11 @@ def test_output_cut_short_ends_with_status_1(monkeypatch: pytest.MonkeyPatch) ->
 
 def _imported(*args: str) -> set[str]:
     """The top-level packages a ``rankwise`` command line imports (``python -X importtime``)."""
+    from rankwise.cli.output import TERMINAL_VARIABLES
+
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL_VARIABLES}   # output to a pipe, as it is
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rankwise", *args], capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env=env)
     return {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines()
             if line.startswith("import time:")}
 
@@ -193,3 +197,6 @@ def test_the_version_and_trec_eval_import_only_what_they_use() -> None:
     # trec_eval's drop-in reads with pyarrow and computes with numpy, and loads nothing else heavy
     trec_eval = _imported("trec-eval", "-m", "map", QRELS, RUN)
     assert trec_eval & heavy == {"numpy", "pyarrow"}, trec_eval & heavy
+    # so does evaluate printing its table to a pipe (rich draws tables on a terminal only)
+    evaluate = _imported("evaluate", QRELS, RUN, "-m", "map", "-m", "ndcg@10")
+    assert evaluate & heavy == {"numpy", "pyarrow"}, evaluate & heavy

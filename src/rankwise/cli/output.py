@@ -259,11 +259,24 @@ def inputs(qrels: str | None, runs: list[str]) -> Iterator[tuple[Any, Any]]:
         _STDIN_COPIES.clear()
 
 
+TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+"""Environment variables by which rich treats standard output as a terminal though it is not one."""
+
+
+def _may_be_terminal() -> bool:
+    """Whether rich could take standard output for a terminal: it is one, or a variable says so."""
+    stream = sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)()) or any(name in os.environ for name in TERMINAL_VARIABLES)
+
+
 def show_grids(grids: list[Any], output: Path | None, plain: bool = False, warnings: Sequence[Any] = ()) -> None:
     """Print tables: rich on a terminal; plain text (every digit and name) to a file, a pipe or
     when ``plain``. A file gets the ``warnings`` under the tables."""
     if output is not None:
         emit("\n\n".join(g.text() for g in grids) + "\n", output, warnings, "text")
+        return
+    if plain or not _may_be_terminal():
+        echo("\n\n".join(g.text() for g in grids))   # a pipe or a file: rich is not even imported
         return
     from rich.console import Console
 
