@@ -63,8 +63,15 @@ HASHED = ["pbm", "ubm", "dbn"]
 """Also fitted with hashed document ids as features."""
 MIXTURES = ["mixture(components=ubm+dcm)"]
 SATISFACTION_BY_PLACEMENT = "rankwise, satisfaction by placement too"
-"""DBN and SDBN also fitted with satisfaction's prior structured by placement, as attractiveness's
-is (a structure this script declares: rankwise's ``placement`` keeps satisfaction flat)."""
+"""DBN and SDBN also fitted with each pair's satisfaction (partial pooling) under a prior
+structured by placement, as attractiveness's is (a structure this script declares: rankwise's
+``placement`` keeps satisfaction flat)."""
+SATISFACTION_PER_PAIR = "rankwise, satisfaction per pair"
+"""DBN and SDBN also fitted with each pair's own satisfaction (``satisfaction_pooling=partial``,
+the default before the held-out choice)."""
+SATISFACTION_ROWS = {
+    SATISFACTION_BY_PLACEMENT: {"prior_structure": "placement-both", "satisfaction_pooling": "partial"},
+    SATISFACTION_PER_PAIR: {"satisfaction_pooling": "partial"}}
 CLAX_MODELS = ["pbm", "ubm", "cascade", "dcm", "sdbn", "dbn", "ccm"]
 DEFAULT_DATA = Path(__file__).parents[2] / "shared/data/clicks/clara2"
 
@@ -208,7 +215,7 @@ def rankwise_rows(log, train, test, fit_part, validation, runs: dict) -> list[tu
     kinds = [(kind, label, settings, stop) for kind in MODELS for label, settings, stop in VARIANTS] + \
         [(kind, "rankwise, hashed doc ids", {}, False) for kind in HASHED] + \
         [(kind, "rankwise", {}, False) for kind in MIXTURES] + \
-        [(kind, SATISFACTION_BY_PLACEMENT, {"prior_structure": "placement-both"}, False) for kind in ("sdbn", "dbn")]
+        [(kind, label, settings, False) for label, settings in SATISFACTION_ROWS.items() for kind in ("sdbn", "dbn")]
     for kind, label, settings, stop in kinds:
         if label.endswith("hashed doc ids"):
             model = clicks.MODELS[kind]().use_features(hashed=("doc",), buckets=1024)
@@ -222,7 +229,12 @@ def rankwise_rows(log, train, test, fit_part, validation, runs: dict) -> list[tu
         table = clicks.evaluate_model(model, test).table.set_index("rank")
         name = f"{model.name} / {label}"
         runs[name] = model.relevance(name, log)
-        if label in ("rankwise", SATISFACTION_BY_PLACEMENT) and model.name != "mixture":
+        if getattr(model, "selection", None) and label == "rankwise":
+            choice = model.selection
+            print(f"{model.name}: satisfaction pooled {choice['pooling']} by held-out likelihood (gain of each pair's "
+                  f"own over one rate {choice['gain']:.2e} per session, standard error {choice['standard_error']:.2e}, "
+                  f"{choice['sessions']:,} held-out pages)\n")
+        if label in ("rankwise", *SATISFACTION_ROWS) and model.name != "mixture":
             for rule in ("attractiveness", "satisfaction"):
                 if rule == "attractiveness" or "sigma" in model.pair_fields.values():
                     runs[f"{name} ({rule})"] = model.relevance(f"{name} ({rule})", log, by=rule)

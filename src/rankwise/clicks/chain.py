@@ -37,6 +37,7 @@ from rankwise.clicks.models import (
     last_click,
     weighted,
 )
+from rankwise.clicks.pooling import POOLINGS, SHARED_CONCENTRATION, check_pooling, choose_pooling, shared_rate
 from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.structure import DEFAULT_STRUCTURE
 
@@ -153,6 +154,34 @@ class DBN(_EMChain):
     pair_fields = {"attractiveness": "alpha", "satisfaction": "sigma"}
     fields: Mapping[str, tuple[int | None, ...]] = {"gamma": ()}
 
+    def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, prior_structure: str = DEFAULT_STRUCTURE,
+                 satisfaction_pooling: str = POOLINGS[0]) -> None:
+        super().__init__(prior, prior_structure)
+        self.satisfaction_pooling = check_pooling(satisfaction_pooling)
+        """``held-out``, ``partial`` or ``complete`` (``rankwise.clicks.pooling``)."""
+        self.pooling = "partial" if satisfaction_pooling == "held-out" else satisfaction_pooling
+        """The pooling the last fit used."""
+        self.selection: dict[str, Any] | None = None
+        """The held-out choice of the last fit (``held-out`` only): pooling, sessions, gain, standard error."""
+
+    def _before_fit(self, log: Any, options: dict[str, Any]) -> None:
+        if self.satisfaction_pooling == "held-out":
+            self.selection = choose_pooling(self, log, options)
+            self.pooling = self.selection["pooling"]
+
+    def _satisfaction(self, successes: np.ndarray, trials: np.ndarray,
+                      evidence: tuple[np.ndarray, np.ndarray] | None = None, flipped: bool = False) -> np.ndarray:
+        """Each pair's satisfaction under the pooling in use: its own (``partial``), or the
+        log's one rate (``complete``; pairs never seen take it too)."""
+        if self.pooling != "complete":
+            return self._pair_estimate("sigma", successes, trials, evidence, flipped)
+        a, b = self.fixed_prior[0], self.fixed_prior[1] - self.fixed_prior[0]
+        rate = shared_rate(successes, trials, self.fixed_prior)
+        self.hyper["sigma"] = (rate * SHARED_CONCENTRATION, (1 - rate) * SHARED_CONCENTRATION)
+        satisfied, total, pairs = float(np.sum(successes)), float(np.sum(trials)), len(successes)
+        self.posterior["sigma"] = (np.full(pairs, satisfied + a), np.full(pairs, total - satisfied + b))
+        return np.full(len(successes), rate)
+
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)
         self.sigma = np.full(log.n_pairs, 0.5)
@@ -199,9 +228,9 @@ class DBN(_EMChain):
 
     def _maximise(self, totals: dict[str, np.ndarray]) -> None:
         self.alpha = self._pair_estimate("alpha", totals["alpha"], totals["shown"], _evidence(totals))
-        self.sigma = self._pair_estimate("sigma", totals["sigma"], totals["clicks"],
-                                         (totals["clicked_again"], totals["went_on"]) if "went_on" in totals else None,
-                                         flipped=True)
+        self.sigma = self._satisfaction(totals["sigma"], totals["clicks"],
+                                        (totals["clicked_again"], totals["went_on"]) if "went_on" in totals else None,
+                                        flipped=True)
         self.gamma = float(_ratio(totals["gamma"], totals["decisions"], self.fixed_prior)[0])
 
     def relevance_scores(self, values: dict[str, np.ndarray] | None = None) -> np.ndarray:
@@ -377,8 +406,8 @@ class SDBN(DBN):
     fields: Mapping[str, tuple[int | None, ...]] = {}
 
     def __init__(self, prior: tuple[float, float] | str = EMPIRICAL, method: str = "em",
-                 prior_structure: str = DEFAULT_STRUCTURE) -> None:
-        super().__init__(prior, prior_structure)
+                 prior_structure: str = DEFAULT_STRUCTURE, satisfaction_pooling: str = POOLINGS[0]) -> None:
+        super().__init__(prior, prior_structure, satisfaction_pooling)
         self.method = _method(method)
         self.iterative = method == "em"
         self.gamma = 1.0
@@ -403,7 +432,7 @@ class SDBN(DBN):
             self.gamma = 1.0
             return
         self.alpha = self._pair_estimate("alpha", totals["clicks"], totals["examined"])
-        self.sigma = self._pair_estimate("sigma", totals["final"], totals["all_clicks"])
+        self.sigma = self._satisfaction(totals["final"], totals["all_clicks"])
 
     def satisfaction(self, log: ClickLog) -> np.ndarray:
         return _per_cell(self, log, self.sigma, "sigma")

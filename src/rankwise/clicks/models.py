@@ -749,6 +749,9 @@ class ClickModel:
 
             raise InputError("the click log has no sessions: nothing to fit", source=str(getattr(log, "source", "")
                                                                                          or "<log>"))
+        self._fit_started = time.perf_counter()
+        self._before_fit(log, {"iterations": iterations, "tolerance": tolerance, "chunk_size": chunk_size,
+                               "parameter_tolerance": parameter_tolerance, "acceleration": acceleration})
         accelerator = accelerator_for(self, acceleration) if self.accelerated else PlainEM(self)
         self._remember_pairs(log)
         self.hyper, self.posterior = {}, {}
@@ -765,6 +768,10 @@ class ClickModel:
                          patience, chunk_size, advance, accelerator)
         return self
 
+    def _before_fit(self, log: Any, options: dict[str, Any]) -> None:
+        """What a model settles on ``log`` before its passes, fitting with ``options`` (DBN and
+        SDBN: how far satisfaction is pooled, ``rankwise.clicks.pooling``)."""
+
     def _passes(self, log: Any, pass_totals: Callable[[], SufficientStatistics], iterations: int,
                 tolerances: tuple[float, float], progress: Callable[[dict[str, float]], None] | None,
                 validation: Any, patience: int, chunk_size: int, advance: Callable[..., None],
@@ -774,7 +781,7 @@ class ClickModel:
         tolerance, parameter_tolerance = tolerances
         moved = remaining = math.inf
         before: np.ndarray | None = None   # the parameters the pass starts from (none before the first)
-        started = time.perf_counter()
+        started = getattr(self, "_fit_started", None) or time.perf_counter()   # choices before the passes count
         previous = -math.inf
         constants: dict[str, np.ndarray] = {}
         best: tuple[float, int, dict[str, Any]] | None = None

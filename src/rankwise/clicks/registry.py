@@ -36,6 +36,7 @@ from rankwise.clicks.models import (
     RankCTR,
 )
 from rankwise.clicks.models import PARAMETER_TOLERANCE as PARAMETER_TOLERANCE_DEFAULT
+from rankwise.clicks.pooling import POOLINGS
 from rankwise.clicks.shrinkage import EMPIRICAL
 from rankwise.clicks.structure import DEFAULT_STRUCTURE
 from rankwise.clicks.ultra import LabelRankModel
@@ -86,6 +87,10 @@ class ModelKind(Declared[Callable[..., "ClickModel"]]):
         return self.target(**settings)
 
 
+POOLING = Param("satisfaction_pooling", str, POOLINGS[0], "held-out (the default: whichever of the two predicts a "
+                "held-out tenth of the log's first 100,000 sessions better, partial only by more than one standard "
+                "error), partial (each pair its own satisfaction, shrunk to the prior) or complete (one satisfaction "
+                "for every pair)", choices=POOLINGS)
 METHOD = Param("method", str, "em", "em: the exact likelihood by EM; counting: PyClick's one-pass approximation "
                "(reads 'no later click' as 'stopped')", choices=FIT_METHODS)
 COMPONENTS = Param("components", str, "pbm+dbn", "the mixed click models, by name, joined by '+' (in Python, "
@@ -127,9 +132,11 @@ MODELS: Registry[ModelKind] = Registry("click model", (
               aliases=("cm",), reference="Craswell et al. 2008; CLAX CascadeModel"),
     ModelKind("dcm", DCM, "Dependent click model: after a click at rank r, continue with lambda_r.", (*EM, METHOD),
               reference="Guo et al. 2009; CLAX DependentClickModel"),
-    ModelKind("sdbn", SDBN, "Simplified DBN: attractiveness and satisfaction per pair, gamma = 1.", (*EM, METHOD),
+    ModelKind("sdbn", SDBN, "Simplified DBN: attractiveness and satisfaction per pair, gamma = 1.",
+              (*EM, METHOD, POOLING),
               reference="Chapelle & Zhang 2009; CLAX SimplifiedDynamicBayesianNetwork"),
-    ModelKind("dbn", DBN, "Dynamic Bayesian network: attractiveness, satisfaction per pair, continuation gamma.", EM,
+    ModelKind("dbn", DBN, "Dynamic Bayesian network: attractiveness, satisfaction per pair, continuation gamma.",
+              (*EM, POOLING),
               reference="Chapelle & Zhang 2009; CLAX DynamicBayesianNetwork"),
     ModelKind("ccm", CCM, "Click chain model: continuation tau_1..tau_3 after no click, a click, a satisfying one.",
               EM, reference="Guo et al. 2009; CLAX ClickChainModel"),
