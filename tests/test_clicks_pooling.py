@@ -99,3 +99,13 @@ def test_an_unknown_pooling_is_refused_by_name(tmp_path: Path) -> None:
                                    "-o", str(tmp_path / "m.json")])
     assert out.exit_code == 2 and "satisfaction_pooling" in out.output
     assert not (tmp_path / "m.json").exists()
+
+
+def test_the_choice_is_the_same_on_a_stored_log(tmp_path: Path) -> None:
+    log = _simulated(12_000, np.linspace(0.05, 0.95, DOCS), seed=13)
+    clicks.save_log(log, tmp_path / "log")
+    stored = clicks.DBN().fit(clicks.open_log(tmp_path / "log"), chunk_size=5_000)
+    in_memory = clicks.DBN().fit(log, chunk_size=5_000)
+    assert stored.selection == in_memory.selection and stored.selection["pooling"] == "partial"
+    assert stored.history[0]["seconds"] > 0
+    np.testing.assert_allclose(stored.sigma, in_memory.sigma, rtol=1e-9)

@@ -119,8 +119,9 @@ class ClickLog:
         """
         for start in range(0, max(self.sessions, 1), max(int(size), 1)):
             stop = start + max(int(size), 1)
-            yield piece_of(self, self.query[start:stop], self.docs[start:stop], self.pairs[start:stop],
-                           self.clicks[start:stop], self.mask[start:stop])
+            docs = None if self.docs is None else self.docs[start:stop]   # a lean piece has none
+            yield piece_of(self, self.query[start:stop], docs, self.pairs[start:stop], self.clicks[start:stop],
+                           self.mask[start:stop])
 
     def to_long(self) -> Any:
         """Long rows (session, query, rank, doc, click) of the shown cells as an Arrow table;

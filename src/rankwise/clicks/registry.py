@@ -88,7 +88,7 @@ class ModelKind(Declared[Callable[..., "ClickModel"]]):
 
 
 POOLING = Param("satisfaction_pooling", str, POOLINGS[0], "held-out (the default: whichever of the two predicts a "
-                "held-out tenth of the log's first 100,000 sessions better, partial only by more than one standard "
+                "held-out tenth of the log's first 50,000 sessions better, partial only by more than one standard "
                 "error), partial (each pair its own satisfaction, shrunk to the prior) or complete (one satisfaction "
                 "for every pair)", choices=POOLINGS)
 METHOD = Param("method", str, "em", "em: the exact likelihood by EM; counting: PyClick's one-pass approximation "
