@@ -108,7 +108,15 @@ def choose_pooling(model: Any, log: Any, options: dict[str, Any]) -> dict[str, A
     """The pooling of ``model``'s satisfaction that predicts held-out sessions of ``log``
     better (see the module), fitted with the fit's ``options``: ``pooling``, and the
     held-out ``sessions``, mean ``gain`` per session of ``partial`` over ``complete`` and its
-    ``standard_error``."""
+    ``standard_error``.
+
+    >>> from rankwise.clicks.chain import SDBN
+    >>> from rankwise.clicks.log import ClickLog
+    >>> log = ClickLog.from_arrays(["q"] * 20, [["a", "b"]] * 20, [[1, 0]] * 20)
+    >>> choice = choose_pooling(SDBN(), log, {})   # about 2 held-out sessions: too few to choose by
+    >>> choice["pooling"], choice["sessions"] < MINIMUM_HELD_OUT
+    ('partial', True)
+    """
     from rankwise.stats.resampling import seeded
 
     size = min(int(log.sessions), SELECTION_SESSIONS)
