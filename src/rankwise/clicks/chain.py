@@ -180,7 +180,7 @@ class DBN(_EMChain):
         self.hyper["sigma"] = (rate * SHARED_CONCENTRATION, (1 - rate) * SHARED_CONCENTRATION)
         satisfied, total, pairs = float(np.sum(successes)), float(np.sum(trials)), len(successes)
         self.posterior["sigma"] = (np.full(pairs, satisfied + a), np.full(pairs, total - satisfied + b))
-        return np.full(len(successes), rate)
+        return np.full(pairs, rate)
 
     def _start(self, log: Any) -> None:
         self.alpha = np.full(log.n_pairs, 0.5)

@@ -781,7 +781,7 @@ class ClickModel:
         tolerance, parameter_tolerance = tolerances
         moved = remaining = math.inf
         before: np.ndarray | None = None   # the parameters the pass starts from (none before the first)
-        started = getattr(self, "_fit_started", None) or time.perf_counter()   # choices before the passes count
+        started = self._fit_started   # what the fit chose before its passes counts
         previous = -math.inf
         constants: dict[str, np.ndarray] = {}
         best: tuple[float, int, dict[str, Any]] | None = None

@@ -490,15 +490,8 @@ def sorted_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> codes.tolist(), names.tolist()
     ([2, 1, 2, 0], [0, 3, 7])
     """
-    if ids.dtype.kind in "iu" and len(ids) and int(ids.min()) >= 0 and int(ids.max()) < 4 * len(ids) + 1024:
-        present = np.zeros(int(ids.max()) + 1, dtype=bool)
-        present[ids] = True
-        code_of = np.cumsum(present, dtype=np.int64) - 1
-        return code_of[ids], np.flatnonzero(present).astype(ids.dtype)
-    import pandas as pd
-
-    codes, distinct_ids = pd.factorize(keys_of(ids), sort=True)
-    return codes, np.asarray(distinct_ids)
+    coded, names = shared_codes([ids])
+    return coded[0], names
 
 
 def shared_codes(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -525,10 +518,12 @@ def shared_codes(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]
                 present[part] = True
             code_of = np.cumsum(present, dtype=np.int64) - 1
             return [code_of[part] for part in parts], np.flatnonzero(present).astype(parts[0].dtype)
+    import pandas as pd
+
     joined = np.concatenate(parts) if len(kinds) <= 1 and kinds <= {"i", "u"} else \
         np.concatenate([p.astype(object) for p in parts])
-    codes, vocabulary = sorted_codes(joined)
-    codes = codes.astype(np.int64, copy=False)
+    factorized, distinct_ids = pd.factorize(keys_of(joined), sort=True)
+    codes, vocabulary = factorized.astype(np.int64, copy=False), np.asarray(distinct_ids)
     bounds = np.cumsum([0] + [len(p) for p in parts])
     return [codes[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)], vocabulary
 
@@ -675,8 +670,7 @@ def _in_list_order(codes: np.ndarray, key: np.ndarray) -> bool:
     """
     if len(codes) < 2:
         return True
-    same = codes[1:] == codes[:-1]
-    return bool(np.all(codes[1:] >= codes[:-1]) and np.all(key[1:][same] >= key[:-1][same]))
+    return bool(np.all(codes[1:] >= codes[:-1])) and _ranked_within(codes, key)
 
 
 def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:
