@@ -142,3 +142,21 @@ def test_chunked_columns_and_small_slices_align_as_one_chunk(monkeypatch: pytest
     else:
         assert pieces.tie_spans.tolist() == whole.tie_spans.tolist()
         assert len(whole.tie_spans) > 0
+
+
+@pytest.mark.parametrize("offset", [0, (1 << 18) - 1, 1 << 18, (1 << 18) + 5, 700_000])
+@pytest.mark.parametrize("byte", [b"\t", b"\x0b", b"\x0c", b"\x00", b"\r"])
+def test_an_irregular_byte_is_found_in_every_block(offset: int, byte: bytes) -> None:
+    # the bytes are searched a block of 2**18 at a time: one at the first or last byte of a
+    # block, or past the first block, is found as one in the first block is
+    raw = bytearray(b"q1 Q0 d1 1 2.5 bm25\n" * 40_000)  # 800,000 bytes: four blocks
+    assert not trec_fast._irregular_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
+    while raw[offset:offset + 1] == b"\n":  # a byte inside a line
+        offset += 1
+    raw[offset] = byte[0]
+    assert trec_fast._irregular_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
+
+
+def test_carriage_returns_that_end_lines_in_a_later_block_are_regular() -> None:
+    raw = b"q1 Q0 d1 1 2.5 bm25\r\n" * 40_000
+    assert not trec_fast._irregular_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")

@@ -250,3 +250,21 @@ def test_labels_are_the_same_with_and_without_the_judged_filter() -> None:
     assert len(queries) < len(align.QrelsIndex.build(large).keys)
     assert filtered.label.tolist() == unfiltered.label.tolist()
     assert (filtered.label >= 0).sum() == sum(1 for v in judged.values() if v >= 0)
+
+
+def _ranked_docs(docs: list[str], scores: list[float], conv: Conventions) -> list[str]:
+    run = Run(["q"] * len(docs), docs, scores)
+    order, patch = align._order_rows(run, np.zeros(len(docs), dtype=np.int32), None, conv)
+    rows = align._patched_rows(len(docs), patch) if order is None else order
+    return [docs[int(i)] for i in rows]
+
+
+def test_rows_in_float32_rank_order_keep_it_but_for_the_tie_rule() -> None:
+    # descending as float64, but 1 + 1e-9 and 1.0 are one float32, and so are 0.0 and -0.0:
+    # two ties, each ordered by document id, descending (trec_eval): b before a, d before c
+    docs, scores = ["a", "b", "c", "d"], [1.0 + 1e-9, 1.0, 0.0, -0.0]
+    conv = Conventions(score_precision="float32")
+    assert _ranked_docs(docs, scores, conv) == ["b", "a", "d", "c"]
+    shuffled = [2, 0, 3, 1]  # through the full sort: the same ranking
+    assert _ranked_docs([docs[i] for i in shuffled], [scores[i] for i in shuffled], conv) == ["b", "a", "d", "c"]
+    assert _ranked_docs(docs, scores, Conventions(score_precision="float64")) == ["a", "b", "d", "c"]

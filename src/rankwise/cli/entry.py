@@ -54,10 +54,12 @@ def _dispatch(argv: list[str]) -> None:
 def _run_command(argv: list[str], quick: bool) -> None:
     if quick:
         from rankwise.cli.process import reuse_freed_heap
-        from rankwise.cli.quick import exit_now, run_quick
+        from rankwise.cli.quick import exit_now, run_files, run_quick
+        from rankwise.data.load import reading_ahead
 
         reuse_freed_heap()
-        code = run_quick(argv[0], argv[1:])
+        with reading_ahead(run_files(argv[0], argv[1:])):   # the run parses while the rest loads
+            code = run_quick(argv[0], argv[1:])
         if code is not None:
             exit_now(code)
     only_invoked(application_for(argv), argv)(prog_name="rankwise")

@@ -200,6 +200,28 @@ def run_quick(command: str, argv: Sequence[str]) -> int | None:
         return 1
 
 
+def run_files(command: str, argv: Sequence[str]) -> list[str]:
+    """The run files a short command line will read whole, to be read ahead while the command
+    gets ready (``rankwise.data.load.reading_ahead``): the runs of ``evaluate`` in memory (not
+    standard input, not with another engine), the last argument of ``trec-eval`` (its run, as
+    in trec_eval's syntax). A command line this reader does not understand names none.
+
+    >>> run_files("evaluate", ["qrels", "bm25.trec", "SPLADE=splade.trec", "-", "-m", "map"])
+    ['bm25.trec', 'splade.trec']
+    >>> run_files("evaluate", ["qrels", "bm25.trec", "--engine", "chunks"]), run_files("trec-eval", ["q", "r"])
+    ([], ['r'])
+    """
+    if command == "trec-eval":
+        return [argv[-1]] if len(argv) >= 2 and not argv[-1].startswith("-") else []
+    given = parse(argv) if command == "evaluate" else None
+    if given is None or given["engine"] != "memory":
+        return []
+    from rankwise.cli.output import named_runs
+
+    paths = [r[1] if isinstance(r, tuple) else r for r in named_runs(given["runs"])]
+    return [p for p in paths if p != "-"]
+
+
 def exit_now(code: int) -> None:
     """End the process with ``code`` once standard output and error are flushed, without tearing
     the interpreter down (freeing every module and array takes longer than a small evaluation;

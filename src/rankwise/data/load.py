@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any
 
 from rankwise.data.containers import Qrels, Run
@@ -72,14 +75,94 @@ def load_run(obj: Any, name: str | None = None) -> Run:
             from rankwise.data.delimited import read_delimited_run
 
             return read_delimited_run(path, name=name)
-        from rankwise.data.trec_io import read_trec_run
+        run = _read_ahead(path)
+        if run is None:
+            from rankwise.data.trec_io import read_trec_run
 
-        return read_trec_run(path, name=name)
+            return read_trec_run(path, name=name)
+        if name is not None:
+            run.name = name
+        return run
     if _is_pandas(obj):
         return Run.from_dataframe(obj, name=name)
     if isinstance(obj, dict):
         return Run.from_dict(obj, name=name or "run")
     raise InputError(f"cannot read a run from a {type(obj).__name__}; expected a path, DataFrame or dict")
+
+
+_AHEAD: dict[tuple[Any, ...], Future[Run]] = {}
+"""The run files being read ahead (``reading_ahead``), by the identity of the file."""
+
+
+def _file_identity(path: str) -> tuple[Any, ...] | None:
+    """What identifies a regular file's content: its path, device, inode, size and time of
+    last change (None for anything else: standard input, a directory, a missing file)."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _is_trec_path(path: str) -> bool:
+    """Whether ``load_run`` reads this path as a TREC run file."""
+    return not (path.endswith(_TABULAR_SUFFIXES) or path.lower().endswith(_DELIMITED_SUFFIXES)
+                or os.path.isdir(path))
+
+
+@contextmanager
+def reading_ahead(paths: Sequence[str]) -> Iterator[None]:
+    """Read these TREC run files in a background thread, one after the other, while the caller
+    gets ready (imports, the qrels): ``load_run`` on one of them, inside the block, waits for its
+    read and takes it, or raises the error the read met. A file changed since the read began is
+    read again; anything but a TREC run file is left to ``load_run``; reads not taken by the end
+    of the block are dropped.
+
+    The command line's short commands start this as soon as pyarrow is imported: the parse of a
+    large run then uses the processor the imports leave idle.
+
+    >>> import tempfile
+    >>> path = tempfile.NamedTemporaryFile("w", suffix=".trec", delete=False).name
+    >>> _ = open(path, "w").write("q1 Q0 d1 1 2.5 bm25\\n")
+    >>> with reading_ahead([path]):
+    ...     run = load_run(path, name="mine")
+    >>> run.name, run.doc.to_pylist(), _AHEAD
+    ('mine', ['d1'], {})
+    >>> os.unlink(path)
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    started: list[tuple[Any, ...]] = []
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankwise-read-ahead")
+    try:
+        for path in paths:
+            identity = _file_identity(path)
+            if identity is not None and identity not in _AHEAD and _is_trec_path(path):
+                _AHEAD[identity] = pool.submit(_read_trec_run, path)
+                started.append(identity)
+        yield
+    finally:
+        for identity in started:
+            _AHEAD.pop(identity, None)
+        pool.shutdown(wait=False, cancel_futures=True)  # an error need not wait for a read nobody takes
+
+
+def _read_trec_run(path: str) -> Run:
+    from rankwise.data.trec_io import read_trec_run
+
+    return read_trec_run(path)
+
+
+def _read_ahead(path: str) -> Run | None:
+    """The run read ahead from ``path`` (None if none was, or the file changed since)."""
+    if not _AHEAD:
+        return None
+    future = _AHEAD.pop(_file_identity(path) or (), None)
+    return None if future is None else future.result()
 
 
 def split_runs(frame: Any) -> list[tuple[Any, str | None]]:

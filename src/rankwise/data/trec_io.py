@@ -103,11 +103,11 @@ def fast_delimiter(path: str | os.PathLike[str]) -> str | None:
     return "\t" if b"\t" in first else " "
 
 
-_REPEATED = pa.dictionary(pa.int32(), pa.string())
-RUN_TYPES = {"query": _REPEATED, "q0": pa.binary(), "doc": pa.string(), "rank": pa.binary(),
+RUN_TYPES = {"query": pa.string(), "q0": pa.binary(), "doc": pa.string(), "rank": pa.binary(),
              "score": pa.float64(), "tag": pa.binary()}
-"""Arrow types of a run's fields on the fast path: ids that repeat on many lines stay
-dictionary-encoded; Q0, rank and tag are only checked."""
+"""Arrow types of a run's fields on the fast path; Q0, rank and tag are only checked. Query ids
+stay plain strings: a dictionary costs a hash-table insert per row while parsing, and the join
+looks each run of equal ids up once (``engine.align._query_codes``)."""
 
 
 def tag_notes(tags: list[str], source: str) -> list[str]:

@@ -8,6 +8,7 @@ again by document id, as the tie rule asks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -225,20 +226,36 @@ def _query_codes(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> np.nda
     """
     chunks = query.chunks if isinstance(query, pa.ChunkedArray) else [query]
     out = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
-    at = 0
-    for chunk in chunks:
-        n = len(chunk)
+    bounds = np.concatenate(([0], np.cumsum([len(c) for c in chunks], dtype=np.int64)))
+
+    def code(i: int) -> None:
+        chunk, part = chunks[i], out[bounds[i]: bounds[i + 1]]
         if pa.types.is_dictionary(chunk.type):
-            np.take(index.query_codes(chunk.dictionary), to_numpy(chunk.indices), out=out[at: at + n])
+            np.take(index.query_codes(chunk.dictionary), to_numpy(chunk.indices), out=part)
+            return
+        starts = _run_starts(chunk)
+        if 4 * len(starts) <= len(chunk):
+            codes = index.query_codes(kernels.take(chunk, arrow.indices(starts)))
+            part[:] = np.repeat(codes, np.diff(np.append(starts, len(chunk))))
         else:
-            starts = _run_starts(chunk)
-            if 4 * len(starts) <= n:
-                codes = index.query_codes(kernels.take(chunk, arrow.indices(starts)))
-                out[at: at + n] = np.repeat(codes, np.diff(np.append(starts, n)))
-            else:
-                out[at: at + n] = index.query_codes(chunk)
-        at += n
+            part[:] = index.query_codes(chunk)
+
+    _each_in_two_threads(code, len(chunks), len(out) >= PARALLEL_MIN_ROWS)
     return out
+
+
+def _each_in_two_threads(work: Callable[[int], None], count: int, parallel: bool) -> None:
+    """``work(i)`` for ``i`` in ``range(count)``, on two threads when ``parallel`` (the work
+    releases the GIL: Arrow kernels and NumPy on large arrays)."""
+    if not parallel or count < 2:
+        for i in range(count):
+            work(i)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for done in [pool.submit(work, i) for i in range(count)]:
+            done.result()
 
 
 def _run_starts(values: pa.Array) -> np.ndarray:
@@ -370,17 +387,19 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     q = qcode if rows is None else qcode[rows]
     local = None
     if conv.score_precision == "float32":
-        skey = _descending_score_key(score, "float32")
-        tied, local = _in_rank_order(q, _sorted_ties(q, skey), rows is not None)
+        # float32 scores compare as the key below orders them (-0.0 equals 0.0; runs hold no NaN)
+        s32 = score.astype(np.float32)
+        tied, local = _in_rank_order(q, _sorted_ties(q, s32, descending=True), rows is not None)
         if tied is None:  # not in order: sort by one uint64 key, query high, score low
+            skey = _descending_score_key(s32, "float32")
             packed = np.empty(len(score), dtype=np.uint64)
             high_half(packed)[:] = q
             low_half(packed)[:] = skey
             local = np.argsort(packed, kind="stable")
             packed.sort(kind="stable")  # in place: the order of packed[local], without a second array
             tied = packed[1:] == packed[:-1]
-            del packed
-        del skey
+            del packed, skey
+        del s32
     else:
         tied, local = _in_rank_order(q, _sorted_ties(q, score, descending=True), rows is not None)
         if tied is None:
