@@ -372,14 +372,23 @@ def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool
     return tied, (np.arange(len(q)) if subset else None)
 
 
-def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
-                conv: Conventions) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
-    """Sort ``rows`` (None: every row) by query, then score descending, then the tie rule.
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions,
+                label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+    """Sort ``rows`` (None: every row) by query, then score descending, then the tie rule
+    (:func:`_score_order`, then :func:`_tie_rule`; ``label``: see the latter).
 
     Returns ``(order, None)`` with the sorted row numbers, or, when the rows were already in
     order except inside runs of tied scores (the usual run file), ``(None, (pos, src))``: the
     file order with position ``pos[i]`` taken by row ``src[i]``.
     """
+    local, tied = _score_order(run, qcode, rows, conv)
+    return _tie_rule(run, rows, local, tied, conv, label)
+
+
+def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
+                 conv: Conventions) -> tuple[np.ndarray | None, np.ndarray]:
+    """``rows`` (None: every row) ordered by query, then score descending: the order of
+    ``rows`` (None: as they come) and, in that order, whether each row ties with the next."""
     if rows is None:
         score = run.score
     else:
@@ -408,6 +417,25 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
             tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
             del sq, ss
     del q
+    return local, tied
+
+
+def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied: np.ndarray, conv: Conventions,
+              label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+    """The order of :func:`_score_order` with each group of tied rows ordered by the tie rule
+    (document id, in byte order), as :func:`_order_rows` returns it.
+
+    With ``label`` (each file row's label), only groups whose labels differ are ordered: in a
+    group of one label every order gives the rankings the same labels, so every measure the
+    same value (a run's ties are nearly all among unjudged documents).
+
+    >>> run = Run(["q"] * 4, ["a", "b", "c", "d"], [2.0, 2.0, 1.0, 1.0])
+    >>> local, tied = _score_order(run, np.zeros(4, dtype=np.int32), None, Conventions())
+    >>> _tie_rule(run, None, local, tied, Conventions())[1]            # b before a, d before c
+    (array([0, 1, 2, 3]), array([1, 0, 3, 2]))
+    >>> _tie_rule(run, None, local, tied, Conventions(), np.array([1, 0, -1, -1]))[1]   # c, d: one label
+    (array([0, 1]), array([1, 0]))
+    """
     if conv.ties in ("input", "expected") or not tied.any():
         return (rows if local is None else (local if rows is None else rows[local])), None
     # rows inside runs of equal keys: order them by document id (byte order)
@@ -421,6 +449,15 @@ def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
     group = np.cumsum(starts)
     src = pos if local is None else local[pos]
     tied_rows = src if rows is None else rows[src]
+    if label is not None:
+        of_row = label[tied_rows]
+        mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
+        mixed[group[1:][(of_row[1:] != of_row[:-1]) & ~starts[1:]]] = True
+        kept = mixed[group]
+        if not kept.all():
+            pos, group, src, tied_rows = pos[kept], group[kept], src[kept], tied_rows[kept]
+        if len(pos) == 0:
+            return (rows if local is None else (local if rows is None else rows[local])), None
     # Arrow compares strings byte by byte (strcmp), whatever their length
     docs = arrow.take_rows(run.doc, tied_rows, arrow.POOL)
     direction = "descending" if conv.ties == "trec" else "ascending"
@@ -489,7 +526,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         with ThreadPoolExecutor(max_workers=1) as pool:
             pending = pool.submit(scanner.work)
             rows0 = None if bool(known.all()) else np.flatnonzero(known).astype(np.int64)
-            speculative = _order_rows(run, qcode, rows0, conv)
+            speculative = _score_order(run, qcode, rows0, conv)
             scanner.work()
             pending.result()
     else:
@@ -506,9 +543,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # labels are looked up for every row, whichever rows are kept
     label_all = index.labels_at(qcode, run.doc, scan.candidates)
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
-        order, patch = speculative
+        local, tied = speculative
     else:
-        order, patch = _order_rows(run, qcode, rows, conv)
+        local, tied = _score_order(run, qcode, rows, conv)
+    order, patch = _tie_rule(run, rows, local, tied, conv, label_all)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
         if patch is not None:
