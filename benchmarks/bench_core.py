@@ -6,7 +6,7 @@ memory and the mean values, which must agree with rankwise's. The trec_eval bina
 from its source (``$TREC_EVAL_SRC``, or ``$TREC_EVAL`` for a ready binary) as the test suite does.
 
 Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged J] [--long-id]
-       [--tools rankwise,trec_eval,pytrec_eval,...] [--processes 3] [--processes-only]
+       [--tools rankwise,trec_eval,pytrec_eval,...] [--processes 3] [--processes-only] [--baseline SRC]
 
 First, the whole-process comparison: ``rankwise evaluate`` and ``rankwise trec-eval`` side by
 side with pytrec_eval (its own C parsers ``parse_run`` / ``parse_qrel``), as a user runs them,
@@ -202,34 +202,43 @@ print(len(res))
 """
 
 
-def whole_process(qrels: Path, run: Path, rounds: int) -> dict[str, dict[str, float]]:
+def whole_process(qrels: Path, run: Path, rounds: int, baseline: Path | None = None) -> dict[str, dict[str, float]]:
     """Each command as a user runs it (a fresh process, output to a pipe), each rankwise command
     right after a pytrec_eval run, every time: both rankwise commands see the same machine state,
     and it is the hard one for them (the process before has just freed 1.2 GB, and the next one
     waits for fresh pages). The median and the best of ``rounds`` wall seconds for each rankwise
     command (pytrec_eval: of its ``2 * rounds`` runs), the medians of user and system time, and
-    the largest peak memory."""
+    the largest peak memory. With ``baseline`` (the ``src`` folder of another checkout, such as a
+    ``git worktree`` of the commit before a change), its ``rankwise evaluate`` takes its turns too:
+    before and after, measured in one run."""
     import statistics
     import time
 
     pytrec = "pytrec_eval (C parsers)"
+    evaluate = ["-m", "rankwise", "evaluate", str(qrels), str(run), "-m", "ndcg@10", "-m", "map", "-m", "recip_rank",
+                "-m", "recall@100", "-m", "P@10"]
     commands = {
-        "rankwise evaluate": [sys.executable, "-m", "rankwise", "evaluate", str(qrels), str(run), "-m", "ndcg@10",
-                              "-m", "map", "-m", "recip_rank", "-m", "recall@100", "-m", "P@10"],
+        "rankwise evaluate": [sys.executable, *evaluate],
         "rankwise trec-eval": [sys.executable, "-m", "rankwise", "trec-eval", "-m", "ndcg_cut.10", "-m", "map", "-m",
                                "recip_rank", "-m", "recall.100", "-m", "P.10", str(qrels), str(run)],
         pytrec: [sys.executable, "-c", PYTREC_EVAL_PROCESS, str(qrels), str(run)],
         FLOOR: [sys.executable, "-c", FLOOR_PROCESS, str(qrels), str(run)],
     }
+    environments = {name: None for name in commands}
+    if baseline is not None:
+        name = f"rankwise evaluate (baseline: {baseline})"
+        commands = {name: [sys.executable, *evaluate], **commands}
+        environments[name] = {**os.environ, "PYTHONPATH": str(baseline)}
     every: dict[str, list[dict[str, float]]] = {name: [] for name in commands}
     ours = [name for name in commands if name not in (pytrec, FLOOR)]
     for round_number in range(rounds):
         # the rankwise commands take turns going first, so neither always runs first
-        order = [(pytrec, name) for name in ours[round_number % 2:] + ours[:round_number % 2]] + [(FLOOR,)]
+        turn = round_number % len(ours)
+        order = [(pytrec, name) for name in ours[turn:] + ours[:turn]] + [(FLOOR,)]
         for measured in (m for pair in order for m in pair):
             cmd = commands[measured]
             t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environments[measured])
             proc.stdout.read()
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
@@ -291,6 +300,9 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=3, metavar="ROUNDS",
                     help="rounds of the whole-process comparison with pytrec_eval (0: skip)")
     ap.add_argument("--processes-only", action="store_true", help="only the whole-process comparison")
+    ap.add_argument("--baseline", type=Path, default=None, metavar="SRC",
+                    help="the src folder of another checkout: its `rankwise evaluate` joins the whole-process "
+                         "comparison (before and after a change, in one run)")
     args = ap.parse_args()
     suffix = (f"_j{args.judged}" if args.judged else "") + ("_long" if args.long_id else "")
     data = Path(args.data) / f"q{args.queries}_d{args.depth}{suffix}"
@@ -305,6 +317,8 @@ def main() -> None:
     import rankwise
 
     compileall.compile_dir(Path(rankwise.__file__).parent, quiet=1)
+    if args.baseline is not None:
+        compileall.compile_dir(args.baseline, quiet=1)
     example = HERE.parent / "examples"
     small = run_tool(FIRST_SMALL, example / "qrels.test", example / "results.test", max(args.repeat, 5))
     if args.processes:
@@ -314,11 +328,12 @@ def main() -> None:
                             "--depth", "100"], check=True, stdout=subprocess.DEVNULL)
         print_whole_process("whole process, 1,000 queries x 100 documents (5 measures), "
                             f"{args.processes} rounds, each rankwise command right after pytrec_eval",
-                            whole_process(small_run / "qrels.txt", small_run / "run.trec", args.processes),
+                            whole_process(small_run / "qrels.txt", small_run / "run.trec", args.processes,
+                                          args.baseline),
                             (small_run / "run.trec").stat().st_size / 2**20)
         print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), "
                             f"{args.processes} rounds, each rankwise command right after pytrec_eval",
-                            whole_process(qrels_path, run_path, args.processes), size_mb)
+                            whole_process(qrels_path, run_path, args.processes, args.baseline), size_mb)
     if args.processes_only:
         return
     runs: dict[str, list[dict]] = {}

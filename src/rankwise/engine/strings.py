@@ -33,7 +33,8 @@ def _values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if data is None or len(offs) == 0:
         return offs - (offs[0] if len(offs) else 0), np.zeros(0, np.uint8)
     first, last = int(offs[0]), int(offs[-1])
-    return offs - first, np.frombuffer(data, dtype=np.uint8)[first:last]
+    offs -= first  # a fresh int64 copy of the buffer's offsets: changed in place
+    return offs, np.frombuffer(data, dtype=np.uint8)[first:last]
 
 
 def _chunk_words(arr: pa.Array, n_words: int, words: np.ndarray, lengths: np.ndarray) -> None:
@@ -102,11 +103,11 @@ def hash_rows(words: np.ndarray) -> np.ndarray:
     return h
 
 
-def _hash_words(chunk: pa.Array, rows: np.ndarray | None, width: int) -> np.ndarray:
-    """Rows of ``width`` 8-byte words of the strings ``rows`` of ``chunk`` (None: all), as
-    little-endian loads with the bytes past each string's end zeroed: equal strings give equal
-    rows (the byte order inside a word does not matter for hashing, only for sorting)."""
-    offsets, raw = _values(chunk)
+def _hash_words(offsets: np.ndarray, raw: np.ndarray, rows: np.ndarray | None, width: int) -> np.ndarray:
+    """Rows of ``width`` 8-byte words of the strings ``rows`` (None: all) of a chunk given by
+    its ``offsets`` and bytes (:func:`_values`), as little-endian loads with the bytes past each
+    string's end zeroed: equal strings give equal rows (the byte order inside a word does not
+    matter for hashing, only for sorting)."""
     padded = np.zeros(len(raw) + 8 * width + 8, dtype=np.uint8)
     padded[: len(raw)] = raw
     loads = np.ndarray(shape=(len(raw) + 8 * width,), dtype="<u8", buffer=padded, strides=(1,))
@@ -115,13 +116,31 @@ def _hash_words(chunk: pa.Array, rows: np.ndarray | None, width: int) -> np.ndar
     words = np.empty((len(starts), width), dtype=np.uint64)
     for c in range(width):
         words[:, c] = loads[starts + 8 * c]
-        kept = np.clip(lengths - 8 * c, 0, 8)
-        words[:, c] &= _KEEP_LOW_BYTES[kept]
+        words[:, c] &= _low_bytes_mask(np.clip(lengths - 8 * c, 0, 8))
     return words
 
 
-_KEEP_LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
-"""Masks keeping the low 0..8 bytes of a little-endian word."""
+def _one_word(offsets: np.ndarray, raw: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+    """``_hash_words(offsets, raw, None, 1)`` into ``out``, for strings of at most 8 bytes."""
+    padded = np.zeros(len(raw) + 16, dtype=np.uint8)
+    padded[: len(raw)] = raw
+    loads = np.ndarray(shape=(len(raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
+    np.take(loads, offsets[:-1], out=out)
+    out &= _low_bytes_mask(lengths)
+
+
+_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _low_bytes_mask(kept: np.ndarray) -> np.ndarray:
+    """Masks keeping the low ``kept`` (0 to 8) bytes of little-endian words: all ones shifted
+    right by the other bytes (NumPy shifts a 64-bit value by 64 to 0).
+
+    >>> [hex(int(m)) for m in _low_bytes_mask(np.array([0, 1, 8]))]
+    ['0x0', '0xff', '0xffffffffffffffff']
+    """
+    shift = np.subtract(64, np.multiply(kept, 8), dtype=np.int64).astype(np.uint64)
+    return np.right_shift(_ALL_ONES, shift)
 
 
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -142,13 +161,17 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
     at = 0
     for chunk in chunks:
-        lengths = np.diff(_offsets(chunk))
+        offsets, raw = _values(chunk)
+        lengths = np.diff(offsets)
         longest = int(lengths.max())
-        if longest <= 8:  # one word each: the usual document id
-            out[at: at + len(chunk)] = hash_rows(_hash_words(chunk, None, 1))
+        if longest <= 8:  # one word each, hashed in place: the usual document id
+            part = out[at: at + len(chunk)]
+            _one_word(offsets, raw, lengths, part)
+            with np.errstate(over="ignore"):
+                part *= _MIX  # hash_rows of one word
         else:
             classes = length_classes(np.maximum(1, -(-lengths // 8)))
             for width, rows in classes:
-                out[at + rows] = hash_rows(_hash_words(chunk, rows, width))
+                out[at + rows] = hash_rows(_hash_words(offsets, raw, rows, width))
         at += len(chunk)
     return out
