@@ -10,7 +10,9 @@ Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged
 
 First, the whole-process comparison: ``rankwise evaluate`` and ``rankwise trec-eval`` side by
 side with pytrec_eval (its own C parsers ``parse_run`` / ``parse_qrel``), as a user runs them,
-each rankwise command right after a pytrec_eval run, on a 1,000 x 100 run and on the main run.
+each rankwise command and the floor once right after a pytrec_eval run and once right after
+another command (each compared with the floor of the same slot), on a 1,000 x 100 run and on
+the main run.
 
 Scenarios of the trust issue: ``--queries 20000 --judged 100 --tools rankwise,trec_eval --repeat 1``
 (a 20M-row run against a 2M-line qrels) and ``--queries 2000 --long-id --tools rankwise,trec_eval``
@@ -193,6 +195,14 @@ no metric. An evaluation cannot take less."""
 
 FLOOR = "floor: one Arrow parse of the needed columns"
 
+AFTER_LIGHT = " (after a light process)"
+"""The suffix of a command's name in its second slot of a round: right after another command
+of the comparison (a process that freed at most 0.5 GB), not right after pytrec_eval (1.2 GB).
+Where a process runs matters: right after a large free the kernel hands out fresh pages more
+slowly, and the floor's parse, which asks for huge pages, pays the most (0.45 s after a light
+process, 0.76 s after pytrec_eval in one run). Each slot is compared with the floor of the same
+slot."""
+
 PYTREC_EVAL_PROCESS = """
 import sys, pytrec_eval
 with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
@@ -203,13 +213,14 @@ print(len(res))
 
 
 def whole_process(qrels: Path, run: Path, rounds: int, baseline: Path | None = None) -> dict[str, dict[str, float]]:
-    """Each command as a user runs it (a fresh process, output to a pipe), each rankwise command
-    right after a pytrec_eval run, every time: both rankwise commands see the same machine state,
-    and it is the hard one for them (the process before has just freed 1.2 GB, and the next one
-    waits for fresh pages). The median and the best of ``rounds`` wall seconds for each rankwise
-    command (pytrec_eval: of its ``2 * rounds`` runs), the medians of user and system time, and
-    the largest peak memory. With ``baseline`` (the ``src`` folder of another checkout, such as a
-    ``git worktree`` of the commit before a change), its ``rankwise evaluate`` takes its turns too:
+    """Each command as a user runs it (a fresh process, output to a pipe), twice a round: right
+    after a pytrec_eval run (the hard slot: that process has just freed 1.2 GB) and, named with
+    ``AFTER_LIGHT``, right after another command of the comparison (the floor or a rankwise
+    command). Every rankwise command and the floor take both slots, so each is compared with the
+    floor in the same machine state. The median and the best of ``rounds`` wall seconds for
+    each (pytrec_eval: of all its runs), the medians of user and system time, and the largest
+    peak memory. With ``baseline`` (the ``src`` folder of another checkout, such as a ``git
+    worktree`` of the commit before a change), its ``rankwise evaluate`` takes its turns too:
     before and after, measured in one run."""
     import statistics
     import time
@@ -224,18 +235,21 @@ def whole_process(qrels: Path, run: Path, rounds: int, baseline: Path | None = N
         pytrec: [sys.executable, "-c", PYTREC_EVAL_PROCESS, str(qrels), str(run)],
         FLOOR: [sys.executable, "-c", FLOOR_PROCESS, str(qrels), str(run)],
     }
-    environments = {name: None for name in commands}
+    environments: dict[str, dict[str, str] | None] = {name: None for name in commands}
     if baseline is not None:
         name = f"rankwise evaluate (baseline: {baseline})"
         commands = {name: [sys.executable, *evaluate], **commands}
         environments[name] = {**os.environ, "PYTHONPATH": str(baseline)}
+    compared = [name for name in commands if name != pytrec]  # the rankwise commands and the floor
+    for name in compared:
+        commands[name + AFTER_LIGHT], environments[name + AFTER_LIGHT] = commands[name], environments[name]
     every: dict[str, list[dict[str, float]]] = {name: [] for name in commands}
-    ours = [name for name in commands if name not in (pytrec, FLOOR)]
     for round_number in range(rounds):
-        # the rankwise commands take turns going first, so neither always runs first
-        turn = round_number % len(ours)
-        order = [(pytrec, name) for name in ours[turn:] + ours[:turn]] + [(FLOOR,)]
-        for measured in (m for pair in order for m in pair):
+        # the commands take turns going first, so none always runs first
+        turn = round_number % len(compared)
+        turns = compared[turn:] + compared[:turn]
+        order = [m for name in turns for m in (pytrec, name)] + [name + AFTER_LIGHT for name in turns]
+        for measured in order:
             cmd = commands[measured]
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environments[measured])
@@ -253,12 +267,15 @@ def whole_process(qrels: Path, run: Path, rounds: int, baseline: Path | None = N
 
 
 def print_whole_process(title: str, rows: dict[str, dict[str, float]], size_mb: float) -> None:
-    base, floor = rows["pytrec_eval (C parsers)"], rows[FLOOR]
+    """The table of :func:`whole_process`: pytrec_eval / each command, and each command / the
+    floor measured in the same slot."""
+    base = rows["pytrec_eval (C parsers)"]
     print(f"\n{title}; {load_average()}\n")
     print("| command | wall s (median) | wall s (best) | runs | user s | system s | CPU s | peak MB | peak / file | "
-          "pytrec_eval / this (medians) | (best) | this / floor (medians) |")
+          "pytrec_eval / this (medians) | (best) | this / floor in the same slot (medians) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows.items():
+        floor = rows[FLOOR + AFTER_LIGHT] if name.endswith(AFTER_LIGHT) else rows[FLOOR]
         print(f"| {name} | {r['wall']:.2f} | {r['best']:.2f} | {r['runs']:.0f} | {r['user']:.2f} | {r['sys']:.2f} | "
               f"{r['user'] + r['sys']:.2f} | {r['peak_mb']:.0f} | {r['peak_mb'] / size_mb:.2f} | "
               f"{base['wall'] / r['wall']:.1f}x | {base['best'] / r['best']:.1f}x | {r['wall'] / floor['wall']:.2f}x |")
@@ -327,12 +344,12 @@ def main() -> None:
             subprocess.run([sys.executable, str(HERE / "generate.py"), str(small_run), "--queries", "1000",
                             "--depth", "100"], check=True, stdout=subprocess.DEVNULL)
         print_whole_process("whole process, 1,000 queries x 100 documents (5 measures), "
-                            f"{args.processes} rounds, each rankwise command right after pytrec_eval",
+                            f"{args.processes} rounds, each command after pytrec_eval, then after a light process",
                             whole_process(small_run / "qrels.txt", small_run / "run.trec", args.processes,
                                           args.baseline),
                             (small_run / "run.trec").stat().st_size / 2**20)
         print_whole_process(f"whole process, {args.queries:,} x {args.depth:,} (5 measures), "
-                            f"{args.processes} rounds, each rankwise command right after pytrec_eval",
+                            f"{args.processes} rounds, each command after pytrec_eval, then after a light process",
                             whole_process(qrels_path, run_path, args.processes, args.baseline), size_mb)
     if args.processes_only:
         return
