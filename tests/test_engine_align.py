@@ -21,6 +21,12 @@ from rankwise.errors import InputError
 align = importlib.import_module("rankwise.engine.align")
 
 
+def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions):
+    """The rows in rank order under the tie rule, as ``align`` orders them (every tied group)."""
+    local, tied = align._score_order(run, qcode, rows, conv)
+    return align._tie_rule(run, rows, local, tied, conv)
+
+
 def _qrels(pairs: dict[tuple[str, str], int]) -> Qrels:
     keys = list(pairs)
     return Qrels(pa.array([q for q, _ in keys]), pa.array([d for _, d in keys]),
@@ -145,10 +151,10 @@ def test_a_subset_of_rows_in_rank_order_is_not_sorted_again() -> None:
               np.array([4.0, 3.0, 3.0, 1.0, 9.0, 8.0, 8.0]), "r", "<run>")
     qcode = np.array([0, 0, 0, 0, 1, 1, 1])
     rows = np.array([0, 2, 3, 4, 5, 6])
-    order, patch = align._order_rows(run, qcode, rows, Conventions())
+    order, patch = _order_rows(run, qcode, rows, Conventions())
     # in order already; the tie 8.0 (y, z) stays y, z under trec's rule (doc descending: z first)
     assert patch is None and order.tolist() == [0, 2, 3, 4, 6, 5]
-    order, _ = align._order_rows(run, qcode, rows, Conventions(ties="input"))
+    order, _ = _order_rows(run, qcode, rows, Conventions(ties="input"))
     assert order.tolist() == [0, 2, 3, 4, 5, 6]
 
 
@@ -254,7 +260,7 @@ def test_labels_are_the_same_with_and_without_the_judged_filter() -> None:
 
 def _ranked_docs(docs: list[str], scores: list[float], conv: Conventions) -> list[str]:
     run = Run(["q"] * len(docs), docs, scores)
-    order, patch = align._order_rows(run, np.zeros(len(docs), dtype=np.int32), None, conv)
+    order, patch = _order_rows(run, np.zeros(len(docs), dtype=np.int32), None, conv)
     rows = align._patched_rows(len(docs), patch) if order is None else order
     return [docs[int(i)] for i in rows]
 

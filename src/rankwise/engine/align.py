@@ -372,23 +372,11 @@ def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool
     return tied, (np.arange(len(q)) if subset else None)
 
 
-def _order_rows(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions,
-                label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
-    """Sort ``rows`` (None: every row) by query, then score descending, then the tie rule
-    (:func:`_score_order`, then :func:`_tie_rule`; ``label``: see the latter).
-
-    Returns ``(order, None)`` with the sorted row numbers, or, when the rows were already in
-    order except inside runs of tied scores (the usual run file), ``(None, (pos, src))``: the
-    file order with position ``pos[i]`` taken by row ``src[i]``.
-    """
-    local, tied = _score_order(run, qcode, rows, conv)
-    return _tie_rule(run, rows, local, tied, conv, label)
-
-
 def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
                  conv: Conventions) -> tuple[np.ndarray | None, np.ndarray]:
     """``rows`` (None: every row) ordered by query, then score descending: the order of
-    ``rows`` (None: as they come) and, in that order, whether each row ties with the next."""
+    ``rows`` (None: as they come) and, in that order, whether each row ties with the next
+    (the tie rule then orders the tied rows: :func:`_tie_rule`)."""
     if rows is None:
         score = run.score
     else:
@@ -423,7 +411,9 @@ def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
 def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied: np.ndarray, conv: Conventions,
               label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """The order of :func:`_score_order` with each group of tied rows ordered by the tie rule
-    (document id, in byte order), as :func:`_order_rows` returns it.
+    (document id, in byte order): ``(order, None)`` with the sorted row numbers, or, when the
+    rows were already in order except inside runs of tied scores (the usual run file),
+    ``(None, (pos, src))``: the file order with position ``pos[i]`` taken by row ``src[i]``.
 
     With ``label`` (each file row's label), only groups whose labels differ are ordered: in a
     group of one label every order gives the rankings the same labels, so every measure the

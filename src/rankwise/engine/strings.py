@@ -108,9 +108,7 @@ def _hash_words(offsets: np.ndarray, raw: np.ndarray, rows: np.ndarray | None, w
     its ``offsets`` and bytes (:func:`_values`), as little-endian loads with the bytes past each
     string's end zeroed: equal strings give equal rows (the byte order inside a word does not
     matter for hashing, only for sorting)."""
-    padded = np.zeros(len(raw) + 8 * width + 8, dtype=np.uint8)
-    padded[: len(raw)] = raw
-    loads = np.ndarray(shape=(len(raw) + 8 * width,), dtype="<u8", buffer=padded, strides=(1,))
+    loads = _loads(raw, width)
     starts = offsets[:-1] if rows is None else offsets[:-1][rows]
     lengths = np.diff(offsets) if rows is None else (offsets[1:] - offsets[:-1])[rows]
     words = np.empty((len(starts), width), dtype=np.uint64)
@@ -120,12 +118,17 @@ def _hash_words(offsets: np.ndarray, raw: np.ndarray, rows: np.ndarray | None, w
     return words
 
 
+def _loads(raw: np.ndarray, width: int) -> np.ndarray:
+    """The 8-byte little-endian word starting at each byte of ``raw``, zero padded so that a
+    string's last word (of ``width``) never reads past the copy."""
+    padded = np.zeros(len(raw) + 8 * width + 8, dtype=np.uint8)
+    padded[: len(raw)] = raw
+    return np.ndarray(shape=(len(raw) + 8 * width,), dtype="<u8", buffer=padded, strides=(1,))
+
+
 def _one_word(offsets: np.ndarray, raw: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
     """``_hash_words(offsets, raw, None, 1)`` into ``out``, for strings of at most 8 bytes."""
-    padded = np.zeros(len(raw) + 16, dtype=np.uint8)
-    padded[: len(raw)] = raw
-    loads = np.ndarray(shape=(len(raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
-    np.take(loads, offsets[:-1], out=out)
+    np.take(_loads(raw, 1), offsets[:-1], out=out)
     out &= _low_bytes_mask(lengths)
 
 
