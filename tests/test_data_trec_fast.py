@@ -18,7 +18,7 @@ import pytest
 
 from rankwise.data import trec_fast
 from rankwise.data.containers import Qrels
-from rankwise.data.trec_io import read_trec_run
+from rankwise.data.trec_io import RUN_TYPES, read_trec_run
 from rankwise.data.trec_lines import RUN_FIELDS, parse_run_lines
 from rankwise.engine.align import QrelsIndex, align
 from rankwise.engine.conventions import Conventions
@@ -150,13 +150,35 @@ def test_an_irregular_byte_is_found_in_every_block(offset: int, byte: bytes) -> 
     # the bytes are searched a block of 2**18 at a time: one at the first or last byte of a
     # block, or past the first block, is found as one in the first block is
     raw = bytearray(b"q1 Q0 d1 1 2.5 bm25\n" * 40_000)  # 800,000 bytes: four blocks
-    assert not trec_fast._irregular_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
+    assert not trec_fast._scan_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")[0]
     while raw[offset:offset + 1] == b"\n":  # a byte inside a line
         offset += 1
     raw[offset] = byte[0]
-    assert trec_fast._irregular_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
+    assert trec_fast._scan_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")[0]
+
+
+@pytest.mark.parametrize("offset", [0, (1 << 18) - 1, 1 << 18, 700_000])
+def test_a_hash_sign_is_found_in_every_block(offset: int) -> None:
+    # only a piece holding a '#' has its first fields checked for comment lines: a '#' at the
+    # edge of a block or past the first block must be seen
+    raw = bytearray(b"q1 Q0 d1 1 2.5 bm25\n" * 40_000)
+    while raw[offset:offset + 1] == b"\n":
+        offset += 1
+    raw[offset] = ord("#")
+    assert trec_fast._scan_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ") == (False, True)
+
+
+def test_a_comment_line_deep_in_a_large_file_goes_to_the_careful_reader(tmp_path: Path) -> None:
+    # the line at 3 MB starts with '#': the fast path must refuse the piece (trec_eval takes
+    # '#' as the query id; rankwise's careful reader says what it does with it)
+    lines = [b"q%d Q0 d%d 1 2.5 bm25\n" % (i // 100, i) for i in range(150_000)]
+    lines[120_000] = b"#q Q0 dx 1 2.5 bm25\n"
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"".join(lines))
+    assert trec_fast.read_regular(path, RUN_FIELDS, RUN_TYPES, " ", ("query", "doc", "score"),
+                                  piece_bytes=1 << 20) is None
 
 
 def test_carriage_returns_that_end_lines_in_a_later_block_are_regular() -> None:
     raw = b"q1 Q0 d1 1 2.5 bm25\r\n" * 40_000
-    assert not trec_fast._irregular_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
+    assert not trec_fast._scan_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")[0]

@@ -12,6 +12,7 @@ the careful line reader, which also writes the precise error messages.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import zlib
@@ -100,6 +101,14 @@ class Piece:
     start: int
     end: int
 
+    def release(self) -> None:
+        """Drop a mapped piece's pages from the process once it is parsed (they stay in the
+        system's page cache), so the file never counts in its memory."""
+        if isinstance(self.raw, mmap.mmap):
+            page = self.start - self.start % mmap.PAGESIZE
+            size = self.end - page
+            self.raw.madvise(mmap.MADV_DONTNEED, page, size - size % mmap.PAGESIZE)
+
 
 def _pieces(path: str | os.PathLike[str], size: int) -> Generator[Piece, None, None]:
     """The file (gunzipped if needed) in pieces of about ``size`` bytes that end at a line end;
@@ -117,8 +126,8 @@ def _pieces(path: str | os.PathLike[str], size: int) -> Generator[Piece, None, N
 
 
 def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
-    """Pieces of a mapped file. Each piece's pages are dropped from the process once parsed
-    (they stay in the system's page cache), so the file never counts in its memory."""
+    """Pieces of a mapped file (the caller drops each one's pages once parsed: ``Piece.release``);
+    any number of them stay valid until the next file is read."""
     mapped = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
     try:
         whole = pa.py_buffer(mapped)
@@ -128,8 +137,6 @@ def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
             if end <= start:  # a line longer than a piece
                 end = mapped.find(b"\n", start + size) + 1 or total
             yield Piece(whole.slice(start, end - start), mapped, start, end)
-            page = start - start % mmap.PAGESIZE
-            mapped.madvise(mmap.MADV_DONTNEED, page, end - page - (end - page) % mmap.PAGESIZE)
             start = end
         del whole
     finally:
@@ -174,38 +181,44 @@ _CHECKED_BYTES = 1 << 18
 the processor's cache (searching the whole piece for each byte in turn took twice as long)."""
 
 
-def _irregular_bytes(piece: Piece, delimiter: str) -> bool:
-    """A byte trec_eval reads as a separator where Arrow does not (the other delimiter, ``\\v``,
-    ``\\f``, a ``\\r`` that does not end a line) or a NUL byte (memchr speed).
+def _scan_bytes(piece: Piece, delimiter: str, doubled: bool = False) -> tuple[bool, bool]:
+    """Two answers from one pass over the piece, a cache-sized block at a time: whether it
+    holds a byte trec_eval reads as a separator where Arrow does not (the other delimiter,
+    ``\\v``, ``\\f``, a ``\\r`` that does not end a line) or a NUL byte, or, with ``doubled``,
+    two delimiters in a row (an empty field); and whether it holds a ``#`` anywhere (only then
+    can a line be a comment, and the first fields are checked).
 
     >>> raw = b"q1 Q0 d1 1 2.5 bm25\\n" * 20_000
-    >>> _irregular_bytes(Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
-    False
-    >>> raw = raw[:-9] + b"\\x0cbm25\\n"     # a form feed in the last line
-    >>> _irregular_bytes(Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
-    True
+    >>> _scan_bytes(Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ", doubled=True)
+    (False, False)
+    >>> raw = raw[:-9] + b"\\x0cbm#25\\n"     # a form feed and a # in the last line
+    >>> _scan_bytes(Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")
+    (True, True)
+    >>> raw = b"q1 Q0 d1 1 2.5 bm25\\n" * 20_000 + b"q1 Q0 d1  2.5 bm25\\n"   # an empty rank
+    >>> _scan_bytes(Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ", doubled=True)
+    (True, True)
     """
     data, start, n = piece.raw, piece.start, piece.end
     other = b"\t" if delimiter == " " else b" "
     separators = (other, b"\x0b", b"\x0c", b"\x00")
-    carriage_return = False
+    values = np.frombuffer(data, dtype=np.uint8) if doubled else None
+    code = ord(delimiter)
+    carriage_return = hash_sign = False
     for block in range(start, n, _CHECKED_BYTES):
         end = min(block + _CHECKED_BYTES, n)
         if any(data.find(byte, block, end) >= 0 for byte in separators):
-            return True
+            return True, True
+        if values is not None:   # a delimiter followed by a delimiter (blocks overlap by one byte)
+            is_delimiter = values[block: min(end + 1, n)] == code
+            if bool((is_delimiter[1:] & is_delimiter[:-1]).any()):
+                return True, True
         carriage_return = carriage_return or data.find(b"\r", block, end) >= 0
+        hash_sign = hash_sign or data.find(b"#", block, end) >= 0
+    del values
     if not carriage_return:
-        return False
+        return False, hash_sign
     text = bytes(data[start:n])  # a file with \r: count them in a copy
-    return text.count(b"\r") != text.count(b"\r\n")
-
-
-def _has_empty(arr: pa.Array) -> bool:
-    """True if a string or binary array holds an empty value (an empty field of the line)."""
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary
-    offsets = value_offsets(arr)
-    return bool(len(arr)) and bool((offsets[1:] == offsets[:-1]).any())
+    return text.count(b"\r") != text.count(b"\r\n"), hash_sign
 
 
 def _starts_with_hash(arr: pa.Array) -> bool:
@@ -240,28 +253,25 @@ def read_regular(path: str | os.PathLike[str], names: tuple[str, ...], types: di
                  piece_bytes: int = PIECE_BYTES) -> RegularColumns | None:
     """Parse a regular TREC file; None as soon as anything is irregular (or unreadable).
 
-    ``types`` gives each column's Arrow type (columns that are only checked are best read as
-    ``binary``: no dictionary, no UTF-8 check); ``keep`` names the columns returned; the values
-    of column ``distinct`` are reduced to their distinct values in order.
+    ``types`` gives the Arrow type of each converted column (a column that is only checked is
+    best read as ``binary``: no dictionary, no UTF-8 check; a middle field left out of ``types``
+    is only checked, never converted: :func:`parsed_pieces`); ``keep`` names the columns
+    returned; the values of column ``distinct`` are reduced to their distinct values in order.
 
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("wb", suffix=".trec", delete=False)
     >>> _ = f.write(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.0 bm25\\n"); f.close()
-    >>> cols = read_regular(f.name, ("query", "q0", "doc", "rank", "score", "tag"),
-    ...                     {"query": pa.string(), "q0": pa.binary(), "doc": pa.string(),
-    ...                      "rank": pa.binary(), "score": pa.float64(), "tag": pa.binary()},
-    ...                     " ", ("query", "doc", "score"), distinct="tag")
+    >>> names = ("query", "q0", "doc", "rank", "score", "tag")
+    >>> types = {"query": pa.string(), "doc": pa.string(), "score": pa.float64(), "tag": pa.binary()}
+    >>> cols = read_regular(f.name, names, types, " ", ("query", "doc", "score"), distinct="tag")
     >>> cols.column("doc").to_pylist(), cols.distinct
     (['d1', 'd2'], ['bm25'])
-    >>> with open(f.name, "ab") as g: _ = g.write(b"q1  Q0 d3 3 0.5 bm25\\n")   # an empty field
-    >>> read_regular(f.name, ("query", "q0", "doc", "rank", "score", "tag"),
-    ...              {"query": pa.string(), "q0": pa.binary(), "doc": pa.string(),
-    ...               "rank": pa.binary(), "score": pa.float64(), "tag": pa.binary()},
-    ...              " ", ("query", "doc", "score")) is None
+    >>> with open(f.name, "ab") as g: _ = g.write(b"q1 Q0 d3  0.5 bm25\\n")   # an empty rank
+    >>> read_regular(f.name, names, types, " ", ("query", "doc", "score")) is None
     True
     >>> os.unlink(f.name)
     """
-    numeric = {n for n in names if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])}
+    numeric = {n for n, t in types.items() if pa.types.is_integer(t) or pa.types.is_floating(t)}
     out = RegularColumns({name: [] for name in keep if name not in numeric})
     seen: dict[str, None] = {}
     rows = 0
@@ -306,33 +316,42 @@ def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: d
     not regular (the caller reads that piece with the careful line reader). A piece is valid
     until the next one is asked for; the tables own their memory.
 
+    ``types`` gives the Arrow type of each column the table holds; a field of ``names`` not in
+    ``types`` is only checked (it must not be empty) and never converted, which is most of the
+    cost of a column: such fields must lie between the first and the last, where an empty one
+    shows as two delimiters in a row.
+
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("wb", suffix=".trec", delete=False)
     >>> _ = f.write(b"q1 0 d1 1\\nq1 0 d2 0\\n"); f.close()
-    >>> [(p.end, t.num_rows) for p, t in parsed_pieces(f.name, ("query", "it", "doc", "label"),
-    ...     {"query": pa.string(), "it": pa.binary(), "doc": pa.string(), "label": pa.int64()}, " ")]
-    [(20, 2)]
+    >>> [(p.end, t.column_names) for p, t in parsed_pieces(f.name, ("query", "it", "doc", "label"),
+    ...     {"query": pa.string(), "doc": pa.string(), "label": pa.int64()}, " ")]
+    [(20, ['query', 'doc', 'label'])]
     >>> os.unlink(f.name)
     """
     read_options = pacsv.ReadOptions(column_names=list(names), use_threads=True, block_size=_BLOCK_BYTES)
     parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                        ignore_empty_lines=False)
-    convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                           quoted_strings_can_be_null=False, null_values=[])
-    numeric = {n for n in names if pa.types.is_integer(types[n]) or pa.types.is_floating(types[n])}
-    checked = [n for n in names if n not in numeric]
-    pieces = _pieces(path, piece_bytes)
+    # an empty field of any type is read as null, which Arrow counts as it converts: no pass
+    # over the values looks for empty fields (the file then goes to the careful reader)
+    convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True,
+                                           quoted_strings_can_be_null=False, null_values=[""],
+                                           include_columns=[n for n in names if n in types])
+    doubled = len(types) < len(names)
+    if names[0] not in types or names[-1] not in types:
+        raise ValueError("only fields between the first and the last can be left unconverted")
+    pieces = _scanned(_pieces(path, piece_bytes), delimiter, doubled)
     try:
-        for piece in pieces:
+        for piece, (irregular, hash_sign) in pieces:
             table = None
-            if not _irregular_bytes(piece, delimiter):
+            if not irregular:
                 try:
                     table = pacsv.read_csv(pa.BufferReader(piece.data), read_options=read_options,
                                            parse_options=parse_options, convert_options=convert_options,
                                            memory_pool=arrow.POOL)
                 except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
                     table = None
-                if table is not None and not _regular_table(table, names[0], checked):
+                if table is not None and not _regular_table(table, names[0], hash_sign):
                     table = None
             yield piece, table
             table = None
@@ -340,8 +359,38 @@ def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: d
         pieces.close()
 
 
-def _regular_table(table: pa.Table, first: str, checked: list[str]) -> bool:
-    """No comment line (a first field starting with ``#``) and no empty field."""
-    if any(_starts_with_hash(c) for c in table.column(first).chunks):
+def _scanned(pieces: Iterator[Piece], delimiter: str, doubled: bool
+             ) -> Generator[tuple[Piece, tuple[bool, bool]], None, None]:
+    """Each piece with its :func:`_scan_bytes`. The pieces of a mapped file are scanned one
+    ahead, on a second thread, while the caller parses the one before (the scan otherwise
+    leaves a processor idle: an eighth of the read); a piece is released when the next is asked
+    for. Pieces read into one reused buffer (a gzip stream) are scanned in turn.
+
+    >>> raw = b"q1 Q0 d1 1 2.5 bm25\\n" * 3
+    >>> [scan for _, scan in _scanned(iter([Piece(pa.py_buffer(raw), raw, 0, len(raw))]), " ", True)]
+    [(False, False)]
+    """
+    first = next(pieces, None)
+    if first is None or not isinstance(first.raw, mmap.mmap):
+        for piece in itertools.chain([first] if first is not None else [], pieces):
+            yield piece, _scan_bytes(piece, delimiter, doubled)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankwise-scan") as pool:
+        current: Piece | None = first
+        scan = pool.submit(_scan_bytes, first, delimiter, doubled)
+        while current is not None:
+            following = next(pieces, None)
+            ahead = None if following is None else pool.submit(_scan_bytes, following, delimiter, doubled)
+            yield current, scan.result()
+            current.release()
+            current, scan = following, ahead  # type: ignore[assignment]
+
+
+def _regular_table(table: pa.Table, first: str, hash_sign: bool) -> bool:
+    """No empty field (read as null) and, if the piece holds a ``#`` (``hash_sign``), no comment
+    line (a first field starting with ``#``)."""
+    if any(column.null_count for column in table.columns):
         return False
-    return not any(_has_empty(c) for n in checked for c in table.column(n).chunks)
+    return not (hash_sign and any(_starts_with_hash(c) for c in table.column(first).chunks))

@@ -103,11 +103,15 @@ def fast_delimiter(path: str | os.PathLike[str]) -> str | None:
     return "\t" if b"\t" in first else " "
 
 
-RUN_TYPES = {"query": pa.string(), "q0": pa.binary(), "doc": pa.string(), "rank": pa.binary(),
-             "score": pa.float64(), "tag": pa.binary()}
-"""Arrow types of a run's fields on the fast path; Q0, rank and tag are only checked. Query ids
-stay plain strings: a dictionary costs a hash-table insert per row while parsing, and the join
-looks each run of equal ids up once (``engine.align._query_codes``)."""
+RUN_TYPES = {"query": pa.string(), "doc": pa.string(), "score": pa.float64(), "tag": pa.binary()}
+"""Arrow types of the run fields the fast path converts. Q0 and rank are only checked (never
+empty), not converted: converting them cost an eighth of the parse. The tag is only checked and
+reduced to its distinct values, so it is read as bytes. Query ids stay plain strings: a
+dictionary costs a hash-table insert per row while parsing, and the join looks each run of
+equal ids up once (``engine.align._query_codes``)."""
+
+QRELS_TYPES = {"query": pa.string(), "doc": pa.string(), "label": pa.int64()}
+"""Arrow types of the qrels fields the fast path converts (the iteration field is only checked)."""
 
 
 def tag_notes(tags: list[str], source: str) -> list[str]:
@@ -167,8 +171,7 @@ def read_trec_qrels(path: str | os.PathLike[str], continuous: bool = False) -> Q
         return _read_trec_values(path, source)
     delim = fast_delimiter(path)
     if delim is not None:
-        types = {"query": pa.string(), "iteration": pa.binary(), "doc": pa.string(), "label": pa.int64()}
-        cols = read_regular(path, QRELS_FIELDS, types, delim, ("query", "doc", "label"))
+        cols = read_regular(path, QRELS_FIELDS, QRELS_TYPES, delim, ("query", "doc", "label"))
         if cols is not None:
             return Qrels(cols.column("query"), cols.column("doc"), cols.array("label"), source)
     lines = parse_qrels_lines(read_bytes(path), source)
