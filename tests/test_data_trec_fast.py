@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gzip
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,8 +20,8 @@ import pytest
 
 from rankwise.data import trec_fast
 from rankwise.data.containers import Qrels
-from rankwise.data.trec_io import RUN_TYPES, read_trec_run
-from rankwise.data.trec_lines import RUN_FIELDS, parse_run_lines
+from rankwise.data.trec_io import RUN_TYPES, read_trec_qrels, read_trec_run
+from rankwise.data.trec_lines import RUN_FIELDS, parse_qrels_lines, parse_run_lines
 from rankwise.engine.align import QrelsIndex, align
 from rankwise.engine.conventions import Conventions
 from rankwise.errors import InputError
@@ -182,3 +184,49 @@ def test_a_comment_line_deep_in_a_large_file_goes_to_the_careful_reader(tmp_path
 def test_carriage_returns_that_end_lines_in_a_later_block_are_regular() -> None:
     raw = b"q1 Q0 d1 1 2.5 bm25\r\n" * 40_000
     assert not trec_fast._scan_bytes(trec_fast.Piece(pa.py_buffer(raw), raw, 0, len(raw)), " ")[0]
+
+
+def _careful_or_error(parse: Callable[[], Any]) -> Any:
+    try:
+        return parse()
+    except InputError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("change", ["emptied", "doubled"])
+@pytest.mark.parametrize(("kind", "field"), [("run", i) for i in range(6)] + [("qrels", i) for i in range(4)])
+def test_every_field_emptied_or_doubled_reads_as_the_careful_reader_reads(
+        tmp_path: Path, gz: bool, change: str, kind: str, field: int) -> None:
+    # Q0, rank and the qrels iteration are never converted on the fast path: an empty one is
+    # only seen as two delimiters in a row. Line 2,500 of 4,000 (a later piece) loses one
+    # field, leaving two delimiters in a row (or a leading / trailing one), or gains a
+    # second delimiter before it (trec_eval splits on runs of whitespace: still a valid line).
+    # Whatever the field, the reader must give what the careful line reader gives: the same
+    # values, or the same error naming the line
+    if kind == "run":
+        lines = [f"q{i // 40} Q0 d{i} {i % 40 + 1} {100 - i / 8} bm25" for i in range(4000)]
+    else:
+        lines = [f"q{i // 40} 0 d{i} {i % 3}" for i in range(4000)]
+    fields = lines[2500].split(" ")
+    if change == "emptied":
+        fields[field] = ""
+    else:
+        fields[field] = " " + fields[field]
+    lines[2500] = " ".join(fields)
+    path = _write(tmp_path / (f"{kind}.txt.gz" if gz else f"{kind}.txt"), lines, gz=gz)
+    data = ("\n".join(lines) + "\n").encode()
+    if kind == "run":
+        got = _careful_or_error(lambda: read_trec_run(path))
+        want = _careful_or_error(lambda: parse_run_lines(data, str(path))[0])
+        if isinstance(want, str):
+            assert got == want and ":2501:" in want
+        else:
+            assert got.doc.to_pylist() == want.docs and got.score.tolist() == list(want.values)
+    else:
+        got = _careful_or_error(lambda: read_trec_qrels(path))
+        want = _careful_or_error(lambda: parse_qrels_lines(data, str(path)))
+        if isinstance(want, str):
+            assert got == want and ":2501:" in want
+        else:
+            assert got.doc.to_pylist() == want.docs and got.label.tolist() == list(want.values)
