@@ -103,6 +103,10 @@ def hash_rows(words: np.ndarray) -> np.ndarray:
     return h
 
 
+_LOW_BYTES = np.array([(1 << (8 * kept)) - 1 for kept in range(9)], dtype=np.uint64)
+"""The mask keeping the low ``k`` bytes of a little-endian word, for ``k`` from 0 to 8."""
+
+
 def _hash_words(offsets: np.ndarray, raw: np.ndarray, rows: np.ndarray | None, width: int) -> np.ndarray:
     """Rows of ``width`` 8-byte words of the strings ``rows`` (None: all) of a chunk given by
     its ``offsets`` and bytes (:func:`_values`), as little-endian loads with the bytes past each
@@ -114,7 +118,7 @@ def _hash_words(offsets: np.ndarray, raw: np.ndarray, rows: np.ndarray | None, w
     words = np.empty((len(starts), width), dtype=np.uint64)
     for c in range(width):
         words[:, c] = loads[starts + 8 * c]
-        words[:, c] &= _low_bytes_mask(np.clip(lengths - 8 * c, 0, 8))
+        words[:, c] &= _LOW_BYTES[np.clip(lengths - 8 * c, 0, 8)]
     return words
 
 
@@ -126,24 +130,29 @@ def _loads(raw: np.ndarray, width: int) -> np.ndarray:
     return np.ndarray(shape=(len(raw) + 8 * width,), dtype="<u8", buffer=padded, strides=(1,))
 
 
-def _one_word(offsets: np.ndarray, raw: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
-    """``_hash_words(offsets, raw, None, 1)`` into ``out``, for strings of at most 8 bytes."""
-    np.take(_loads(raw, 1), offsets[:-1], out=out)
-    out &= _low_bytes_mask(lengths)
+def _one_word(arr: pa.Array, lengths: np.ndarray, out: np.ndarray) -> None:
+    """``_hash_words(offsets, raw, None, 1)`` into ``out``, for strings of at most 8 bytes:
+    each word loaded straight from the array's buffer (no copy of its bytes), only the strings
+    that start in its last 7 bytes from a small padded copy.
 
-
-_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def _low_bytes_mask(kept: np.ndarray) -> np.ndarray:
-    """Masks keeping the low ``kept`` (0 to 8) bytes of little-endian words: all ones shifted
-    right by the other bytes (NumPy shifts a 64-bit value by 64 to 0).
-
-    >>> [hex(int(m)) for m in _low_bytes_mask(np.array([0, 1, 8]))]
-    ['0x0', '0xff', '0xffffffffffffffff']
+    >>> arr = pa.array(["ab", "", "abcdefgh", "c"]); out = np.empty(4, dtype=np.uint64)
+    >>> _one_word(arr, np.array([2, 0, 8, 1]), out); [hex(int(w)) for w in out]
+    ['0x6261', '0x0', '0x6867666564636261', '0x63']
     """
-    shift = np.subtract(64, np.multiply(kept, 8), dtype=np.int64).astype(np.uint64)
-    return np.right_shift(_ALL_ONES, shift)
+    starts = offsets(arr)[:-1]
+    buffer = arr.buffers()[2]
+    size = 0 if buffer is None else buffer.size
+    whole = int(np.searchsorted(starts, size - 7))   # starts ascend: these load 8 bytes in the buffer
+    if whole:
+        words = np.ndarray(shape=(size - 7,), dtype="<u8", buffer=buffer, strides=(1,))
+        out[:whole] = words[starts[:whole]]
+    if whole < len(starts):
+        first = int(starts[whole])
+        tail = np.zeros(max(size - first, 0) + 8, dtype=np.uint8)
+        if size > first:
+            tail[: size - first] = np.frombuffer(buffer, dtype=np.uint8)[first:]
+        out[whole:] = _loads(tail, 1)[starts[whole:] - first]
+    out &= _LOW_BYTES[lengths]
 
 
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -164,17 +173,17 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
     at = 0
     for chunk in chunks:
-        offsets, raw = _values(chunk)
-        lengths = np.diff(offsets)
-        longest = int(lengths.max())
-        if longest <= 8:  # one word each, hashed in place: the usual document id
+        lengths = np.diff(offsets(chunk))
+        if int(lengths.max()) <= 8:  # one word each, hashed in place: the usual document id
             part = out[at: at + len(chunk)]
-            _one_word(offsets, raw, lengths, part)
+            _one_word(chunk, lengths, part)
             with np.errstate(over="ignore"):
                 part *= _MIX  # hash_rows of one word
         else:
+            offs, raw = _values(chunk)
+            lengths = lengths.astype(np.int64)
             classes = length_classes(np.maximum(1, -(-lengths // 8)))
             for width, rows in classes:
-                out[at + rows] = hash_rows(_hash_words(offsets, raw, rows, width))
+                out[at + rows] = hash_rows(_hash_words(offs, raw, rows, width))
         at += len(chunk)
     return out

@@ -1,0 +1,49 @@
+"""Hashes of string columns: the one-word path (ids of at most 8 bytes, loaded straight from
+the Arrow buffer) and the wider path agree with the definition, whatever the slicing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankwise.engine.strings import _MIX, string_hashes
+
+IDS = st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x2FF), max_size=12)
+
+
+def _definition(value: str) -> int:
+    # the one-word hash: the id's UTF-8 bytes as a little-endian integer, times the odd mixer,
+    # modulo 2**64 (ids of at most 8 bytes)
+    return int.from_bytes(value.encode(), "little") * int(_MIX) % 2**64
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(IDS, min_size=1, max_size=60), st.integers(0, 59), st.integers(1, 7))
+def test_hashes_do_not_depend_on_slicing_or_chunking(values: list[str], offset: int, pieces: int) -> None:
+    whole = string_hashes(pa.array(values))
+    start = min(offset, len(values) - 1)
+    assert string_hashes(pa.array(values).slice(start)).tolist() == whole[start:].tolist()
+    cuts = sorted({0, len(values), *np.linspace(0, len(values), pieces + 1).astype(int).tolist()})
+    parts = [values[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
+    chunked = pa.chunked_array(parts, type=pa.string())
+    assert string_hashes(chunked).tolist() == whole.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x7F), max_size=8), min_size=1,
+                max_size=60))
+def test_ids_of_at_most_eight_bytes_hash_by_the_definition_and_never_collide(values: list[str]) -> None:
+    # the last ids of a buffer start in its final 7 bytes: they come from the padded tail
+    hashes = string_hashes(pa.array(values)).tolist()
+    assert hashes == [_definition(v) for v in values]
+    # an odd multiplier is invertible modulo 2**64: distinct ids (no NUL byte) never collide
+    assert len(set(hashes)) == len(set(values))
+
+
+def test_a_column_of_empty_ids_has_no_data_buffer() -> None:
+    empty = pa.array(["", ""])
+    assert string_hashes(empty).tolist() == [0, 0]
+    assert string_hashes(pa.array(["", "a", "", "abcdefgh"])).tolist() == [
+        0, 0x61 * int(_MIX) % 2**64, 0, _definition("abcdefgh")]
