@@ -552,7 +552,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     level_counts = index.level_counts
     if conv.universe == "run":  # only the returned documents exist: count their labels alone
         level_counts = _level_counts(qsorted, label, index.level_values, n_q)
-    if conv.depth is not None or conv.judged_only or conv.retrieved == "positive":
+    cut = conv.depth is not None or conv.judged_only or conv.retrieved == "positive"
+    if cut:
         if rows is None:
             rows = _patched_rows(len(qcode), patch)
         starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
@@ -590,7 +591,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     if conv.ties == "expected":
         lists.tie_start, lists.tie_size = _tie_groups(ranked_scores.astype(precision, copy=False), offsets)
     else:
-        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision)
+        # uncut, the ranked rows are the rows the score order compared: their ties are known
+        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
     del ranked_scores
     return lists, warnings
 
@@ -630,16 +632,14 @@ def empty_rankings(index: QrelsIndex, codes: np.ndarray, conv: Conventions, run_
 
 
 def _rows_per_query(qcode: np.ndarray, n_queries: int) -> np.ndarray:
-    """How many rows each query code has (``np.bincount`` a slice at a time: it widens its
-    input to 64 bits).
+    """How many rows each query code has, for rows in ascending query order (ranked rows come
+    query by query): one binary search per query, not a pass over the rows.
 
     >>> _rows_per_query(np.array([0, 2, 2], dtype=np.int32), 4).tolist()
     [1, 0, 2, 0]
     """
-    counts = np.zeros(n_queries, dtype=np.int64)
-    for start in range(0, len(qcode), SLICE_ROWS):
-        counts += np.bincount(qcode[start: start + SLICE_ROWS], minlength=n_queries)
-    return counts
+    bounds = np.searchsorted(qcode, np.arange(n_queries + 1, dtype=qcode.dtype))
+    return np.diff(bounds).astype(np.int64)
 
 
 def _patched_rows(n: int, patch: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
@@ -664,29 +664,34 @@ def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray
 
 
 def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
-               precision: type = np.float64) -> np.ndarray:
+               precision: type = np.float64, tied: np.ndarray | None = None) -> np.ndarray:
     """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
     the rows whose order the tie rule decides and where that order can change a value. Scores
-    are compared at ``precision``, a slice at a time (no full-size copy); only tied rows are
-    visited after that (a few percent of a run).
+    are compared at ``precision``, a slice at a time (no full-size copy), unless ``tied`` says
+    already which row ties with the next of its query (:func:`_score_order`); only tied rows
+    are visited after that (a few percent of a run).
 
     >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0])).tolist()
     [[0, 1, 2]]
     >>> _tie_spans(np.array([1.0, 1.0 + 1e-9]), np.array([0, 2]), np.array([1, 0]), np.float32).tolist()
     [[0, 0, 2]]
+    >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0]),
+    ...            tied=np.array([False, True, False])).tolist()
+    [[0, 1, 2]]
     """
     n = len(score)
     if n < 2:
         return np.zeros((0, 3), dtype=np.int64)
-    same = np.empty(n - 1, dtype=bool)
-    for start in range(0, n - 1, SLICE_ROWS):
-        stop = min(start + SLICE_ROWS, n - 1)
-        part: np.ndarray = score[start: stop + 1].astype(precision, copy=False)
-        np.equal(part[1:], part[:-1], out=same[start:stop])
-    bounds = offsets[1:-1]
-    same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
-    pairs = np.flatnonzero(same)  # row i ties with row i + 1
-    del same
+    if tied is None:
+        same = np.empty(n - 1, dtype=bool)
+        for start in range(0, n - 1, SLICE_ROWS):
+            stop = min(start + SLICE_ROWS, n - 1)
+            part: np.ndarray = score[start: stop + 1].astype(precision, copy=False)
+            np.equal(part[1:], part[:-1], out=same[start:stop])
+        bounds = offsets[1:-1]
+        same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
+        tied = same
+    pairs = np.flatnonzero(tied)  # row i ties with row i + 1
     if len(pairs) == 0:
         return np.zeros((0, 3), dtype=np.int64)
     new_group = np.ones(len(pairs), dtype=bool)
