@@ -8,7 +8,6 @@ import contextlib
 import contextvars
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from rankwise.errors import OutputError
 
@@ -40,6 +39,16 @@ def protected_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
         _PROTECTED.reset(token)
 
 
+def _name(path: str) -> str:
+    """The last part of a path, as ``pathlib.Path(path).name`` gives it (``pathlib`` is not
+    imported here: the command line reads this module before it starts parsing a large run).
+
+    >>> _name("runs/bm25.trec"), _name("runs/")
+    ('bm25.trec', 'runs')
+    """
+    return os.path.basename(os.path.normpath(path))
+
+
 def refuse_protected(path: str | os.PathLike[str]) -> None:
     """An ``OutputError`` when ``path`` is one of the protected inputs (see ``protected_inputs``)."""
     target = os.fspath(path)
@@ -51,7 +60,7 @@ def refuse_protected(path: str | os.PathLike[str]) -> None:
         except OSError:
             same = False
         if same:
-            raise OutputError(f"{Path(target).name}: names an input of this command; write to another file "
+            raise OutputError(f"{_name(target)}: names an input of this command; write to another file "
                               "(the input was left as it was)")
 
 
@@ -75,7 +84,7 @@ def refuse_protected_tree(directory: str | os.PathLike[str]) -> None:
     for source in _PROTECTED.get():
         real = os.path.realpath(source)
         if real.startswith(root.rstrip(os.sep) + os.sep):
-            raise OutputError(f"{target}: holds {Path(source).name}, an input of this command; write to another "
+            raise OutputError(f"{target}: holds {_name(source)}, an input of this command; write to another "
                               "directory")
 
 
