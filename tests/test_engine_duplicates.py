@@ -42,6 +42,8 @@ def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, sli
     assert unfiltered.result().candidates.tolist() == np.flatnonzero(known).tolist()
     assert unfiltered.result().suspects == scan.suspects
     assert all(known[scan.candidates]) and np.all(np.diff(scan.candidates) > 0)
+    # the documents taken during the scan are the candidate rows' documents, in their order
+    assert scan.candidate_docs.to_pylist() == [rows[i][1] for i in scan.candidates]
     seen: dict[tuple[int, str], int] = {}
     for i, (q, d) in enumerate(rows):
         if q == 0:

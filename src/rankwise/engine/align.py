@@ -147,9 +147,11 @@ class QrelsIndex:
         doc_hashes = string_hashes(self.doc_vocab)
         return JudgedFilter.of(doc_hashes[self.keys % np.int64(max(len(self.doc_vocab), 1))], self.key_query)
 
-    def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
+    def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray,
+                  docs_of_rows: pa.Array | None = None) -> np.ndarray:
         """Label of every row as :meth:`lookup` gives it, looking up only ``rows`` (ascending;
         the rows whose (query, document) pair may be judged): every other row is NONPOOL.
+        ``docs_of_rows``: their documents, if already taken (``DocumentScan.candidate_docs``).
 
         >>> index = QrelsIndex.build(Qrels(["q1", "q1"], ["d1", "d2"], [2, 0]))
         >>> index.labels_at(np.array([0, 0, 0]), pa.array(["d2", "x", "d1"]), np.array([0, 2])).tolist()
@@ -157,7 +159,8 @@ class QrelsIndex:
         """
         label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
         if len(rows):
-            label[rows] = self.lookup(qcode[rows], arrow.take_rows(doc, rows, arrow.POOL))
+            docs = arrow.take_rows(doc, rows, arrow.POOL) if docs_of_rows is None else docs_of_rows
+            label[rows] = self.lookup(qcode[rows], docs)
         return label
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -531,7 +534,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
     # labels are looked up for every row, whichever rows are kept
-    label_all = index.labels_at(qcode, run.doc, scan.candidates)
+    label_all = index.labels_at(qcode, run.doc, scan.candidates, scan.candidate_docs)
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
         local, tied = speculative
     else:

@@ -93,6 +93,9 @@ class DocumentScan:
 
     suspects: list[tuple[int, int]]
     candidates: np.ndarray
+    candidate_docs: pa.Array
+    """The document of each candidate row, taken while its slice was being scanned (the ids
+    are then in the processor's cache; taken afterwards, each is a cache miss)."""
 
 
 class DocumentScanner:
@@ -119,6 +122,7 @@ class DocumentScanner:
         self.slices = query_slices(qcode, slice_rows) or [(0, len(qcode))]
         self.suspect = [False] * len(self.slices)
         self.candidates: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(self.slices)
+        self.candidate_docs: list[pa.Array | None] = [None] * len(self.slices)
         self._next = 0
         self._lock = threading.Lock()
 
@@ -134,13 +138,16 @@ class DocumentScanner:
 
     def _scan(self, i: int) -> None:
         start, stop = self.slices[i]
-        hashes = string_hashes(self.doc.slice(start, stop - start))
+        docs = self.doc.slice(start, stop - start)
+        hashes = string_hashes(docs)
         keep = self.known[start:stop]
         q = self.qcode[start:stop]
         may = keep.copy() if self.judged is None else self.judged.may_be_judged(hashes, q)
         may &= keep
-        self.candidates[i] = np.flatnonzero(may).astype(np.int64) + start
+        local = np.flatnonzero(may).astype(np.int64)
         del may
+        self.candidates[i] = local + start
+        self.candidate_docs[i] = arrow.take_rows(docs, local, arrow.POOL)
         if not keep.all():
             hashes, q = hashes[keep], q[keep]
         self.suspect[i] = _any_repeat(hashes, q)
@@ -148,7 +155,9 @@ class DocumentScanner:
     def result(self) -> DocumentScan:
         """The suspect slices and candidate rows, once every slice is scanned."""
         suspects = [s for s, flagged in zip(self.slices, self.suspect, strict=True) if flagged]
-        return DocumentScan(suspects, np.concatenate(self.candidates))
+        docs = [d for d in self.candidate_docs if d is not None and len(d)]
+        taken = pa.concat_arrays(docs, memory_pool=arrow.POOL) if docs else arrow.take_rows(self.doc, np.zeros(0))
+        return DocumentScan(suspects, np.concatenate(self.candidates), taken)
 
 
 def query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
