@@ -359,7 +359,7 @@ def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: d
         pieces.close()
 
 
-def _scanned(pieces: Iterator[Piece], delimiter: str, doubled: bool
+def _scanned(pieces: Generator[Piece, None, None], delimiter: str, doubled: bool
              ) -> Generator[tuple[Piece, tuple[bool, bool]], None, None]:
     """Each piece with its :func:`_scan_bytes`. The pieces of a mapped file are scanned one
     ahead, on a second thread, while the caller parses the one before (the scan otherwise
@@ -367,9 +367,18 @@ def _scanned(pieces: Iterator[Piece], delimiter: str, doubled: bool
     for. Pieces read into one reused buffer (a gzip stream) are scanned in turn.
 
     >>> raw = b"q1 Q0 d1 1 2.5 bm25\\n" * 3
-    >>> [scan for _, scan in _scanned(iter([Piece(pa.py_buffer(raw), raw, 0, len(raw))]), " ", True)]
+    >>> one = (p for p in [Piece(pa.py_buffer(raw), raw, 0, len(raw))])
+    >>> [scan for _, scan in _scanned(one, " ", True)]
     [(False, False)]
     """
+    try:
+        yield from _scanned_ahead(pieces, delimiter, doubled)
+    finally:
+        pieces.close()  # the file is closed now, not when the generator is collected
+
+
+def _scanned_ahead(pieces: Generator[Piece, None, None], delimiter: str, doubled: bool
+                   ) -> Generator[tuple[Piece, tuple[bool, bool]], None, None]:
     first = next(pieces, None)
     if first is None or not isinstance(first.raw, mmap.mmap):
         for piece in itertools.chain([first] if first is not None else [], pieces):
