@@ -3,8 +3,10 @@
 A regular file has its fields separated by exactly one space (or one tab), no comment lines, no
 empty fields, no other whitespace byte. The file is read in pieces of whole lines; each piece is
 parsed by Arrow on every core, checked, and only the columns an evaluation needs are kept (the
-``Q0`` and rank columns and the run tags go as soon as they are checked). Memory stays near the
-size of the kept columns, not of the file, and the file's pages never count in the process.
+``Q0`` and rank fields are never converted: a byte scan, one piece ahead on its own thread,
+checks that none is empty; the run tags go once reduced to their distinct values). Memory stays
+near the size of the kept columns, not of the file, and the file's pages never count in the
+process.
 
 Anything irregular makes :func:`read_regular` return None; the caller then reads the file with
 the careful line reader, which also writes the precise error messages.
