@@ -42,7 +42,7 @@ def test_ids_of_at_most_eight_bytes_hash_by_the_definition_and_never_collide(val
     assert len(set(hashes)) == len(set(values))
 
 
-def test_a_column_of_empty_ids_has_no_data_buffer() -> None:
+def test_empty_ids_hash_to_zero_beside_others() -> None:
     empty = pa.array(["", ""])
     assert string_hashes(empty).tolist() == [0, 0]
     assert string_hashes(pa.array(["", "a", "", "abcdefgh"])).tolist() == [

@@ -67,11 +67,12 @@ def load_run(obj: Any, name: str | None = None) -> Run:
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
-        if path.endswith(_TABULAR_SUFFIXES) or os.path.isdir(path):  # a directory: a Parquet dataset
+        kind = _run_file_kind(path)
+        if kind == "tabular":
             from rankwise.data.tabular_io import read_tabular_run
 
             return read_tabular_run(path, name=name)
-        if path.lower().endswith(_DELIMITED_SUFFIXES):
+        if kind == "delimited":
             from rankwise.data.delimited import read_delimited_run
 
             return read_delimited_run(path, name=name)
@@ -108,10 +109,18 @@ def _file_identity(path: str) -> tuple[Any, ...] | None:
     return os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def _is_trec_path(path: str) -> bool:
-    """Whether ``load_run`` reads this path as a TREC run file."""
-    return not (path.endswith(_TABULAR_SUFFIXES) or path.lower().endswith(_DELIMITED_SUFFIXES)
-                or os.path.isdir(path))
+def _run_file_kind(path: str) -> str:
+    """How ``load_run`` reads this path: ``tabular`` (Parquet, JSON, JSONL, or a directory: a
+    Parquet dataset), ``delimited`` (CSV, TSV) or ``trec``.
+
+    >>> _run_file_kind("bm25.parquet"), _run_file_kind("bm25.TSV"), _run_file_kind("bm25.trec.gz")
+    ('tabular', 'delimited', 'trec')
+    """
+    if path.endswith(_TABULAR_SUFFIXES) or os.path.isdir(path):
+        return "tabular"
+    if path.lower().endswith(_DELIMITED_SUFFIXES):
+        return "delimited"
+    return "trec"
 
 
 @contextmanager
@@ -141,7 +150,7 @@ def reading_ahead(paths: Sequence[str]) -> Iterator[None]:
     try:
         for path in paths:
             identity = _file_identity(path)
-            if identity is not None and identity not in _AHEAD and _is_trec_path(path):
+            if identity is not None and identity not in _AHEAD and _run_file_kind(path) == "trec":
                 _AHEAD[identity] = pool.submit(_read_trec_run, path)
                 started.append(identity)
         yield

@@ -430,7 +430,7 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
     (array([0, 1]), array([1, 0]))
     """
     if conv.ties in ("input", "expected") or not tied.any():
-        return (rows if local is None else (local if rows is None else rows[local])), None
+        return _ordered(rows, local), None
     # rows inside runs of equal keys: order them by document id (byte order)
     in_group = np.zeros(len(tied) + 1, dtype=bool)
     in_group[1:] |= tied
@@ -450,7 +450,7 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
         if not kept.all():
             pos, group, src, tied_rows = pos[kept], group[kept], src[kept], tied_rows[kept]
         if len(pos) == 0:
-            return (rows if local is None else (local if rows is None else rows[local])), None
+            return _ordered(rows, local), None
     # Arrow compares strings byte by byte (strcmp), whatever their length
     docs = arrow.take_rows(run.doc, tied_rows, arrow.POOL)
     direction = "descending" if conv.ties == "trec" else "ascending"
@@ -459,7 +459,18 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
     if local is None:
         return None, (pos, pos[perm])
     local[pos] = src[perm]
-    return (local if rows is None else rows[local]), None
+    return _ordered(rows, local), None
+
+
+def _ordered(rows: np.ndarray | None, local: np.ndarray | None) -> np.ndarray | None:
+    """Row numbers of ``rows`` (None: every row) in the order ``local`` (None: as they come).
+
+    >>> _ordered(np.array([4, 7, 9]), np.array([2, 0, 1])).tolist(), _ordered(None, None)
+    ([9, 4, 7], None)
+    """
+    if local is None:
+        return rows
+    return local if rows is None else rows[local]
 
 
 def duplicates_notice(run: str, rows: int, policy: str) -> Notice:

@@ -156,7 +156,7 @@ class DocumentScanner:
         """The suspect slices and candidate rows, once every slice is scanned."""
         suspects = [s for s, flagged in zip(self.slices, self.suspect, strict=True) if flagged]
         docs = [d for d in self.candidate_docs if d is not None and len(d)]
-        taken = pa.concat_arrays(docs, memory_pool=arrow.POOL) if docs else arrow.take_rows(self.doc, np.zeros(0))
+        taken = pa.concat_arrays(docs, memory_pool=arrow.POOL) if docs else pa.array([], type=self.doc.type)
         return DocumentScan(suspects, np.concatenate(self.candidates), taken)
 
 
