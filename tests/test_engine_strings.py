@@ -47,3 +47,18 @@ def test_empty_ids_hash_to_zero_beside_others() -> None:
     assert string_hashes(empty).tolist() == [0, 0]
     assert string_hashes(pa.array(["", "a", "", "abcdefgh"])).tolist() == [
         0, 0x61 * int(_MIX) % 2**64, 0, _definition("abcdefgh")]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x7F), max_size=8), min_size=1,
+                max_size=60), st.integers(1, 7))
+def test_ids_in_a_buffer_at_any_address_hash_by_the_definition(values: list[str], shift: int) -> None:
+    # Arrow's own buffers start on 8-byte boundaries (words are gathered aligned); one that
+    # starts elsewhere (a view into a larger block) takes the byte-by-byte loads
+    data = "".join(values).encode()
+    lengths = np.array([len(v.encode()) for v in values])
+    bounds = pa.py_buffer(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32).tobytes())
+    moved = pa.py_buffer(b"\xff" * shift + data + b"\xff" * 9).slice(shift, len(data))
+    assert moved.address % 8 == shift % 8
+    arr = pa.Array.from_buffers(pa.string(), len(values), [None, bounds, moved])
+    assert string_hashes(arr).tolist() == [_definition(v) for v in values]

@@ -142,10 +142,15 @@ def _one_word(arr: pa.Array, lengths: np.ndarray, out: np.ndarray) -> None:
     starts = offsets(arr)[:-1]
     buffer = arr.buffers()[2]
     size = 0 if buffer is None else buffer.size
-    whole = int(np.searchsorted(starts, size - 7))   # starts ascend: these load 8 bytes in the buffer
-    if whole:
-        words = np.ndarray(shape=(size - 7,), dtype="<u8", buffer=buffer, strides=(1,))
-        out[:whole] = words[starts[:whole]]
+    if buffer is not None and np.little_endian and buffer.address % 8 == 0:
+        whole = int(np.searchsorted(starts, 8 * (size // 8 - 1)))   # starts ascend: both words in the buffer
+        if whole > 0:
+            _aligned_loads(np.frombuffer(buffer, dtype="<u8", count=size // 8), starts[:whole], out[:whole])
+    else:
+        whole = int(np.searchsorted(starts, size - 7))   # these load 8 bytes in the buffer
+        if whole > 0:
+            words = np.ndarray(shape=(size - 7,), dtype="<u8", buffer=buffer, strides=(1,))
+            out[:whole] = words[starts[:whole]]
     if whole < len(starts):
         first = int(starts[whole])
         tail = np.zeros(max(size - first, 0) + 8, dtype=np.uint8)
@@ -153,6 +158,29 @@ def _one_word(arr: pa.Array, lengths: np.ndarray, out: np.ndarray) -> None:
             tail[: size - first] = np.frombuffer(buffer, dtype=np.uint8)[first:]
         out[whole:] = _loads(tail, 1)[starts[whole:] - first]
     out &= _LOW_BYTES[lengths]
+
+
+def _aligned_loads(words: np.ndarray, starts: np.ndarray, out: np.ndarray) -> None:
+    """The 8 bytes from each of ``starts`` of an 8-byte aligned little-endian buffer (``words``,
+    its whole words), into ``out``: the word a start falls in, shifted down, joined with the next
+    one shifted up. NumPy gathers aligned words four times as fast as words at any byte.
+
+    >>> words = np.frombuffer(bytes(range(24)), dtype="<u8"); out = np.empty(2, dtype=np.uint64)
+    >>> _aligned_loads(words, np.array([0, 3]), out); [hex(int(w)) for w in out]
+    ['0x706050403020100', '0xa09080706050403']
+    """
+    at = starts.astype(np.int64)
+    shift = (at & 7).astype(np.uint64)
+    shift <<= np.uint64(3)
+    at >>= 3
+    np.take(words, at, out=out)
+    out >>= shift
+    at += 1
+    upper = np.take(words, at)
+    del at
+    np.subtract(np.uint64(64), shift, out=shift)
+    upper <<= shift   # a start on a word boundary shifts by 64 bits, which gives 0 in NumPy
+    out |= upper
 
 
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
