@@ -20,7 +20,14 @@ from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Qrels, Run, line_of
 from rankwise.data.distinct import distinct
 from rankwise.engine.conventions import Conventions
-from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, high_half, low_half, resolve_duplicates
+from rankwise.engine.duplicates import (
+    DocumentScanner,
+    JudgedFilter,
+    block_starts,
+    high_half,
+    low_half,
+    resolve_duplicates,
+)
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError, Notice
@@ -331,11 +338,11 @@ def _sorted_ties(qcode: np.ndarray, key: np.ndarray, descending: bool = False) -
     return same
 
 
-def _block_order(qcode: np.ndarray) -> tuple[bool, np.ndarray | None]:
+def _block_order(qcode: np.ndarray, starts: np.ndarray | None = None) -> tuple[bool, np.ndarray | None]:
     """Whether each query's rows are contiguous, and if so the row order that puts the blocks
     in ascending query code (None when they already are). A run whose queries come in another
     order than the qrels' sorted ids (numeric ids: "10" sorts before "9") is reordered by block,
-    not sorted.
+    not sorted. ``starts``: :func:`~rankwise.engine.duplicates.block_starts`, if found.
 
     >>> _block_order(np.array([2, 2, 0, 1, 1]))
     (True, array([2, 3, 4, 0, 1]))
@@ -345,8 +352,7 @@ def _block_order(qcode: np.ndarray) -> tuple[bool, np.ndarray | None]:
     False
     """
     n = len(qcode)
-    starts = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1)).astype(np.int64) if n else \
-        np.zeros(0, dtype=np.int64)
+    starts = block_starts(qcode) if starts is None else starts
     codes = qcode[starts]
     if bool(np.all(codes[1:] > codes[:-1])):
         return True, None
@@ -360,14 +366,14 @@ def _block_order(qcode: np.ndarray) -> tuple[bool, np.ndarray | None]:
     return True, order
 
 
-def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool
+def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool, starts: np.ndarray | None = None,
                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """For rows whose scores descend within each query (``tied`` from :func:`_sorted_ties`,
     None if they do not): the ties in rank order and the rank order (None: file order), or
     ``(None, None)`` when the rows must be sorted (a query's rows are not contiguous)."""
     if tied is None:
         return None, None
-    contiguous, blocks = _block_order(q)
+    contiguous, blocks = _block_order(q, starts)
     if not contiguous:
         return None, None
     if blocks is not None:  # a row ties with the next in rank order as it did in file order
@@ -375,21 +381,23 @@ def _in_rank_order(q: np.ndarray, tied: np.ndarray | None, subset: bool
     return tied, (np.arange(len(q)) if subset else None)
 
 
-def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
-                 conv: Conventions) -> tuple[np.ndarray | None, np.ndarray]:
+def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Conventions,
+                 starts: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray]:
     """``rows`` (None: every row) ordered by query, then score descending: the order of
     ``rows`` (None: as they come) and, in that order, whether each row ties with the next
-    (the tie rule then orders the tied rows: :func:`_tie_rule`)."""
+    (the tie rule then orders the tied rows: :func:`_tie_rule`). ``starts``: the blocks of
+    ``qcode`` (:func:`~rankwise.engine.duplicates.block_starts`), if found."""
     if rows is None:
         score = run.score
     else:
         score = run.score[rows]
     q = qcode if rows is None else qcode[rows]
+    blocks = starts if rows is None else None   # a subset of rows has blocks of its own
     local = None
     if conv.score_precision == "float32":
         # float32 scores compare as the key below orders them (-0.0 equals 0.0; runs hold no NaN)
         s32 = score.astype(np.float32)
-        tied, local = _in_rank_order(q, _sorted_ties(q, s32, descending=True), rows is not None)
+        tied, local = _in_rank_order(q, _sorted_ties(q, s32, descending=True), rows is not None, blocks)
         if tied is None:  # not in order: sort by one uint64 key, query high, score low
             skey = _descending_score_key(s32, "float32")
             packed = np.empty(len(score), dtype=np.uint64)
@@ -401,7 +409,7 @@ def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
             del packed, skey
         del s32
     else:
-        tied, local = _in_rank_order(q, _sorted_ties(q, score, descending=True), rows is not None)
+        tied, local = _in_rank_order(q, _sorted_ties(q, score, descending=True), rows is not None, blocks)
         if tied is None:
             local = np.lexsort((-score, q))
             sq, ss = q[local], score[local]
@@ -412,7 +420,8 @@ def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None,
 
 
 def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied: np.ndarray, conv: Conventions,
-              label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+              label: np.ndarray | None = None, pairs: np.ndarray | None = None,
+              ) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """The order of :func:`_score_order` with each group of tied rows ordered by the tie rule
     (document id, in byte order): ``(order, None)`` with the sorted row numbers, or, when the
     rows were already in order except inside runs of tied scores (the usual run file),
@@ -420,7 +429,8 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
 
     With ``label`` (each file row's label), only groups whose labels differ are ordered: in a
     group of one label every order gives the rankings the same labels, so every measure the
-    same value (a run's ties are nearly all among unjudged documents).
+    same value (a run's ties are nearly all among unjudged documents). ``pairs``:
+    ``np.flatnonzero(tied)``, if already found.
 
     >>> run = Run(["q"] * 4, ["a", "b", "c", "d"], [2.0, 2.0, 1.0, 1.0])
     >>> local, tied = _score_order(run, np.zeros(4, dtype=np.int32), None, Conventions())
@@ -429,16 +439,13 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
     >>> _tie_rule(run, None, local, tied, Conventions(), np.array([1, 0, -1, -1]))[1]   # c, d: one label
     (array([0, 1]), array([1, 0]))
     """
-    if conv.ties in ("input", "expected") or not tied.any():
+    if conv.ties in ("input", "expected"):
+        return _ordered(rows, local), None
+    pairs = np.flatnonzero(tied) if pairs is None else pairs
+    if len(pairs) == 0:
         return _ordered(rows, local), None
     # rows inside runs of equal keys: order them by document id (byte order)
-    in_group = np.zeros(len(tied) + 1, dtype=bool)
-    in_group[1:] |= tied
-    in_group[:-1] |= tied
-    pos = np.flatnonzero(in_group)
-    del in_group
-    starts = np.ones(len(pos), dtype=bool)
-    starts[1:] = ~tied[pos[1:] - 1]
+    pos, starts = _tie_runs(pairs)
     group = np.cumsum(starts)
     src = pos if local is None else local[pos]
     tied_rows = src if rows is None else rows[src]
@@ -460,6 +467,22 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
         return None, (pos, pos[perm])
     local[pos] = src[perm]
     return _ordered(rows, local), None
+
+
+def _tie_runs(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the runs of tied rows, and which of them begins its run, from the rows that
+    tie with the next (``pairs``, ascending): a run of k consecutive pairs holds k + 1 rows.
+    Only the tied rows are visited (a few percent of a run), never every row.
+
+    >>> pos, first = _tie_runs(np.array([1, 2, 5])); pos.tolist(), first.tolist()
+    ([1, 2, 3, 5, 6], [True, False, False, True, False])
+    """
+    first = np.ones(len(pairs), dtype=bool)
+    first[1:] = pairs[1:] != pairs[:-1] + 1
+    last = np.ones(len(pairs), dtype=bool)
+    last[:-1] = first[1:]
+    after = np.flatnonzero(last) + 1   # each run's last row goes after its last pair
+    return np.insert(pairs, after, pairs[last] + 1), np.insert(first, after, False)
 
 
 def _ordered(rows: np.ndarray | None, local: np.ndarray | None) -> np.ndarray | None:
@@ -522,7 +545,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # builds no filter: every row is looked up). On a large run a second thread starts the pass
     # while this one sorts, then this one helps finish it
     judged = index.judged_filter if len(qcode) >= len(index.keys) else None
-    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS)
+    starts = block_starts(qcode)   # found once: the scan and the score order both use them
+    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts)
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
         from concurrent.futures import ThreadPoolExecutor
@@ -530,7 +554,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         with ThreadPoolExecutor(max_workers=1) as pool:
             pending = pool.submit(scanner.work)
             rows0 = None if bool(known.all()) else np.flatnonzero(known).astype(np.int64)
-            speculative = _score_order(run, qcode, rows0, conv)
+            speculative = _score_order(run, qcode, rows0, conv, starts)
             scanner.work()
             pending.result()
     else:
@@ -550,7 +574,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         local, tied = speculative
     else:
         local, tied = _score_order(run, qcode, rows, conv)
-    order, patch = _tie_rule(run, rows, local, tied, conv, label_all)
+    pairs = np.flatnonzero(tied) if conv.ties != "expected" else None   # rows tying with the next, in score order
+    order, patch = _tie_rule(run, rows, local, tied, conv, label_all, pairs)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
         if patch is not None:
@@ -606,7 +631,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         lists.tie_start, lists.tie_size = _tie_groups(ranked_scores.astype(precision, copy=False), offsets)
     else:
         # uncut, the ranked rows are the rows the score order compared: their ties are known
-        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
+        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else pairs)
     del ranked_scores
     return lists, warnings
 
@@ -678,25 +703,25 @@ def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray
 
 
 def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
-               precision: type = np.float64, tied: np.ndarray | None = None) -> np.ndarray:
+               precision: type = np.float64, pairs: np.ndarray | None = None) -> np.ndarray:
     """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
     the rows whose order the tie rule decides and where that order can change a value. Scores
-    are compared at ``precision``, a slice at a time (no full-size copy), unless ``tied`` says
-    already which row ties with the next of its query (:func:`_score_order`); only tied rows
-    are visited after that (a few percent of a run).
+    are compared at ``precision``, a slice at a time (no full-size copy), unless ``pairs`` says
+    already which rows tie with the next of their query (ascending; from :func:`_score_order`);
+    only tied rows are visited after that (a few percent of a run).
 
     >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0])).tolist()
     [[0, 1, 2]]
     >>> _tie_spans(np.array([1.0, 1.0 + 1e-9]), np.array([0, 2]), np.array([1, 0]), np.float32).tolist()
     [[0, 0, 2]]
     >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0]),
-    ...            tied=np.array([False, True, False])).tolist()
+    ...            pairs=np.array([1])).tolist()
     [[0, 1, 2]]
     """
     n = len(score)
     if n < 2:
         return np.zeros((0, 3), dtype=np.int64)
-    if tied is None:
+    if pairs is None:
         same = np.empty(n - 1, dtype=bool)
         for start in range(0, n - 1, SLICE_ROWS):
             stop = min(start + SLICE_ROWS, n - 1)
@@ -704,8 +729,8 @@ def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
             np.equal(part[1:], part[:-1], out=same[start:stop])
         bounds = offsets[1:-1]
         same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
-        tied = same
-    pairs = np.flatnonzero(tied)  # row i ties with row i + 1
+        pairs = np.flatnonzero(same)  # row i ties with row i + 1
+        del same
     if len(pairs) == 0:
         return np.zeros((0, 3), dtype=np.int64)
     new_group = np.ones(len(pairs), dtype=bool)

@@ -115,11 +115,12 @@ class DocumentScanner:
     """
 
     def __init__(self, doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray,
-                 judged: JudgedFilter | None, slice_rows: int) -> None:
+                 judged: JudgedFilter | None, slice_rows: int, starts: np.ndarray | None = None) -> None:
         import threading
 
         self.doc, self.qcode, self.known, self.judged = doc, qcode, known, judged
-        self.slices = query_slices(qcode, slice_rows) or [(0, len(qcode))]
+        self.starts = block_starts(qcode) if starts is None else starts
+        self.slices = query_slices(qcode, slice_rows, self.starts) or [(0, len(qcode))]
         self.suspect = [False] * len(self.slices)
         self.candidates: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(self.slices)
         self.candidate_docs: list[pa.Array | None] = [None] * len(self.slices)
@@ -148,9 +149,11 @@ class DocumentScanner:
         del may
         self.candidates[i] = local + start
         self.candidate_docs[i] = arrow.take_rows(docs, local, arrow.POOL)
-        if not keep.all():
-            hashes, q = hashes[keep], q[keep]
-        self.suspect[i] = _any_repeat(hashes, q)
+        if keep.all():   # the slice's blocks, as found for the whole run
+            found = self.starts[np.searchsorted(self.starts, start): np.searchsorted(self.starts, stop)] - start
+            self.suspect[i] = _any_repeat(hashes, q, found)
+        else:
+            self.suspect[i] = _any_repeat(hashes[keep], q[keep])
 
     def result(self) -> DocumentScan:
         """The suspect slices and candidate rows, once every slice is scanned."""
@@ -160,9 +163,21 @@ class DocumentScanner:
         return DocumentScan(suspects, np.concatenate(self.candidates), taken)
 
 
-def query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
+def block_starts(qcode: np.ndarray) -> np.ndarray:
+    """The rows where a block of rows of one query code begins (int64; none for no rows). Found
+    once per alignment and handed to each step that needs them.
+
+    >>> block_starts(np.array([4, 4, 2, 4])).tolist(), block_starts(np.array([], dtype=np.int32)).tolist()
+    ([0, 2, 3], [])
+    """
+    if len(qcode) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1)).astype(np.int64)
+
+
+def query_slices(qcode: np.ndarray, size: int, starts: np.ndarray | None = None) -> list[tuple[int, int]] | None:
     """Row ranges of about ``size`` rows that never split a query, when each query's rows are
-    contiguous (the usual run file); None otherwise.
+    contiguous (the usual run file); None otherwise. ``starts``: :func:`block_starts`, if found.
 
     >>> query_slices(np.array([0, 0, 1, 1, 1, 2]), 3)
     [(0, 5), (5, 6)]
@@ -170,8 +185,9 @@ def query_slices(qcode: np.ndarray, size: int) -> list[tuple[int, int]] | None:
     True
     """
     n = len(qcode)
-    starts = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
-    starts = np.concatenate(([0], starts))
+    if n == 0:
+        return None
+    starts = block_starts(qcode) if starts is None else starts
     if len(distinct(qcode[starts])) != len(starts):
         return None
     cuts = distinct(starts[np.minimum(np.searchsorted(starts, np.arange(size, n, size)), len(starts) - 1)])
@@ -187,16 +203,15 @@ def _pack(qcode: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     return hashes
 
 
-def _any_repeat(hashes: np.ndarray, qcode: np.ndarray) -> bool:
+def _any_repeat(hashes: np.ndarray, qcode: np.ndarray, starts: np.ndarray | None = None) -> bool:
     """True if two rows of one query share the high 32 bits of their document hash
-    (``hashes`` is consumed). When each query's rows are contiguous (the usual run file) the
-    query's block becomes a row of a matrix of 32-bit keys, sorted row by row; otherwise rows
-    are sorted by (query, key) packed in 64 bits."""
+    (``hashes`` is consumed; ``starts``: :func:`block_starts`, if found). When each query's
+    rows are contiguous (the usual run file) the query's block becomes a row of a matrix of
+    32-bit keys, sorted row by row; otherwise rows are sorted by (query, key) packed in 64 bits."""
     n = len(hashes)
     if n < 2:
         return False
-    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
-    starts = np.concatenate(([0], change))
+    starts = block_starts(qcode) if starts is None else starts
     lengths = np.diff(np.concatenate((starts, [n])))
     width = int(lengths.max())
     contiguous = len(distinct(qcode[starts])) == len(starts)
