@@ -420,8 +420,7 @@ def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Con
 
 
 def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied: np.ndarray, conv: Conventions,
-              label: np.ndarray | None = None, pairs: np.ndarray | None = None,
-              ) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+              label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """The order of :func:`_score_order` with each group of tied rows ordered by the tie rule
     (document id, in byte order): ``(order, None)`` with the sorted row numbers, or, when the
     rows were already in order except inside runs of tied scores (the usual run file),
@@ -429,8 +428,7 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
 
     With ``label`` (each file row's label), only groups whose labels differ are ordered: in a
     group of one label every order gives the rankings the same labels, so every measure the
-    same value (a run's ties are nearly all among unjudged documents). ``pairs``:
-    ``np.flatnonzero(tied)``, if already found.
+    same value (a run's ties are nearly all among unjudged documents).
 
     >>> run = Run(["q"] * 4, ["a", "b", "c", "d"], [2.0, 2.0, 1.0, 1.0])
     >>> local, tied = _score_order(run, np.zeros(4, dtype=np.int32), None, Conventions())
@@ -439,13 +437,16 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
     >>> _tie_rule(run, None, local, tied, Conventions(), np.array([1, 0, -1, -1]))[1]   # c, d: one label
     (array([0, 1]), array([1, 0]))
     """
-    if conv.ties in ("input", "expected"):
-        return _ordered(rows, local), None
-    pairs = np.flatnonzero(tied) if pairs is None else pairs
-    if len(pairs) == 0:
+    if conv.ties in ("input", "expected") or not tied.any():
         return _ordered(rows, local), None
     # rows inside runs of equal keys: order them by document id (byte order)
-    pos, starts = _tie_runs(pairs)
+    in_group = np.zeros(len(tied) + 1, dtype=bool)
+    in_group[1:] |= tied
+    in_group[:-1] |= tied
+    pos = np.flatnonzero(in_group)
+    del in_group
+    starts = np.ones(len(pos), dtype=bool)
+    starts[1:] = ~tied[pos[1:] - 1]
     group = np.cumsum(starts)
     src = pos if local is None else local[pos]
     tied_rows = src if rows is None else rows[src]
@@ -467,22 +468,6 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
         return None, (pos, pos[perm])
     local[pos] = src[perm]
     return _ordered(rows, local), None
-
-
-def _tie_runs(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of the runs of tied rows, and which of them begins its run, from the rows that
-    tie with the next (``pairs``, ascending): a run of k consecutive pairs holds k + 1 rows.
-    Only the tied rows are visited (a few percent of a run), never every row.
-
-    >>> pos, first = _tie_runs(np.array([1, 2, 5])); pos.tolist(), first.tolist()
-    ([1, 2, 3, 5, 6], [True, False, False, True, False])
-    """
-    first = np.ones(len(pairs), dtype=bool)
-    first[1:] = pairs[1:] != pairs[:-1] + 1
-    last = np.ones(len(pairs), dtype=bool)
-    last[:-1] = first[1:]
-    after = np.flatnonzero(last) + 1   # each run's last row goes after its last pair
-    return np.insert(pairs, after, pairs[last] + 1), np.insert(first, after, False)
 
 
 def _ordered(rows: np.ndarray | None, local: np.ndarray | None) -> np.ndarray | None:
@@ -574,8 +559,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         local, tied = speculative
     else:
         local, tied = _score_order(run, qcode, rows, conv)
-    pairs = np.flatnonzero(tied) if conv.ties != "expected" else None   # rows tying with the next, in score order
-    order, patch = _tie_rule(run, rows, local, tied, conv, label_all, pairs)
+    order, patch = _tie_rule(run, rows, local, tied, conv, label_all)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
         if patch is not None:
@@ -631,7 +615,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         lists.tie_start, lists.tie_size = _tie_groups(ranked_scores.astype(precision, copy=False), offsets)
     else:
         # uncut, the ranked rows are the rows the score order compared: their ties are known
-        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else pairs)
+        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
     del ranked_scores
     return lists, warnings
 
@@ -703,25 +687,25 @@ def _level_counts(qcode: np.ndarray, label: np.ndarray, level_values: np.ndarray
 
 
 def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
-               precision: type = np.float64, pairs: np.ndarray | None = None) -> np.ndarray:
+               precision: type = np.float64, tied: np.ndarray | None = None) -> np.ndarray:
     """Groups of two or more tied rows whose labels differ, as rows (query, first rank, size):
     the rows whose order the tie rule decides and where that order can change a value. Scores
-    are compared at ``precision``, a slice at a time (no full-size copy), unless ``pairs`` says
-    already which rows tie with the next of their query (ascending; from :func:`_score_order`);
-    only tied rows are visited after that (a few percent of a run).
+    are compared at ``precision``, a slice at a time (no full-size copy), unless ``tied`` says
+    already which row ties with the next of its query (:func:`_score_order`); only tied rows
+    are visited after that (a few percent of a run).
 
     >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0])).tolist()
     [[0, 1, 2]]
     >>> _tie_spans(np.array([1.0, 1.0 + 1e-9]), np.array([0, 2]), np.array([1, 0]), np.float32).tolist()
     [[0, 0, 2]]
     >>> _tie_spans(np.array([3.0, 2.0, 2.0, 1.0]), np.array([0, 4]), np.array([1, 0, 1, 0]),
-    ...            pairs=np.array([1])).tolist()
+    ...            tied=np.array([False, True, False])).tolist()
     [[0, 1, 2]]
     """
     n = len(score)
     if n < 2:
         return np.zeros((0, 3), dtype=np.int64)
-    if pairs is None:
+    if tied is None:
         same = np.empty(n - 1, dtype=bool)
         for start in range(0, n - 1, SLICE_ROWS):
             stop = min(start + SLICE_ROWS, n - 1)
@@ -729,8 +713,8 @@ def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
             np.equal(part[1:], part[:-1], out=same[start:stop])
         bounds = offsets[1:-1]
         same[bounds[(bounds > 0) & (bounds < n)] - 1] = False  # never across queries
-        pairs = np.flatnonzero(same)  # row i ties with row i + 1
-        del same
+        tied = same
+    pairs = np.flatnonzero(tied)  # row i ties with row i + 1
     if len(pairs) == 0:
         return np.zeros((0, 3), dtype=np.int64)
     new_group = np.ones(len(pairs), dtype=bool)
