@@ -154,11 +154,9 @@ class QrelsIndex:
         doc_hashes = string_hashes(self.doc_vocab)
         return JudgedFilter.of(doc_hashes[self.keys % np.int64(max(len(self.doc_vocab), 1))], self.key_query)
 
-    def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray,
-                  docs_of_rows: pa.Array | None = None) -> np.ndarray:
+    def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
         """Label of every row as :meth:`lookup` gives it, looking up only ``rows`` (ascending;
         the rows whose (query, document) pair may be judged): every other row is NONPOOL.
-        ``docs_of_rows``: their documents, if already taken (``DocumentScan.candidate_docs``).
 
         >>> index = QrelsIndex.build(Qrels(["q1", "q1"], ["d1", "d2"], [2, 0]))
         >>> index.labels_at(np.array([0, 0, 0]), pa.array(["d2", "x", "d1"]), np.array([0, 2])).tolist()
@@ -166,8 +164,7 @@ class QrelsIndex:
         """
         label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
         if len(rows):
-            docs = arrow.take_rows(doc, rows, arrow.POOL) if docs_of_rows is None else docs_of_rows
-            label[rows] = self.lookup(qcode[rows], docs)
+            label[rows] = self.lookup(qcode[rows], arrow.take_rows(doc, rows, arrow.POOL))
         return label
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -527,11 +524,13 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone). One
     # pass hashes every document: it finds the slices where a pair may repeat and the rows whose
     # (query, document) pair may be judged (a run with fewer rows than there are judgments
-    # builds no filter: every row is looked up). On a large run a second thread starts the pass
-    # while this one sorts, then this one helps finish it
+    # builds no filter: every row is looked up). The candidates' labels are looked up slice by
+    # slice in the same pass, for every row whichever rows are kept. On a large run a second
+    # thread starts the pass while this one sorts, then this one helps finish it
     judged = index.judged_filter if len(qcode) >= len(index.keys) else None
     starts = block_starts(qcode)   # found once: the scan and the score order both use them
-    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts)
+    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, index.lookup,
+                              np.empty(len(qcode), dtype=index.labels.dtype))
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
         from concurrent.futures import ThreadPoolExecutor
@@ -553,8 +552,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         warnings.append(unjudged_notice(run.name, len(unknown), int((~known).sum()), unknown[0].as_py()))
     everything = keep is None and bool(known.all())
     rows = None if everything else np.flatnonzero(known if keep is None else (known & keep)).astype(np.int64)
-    # labels are looked up for every row, whichever rows are kept
-    label_all = index.labels_at(qcode, run.doc, scan.candidates, scan.candidate_docs)
+    label_all = scan.labels
+    assert label_all is not None   # the scan was given a lookup
     if speculative is not None and keep is None:  # no duplicate dropped: the sort stands
         local, tied = speculative
     else:

@@ -11,6 +11,7 @@ rows at a time that never splits a query. From the same hashes come two answers:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,7 @@ from rankwise.data import arrow, kernels
 from rankwise.data.arrow import to_numpy
 from rankwise.data.containers import Run, line_of
 from rankwise.data.distinct import distinct
+from rankwise.engine.ranked import NONPOOL
 from rankwise.engine.strings import string_hashes
 from rankwise.errors import InputError
 
@@ -93,17 +95,24 @@ class DocumentScan:
 
     suspects: list[tuple[int, int]]
     candidates: np.ndarray
-    candidate_docs: pa.Array
-    """The document of each candidate row, taken while its slice was being scanned (the ids
-    are then in the processor's cache; taken afterwards, each is a cache miss)."""
+    labels: np.ndarray | None = None
+    """With a lookup: the label of every row (the candidates' looked up while their slice was
+    scanned, by the scanning threads, with their documents in the processor's cache; every
+    other row ``NONPOOL``)."""
+
+
+LabelLookup = Callable[[np.ndarray, pa.Array], np.ndarray]
+"""The labels of (query code, document) pairs (``QrelsIndex.lookup``)."""
 
 
 class DocumentScanner:
     """One pass over the documents of the ``known`` rows, ``slice_rows`` rows at a time
     (never splitting a query when each query's rows are contiguous, the usual run file); with
-    no ``judged`` filter every known row is a candidate. Any
-    number of threads may call :meth:`work` at once: each takes the next slice not yet taken,
-    so a thread that finished its own task helps finish the scan; :meth:`result` gathers it.
+    no ``judged`` filter every known row is a candidate. With a ``lookup`` and a ``labels``
+    array (one entry per row), the candidates' labels are looked up slice by slice and every
+    other row's entry is ``NONPOOL``. Any number of threads may call :meth:`work` at once: each
+    takes the next slice not yet taken, so a thread that finished its own task helps finish
+    the scan; :meth:`result` gathers it.
 
     >>> qcode = np.array([0, 0, 0, 1, 1]); known = np.ones(5, dtype=bool)
     >>> doc = pa.array(["a", "b", "a", "a", "c"])
@@ -115,15 +124,16 @@ class DocumentScanner:
     """
 
     def __init__(self, doc: pa.Array | pa.ChunkedArray, qcode: np.ndarray, known: np.ndarray,
-                 judged: JudgedFilter | None, slice_rows: int, starts: np.ndarray | None = None) -> None:
+                 judged: JudgedFilter | None, slice_rows: int, starts: np.ndarray | None = None,
+                 lookup: LabelLookup | None = None, labels: np.ndarray | None = None) -> None:
         import threading
 
         self.doc, self.qcode, self.known, self.judged = doc, qcode, known, judged
+        self.lookup, self.labels = (lookup, labels) if lookup is not None and labels is not None else (None, None)
         self.starts = block_starts(qcode) if starts is None else starts
         self.slices = query_slices(qcode, slice_rows, self.starts) or [(0, len(qcode))]
         self.suspect = [False] * len(self.slices)
         self.candidates: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(self.slices)
-        self.candidate_docs: list[pa.Array | None] = [None] * len(self.slices)
         self._next = 0
         self._lock = threading.Lock()
 
@@ -148,7 +158,11 @@ class DocumentScanner:
         local = np.flatnonzero(may).astype(np.int64)
         del may
         self.candidates[i] = local + start
-        self.candidate_docs[i] = arrow.take_rows(docs, local, arrow.POOL)
+        if self.lookup is not None and self.labels is not None:
+            part = self.labels[start:stop]
+            part.fill(NONPOOL)
+            if len(local):
+                part[local] = self.lookup(q[local], arrow.take_rows(docs, local, arrow.POOL))
         if keep.all():   # the slice's blocks, as found for the whole run
             found = self.starts[np.searchsorted(self.starts, start): np.searchsorted(self.starts, stop)] - start
             self.suspect[i] = _any_repeat(hashes, q, found)
@@ -158,9 +172,7 @@ class DocumentScanner:
     def result(self) -> DocumentScan:
         """The suspect slices and candidate rows, once every slice is scanned."""
         suspects = [s for s, flagged in zip(self.slices, self.suspect, strict=True) if flagged]
-        docs = [d for d in self.candidate_docs if d is not None and len(d)]
-        taken = pa.concat_arrays(docs, memory_pool=arrow.POOL) if docs else pa.array([], type=self.doc.type)
-        return DocumentScan(suspects, np.concatenate(self.candidates), taken)
+        return DocumentScan(suspects, np.concatenate(self.candidates), self.labels)
 
 
 def block_starts(qcode: np.ndarray) -> np.ndarray:
