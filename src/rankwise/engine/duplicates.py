@@ -51,10 +51,11 @@ def pair_hashes(doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
     >>> p = pair_hashes(h, np.array([0, 1, 0])); bool(p[0] != p[1]), bool(p[0] != p[2])
     (True, True)
     """
-    with np.errstate(over="ignore"):
-        mixed = qcode.astype(np.uint64) * _QUERY_MIX
+    mixed = qcode.astype(np.uint64)
+    with np.errstate(over="ignore"):   # in place: no temporary per step
+        np.multiply(mixed, _QUERY_MIX, out=mixed)
         mixed ^= doc_hashes
-        mixed *= _PAIR_MIX
+        np.multiply(mixed, _PAIR_MIX, out=mixed)
     return mixed
 
 
@@ -85,7 +86,9 @@ class JudgedFilter:
 
     def may_be_judged(self, doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
         """True for each (document hash, query code) pair that may be judged."""
-        return self.flags[pair_hashes(doc_hashes, qcode) >> np.uint64(64 - self.bits)]
+        top = pair_hashes(doc_hashes, qcode)
+        top >>= np.uint64(64 - self.bits)
+        return np.take(self.flags, top.view(np.int64))   # below 2**24: the same as int64, no conversion
 
 
 @dataclass

@@ -157,7 +157,7 @@ def _one_word(arr: pa.Array, lengths: np.ndarray, out: np.ndarray) -> None:
         if size > first:
             tail[: size - first] = np.frombuffer(buffer, dtype=np.uint8)[first:]
         out[whole:] = _loads(tail, 1)[starts[whole:] - first]
-    out &= _LOW_BYTES[lengths]
+    out &= np.take(_LOW_BYTES, lengths)
 
 
 def _aligned_loads(words: np.ndarray, starts: np.ndarray, out: np.ndarray) -> None:
@@ -170,7 +170,7 @@ def _aligned_loads(words: np.ndarray, starts: np.ndarray, out: np.ndarray) -> No
     ['0x706050403020100', '0xa09080706050403']
     """
     at = starts.astype(np.int64)
-    shift = (at & 7).astype(np.uint64)
+    shift = (at & 7).view(np.uint64)   # 0 to 7: the same bits in either type
     shift <<= np.uint64(3)
     at >>= 3
     np.take(words, at, out=out)
