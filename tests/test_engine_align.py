@@ -233,6 +233,51 @@ def test_tie_spans_are_the_groups_of_tied_rows_with_differing_labels(queries) ->
     label = np.array([lab for rows in queries for _, lab in rows], dtype=np.int32)
     offsets = np.concatenate(([0], np.cumsum([len(rows) for rows in queries])))
     assert align._tie_spans(score, offsets, label).tolist() == expected
+    # the same groups grown from the labelled rows alone (label -1: NONPOOL), as a run file in
+    # rank order takes them; every span holds a labelled row
+    tied = score[1:] == score[:-1]
+    tied[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < len(score))] - 1] = False
+    mixed = align._mixed_tie_groups(tied, label, np.flatnonzero(label != -1))
+    assert mixed is not None and align._spans_at(*mixed, offsets).tolist() == expected
+
+
+def test_a_tied_group_longer_than_the_steps_is_left_to_the_pass_over_every_row() -> None:
+    steps = align.MIXED_GROUP_STEPS
+    tied = np.ones(2 * steps + 4, dtype=bool)   # one group of 2 * steps + 5 rows
+    label = np.full(len(tied) + 1, -1)
+    label[steps + 2] = 1   # its middle row: steps + 2 rows on either side
+    assert align._mixed_tie_groups(tied, label, np.array([steps + 2])) is None
+    tied[steps:] = False   # rows 0 to steps tie: row 0 reaches the end in exactly the steps
+    label = np.full(len(tied) + 1, -1)
+    label[0] = 1
+    mixed = align._mixed_tie_groups(tied, label, np.array([0]))
+    assert mixed is not None and [part.tolist() for part in mixed] == [[0], [steps + 1]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(scores=st.lists(st.integers(0, 3), min_size=2, max_size=40), labelled=st.sets(st.integers(0, 39), max_size=8),
+       ties=st.sampled_from(["trec", "docid_asc"]))
+def test_the_tie_patch_from_the_labelled_rows_is_the_patch_from_every_row(scores, labelled, ties) -> None:
+    # one query in rank order: the tie rule orders the groups whose labels differ, whether it
+    # finds them by visiting every row or by growing the labelled rows' groups
+    scores = sorted(scores, reverse=True)
+    n = len(scores)
+    run = Run(["q"] * n, [f"d{(7 * i) % n:02d}" for i in range(n)], np.array(scores, dtype=float))
+    label = np.full(n, -1, dtype=np.int32)
+    label[[i for i in labelled if i < n]] = 1
+    conv = Conventions(ties=ties)
+    qcode = np.zeros(n, dtype=np.int32)
+    local, tied = align._score_order(run, qcode, None, conv)
+    assert local is None   # rank order: file order
+    mixed = align._mixed_tie_groups(tied, label, np.flatnonzero(label != -1))
+    everything = align._tie_rule(run, None, None, tied, conv, label)
+    grown = align._tie_rule(run, None, None, tied, conv, label, mixed)
+    assert everything[0] is None and grown[0] is None
+    if everything[1] is None:
+        assert grown[1] is None
+    else:
+        assert grown[1] is not None
+        assert [a.tolist() for a in grown[1]] == [a.tolist() for a in everything[1]]
 
 
 def test_labels_are_the_same_with_and_without_the_judged_filter() -> None:

@@ -417,7 +417,8 @@ def _score_order(run: Run, qcode: np.ndarray, rows: np.ndarray | None, conv: Con
 
 
 def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied: np.ndarray, conv: Conventions,
-              label: np.ndarray | None = None) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+              label: np.ndarray | None = None, mixed: tuple[np.ndarray, np.ndarray] | None = None,
+              ) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """The order of :func:`_score_order` with each group of tied rows ordered by the tie rule
     (document id, in byte order): ``(order, None)`` with the sorted row numbers, or, when the
     rows were already in order except inside runs of tied scores (the usual run file),
@@ -425,7 +426,9 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
 
     With ``label`` (each file row's label), only groups whose labels differ are ordered: in a
     group of one label every order gives the rankings the same labels, so every measure the
-    same value (a run's ties are nearly all among unjudged documents).
+    same value (a run's ties are nearly all among unjudged documents). ``mixed``: those
+    groups as (first row, size), when already found for every row in file order
+    (:func:`_mixed_tie_groups`): no pass over every row then.
 
     >>> run = Run(["q"] * 4, ["a", "b", "c", "d"], [2.0, 2.0, 1.0, 1.0])
     >>> local, tied = _score_order(run, np.zeros(4, dtype=np.int32), None, Conventions())
@@ -436,6 +439,12 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
     """
     if conv.ties in ("input", "expected") or not tied.any():
         return _ordered(rows, local), None
+    if mixed is not None and rows is None and local is None:
+        first, size = mixed
+        if len(first) == 0:
+            return None, None
+        pos = _group_rows(first, size)
+        return None, (pos, pos[_by_document(run, pos, np.repeat(np.arange(len(first)), size), conv)])
     # rows inside runs of equal keys: order them by document id (byte order)
     in_group = np.zeros(len(tied) + 1, dtype=bool)
     in_group[1:] |= tied
@@ -456,15 +465,71 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
             pos, group, src, tied_rows = pos[kept], group[kept], src[kept], tied_rows[kept]
         if len(pos) == 0:
             return _ordered(rows, local), None
-    # Arrow compares strings byte by byte (strcmp), whatever their length
-    docs = arrow.take_rows(run.doc, tied_rows, arrow.POOL)
-    direction = "descending" if conv.ties == "trec" else "ascending"
-    perm = to_numpy(kernels.sort_indices(pa.Table.from_arrays([arrow.indices(group), docs], names=["group", "doc"]),
-                                    sort_keys=[("group", "ascending"), ("doc", direction)]), np.int64)
+    perm = _by_document(run, tied_rows, group, conv)
     if local is None:
         return None, (pos, pos[perm])
     local[pos] = src[perm]
     return _ordered(rows, local), None
+
+
+def _by_document(run: Run, tied_rows: np.ndarray, group: np.ndarray, conv: Conventions) -> np.ndarray:
+    """The order of ``tied_rows`` by ``group``, then by document id under the tie rule (Arrow
+    compares strings byte by byte, as strcmp does, whatever their length)."""
+    docs = arrow.take_rows(run.doc, tied_rows, arrow.POOL)
+    direction = "descending" if conv.ties == "trec" else "ascending"
+    return to_numpy(kernels.sort_indices(pa.Table.from_arrays([arrow.indices(group), docs], names=["group", "doc"]),
+                                         sort_keys=[("group", "ascending"), ("doc", direction)]), np.int64)
+
+
+def _group_rows(first: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The rows of groups given as (first row, size), group after group.
+
+    >>> _group_rows(np.array([2, 7]), np.array([3, 2])).tolist()
+    [2, 3, 4, 7, 8]
+    """
+    ends = np.cumsum(size)
+    return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - (ends - size), size)
+
+
+MIXED_GROUP_STEPS = 64
+"""Rows a tied group is followed on each side of a labelled row before :func:`_mixed_tie_groups`
+gives up (the caller then visits every row)."""
+
+
+def _mixed_tie_groups(tied: np.ndarray, label: np.ndarray, seeds: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The groups of tied rows (in file order, ``tied[i]``: row i ties with row i + 1) whose
+    labels differ, as (first row, size) in row order, found from ``seeds``: the rows whose label
+    is not NONPOOL (a group of NONPOOL rows alone has one label; a few thousand judged rows in a
+    run of millions). Each seed's group is grown along ``tied`` a step at a time; None when a
+    group reaches further than ``MIXED_GROUP_STEPS`` rows.
+
+    >>> tied = np.array([True, False, True, True, False])   # groups: rows 0-1, 2-4, 5 alone
+    >>> label = np.array([1, -1, 0, 0, -1, 2])
+    >>> [part.tolist() for part in _mixed_tie_groups(tied, label, np.array([0, 2, 3, 5]))]
+    [[0, 2], [2, 3]]
+    """
+    lo = seeds.astype(np.int64)
+    hi = lo.copy()
+    last = len(label) - 1
+    for edge, step, limit in ((lo, -1, 0), (hi, 1, last)):
+        for taken in range(MIXED_GROUP_STEPS + 1):
+            can = np.flatnonzero(edge != limit)
+            grow = can[tied[np.minimum(edge[can], edge[can] + step)]]
+            if len(grow) == 0:
+                break
+            if taken == MIXED_GROUP_STEPS:
+                return None
+            edge[grow] += step
+    first, at = np.unique(lo, return_index=True)
+    size = hi[at] - first + 1
+    first, size = first[size > 1], size[size > 1]
+    if len(first) == 0:
+        return first, size
+    labels = label[_group_rows(first, size)]
+    bounds = np.cumsum(size) - size
+    differ = np.minimum.reduceat(labels, bounds) != np.maximum.reduceat(labels, bounds)
+    return first[differ], size[differ]
 
 
 def _ordered(rows: np.ndarray | None, local: np.ndarray | None) -> np.ndarray | None:
@@ -558,7 +623,10 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         local, tied = speculative
     else:
         local, tied = _score_order(run, qcode, rows, conv)
-    order, patch = _tie_rule(run, rows, local, tied, conv, label_all)
+    mixed = None   # every row in file order (the usual run file): the mixed groups from the labelled rows
+    if rows is None and local is None and conv.ties != "expected":
+        mixed = _mixed_tie_groups(tied, label_all, scan.candidates[label_all[scan.candidates] != NONPOOL])
+    order, patch = _tie_rule(run, rows, local, tied, conv, label_all, mixed)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
         if patch is not None:
@@ -614,7 +682,11 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         lists.tie_start, lists.tie_size = _tie_groups(ranked_scores.astype(precision, copy=False), offsets)
     else:
         # uncut, the ranked rows are the rows the score order compared: their ties are known
-        lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
+        # (and in file order the groups whose labels differ are the ones the tie rule found)
+        if mixed is not None and not cut:
+            lists.tie_spans = _spans_at(*mixed, offsets)
+        else:
+            lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
     del ranked_scores
     return lists, warnings
 
@@ -723,8 +795,15 @@ def _tie_spans(score: np.ndarray, offsets: np.ndarray, label: np.ndarray,
     mixed = distinct(group[label[pairs] != label[pairs + 1]])
     starts = np.flatnonzero(new_group)
     ends = np.append(starts[1:], len(pairs))  # a group of k pairs holds k + 1 rows
-    first = pairs[starts[mixed]]
-    size = ends[mixed] - starts[mixed] + 1
+    return _spans_at(pairs[starts[mixed]], ends[mixed] - starts[mixed] + 1, offsets)
+
+
+def _spans_at(first: np.ndarray, size: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Groups of ranked rows given as (first row, size) as tie spans: (query, first rank, size).
+
+    >>> _spans_at(np.array([1, 5]), np.array([2, 3]), np.array([0, 4, 9])).tolist()
+    [[0, 1, 2], [1, 1, 3]]
+    """
     q = np.searchsorted(offsets, first, side="right") - 1
     return np.column_stack([q, first - offsets[q], size]).astype(np.int64)
 
