@@ -79,7 +79,11 @@ def ideal(rl: RankedLists, gains: Mapping[int, float] | None = None) -> Ideal:
 
 
 def _gain_rows(rl: RankedLists, gains: Mapping[int, float] | None) -> np.ndarray:
-    """Rows whose gain is not zero (labels > 0, or any label given a non-zero custom gain)."""
+    """Rows whose gain is not zero (labels > 0, or any label given a non-zero custom gain).
+    Without custom gains at relevance level 1 they are the relevant rows, already found for the
+    other measures (``RankedLists.rel_rows``: no second pass over every row)."""
+    if not gains and rl.rel_level == 1 and np.issubdtype(rl.label.dtype, np.integer):
+        return rl.rel_rows
     candidate = rl.label > 0
     for level, gain in (gains or {}).items():
         candidate |= rl.label == level if gain != 0 else False
