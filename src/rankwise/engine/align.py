@@ -458,9 +458,9 @@ def _tie_rule(run: Run, rows: np.ndarray | None, local: np.ndarray | None, tied:
     tied_rows = src if rows is None else rows[src]
     if label is not None:
         of_row = label[tied_rows]
-        mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
-        mixed[group[1:][(of_row[1:] != of_row[:-1]) & ~starts[1:]]] = True
-        kept = mixed[group]
+        differ = np.zeros(int(group[-1]) + 1, dtype=bool)
+        differ[group[1:][(of_row[1:] != of_row[:-1]) & ~starts[1:]]] = True
+        kept = differ[group]
         if not kept.all():
             pos, group, src, tied_rows = pos[kept], group[kept], src[kept], tied_rows[kept]
         if len(pos) == 0:
@@ -489,6 +489,17 @@ def _group_rows(first: np.ndarray, size: np.ndarray) -> np.ndarray:
     """
     ends = np.cumsum(size)
     return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - (ends - size), size)
+
+
+def _file_order_mixed_groups(rows: np.ndarray | None, local: np.ndarray | None, tied: np.ndarray,
+                             conv: Conventions, label: np.ndarray, candidates: np.ndarray,
+                             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """For every row in file order (the usual run file, ``rows`` and ``local`` None): the tied
+    groups whose labels differ (:func:`_mixed_tie_groups`), grown from the labelled rows among
+    the scan's ``candidates`` (every other row is NONPOOL). None otherwise."""
+    if rows is not None or local is not None or conv.ties == "expected":
+        return None
+    return _mixed_tie_groups(tied, label, candidates[label[candidates] != NONPOOL])
 
 
 MIXED_GROUP_STEPS = 64
@@ -623,9 +634,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
         local, tied = speculative
     else:
         local, tied = _score_order(run, qcode, rows, conv)
-    mixed = None   # every row in file order (the usual run file): the mixed groups from the labelled rows
-    if rows is None and local is None and conv.ties != "expected":
-        mixed = _mixed_tie_groups(tied, label_all, scan.candidates[label_all[scan.candidates] != NONPOOL])
+    mixed = _file_order_mixed_groups(rows, local, tied, conv, label_all, scan.candidates)
     order, patch = _tie_rule(run, rows, local, tied, conv, label_all, mixed)
     if order is None:  # every row, in file order but for the tie patch (same query: qcode holds)
         qsorted, label = qcode, label_all
@@ -683,10 +692,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     else:
         # uncut, the ranked rows are the rows the score order compared: their ties are known
         # (and in file order the groups whose labels differ are the ones the tie rule found)
-        if mixed is not None and not cut:
-            lists.tie_spans = _spans_at(*mixed, offsets)
-        else:
-            lists.tie_spans = _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
+        lists.tie_spans = _spans_at(*mixed, offsets) if mixed is not None and not cut else \
+            _tie_spans(ranked_scores, offsets, label, precision, None if cut else tied)
     del ranked_scores
     return lists, warnings
 
