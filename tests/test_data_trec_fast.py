@@ -240,3 +240,23 @@ def test_every_field_emptied_or_doubled_reads_as_the_careful_reader_reads(
             assert got == want and ":2501:" in want
         else:
             assert got.doc.to_pylist() == want.docs and got.label.tolist() == list(want.values)
+
+
+def test_a_file_of_several_pieces_starts_with_small_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # lines of 20 bytes; pieces of at most 200 bytes, the first of at most 40: the pieces grow
+    # 40, 80, 160, 200, 200 ... (each ends at a line end), and a file of one piece stays whole
+    line = b"q1 Q0 d1 1 2.5 bm25\n"
+    path = tmp_path / "run.trec"
+    path.write_bytes(line * 50)
+    monkeypatch.setattr(trec_fast, "FIRST_PIECE_BYTES", 40)
+    with open(path, "rb") as f:
+        sizes = [p.end - p.start for p in trec_fast._mapped_pieces(f.fileno(), 200)]
+    assert sizes == [40, 80, 160, 200, 200, 200, 120]
+    with open(path, "rb") as f:
+        assert [p.end - p.start for p in trec_fast._mapped_pieces(f.fileno(), 1000)] == [1000]
+    # the columns read in those pieces are the columns of every line
+    cols = trec_fast.read_regular(path, RUN_FIELDS, RUN_TYPES, " ", ("query", "doc", "score"), distinct="tag",
+                                  piece_bytes=200)
+    assert cols is not None and sum(len(c) for c in cols.chunks["doc"]) == 50
+    assert cols.column("query").to_pylist() == ["q1"] * 50 and cols.array("score").tolist() == [2.5] * 50
+    assert cols.distinct == ["bm25"]

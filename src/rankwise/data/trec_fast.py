@@ -131,15 +131,16 @@ def _pieces(path: str | os.PathLike[str], size: int) -> Generator[Piece, None, N
 
 def _mapped_pieces(fileno: int, size: int) -> Iterator[Piece]:
     """Pieces of a mapped file (the caller drops each one's pages once parsed: ``Piece.release``);
-    any number of them stay valid until the next file is read. The first pieces are smaller
-    (``FIRST_PIECE_BYTES``, then twice as large each time, up to ``size``): the parse starts
-    after the byte scan of a small piece, and each later piece is scanned while the one before
-    is parsed."""
+    any number of them stay valid until the next file is read. In a file of more than one
+    piece the first pieces are smaller (``FIRST_PIECE_BYTES``, then twice as large each time,
+    up to ``size``): the parse starts after the byte scan of a small piece, and each later piece
+    is scanned while the one before is parsed. A smaller file is one piece (a parse call each
+    would cost more than the scan it waits for)."""
     mapped = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
     try:
         whole = pa.py_buffer(mapped)
         start, total = 0, len(mapped)
-        step = min(size, FIRST_PIECE_BYTES)
+        step = min(size, FIRST_PIECE_BYTES) if total > size else size
         while start < total:
             end = total if start + step >= total else mapped.rfind(b"\n", start, start + step) + 1
             if end <= start:  # a line longer than a piece
