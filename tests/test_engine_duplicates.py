@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -132,3 +133,12 @@ def test_a_slice_hashes_like_a_fresh_array_of_its_strings(values, start, length)
     words, lengths = string_words(part)
     fresh_words, fresh_lengths = string_words(fresh)
     assert words.tolist() == fresh_words.tolist() and lengths.tolist() == fresh_lengths.tolist()
+
+
+def test_a_lookup_needs_its_labels_array() -> None:
+    # the scanner writes looked-up labels into the caller's array: one without the other is refused
+    doc, qcode, known = pa.array(["a"]), np.zeros(1, dtype=np.int32), np.ones(1, dtype=bool)
+    with pytest.raises(ValueError, match="go together"):
+        DocumentScanner(doc, qcode, known, None, 4, None, lambda q, d: np.zeros(len(q), dtype=np.int32))
+    with pytest.raises(ValueError, match="go together"):
+        DocumentScanner(doc, qcode, known, None, 4, None, None, np.zeros(1, dtype=np.int32))

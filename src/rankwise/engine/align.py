@@ -154,19 +154,6 @@ class QrelsIndex:
         doc_hashes = string_hashes(self.doc_vocab)
         return JudgedFilter.of(doc_hashes[self.keys % np.int64(max(len(self.doc_vocab), 1))], self.key_query)
 
-    def labels_at(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
-        """Label of every row as :meth:`lookup` gives it, looking up only ``rows`` (ascending;
-        the rows whose (query, document) pair may be judged): every other row is NONPOOL.
-
-        >>> index = QrelsIndex.build(Qrels(["q1", "q1"], ["d1", "d2"], [2, 0]))
-        >>> index.labels_at(np.array([0, 0, 0]), pa.array(["d2", "x", "d1"]), np.array([0, 2])).tolist()
-        [0, -1, 2]
-        """
-        label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
-        if len(rows):
-            label[rows] = self.lookup(qcode[rows], arrow.take_rows(doc, rows, arrow.POOL))
-        return label
-
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL
         (looked up a slice of rows at a time: the temporaries stay small)."""

@@ -132,9 +132,9 @@ class DocumentScanner:
         import threading
 
         self.doc, self.qcode, self.known, self.judged = doc, qcode, known, judged
-        both = lookup is not None and labels is not None
-        self.lookup: LabelLookup | None = lookup if both else None
-        self.labels: np.ndarray | None = labels if both else None
+        if (lookup is None) != (labels is None):
+            raise ValueError("a lookup and a labels array go together")
+        self.lookup, self.labels = lookup, labels
         self.starts = block_starts(qcode) if starts is None else starts
         self.slices = query_slices(qcode, slice_rows, self.starts) or [(0, len(qcode))]
         self.suspect = [False] * len(self.slices)
