@@ -319,3 +319,66 @@ def test_rows_in_float32_rank_order_keep_it_but_for_the_tie_rule() -> None:
     shuffled = [2, 0, 3, 1]  # through the full sort: the same ranking
     assert _ranked_docs([docs[i] for i in shuffled], [scores[i] for i in shuffled], conv) == ["b", "a", "d", "c"]
     assert _ranked_docs(docs, scores, Conventions(score_precision="float64")) == ["a", "b", "d", "c"]
+
+
+# documents of every length around one 8-byte word, with shared prefixes and NUL bytes: "a" and
+# "a\x00" hash alike (the zero padding), so only their lengths tell them apart
+_documents = st.text(alphabet="ab\x00é", min_size=0, max_size=3).map(lambda s: s * 4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(judged=st.lists(st.tuples(st.integers(0, 3), _documents, st.integers(-1, 3)), max_size=30,
+                       unique_by=lambda j: (j[0], j[1])),
+       asked=st.lists(st.tuples(st.integers(0, 4), _documents), max_size=40), chunk=st.integers(1, 9))
+def test_labels_found_by_hash_are_the_labels_found_by_document(judged, asked, chunk) -> None:
+    # the judged filter's table names a row's judged pair from its query and document hash; a
+    # document of at most 8 bytes is settled by its hash and length, a longer one by its bytes.
+    # Both must give the labels the lookup by document id gives, whatever the chunking
+    queries = [f"q{i}" for i in range(5)]
+    pairs = {(queries[q], d): label for q, d, label in judged}
+    pairs.setdefault(("q9", "x"), 1)   # qrels are never empty
+    index = align.QrelsIndex.build(_qrels(pairs))
+    qcode = index.query_codes(pa.array([queries[q] for q, _ in asked], type=pa.string()))
+    values = [d for _, d in asked]
+    docs = pa.chunked_array([pa.array(values[i:i + chunk], type=pa.string()) for i in range(0, len(values), chunk)]
+                            or [pa.array([], type=pa.string())])
+    rows = np.flatnonzero(qcode >= 0).astype(np.int64)
+    from rankwise.engine.strings import string_hashes
+
+    hashes = string_hashes(docs)[rows]
+    by_hash = index.hashed_labels(qcode[rows], hashes, docs, rows)
+    by_document = index.lookup(qcode[rows], pa.array([values[i] for i in rows], type=pa.string()))
+    assert by_hash.tolist() == by_document.tolist()
+    # a judged pair has its label (-2, UNJUDGED, for a negative one); any other row -1 (NONPOOL)
+    judgments = [pairs.get((queries[asked[i][0]], asked[i][1])) for i in rows]
+    assert by_hash.tolist() == [-1 if j is None else -2 if j < 0 else j for j in judgments]
+
+
+def test_a_hash_match_of_a_long_document_is_confirmed_byte_for_byte() -> None:
+    # the table trusts a hash only for documents of at most 8 bytes; given a longer document
+    # with a judged document's hash (a collision), the bytes refuse it. A short document with the
+    # same padded bytes but another length ("d\x00" against "d") is refused by its length
+    from rankwise.engine.strings import string_hashes
+
+    index = align.QrelsIndex.build(_qrels({("q", "document-one"): 2, ("q", "d"): 1}))
+    judged_long, judged_short = string_hashes(pa.array(["document-one", "d"])).tolist()
+    docs = pa.array(["document-two", "document-one", "d\x00", "d"])
+    hashes = np.array([judged_long, judged_long, judged_short, judged_short], dtype=np.uint64)
+    labels = index.hashed_labels(np.zeros(4, dtype=np.int32), hashes, docs, np.arange(4))
+    assert labels.tolist() == [-1, 2, -1, 1]
+
+
+def test_a_table_whose_pairs_share_a_hash_looks_rows_up_by_document() -> None:
+    # two judged pairs with one key (forced here) name no single pair: find refuses, and the
+    # labels come from the lookup by document id
+    from rankwise.engine.duplicates import JudgedFilter
+
+    index = align.QrelsIndex.build(_qrels({("q", "a"): 1, ("q", "b"): 2}))
+    shared = JudgedFilter.of(np.array([7, 7], dtype=np.uint64), np.zeros(2, dtype=np.int32))
+    assert not shared.exact
+    with pytest.raises(ValueError, match="share a key"):
+        shared.find(np.array([7], dtype=np.uint64), np.zeros(1, dtype=np.int32))
+    index.__dict__["judged_filter"] = shared
+    docs = pa.array(["b", "c", "a"])
+    labels = index.hashed_labels(np.zeros(3, dtype=np.int32), np.array([7, 7, 7], dtype=np.uint64), docs, np.arange(3))
+    assert labels.tolist() == [2, -1, 1]

@@ -37,9 +37,11 @@ def test_scan_keeps_every_judged_row_and_suspects_every_repeat(rows, judged, sli
     label_of = {pair: 1 + i for i, pair in enumerate(judged)}
     looked_up: list[int] = []
 
-    def lookup(q: np.ndarray, d: pa.Array) -> np.ndarray:
+    def lookup(q: np.ndarray, hashes: np.ndarray, slice_docs: pa.Array, local: np.ndarray) -> np.ndarray:
         looked_up.extend(q.tolist())
-        return np.array([label_of.get((int(a), b), -1) for a, b in zip(q.tolist(), d.to_pylist(), strict=True)],
+        d = [slice_docs[int(i)].as_py() for i in local]
+        assert hashes.tolist() == string_hashes(pa.array(d, type=pa.string())).tolist()  # the rows' own hashes
+        return np.array([label_of.get((int(a), b), -1) for a, b in zip(q.tolist(), d, strict=True)],
                         dtype=np.int32)
 
     scanner = DocumentScanner(doc, qcode, known, _filter(judged), slice_rows, None, lookup,
@@ -139,6 +141,6 @@ def test_a_lookup_needs_its_labels_array() -> None:
     # the scanner writes looked-up labels into the caller's array: one without the other is refused
     doc, qcode, known = pa.array(["a"]), np.zeros(1, dtype=np.int32), np.ones(1, dtype=bool)
     with pytest.raises(ValueError, match="go together"):
-        DocumentScanner(doc, qcode, known, None, 4, None, lambda q, d: np.zeros(len(q), dtype=np.int32))
+        DocumentScanner(doc, qcode, known, None, 4, None, lambda q, h, d, r: np.zeros(len(q), dtype=np.int32))
     with pytest.raises(ValueError, match="go together"):
         DocumentScanner(doc, qcode, known, None, 4, None, None, np.zeros(1, dtype=np.int32))

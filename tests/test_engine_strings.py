@@ -62,3 +62,30 @@ def test_ids_in_a_buffer_at_any_address_hash_by_the_definition(values: list[str]
     assert moved.address % 8 == shift % 8
     arr = pa.Array.from_buffers(pa.string(), len(values), [None, bounds, moved])
     assert string_hashes(arr).tolist() == [_definition(v) for v in values]
+
+
+def _wide_definition(value: str) -> int:
+    # the wider hash: the UTF-8 bytes in little-endian words, zero padded to a power-of-two
+    # number of words (one class per width), folded as h = w0 * MIX, then for each next word
+    # h = ((h ^ (h >> 29)) ^ w) * MIX, all modulo 2**64
+    data = value.encode()
+    width = 1 << max(0, (max(1, -(-len(data) // 8)) - 1).bit_length())
+    words = [int.from_bytes(data[8 * c: 8 * c + 8], "little") for c in range(width)]
+    h = words[0] * int(_MIX) % 2**64
+    for w in words[1:]:
+        h ^= h >> 29
+        h = ((h ^ w) * int(_MIX)) % 2**64
+    return h
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x2FF), min_size=0, max_size=40),
+                min_size=1, max_size=40), st.booleans())
+def test_longer_ids_hash_by_the_definition_with_either_load(values: list[str], little_endian: bool) -> None:
+    # a chunk holding an id of more than 8 bytes hashes every id by word classes; its words are
+    # gathered aligned from a padded copy, or byte by byte where NumPy is not little-endian
+    import unittest.mock
+
+    values = [*values, "an id longer than eight bytes"]
+    with unittest.mock.patch.object(np, "little_endian", little_endian):
+        assert string_hashes(pa.array(values)).tolist() == [_wide_definition(v) for v in values]

@@ -153,3 +153,25 @@ def take_rows(values: pa.Array | pa.ChunkedArray, rows: np.ndarray, pool: pa.Mem
     back = np.empty_like(order)
     back[order] = np.arange(len(order))
     return kernels.take(taken, indices(back), pool)
+
+
+def value_lengths(values: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
+    """The byte length of each of ``rows`` (ascending) of a string or binary column, read from
+    the offsets of the chunks they fall in: nothing is copied but the lengths (int64).
+
+    >>> value_lengths(pa.chunked_array([["a", "bcd"], ["", "éf"]]), np.array([1, 2, 3])).tolist()
+    [3, 0, 3]
+    """
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.empty(len(rows), dtype=np.int64)
+    ends = np.cumsum([len(c) for c in chunks], dtype=np.int64)
+    cuts = np.searchsorted(rows, ends)
+    at = 0
+    for chunk, end, stop in zip(chunks, ends, cuts, strict=True):
+        if stop > at:
+            local = rows[at:stop] - (end - len(chunk))
+            bounds = offsets(chunk)
+            out[at:stop] = bounds[local + 1] - bounds[local]
+        at = stop
+    return out

@@ -149,10 +149,68 @@ class QrelsIndex:
         return kernels.take(self.doc_vocab, arrow.indices(codes)), codes
 
     @cached_property
+    def key_doc(self) -> np.ndarray:
+        """The document code of each join key (in ``doc_vocab``; sorted as the keys are)."""
+        return self.keys % np.int64(max(len(self.doc_vocab), 1))
+
+    @cached_property
     def judged_filter(self) -> JudgedFilter:
-        """The hash filter of the judged (query, document) pairs (rows that fail it need no lookup)."""
+        """The hash filter and table of the judged (query, document) pairs, in key order (rows
+        that fail the filter need no lookup; the others are found in the table)."""
         doc_hashes = string_hashes(self.doc_vocab)
-        return JudgedFilter.of(doc_hashes[self.keys % np.int64(max(len(self.doc_vocab), 1))], self.key_query)
+        return JudgedFilter.of(doc_hashes[self.key_doc], self.key_query)
+
+    def hashed_labels(self, qcode: np.ndarray, doc_hashes: np.ndarray, docs: pa.Array | pa.ChunkedArray,
+                      rows: np.ndarray) -> np.ndarray:
+        """The labels of rows ``rows`` (ascending) of ``docs``, given their query codes and
+        document hashes (:func:`~rankwise.engine.strings.string_hashes`), as :meth:`lookup`
+        gives them, found in the judged filter's table rather than by document id.
+
+        A row is the judged pair it is found as (same query, same document hash) when its
+        document also has the same length in bytes: a document of at most 8 bytes hashes one
+        to one (its bytes, zero padded, times an odd constant), so that settles it; a longer one
+        is compared byte for byte. When two judged pairs share a hash, the rows are looked up by
+        document id (:meth:`document_labels`).
+
+        >>> qrels = Qrels(pa.array(["q", "q"]), pa.array(["d1", "a-long-document"]), np.array([2, -1]))
+        >>> index = QrelsIndex.build(qrels)
+        >>> docs = pa.array(["a-long-document", "d1", "d2"]); rows = np.arange(3)
+        >>> index.hashed_labels(np.zeros(3, dtype=np.int32), string_hashes(docs), docs, rows).tolist()
+        [-2, 2, -1]
+        """
+        table = self.judged_filter
+        if not table.exact:
+            return self.document_labels(qcode, doc_hashes, docs, rows)
+        label = np.full(len(rows), NONPOOL, dtype=self.labels.dtype)
+        found = table.find(doc_hashes, qcode)
+        hit = np.flatnonzero(found >= 0)
+        if len(hit) == 0:
+            return label
+        judged = found[hit]
+        length = arrow.value_lengths(docs, rows[hit])
+        same = length == self.judged_lengths[judged]
+        longer = np.flatnonzero(same & (length > 8))
+        if len(longer):   # a hash of several words: the bytes decide
+            theirs = kernels.take(self.doc_vocab, arrow.indices(self.key_doc[judged[longer]]))
+            ours = arrow.take_rows(docs, rows[hit[longer]], arrow.POOL)
+            if ours.type != theirs.type:
+                ours = kernels.cast(ours, theirs.type)
+            same[longer] = to_numpy(kernels.equal(ours, theirs))
+        got = self.labels[judged[same]]
+        label[hit[same]] = np.where(got < 0, UNJUDGED, got)
+        return label
+
+    def document_labels(self, qcode: np.ndarray, doc_hashes: np.ndarray, docs: pa.Array | pa.ChunkedArray,
+                        rows: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of rows ``rows`` of ``docs`` (the hashes are not used), with the
+        signature of :meth:`hashed_labels`."""
+        return self.lookup(qcode, arrow.take_rows(docs, rows, arrow.POOL))
+
+    @cached_property
+    def judged_lengths(self) -> np.ndarray:
+        """The length in bytes of each judged document, in key order."""
+        bounds = arrow.offsets(self.doc_vocab)
+        return (bounds[1:] - bounds[:-1]).astype(np.int64)[self.key_doc]
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL
@@ -592,7 +650,8 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # thread starts the pass while this one sorts, then this one helps finish it
     judged = index.judged_filter if len(qcode) >= len(index.keys) else None
     starts = block_starts(qcode)   # found once: the scan and the score order both use them
-    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, index.lookup,
+    lookup = index.document_labels if judged is None or not judged.exact else index.hashed_labels
+    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, lookup,
                               np.empty(len(qcode), dtype=index.labels.dtype))
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:

@@ -61,34 +61,83 @@ def pair_hashes(doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class JudgedFilter:
-    """Which (query, document) pairs may be judged: one flag per value of the top ``bits`` bits
-    of a pair's hash (:func:`pair_hashes`), set for every judged pair. A judged pair always
-    passes; another passes with probability (judged pairs) / 2**bits, about 1/64 up to a
-    quarter of a million judgments (16 MB of flags at most).
+    """Which (query, document) pairs may be judged, and which judged pair a row is.
+
+    The filter: one flag per value of the top ``bits`` bits of a pair's hash
+    (:func:`pair_hashes`), set for every judged pair. A judged pair always passes; another
+    passes with probability (judged pairs) / 2**bits, about 1/64 up to a quarter of a million
+    judgments (16 MB of flags at most).
+
+    The table: one key per judged pair, its query code in the high 32 bits and the high 32 bits
+    of its document hash in the low ones, in ascending order (``keys``), so that :meth:`find`
+    names the judged pair of a row by binary search (the rows of one query search one small
+    stretch of the table, which stays in the processor's cache), its whole document hash
+    confirmed. ``exact`` is False when two judged pairs share a key (then a key names no single
+    pair, and callers look rows up by their document ids).
 
     >>> docs = string_hashes(pa.array(["d1", "d7", "x"]))
     >>> f = JudgedFilter.of(docs[:2], np.array([0, 3]))      # d1 judged for query 0, d7 for 3
     >>> f.may_be_judged(docs, np.array([0, 3, 0])).tolist()
     [True, True, False]
+    >>> f.find(docs, np.array([0, 3, 3])).tolist()            # judged pair 0, pair 1, none
+    [0, 1, -1]
     """
 
     bits: int
     flags: np.ndarray
+    keys: np.ndarray
+    """The judged pairs' keys (:func:`table_keys`), ascending."""
+    order: np.ndarray
+    """For each of ``keys``, its position among the judged pairs as given to :meth:`of`."""
+    doc_hashes: np.ndarray
+    """The judged pairs' document hashes, as given to :meth:`of`."""
+    exact: bool
 
     @classmethod
     def of(cls, doc_hashes: np.ndarray, qcode: np.ndarray) -> JudgedFilter:
-        """The filter of the judged pairs (query code, hash of the document)."""
+        """The filter and table of the judged pairs (query code, hash of the document)."""
         bits = int(np.clip(int(len(doc_hashes)).bit_length() + 6, 16, 24))
         flags = np.zeros(1 << bits, dtype=bool)
         if len(doc_hashes):
             flags[pair_hashes(doc_hashes, qcode) >> np.uint64(64 - bits)] = True
-        return cls(bits, flags)
+        keys = table_keys(doc_hashes, qcode)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        exact = not bool((keys[1:] == keys[:-1]).any())
+        return cls(bits, flags, keys, order, doc_hashes, exact)
 
     def may_be_judged(self, doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
         """True for each (document hash, query code) pair that may be judged."""
         top = pair_hashes(doc_hashes, qcode)
         top >>= np.uint64(64 - self.bits)
         return np.take(self.flags, top.view(np.int64))   # below 2**24: the same as int64, no conversion
+
+    def find(self, doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
+        """The position (as given to :meth:`of`) of the judged pair with each row's query code
+        (at least 0) and document hash, -1 where there is none (int64). Equal hashes are not yet equal
+        documents: the caller compares what the hash cannot tell (:meth:`QrelsIndex.hashed_labels
+        <rankwise.engine.align.QrelsIndex.hashed_labels>`). Only for an ``exact`` table."""
+        if not self.exact:
+            raise ValueError("two judged pairs share a key: look the rows up by their documents")
+        found = np.full(len(doc_hashes), -1, dtype=np.int64)
+        if len(self.keys) == 0 or len(doc_hashes) == 0:
+            return found
+        key = table_keys(doc_hashes, qcode)
+        at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        where = self.order[at]
+        hit = (self.keys[at] == key) & (self.doc_hashes[where] == doc_hashes)
+        found[hit] = where[hit]
+        return found
+
+
+def table_keys(doc_hashes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
+    """One uint64 per (query code, document hash): the code (at least 0) in the high 32 bits,
+    the high 32 bits of the hash in the low ones; equal keys are the same query.
+
+    >>> [hex(int(k)) for k in table_keys(np.array([0xABCD << 32], dtype=np.uint64), np.array([3]))]
+    ['0x30000abcd']
+    """
+    return _pack(qcode, doc_hashes.copy())
 
 
 @dataclass
@@ -104,8 +153,10 @@ class DocumentScan:
     other row ``NONPOOL``)."""
 
 
-LabelLookup = Callable[[np.ndarray, pa.Array], np.ndarray]
-"""The labels of (query code, document) pairs (``QrelsIndex.lookup``)."""
+LabelLookup = Callable[[np.ndarray, np.ndarray, pa.Array | pa.ChunkedArray, np.ndarray], np.ndarray]
+"""The labels of rows ``rows`` of a slice of documents, given their query codes and document
+hashes: ``lookup(qcode, doc_hashes, docs, rows)`` (``QrelsIndex.hashed_labels``, or
+``QrelsIndex.document_labels`` without a judged filter)."""
 
 
 class DocumentScanner:
@@ -167,7 +218,7 @@ class DocumentScanner:
             part = self.labels[start:stop]
             part.fill(NONPOOL)
             if len(local):
-                part[local] = self.lookup(q[local], arrow.take_rows(docs, local, arrow.POOL))
+                part[local] = self.lookup(q[local], hashes[local], docs, local)
         if keep.all():   # the slice's blocks, as found for the whole run
             found = self.starts[np.searchsorted(self.starts, start): np.searchsorted(self.starts, stop)] - start
             self.suspect[i] = _any_repeat(hashes, q, found)

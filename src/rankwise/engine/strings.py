@@ -111,15 +111,25 @@ def _hash_words(offsets: np.ndarray, raw: np.ndarray, rows: np.ndarray | None, w
     """Rows of ``width`` 8-byte words of the strings ``rows`` (None: all) of a chunk given by
     its ``offsets`` and bytes (:func:`_values`), as little-endian loads with the bytes past each
     string's end zeroed: equal strings give equal rows (the byte order inside a word does not
-    matter for hashing, only for sorting)."""
+    matter for hashing, only for sorting). A word past the end of every string is zero without
+    a load; one inside every string needs no mask (ids of one length: one masked word each)."""
     loads = _loads(raw, width)
     starts = offsets[:-1] if rows is None else offsets[:-1][rows]
     lengths = np.diff(offsets) if rows is None else (offsets[1:] - offsets[:-1])[rows]
-    words = np.empty((len(starts), width), dtype=np.uint64)
-    for c in range(width):
-        words[:, c] = loads[starts + 8 * c]
-        words[:, c] &= _LOW_BYTES[np.clip(lengths - 8 * c, 0, 8)]
-    return words
+    shortest, longest = (int(lengths.min()), int(lengths.max())) if len(lengths) else (0, 0)
+    words = np.zeros((width, len(starts)), dtype=np.uint64)   # a word of every row at a time
+    padded = loads.base if isinstance(loads.base, np.ndarray) else None   # the padded copy
+    aligned = np.little_endian and padded is not None and loads.ctypes.data % 8 == 0
+    whole = np.frombuffer(padded, dtype="<u8", count=len(padded) // 8) if aligned and padded is not None else None
+    for c in range(min(width, -(-longest // 8))):
+        at = starts + 8 * c
+        if whole is not None:
+            _aligned_loads(whole, at, words[c])
+        else:
+            words[c] = loads[at]
+        if 8 * (c + 1) > shortest:
+            words[c] &= _LOW_BYTES[np.clip(lengths - 8 * c, 0, 8)]
+    return words.T
 
 
 def _loads(raw: np.ndarray, width: int) -> np.ndarray:
