@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, _any_repeat
+from rankwise.engine.duplicates import DocumentScanner, JudgedFilter, _repeated_blocks
 from rankwise.engine.strings import string_hashes
 
 docs = st.text(alphabet="ab0é\x00", min_size=1, max_size=12)
@@ -85,18 +85,37 @@ def test_the_filter_drops_most_unjudged_pairs() -> None:
 
 def test_a_repeat_of_the_padding_key_is_found() -> None:
     # queries of unequal depth pad their matrix rows with 0xFFFFFFFF; a document whose hash has
-    # those high 32 bits must still be seen twice
+    # those high 32 bits must still be seen twice, and only its query's rows are suspect
     top = np.uint64(0xFFFFFFFF << 32)
     hashes = np.array([top | np.uint64(1), top | np.uint64(2), 5 << 32, 7 << 32, 9 << 32], dtype=np.uint64)
     qcode = np.array([0, 0, 1, 1, 1], dtype=np.int32)
-    assert _any_repeat(hashes.copy(), qcode)
-    assert not _any_repeat(np.array([top, 0, 5 << 32, 7 << 32, 9 << 32], dtype=np.uint64), qcode)
-    # the same through the unsorted fallback (queries not contiguous)
-    assert _any_repeat(hashes.copy(), np.array([0, 1, 0, 1, 1], dtype=np.int32)) is False
-    assert _any_repeat(hashes.copy(), np.array([0, 1, 1, 0, 1], dtype=np.int32)) is False
-    assert _any_repeat(hashes.copy(), np.array([0, 1, 0, 1, 0], dtype=np.int32)) is False
-    assert _any_repeat(hashes.copy(), np.array([1, 0, 1, 0, 1], dtype=np.int32)) is False
-    assert _any_repeat(hashes.copy(), np.array([0, 0, 1, 0, 1], dtype=np.int32))
+    assert _repeated_blocks(hashes.copy(), qcode) == [(0, 2)]
+    assert _repeated_blocks(np.array([top, 0, 5 << 32, 7 << 32, 9 << 32], dtype=np.uint64), qcode) == []
+    # the same through the unsorted fallback (queries not contiguous): every row is suspect
+    assert _repeated_blocks(hashes.copy(), np.array([0, 1, 0, 1, 1], dtype=np.int32)) == []
+    assert _repeated_blocks(hashes.copy(), np.array([0, 1, 1, 0, 1], dtype=np.int32)) == []
+    assert _repeated_blocks(hashes.copy(), np.array([0, 1, 0, 1, 0], dtype=np.int32)) == []
+    assert _repeated_blocks(hashes.copy(), np.array([1, 0, 1, 0, 1], dtype=np.int32)) == []
+    assert _repeated_blocks(hashes.copy(), np.array([0, 0, 1, 0, 1], dtype=np.int32)) == [(0, 5)]
+
+
+def test_a_false_alarm_costs_the_check_of_its_query_alone() -> None:
+    # two documents of query 2 whose hashes share their high 32 bits (a false alarm) make that
+    # query's block the only suspect range, not the slice; the bytes then find no repeat
+    from rankwise.data.containers import Run
+    from rankwise.engine.duplicates import resolve_duplicates
+
+    hashes = (np.arange(40, dtype=np.uint64) + np.uint64(1)) << np.uint64(32)
+    hashes[25] = hashes[21] | np.uint64(7)
+    qcode = np.repeat(np.arange(4, dtype=np.int32), 10)
+    assert _repeated_blocks(hashes.copy(), qcode) == [(20, 30)]
+    # depths 8, 10, 22 (a padded matrix, 3 x 22 keys): a repeat in the middle query only
+    hashes = (np.arange(40, dtype=np.uint64) + np.uint64(1)) << np.uint64(32)
+    hashes[9] = hashes[17]
+    qcode = np.repeat(np.arange(3, dtype=np.int32), [8, 10, 22])
+    assert _repeated_blocks(hashes.copy(), qcode) == [(8, 18)]
+    run = Run(["q"] * 3, ["a", "b", "c"], [3.0, 2.0, 1.0])
+    assert resolve_duplicates(run, np.zeros(3, dtype=np.int32), "error", np.ones(3, dtype=bool), [(0, 3)]) == (None, 0)
 
 
 def test_threads_sharing_the_scan_find_what_one_finds() -> None:
