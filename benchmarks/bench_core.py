@@ -5,7 +5,7 @@ nDCG@10, MAP, MRR@10, Recall@100 and P@10, report load / compute / end-to-end se
 memory and the mean values, which must agree with rankwise's. The trec_eval binary is built
 from its source (``$TREC_EVAL_SRC``, or ``$TREC_EVAL`` for a ready binary) as the test suite does.
 
-Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged J] [--long-id]
+Usage: python benchmarks/bench_core.py [--queries 6980] [--depth 1000] [--judged J] [--long-id] [--id-prefix P]
        [--tools rankwise,trec_eval,pytrec_eval,...] [--processes 3] [--processes-only] [--baseline SRC]
 
 First, the whole-process comparison: ``rankwise evaluate`` and ``rankwise trec-eval`` side by
@@ -314,6 +314,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per tool; medians are reported")
     ap.add_argument("--judged", type=int, default=None, help="judgments per query (default 1 to 3)")
     ap.add_argument("--long-id", action="store_true", help="one document id of 10,000 characters")
+    ap.add_argument("--id-prefix", default="", help="written before every document id (longer ids)")
     ap.add_argument("--processes", type=int, default=3, metavar="ROUNDS",
                     help="rounds of the whole-process comparison with pytrec_eval (0: skip)")
     ap.add_argument("--processes-only", action="store_true", help="only the whole-process comparison")
@@ -321,12 +322,14 @@ def main() -> None:
                     help="the src folder of another checkout: its `rankwise evaluate` joins the whole-process "
                          "comparison (before and after a change, in one run)")
     args = ap.parse_args()
-    suffix = (f"_j{args.judged}" if args.judged else "") + ("_long" if args.long_id else "")
+    suffix = (f"_j{args.judged}" if args.judged else "") + ("_long" if args.long_id else "") + \
+        (f"_p{len(args.id_prefix)}" if args.id_prefix else "")
     data = Path(args.data) / f"q{args.queries}_d{args.depth}{suffix}"
     run_path, qrels_path = data / "run.trec", data / "qrels.txt"
     if not run_path.exists():
         print(f"generating {args.queries} x {args.depth} run in {data} ...", file=sys.stderr)
-        extra = (["--judged", str(args.judged)] if args.judged else []) + (["--long-id"] if args.long_id else [])
+        extra = (["--judged", str(args.judged)] if args.judged else []) + (["--long-id"] if args.long_id else []) + \
+            (["--id-prefix", args.id_prefix] if args.id_prefix else [])
         subprocess.run([sys.executable, str(HERE / "generate.py"), str(data), "--queries", str(args.queries),
                         "--depth", str(args.depth), *extra], check=True, stdout=subprocess.DEVNULL)
     size_mb = run_path.stat().st_size / 2**20

@@ -1,6 +1,6 @@
 """Generate an MS MARCO dev-sized run and qrels: 6,980 queries x 1,000 docs, string ids, ties.
 
-Usage: python benchmarks/generate.py [OUT_DIR] [--queries N] [--depth K] [--judged J] [--long-id]
+Usage: python benchmarks/generate.py [OUT_DIR] [--queries N] [--depth K] [--judged J] [--long-id] [--id-prefix P]
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import numpy as np
 
 
 def generate(out: Path, n_queries: int = 6980, depth: int = 1000, seed: int = 7, judged: int | None = None,
-             long_id: bool = False) -> tuple[Path, Path]:
+             long_id: bool = False, id_prefix: str = "") -> tuple[Path, Path]:
     """Write ``run.trec`` and ``qrels.txt`` into ``out`` and return their paths.
 
     ``judged``: judgments per query (default 1 to 3, as MS MARCO dev; 100 x 20,000 queries makes
     a 2M-line qrels). ``long_id``: the first query's first document gets a 10,000-character id.
+    ``id_prefix``: written before every document id (``clueweb09-en0000-00-`` makes ids of 24 to
+    27 bytes, as web collections have, where MS MARCO's are at most 7).
     """
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -34,7 +36,7 @@ def generate(out: Path, n_queries: int = 6980, depth: int = 1000, seed: int = 7,
             scores = np.round(rng.normal(10.0, 3.0, size=n), 3)  # 3 decimals -> a few tied scores per query
             order = np.lexsort((-scores, np.repeat(np.arange(nq), depth)))
             docs, scores = docs[order], scores[order]
-            names = docs.astype(str).astype(object)
+            names = np.char.add(id_prefix, docs.astype(str)).astype(object)
             if long_id and start == 0:
                 names[0] = "D" + "x" * 9_999
             judged_docs.append(names.reshape(nq, depth))
@@ -48,7 +50,7 @@ def generate(out: Path, n_queries: int = 6980, depth: int = 1000, seed: int = 7,
             picks = rng.choice(depth * 3, size=k, replace=False)
             labels = rng.integers(0 if judged else 1, 3, size=k)
             for p, label in zip(picks, labels, strict=True):
-                doc = judged_docs[block][row, p] if p < depth else f"u{p}x{rng.integers(0, 8_841_823)}"
+                doc = judged_docs[block][row, p] if p < depth else f"{id_prefix}u{p}x{rng.integers(0, 8_841_823)}"
                 f.write(f"{qids[qi]} 0 {doc} {int(label)}\n")
     return run_path, qrels_path
 
@@ -60,5 +62,6 @@ if __name__ == "__main__":
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--judged", type=int, default=None, help="judgments per query (default 1 to 3)")
     ap.add_argument("--long-id", action="store_true", help="one document id of 10,000 characters")
+    ap.add_argument("--id-prefix", default="", help="written before every document id")
     a = ap.parse_args()
-    print(*generate(Path(a.out), a.queries, a.depth, judged=a.judged, long_id=a.long_id))
+    print(*generate(Path(a.out), a.queries, a.depth, judged=a.judged, long_id=a.long_id, id_prefix=a.id_prefix))

@@ -89,3 +89,23 @@ def test_longer_ids_hash_by_the_definition_with_either_load(values: list[str], l
     values = [*values, "an id longer than eight bytes"]
     with unittest.mock.patch.object(np, "little_endian", little_endian):
         assert string_hashes(pa.array(values)).tolist() == [_wide_definition(v) for v in values]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(9, 70), st.lists(st.integers(0, 25), min_size=1, max_size=30), st.integers(0, 5))
+def test_ids_of_one_length_hash_by_the_definition(length: int, seeds: list[int], offset: int) -> None:
+    # ids all of one length (ClueWeb's, for one) are rows of the chunk's bytes already: no
+    # gather. A slice of a longer array starts its bytes part-way into the buffer
+    values = [(chr(97 + s) * length)[: length - 2] + f"{s:02d}" for s in seeds]
+    arr = pa.array(["x" * length] * offset + values).slice(offset)
+    assert string_hashes(arr).tolist() == [_wide_definition(v) for v in values]
+
+
+def test_the_word_class_of_a_length_is_its_class_among_lengths() -> None:
+    from rankwise.engine.segments import length_classes
+    from rankwise.engine.strings import _word_class
+
+    lengths = np.arange(0, 300)
+    words = np.maximum(1, -(-lengths // 8))
+    for width, rows in length_classes(words):
+        assert {_word_class(int(n)) for n in lengths[rows]} == {width}
