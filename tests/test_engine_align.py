@@ -382,3 +382,20 @@ def test_a_table_whose_pairs_share_a_hash_looks_rows_up_by_document() -> None:
     docs = pa.array(["b", "c", "a"])
     labels = index.hashed_labels(np.zeros(3, dtype=np.int32), np.array([7, 7, 7], dtype=np.uint64), docs, np.arange(3))
     assert labels.tolist() == [2, -1, 1]
+
+
+def test_documents_that_hash_alike_keep_their_own_labels() -> None:
+    # "a" and "a\x00" share a 64-bit hash (zero padding): the qrels index codes them apart (the
+    # bytes refuse the group, Arrow's dictionary decides), finds no judgment repeated, and each
+    # run row gets its own document's label, by hash and by document id
+    index = align.QrelsIndex.build(_qrels({("q", "a"): 1, ("q", "a\x00"): 2, ("r", "a"): 3}))
+    assert sorted(index.doc_vocab.to_pylist()) == ["a", "a\x00"]
+    docs = pa.array(["a\x00", "a", "a"])
+    qcode = index.query_codes(pa.array(["q", "q", "r"]))
+    from rankwise.engine.strings import string_hashes
+
+    by_hash = index.hashed_labels(qcode, string_hashes(docs), docs, np.arange(3))
+    assert by_hash.tolist() == [2, 1, 3]
+    assert index.lookup(qcode, docs).tolist() == [2, 1, 3]
+    lists, _ = align.align(Run(["q", "q", "r"], ["a\x00", "a", "a"], [3.0, 2.0, 1.0]), index, Conventions())
+    assert lists.label.tolist() == [2, 1, 3]

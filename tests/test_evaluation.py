@@ -96,6 +96,12 @@ def test_qrels_judged_twice_is_an_error(tmp_path) -> None:
     path.write_text("q 0 a 1\nq 0 a 0\n")
     with pytest.raises(InputError, match=r"q.txt:2: field 'doc': document 'a' is judged twice"):
         rankwise.evaluate(path, {"q": {"a": 1.0}}, "map")
+    # of several repeated pairs the one on the earliest line is named, with its first line
+    # (query q2 sorts after q1, and its repeat comes first in the file)
+    path.write_text("q2 0 d1 1\nq1 0 d1 1\nq2 0 d1 0\nq1 0 d1 0\n")
+    with pytest.raises(InputError, match=r"q.txt:3: field 'doc': document 'd1' is judged twice for query 'q2' "
+                                         r"\(first at line 1\)"):
+        rankwise.evaluate(path, {"q1": {"d1": 1.0}}, "map")
 
 
 def test_unknown_metric_and_convention() -> None:
