@@ -28,6 +28,7 @@ from rankwise.engine.duplicates import (
     high_half,
     low_half,
     resolve_duplicates,
+    table_keys,
 )
 from rankwise.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from rankwise.engine.strings import string_hashes
@@ -94,8 +95,14 @@ class JudgedRows:
             pool.shutdown(wait=False)   # the thread ends with its one task
         return rows
 
+    def hashes(self) -> np.ndarray:
+        """The documents' :func:`string_hashes` (computed when first asked for if not given)."""
+        if self.doc_hashes is None:
+            self.doc_hashes = string_hashes(self.docs)
+        return self.doc_hashes
+
     def _build(self) -> JudgedFilter:
-        return JudgedFilter.of(string_hashes(self.docs) if self.doc_hashes is None else self.doc_hashes, self.qcode)
+        return JudgedFilter.of(self.hashes(), self.qcode)
 
     def filter(self) -> JudgedFilter:
         """The judged filter (waits for the second thread if it is still building it)."""
@@ -132,28 +139,44 @@ def _document_codes(doc: pa.Array, doc_hashes: np.ndarray) -> tuple[np.ndarray, 
     return codes, arrow.take_rows(doc, first)
 
 
+def _refuse_repeated_judgment(qrels: Qrels, keys: np.ndarray, sort: np.ndarray) -> None:
+    """Raise for a (query, document) judged twice: of several, the repeat on the earliest line,
+    with the line before it of its pair. ``keys``: the sorted join keys; ``sort``: their rows."""
+    dup = np.flatnonzero(keys[1:] == keys[:-1])
+    if len(dup) == 0:
+        return
+    at = dup[np.argmin(sort[dup + 1])]
+    first, second = sort[at], sort[at + 1]
+    raise InputError(
+        f"document {qrels.doc[int(second)].as_py()!r} is judged twice for query "
+        f"{qrels.query[int(second)].as_py()!r} (first at line {line_of(qrels.lines, int(first))}); "
+        "expected one judgment per (query, document)",
+        source=qrels.source, line=line_of(qrels.lines, int(second)), field="doc",
+    )
+
+
 @dataclass
 class QrelsIndex:
-    """Qrels encoded for fast joins: sorted query ids, a document vocabulary, sorted join keys."""
+    """Qrels encoded for fast joins: sorted query ids, the judgments with their judged filter,
+    and, when a lookup by document id needs them, a document vocabulary and sorted join keys."""
 
     query_ids: np.ndarray
     query_array: pa.Array
-    doc_vocab: pa.Array
-    keys: np.ndarray
-    labels: np.ndarray
+    judged: JudgedRows
+    """The judgments in the qrels' own order, for the judged filter and :meth:`hashed_labels`."""
     level_values: np.ndarray
     level_counts: np.ndarray
     source: str = "<qrels>"
     notes: list[str] = field(default_factory=list)
     level_gains: dict[int, float] | None = None
     """Continuous relevance: the value of each level code (``Qrels.level_gains``)."""
-    judged: JudgedRows | None = None
-    """The judgments in the qrels' own order, for the judged filter and :meth:`hashed_labels`."""
 
     @classmethod
     def build(cls, qrels: Qrels) -> QrelsIndex:
         """Encode ``qrels``; a document judged twice for one query is an error (as in trec_eval).
-        With many judgments, the judged filter is built on a second thread meanwhile."""
+        With many judgments, the judged filter is built on a second thread meanwhile. Whether a
+        judgment repeats is asked of the sorted (query, high 32 bits of the document hash) keys
+        first; only when two are equal do the join keys, which compare documents exactly, decide."""
         query = qrels.query.combine_chunks() if isinstance(qrels.query, pa.ChunkedArray) else qrels.query
         doc = qrels.doc.combine_chunks() if isinstance(qrels.doc, pa.ChunkedArray) else qrels.doc
         qdict = kernels.dictionary_encode(query)
@@ -164,30 +187,56 @@ class QrelsIndex:
         rank_of[order] = np.arange(len(order))
         qcode = rank_of[to_numpy(qdict.indices)]
         doc_hashes = string_hashes(doc)
-        judged_rows = JudgedRows.of(doc, qcode, _narrow_labels(qrels.label), doc_hashes)
-        dcode, doc_vocab = _document_codes(doc, doc_hashes)
-        keys = join_keys(qcode, dcode, len(doc_vocab))
-        sort = np.argsort(keys, kind="stable")
-        keys = keys[sort]
-        labels = judged_rows.labels[sort]
-        dup = np.flatnonzero(keys[1:] == keys[:-1])
-        if len(dup):   # the repeat on the earliest line, and the line before it of its pair
-            at = dup[np.argmin(sort[dup + 1])]
-            first, second = sort[at], sort[at + 1]
-            raise InputError(
-                f"document {qrels.doc[int(second)].as_py()!r} is judged twice for query "
-                f"{qrels.query[int(second)].as_py()!r} (first at line {line_of(qrels.lines, int(first))}); "
-                "expected one judgment per (query, document)",
-                source=qrels.source, line=line_of(qrels.lines, int(second)), field="doc",
-            )
+        labels = _narrow_labels(qrels.label)
+        judged_rows = JudgedRows.of(doc, qcode, labels, doc_hashes)
         judged = labels >= 0
         level_values = distinct(labels[judged])
         level_counts = np.zeros((len(query_ids), len(level_values)), dtype=np.int64)
         if len(level_values):
             lvl = np.searchsorted(level_values, labels[judged])
-            np.add.at(level_counts, (qcode[sort][judged], lvl), 1)
-        return cls(query_ids, arrow.strings([str(q) for q in query_ids]), doc_vocab, keys, labels,
-                   level_values, level_counts, qrels.source, level_gains=qrels.level_gains, judged=judged_rows)
+            np.add.at(level_counts, (qcode[judged], lvl), 1)
+        index = cls(query_ids, arrow.strings([str(q) for q in query_ids]), judged_rows, level_values, level_counts,
+                    qrels.source, level_gains=qrels.level_gains)
+        short_keys = np.sort(table_keys(doc_hashes, qcode))
+        if bool((short_keys[1:] == short_keys[:-1]).any()):   # a judgment may repeat: the join decides
+            _, keys, _, sort = index._join
+            _refuse_repeated_judgment(qrels, keys, sort)
+        return index
+
+    @cached_property
+    def _join(self) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:
+        """The document vocabulary, the join keys (query code, document code) in ascending
+        order, the labels in that order, and the order (judgment rows by key)."""
+        rows = self.judged
+        dcode, doc_vocab = _document_codes(rows.docs, rows.hashes())
+        keys = join_keys(rows.qcode, dcode, len(doc_vocab))
+        sort = np.argsort(keys, kind="stable")
+        return doc_vocab, keys[sort], rows.labels[sort], sort
+
+    @property
+    def doc_vocab(self) -> pa.Array:
+        """Each judged document once (built when first asked for)."""
+        return self._join[0]
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The join keys of the judgments, ascending (:func:`join_keys`)."""
+        return self._join[1]
+
+    @property
+    def labels(self) -> np.ndarray:
+        """The labels of the judgments, in key order."""
+        return self._join[2]
+
+    @property
+    def label_dtype(self) -> np.dtype:
+        """The labels' type (int32 where they fit)."""
+        return self.judged.labels.dtype
+
+    @property
+    def judgments(self) -> int:
+        """The number of judgments."""
+        return len(self.judged.labels)
 
     @cached_property
     def key_query(self) -> np.ndarray:
@@ -242,9 +291,6 @@ class QrelsIndex:
     def judged_filter(self) -> JudgedFilter:
         """The hash filter and table of the judged (query, document) pairs, in the qrels' order
         (rows that fail the filter need no lookup; the others are found in the table)."""
-        if self.judged is None:   # an index built without its rows: the judgments in key order
-            self.judged = JudgedRows.of(kernels.take(self.doc_vocab, arrow.indices(self.key_doc)), self.key_query,
-                                        self.labels)
         return self.judged.filter()
 
     def hashed_labels(self, qcode: np.ndarray, doc_hashes: np.ndarray, docs: pa.Array | pa.ChunkedArray,
@@ -266,9 +312,9 @@ class QrelsIndex:
         [-2, 2, -1]
         """
         table = self.judged_filter
-        if not table.exact or self.judged is None:
+        if not table.exact:
             return self.document_labels(qcode, doc_hashes, docs, rows)
-        label = np.full(len(rows), NONPOOL, dtype=self.labels.dtype)
+        label = np.full(len(rows), NONPOOL, dtype=self.label_dtype)
         found = table.find(doc_hashes, qcode)
         hit = np.flatnonzero(found >= 0)
         if len(hit) == 0:
@@ -297,8 +343,8 @@ class QrelsIndex:
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL
         (looked up a slice of rows at a time: the temporaries stay small)."""
-        label = np.full(len(qcode), NONPOOL, dtype=self.labels.dtype)
-        if len(self.keys) == 0:
+        label = np.full(len(qcode), NONPOOL, dtype=self.label_dtype)
+        if self.judgments == 0:
             return label
         vocabulary, global_codes = self._vocabulary_for(qcode)
         # each call hashes the whole vocabulary: slices of at least 16 rows per judged document
@@ -730,11 +776,13 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # builds no filter: every row is looked up). The candidates' labels are looked up slice by
     # slice in the same pass, for every row whichever rows are kept. On a large run a second
     # thread starts the pass while this one sorts, then this one helps finish it
-    judged = index.judged_filter if len(qcode) >= len(index.keys) else None
+    judged = index.judged_filter if len(qcode) >= index.judgments else None
     starts = block_starts(qcode)   # found once: the scan and the score order both use them
     lookup = index.document_labels if judged is None or not judged.exact else index.hashed_labels
+    if lookup == index.document_labels:
+        _ = index.key_query   # the join keys, built once before the scanning threads share them
     scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, lookup,
-                              np.empty(len(qcode), dtype=index.labels.dtype))
+                              np.empty(len(qcode), dtype=index.label_dtype))
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
         from concurrent.futures import ThreadPoolExecutor
@@ -844,7 +892,7 @@ def empty_rankings(index: QrelsIndex, codes: np.ndarray, conv: Conventions, run_
     lists = RankedLists(
         query_ids=index.query_ids[codes],
         offsets=np.zeros(len(codes) + 1, dtype=np.int64),
-        label=np.empty(0, dtype=index.labels.dtype),
+        label=np.empty(0, dtype=index.label_dtype),
         level_values=index.level_values,
         level_counts=level_counts,
         rel_level=conv.rel_level,
