@@ -399,3 +399,19 @@ def test_documents_that_hash_alike_keep_their_own_labels() -> None:
     assert index.lookup(qcode, docs).tolist() == [2, 1, 3]
     lists, _ = align.align(Run(["q", "q", "r"], ["a\x00", "a", "a"], [3.0, 2.0, 1.0]), index, Conventions())
     assert lists.label.tolist() == [2, 1, 3]
+
+
+def test_an_index_building_its_filter_on_a_second_thread_pickles(monkeypatch) -> None:
+    # an index is cached on its Qrels object, which may travel to other processes; the filter a
+    # second thread is building is finished first, and the copy finds the same labels
+    import pickle
+
+    monkeypatch.setattr(align, "BACKGROUND_JUDGMENTS", 1)
+    index = align.QrelsIndex.build(_qrels({("q", "a"): 1, ("q", "b"): 2, ("r", "a"): 0}))
+    assert index.judged._pending is not None or index.judged._built is not None
+    copy = pickle.loads(pickle.dumps(index))
+    docs = pa.array(["b", "a", "c"])
+    from rankwise.engine.strings import string_hashes
+
+    qcode = copy.query_codes(pa.array(["q", "r", "q"]))
+    assert copy.hashed_labels(qcode, string_hashes(docs), docs, np.arange(3)).tolist() == [2, 0, -1]

@@ -24,6 +24,7 @@ from rankwise.engine.conventions import Conventions
 from rankwise.engine.duplicates import (
     DocumentScanner,
     JudgedFilter,
+    LabelLookup,
     block_starts,
     high_half,
     low_half,
@@ -103,6 +104,12 @@ class JudgedRows:
 
     def _build(self) -> JudgedFilter:
         return JudgedFilter.of(self.hashes(), self.qcode)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (an index cached on a Qrels object travels with it to other processes) with
+        its filter built: the second thread's pending result does not pickle."""
+        self.filter()
+        return {**self.__dict__, "_pending": None}
 
     def filter(self) -> JudgedFilter:
         """The judged filter (waits for the second thread if it is still building it)."""
@@ -332,6 +339,15 @@ class QrelsIndex:
         got = self.judged.labels[judged[same]]
         label[hit[same]] = np.where(got < 0, UNJUDGED, got)
         return label
+
+    def label_lookup(self, judged: JudgedFilter | None) -> LabelLookup:
+        """The lookup a document scan with the filter ``judged`` uses: by hash in the filter's
+        table, or, without a filter or with one whose table names no single pair, by document
+        id (the join keys are then built here, once, before the scanning threads share them)."""
+        if judged is not None and judged.exact:
+            return self.hashed_labels
+        _ = self.key_query
+        return self.document_labels
 
     def document_labels(self, qcode: np.ndarray, doc_hashes: np.ndarray, docs: pa.Array | pa.ChunkedArray,
                         rows: np.ndarray) -> np.ndarray:
@@ -778,10 +794,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # thread starts the pass while this one sorts, then this one helps finish it
     judged = index.judged_filter if len(qcode) >= index.judgments else None
     starts = block_starts(qcode)   # found once: the scan and the score order both use them
-    lookup = index.document_labels if judged is None or not judged.exact else index.hashed_labels
-    if lookup == index.document_labels:
-        _ = index.key_query   # the join keys, built once before the scanning threads share them
-    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, lookup,
+    scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, index.label_lookup(judged),
                               np.empty(len(qcode), dtype=index.label_dtype))
     speculative = None
     if len(qcode) >= PARALLEL_MIN_ROWS:
