@@ -124,8 +124,8 @@ def _document_codes(doc: pa.Array, doc_hashes: np.ndarray) -> tuple[np.ndarray, 
     in the order of their hashes): documents grouped by their 64-bit hash with one sort, each
     document of a group of several compared byte for byte with the group's first. Should a
     group hold two different documents (a hash collision; "a" and "a\\x00" share one), Arrow's
-    dictionary encoding gives the codes instead. (Arrow's dictionary encoding of 400,000
-    distinct 24-byte ids took 225 ms; this, 60.)
+    dictionary encoding gives the codes instead. (With the hashes at hand, as the index has
+    them: 110 ms for 400,000 distinct 27- and 33-byte ids, against 136 ms for Arrow's.)
 
     >>> codes, vocab = _document_codes(pa.array(["b", "a", "b"]), string_hashes(pa.array(["b", "a", "b"])))
     >>> [vocab[int(c)].as_py() for c in codes]
