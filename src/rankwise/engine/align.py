@@ -70,13 +70,13 @@ class JudgedRows:
     and labels, and the judged filter over them (:class:`~rankwise.engine.duplicates.JudgedFilter`),
     built on a second thread for ``BACKGROUND_JUDGMENTS`` or more, else when first asked for.
 
-    >>> rows = JudgedRows.of(pa.array(["d1", "a-long-document"]), np.array([0, 1]), np.array([2, 0]))
+    >>> docs = pa.array(["d1", "a-long-document"])
+    >>> rows = JudgedRows.of(docs, np.array([0, 1]), np.array([2, 0]), string_hashes(docs))
     >>> rows.lengths.tolist(), rows.filter().exact
     ([2, 15], True)
     """
 
-    def __init__(self, docs: pa.Array, qcode: np.ndarray, labels: np.ndarray,
-                 doc_hashes: np.ndarray | None = None) -> None:
+    def __init__(self, docs: pa.Array, qcode: np.ndarray, labels: np.ndarray, doc_hashes: np.ndarray) -> None:
         self.docs, self.qcode, self.labels, self.doc_hashes = docs, qcode, labels, doc_hashes
         bounds = arrow.offsets(docs)
         self.lengths = (bounds[1:] - bounds[:-1]).astype(np.int64)
@@ -84,9 +84,8 @@ class JudgedRows:
         self._pending: Any = None
 
     @classmethod
-    def of(cls, docs: pa.Array, qcode: np.ndarray, labels: np.ndarray, doc_hashes: np.ndarray | None = None
-           ) -> JudgedRows:
-        """The judgments (``doc_hashes``: the documents' :func:`string_hashes`, if found)."""
+    def of(cls, docs: pa.Array, qcode: np.ndarray, labels: np.ndarray, doc_hashes: np.ndarray) -> JudgedRows:
+        """The judgments (``doc_hashes``: the documents' :func:`string_hashes`)."""
         rows = cls(docs, qcode, labels, doc_hashes)
         if len(docs) >= BACKGROUND_JUDGMENTS:
             from concurrent.futures import ThreadPoolExecutor
@@ -96,14 +95,8 @@ class JudgedRows:
             pool.shutdown(wait=False)   # the thread ends with its one task
         return rows
 
-    def hashes(self) -> np.ndarray:
-        """The documents' :func:`string_hashes` (computed when first asked for if not given)."""
-        if self.doc_hashes is None:
-            self.doc_hashes = string_hashes(self.docs)
-        return self.doc_hashes
-
     def _build(self) -> JudgedFilter:
-        return JudgedFilter.of(self.hashes(), self.qcode)
+        return JudgedFilter.of(self.doc_hashes, self.qcode)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (an index cached on a Qrels object travels with it to other processes) with
@@ -215,7 +208,7 @@ class QrelsIndex:
         """The document vocabulary, the join keys (query code, document code) in ascending
         order, the labels in that order, and the order (judgment rows by key)."""
         rows = self.judged
-        dcode, doc_vocab = _document_codes(rows.docs, rows.hashes())
+        dcode, doc_vocab = _document_codes(rows.docs, rows.doc_hashes)
         keys = join_keys(rows.qcode, dcode, len(doc_vocab))
         sort = np.argsort(keys, kind="stable")
         return doc_vocab, keys[sort], rows.labels[sort], sort
@@ -289,12 +282,7 @@ class QrelsIndex:
         codes = distinct(self.keys[positions] % np.int64(len(self.doc_vocab)))
         return kernels.take(self.doc_vocab, arrow.indices(codes)), codes
 
-    @cached_property
-    def key_doc(self) -> np.ndarray:
-        """The document code of each join key (in ``doc_vocab``; sorted as the keys are)."""
-        return self.keys % np.int64(max(len(self.doc_vocab), 1))
-
-    @cached_property
+    @property
     def judged_filter(self) -> JudgedFilter:
         """The hash filter and table of the judged (query, document) pairs, in the qrels' order
         (rows that fail the filter need no lookup; the others are found in the table)."""
@@ -354,7 +342,6 @@ class QrelsIndex:
         """:meth:`lookup` of rows ``rows`` of ``docs`` (the hashes are not used), with the
         signature of :meth:`hashed_labels`."""
         return self.lookup(qcode, arrow.take_rows(docs, rows, arrow.POOL))
-
 
     def lookup(self, qcode: np.ndarray, doc: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Label of each (query code, doc) pair: the judgment, UNJUDGED if negative, else NONPOOL

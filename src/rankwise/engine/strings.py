@@ -197,17 +197,6 @@ def _aligned_loads(words: np.ndarray, starts: np.ndarray, out: np.ndarray) -> No
     out |= upper
 
 
-def _word_class(length: int) -> int:
-    """The number of 8-byte words of a string of ``length`` bytes rounded up to a power of two
-    (its class in ``segments.length_classes``).
-
-    >>> [_word_class(n) for n in (0, 8, 9, 24, 33)]
-    [1, 1, 2, 4, 8]
-    """
-    words = max(1, -(-length // 8))
-    return 1 << (words - 1).bit_length()
-
-
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A 64-bit hash of each string, in time and memory that do not depend on the longest one.
 
@@ -234,12 +223,15 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
                 part *= _MIX  # hash_rows of one word
         else:
             offs, raw = _values(chunk)
-            widths = {_word_class(int(lengths.min())), _word_class(int(lengths.max()))}
-            if len(widths) == 1:   # one class (ids of similar lengths): no grouping
-                out[at: at + len(chunk)] = hash_rows(_hash_words(offs, raw, None, widths.pop()))
-            else:
-                classes = length_classes(np.maximum(1, -(-lengths.astype(np.int64) // 8)))
-                for width, rows in classes:
-                    out[at + rows] = hash_rows(_hash_words(offs, raw, rows, width))
+            extremes = np.array([lengths.min(), lengths.max()], dtype=np.int64)
+            bounds = length_classes(np.maximum(1, -(-extremes // 8)))
+            classes = [(bounds[0][0], None)] if len(bounds) == 1 else \
+                length_classes(np.maximum(1, -(-lengths.astype(np.int64) // 8)))
+            for width, rows in classes:   # one class (ids of similar lengths): no grouping
+                hashed = hash_rows(_hash_words(offs, raw, rows, width))
+                if rows is None:
+                    out[at: at + len(chunk)] = hashed
+                else:
+                    out[at + rows] = hashed
         at += len(chunk)
     return out
