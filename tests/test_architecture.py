@@ -63,7 +63,8 @@ def _component(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-GRAPH = {name: _imports(path, _modules()) for name, path in _modules().items()}
+MODULES = _modules()
+GRAPH = {name: _imports(path, MODULES) for name, path in MODULES.items()}
 
 
 def test_every_component_has_a_layer() -> None:

@@ -603,8 +603,9 @@ def test_no_branch_on_an_ab_member_name_outside_its_declaration() -> None:
     common = {spelling for registry_ in (AGGREGATIONS, CORRECTION_SCOPES) for member in registry_.values()
               for spelling in (member.name, *member.aliases)}
     root = Path(__file__).resolve().parent.parent / "src" / "rankwise"
-    own = {root / "online" / "ab_tests.py", root / "stats" / "sequential.py", root / "online" / "definitions.py",
-           root / "online" / "slices.py"}
+    own = {root / "experiments" / "ab_tests.py", root / "stats" / "sequential.py",
+           root / "experiments" / "definitions.py", root / "experiments" / "slices.py"}
+    assert all(path.exists() for path in own), "the declaring modules moved: name them here"
     found = []
     for path in sorted(root.rglob("*.py")):
         if path in own:
