@@ -69,6 +69,36 @@ def dask_client():
         yield client
 
 
+CLUSTERS = {"spark": "spark", "dask_client": "dask"}
+"""The fixtures that start a cluster in a worker process (a Spark JVM, a Dask LocalCluster of two
+processes), and the name of each cluster."""
+
+
+def cluster_of(item: pytest.Item) -> str | None:
+    """The cluster a test starts or shares: through a fixture of ``CLUSTERS``, an ``engine``
+    parameter naming one (the test asks for the cluster itself) or the ``cluster`` mark."""
+    used = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for fixture, cluster in CLUSTERS.items():
+        if fixture in used or params.get("engine") == cluster:
+            return cluster
+    marks = [mark.args[0] for mark in item.iter_markers("cluster")]
+    return marks[0] if marks else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The cluster tests first, Spark's then Dask's, each in collection order; then the rest.
+
+    xdist's schedule (``--dist worksteal``, pyproject.toml) gives the first half of the tests to
+    the first worker and lets an idle worker take the second half of another's queue: so the
+    cluster tests all run on the first worker, at the start (one JVM and one LocalCluster per
+    run, not one per worker at the same time), and no worker is left alone with them at the end.
+    (``--dist loadgroup`` would say this with marks, but its group names are lost under pytest
+    9.2, which keeps a test's id elsewhere.)"""
+    order = {cluster: rank for rank, cluster in enumerate(CLUSTERS.values())}
+    items.sort(key=lambda item: order.get(cluster_of(item) or "", len(order)))
+
+
 MYPY_TEST = "tests/test_types.py::test_src_passes_mypy"
 """mypy over src/ takes about a minute: it starts once per test run, in the process that starts
 the run (the xdist controller, or the one process), when the run may include this test, and

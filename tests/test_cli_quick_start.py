@@ -200,3 +200,5 @@ def test_the_version_and_trec_eval_import_only_what_they_use() -> None:
     # so does evaluate printing its table to a pipe (rich draws tables on a terminal only)
     evaluate = _imported("evaluate", QRELS, RUN, "-m", "map", "-m", "ndcg@10")
     assert evaluate & heavy == {"numpy", "pyarrow"}, evaluate & heavy
+    # nor pathlib, which brings urllib.parse and ipaddress (about 8 ms): the file doors take str paths
+    assert not (trec_eval | evaluate) & {"pathlib", "urllib", "ipaddress"}

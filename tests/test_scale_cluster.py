@@ -191,6 +191,7 @@ def test_spark_per_query_frame(spark) -> None:
     assert round(frame["ndcg_cut_10"].mean(), 4) == 0.5058  # the published BM25 DL19 figure
 
 
+@pytest.mark.cluster("spark")   # its own JVM, in a subprocess: not beside the tests' session
 def test_a_spark_session_rankwise_starts_keeps_the_jvm_logs_out_of_the_terminal(tmp_path) -> None:
     # log4j's start-up lines ("Setting default log level", NativeCodeLoader warnings) went to
     # the user's terminal; RANKWISE_SPARK_LOGS=1 brings Spark's own logging back

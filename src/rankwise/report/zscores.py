@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rankwise.errors import InputError
 from rankwise.metrics.compute import RunScores
+
+if TYPE_CHECKING:   # pathlib (with urllib.parse) is left out of trec-eval's start-up
+    from pathlib import Path
 
 MISSING_ZSCORE_VALUE = 0.0
 """What a value becomes when the reference has no mean/deviation for its query and measure."""
