@@ -90,9 +90,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The cluster tests first, Spark's then Dask's, each in collection order; then the rest.
 
     xdist's schedule (``--dist worksteal``, pyproject.toml) gives the first half of the tests to
-    the first worker and lets an idle worker take the second half of another's queue: so the
-    cluster tests all run on the first worker, at the start (one JVM and one LocalCluster per
-    run, not one per worker at the same time), and no worker is left alone with them at the end.
+    the first worker and lets an idle worker take half of what another has left, from its end:
+    so the cluster tests all run on the first worker, at the start (one JVM and one
+    LocalCluster per run, not one per worker at the same time), and no worker is left alone with
+    them at the end.
     (``--dist loadgroup`` would say this with marks, but its group names are lost under pytest
     9.2, which keeps a test's id elsewhere.)"""
     order = {cluster: rank for rank, cluster in enumerate(CLUSTERS.values())}
