@@ -197,6 +197,11 @@ def _aligned_loads(words: np.ndarray, starts: np.ndarray, out: np.ndarray) -> No
     out |= upper
 
 
+def _word_counts(lengths: np.ndarray) -> np.ndarray:
+    """The 8-byte words of strings of these byte lengths (an empty string takes one)."""
+    return np.maximum(1, -(-lengths.astype(np.int64) // 8))
+
+
 def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A 64-bit hash of each string, in time and memory that do not depend on the longest one.
 
@@ -223,15 +228,10 @@ def string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
                 part *= _MIX  # hash_rows of one word
         else:
             offs, raw = _values(chunk)
-            extremes = np.array([lengths.min(), lengths.max()], dtype=np.int64)
-            bounds = length_classes(np.maximum(1, -(-extremes // 8)))
-            classes = [(bounds[0][0], None)] if len(bounds) == 1 else \
-                length_classes(np.maximum(1, -(-lengths.astype(np.int64) // 8)))
+            extremes = length_classes(_word_counts(np.array([lengths.min(), lengths.max()])))
+            classes = [(extremes[0][0], None)] if len(extremes) == 1 else length_classes(_word_counts(lengths))
+            part = out[at: at + len(chunk)]
             for width, rows in classes:   # one class (ids of similar lengths): no grouping
-                hashed = hash_rows(_hash_words(offs, raw, rows, width))
-                if rows is None:
-                    out[at: at + len(chunk)] = hashed
-                else:
-                    out[at + rows] = hashed
+                part[... if rows is None else rows] = hash_rows(_hash_words(offs, raw, rows, width))
         at += len(chunk)
     return out
