@@ -142,6 +142,43 @@ def test_optimized_lists_probabilities_and_credit() -> None:
     assert stats.chisquare(np.array([counts[k] for k in sorted(counts)]), expected).pvalue > 0.001
 
 
+def test_optimized_credit_tables_by_hand() -> None:
+    from rankwise.interleaving.distribution import _credit_table
+
+    # A = [1, 2], B = [2, 3]; a document a ranking lacks is ranked just past its end (3).
+    # negative credit -rank: (1, 2) gets A (-1, -2) and B (-3, -1); (2, 3) A (-2, -3), B (-1, -2);
+    # the one-document list (3,) A -3, B -2 at position 1 and nothing (0) at position 2
+    table = _credit_table([[1, 2], [2, 3]], [[1, 2], [2, 3], [3]], 2, "negative")
+    assert table.tolist() == [[[-1, -3], [-2, -1]], [[-2, -1], [-3, -2]], [[-3, -2], [0, 0]]]
+    # inverse credit 1/rank of the same cells
+    inverse = _credit_table([[1, 2], [2, 3]], [[1, 2], [2, 3], [3]], 2, "inverse")
+    assert inverse.tolist() == [[[1, 1 / 3], [1 / 2, 1]], [[1 / 2, 1], [1 / 3, 1 / 2]], [[1 / 3, 1 / 2], [0, 0]]]
+
+
+def test_probabilistic_draws_as_numpys_choice_would() -> None:
+    from rankwise.interleaving.lists import _probabilistic
+
+    # the list drawing consumes the random stream as the rule it implements: a uniform team among
+    # those with documents left, then rng.choice over that team's unshown documents, p ~ 1/rank^tau
+    def by_choice(lists, size, rng, tau):
+        left = [list(r) for r in lists]
+        docs, teams = [], []
+        while len(docs) < size and any(left):
+            open_teams = [t for t in range(len(lists)) if left[t]]
+            team = open_teams[int(rng.integers(len(open_teams)))]
+            p = np.array([1.0 / (r + 1) ** tau if d in left[team] else 0.0 for r, d in enumerate(lists[team])])
+            doc = lists[team][int(rng.choice(len(p), p=p / p.sum()))]
+            docs.append(doc)
+            teams.append(team)
+            left = [[d for d in r if d != doc] for r in left]
+        return docs, teams
+
+    lists = [[1, 2, 3, 4, 5, 6], [6, 4, 2, 7, 8], [9, 1, 8]]
+    for seed in range(40):
+        assert _probabilistic(lists, 7, np.random.default_rng(seed), 1.5) == \
+            by_choice(lists, 7, np.random.default_rng(seed), 1.5)
+
+
 def test_optimized_multileaving_is_unbiased_at_every_depth() -> None:
     from rankwise.interleaving.interleave import distribution
 

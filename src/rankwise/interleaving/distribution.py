@@ -230,6 +230,24 @@ def _prefix_sample(lists: list[list[Any]], size: int, rng: np.random.Generator) 
     return docs
 
 
+def _credit_table(lists: list[list[Any]], allowed: list[list[Any]], size: int, credit: str) -> np.ndarray:
+    """``[list, position, ranking]``: the credit of each allowed list's document to each ranking,
+    ``1 / rank`` (``inverse``) or ``-rank``, a document a ranking lacks ranked just past its end;
+    0 past a list's end."""
+    doc_ids: dict[Any, int] = {}
+    cells = np.full((len(allowed), size), -1, dtype=np.int64)   # each position's document id
+    for i, docs in enumerate(allowed):
+        cells[i, :len(docs)] = [doc_ids.setdefault(doc, len(doc_ids)) for doc in docs]
+    filled = cells >= 0
+    table = np.zeros((len(allowed), size, len(lists)))
+    for x, ranking in enumerate(lists):
+        rank_of = {d: r + 1 for r, d in enumerate(ranking)}
+        ranks = np.array([rank_of.get(doc, len(ranking) + 1) for doc in doc_ids], dtype=np.float64)
+        rank = ranks[cells[filled]]
+        table[filled, x] = 1.0 / rank if credit == "inverse" else -rank
+    return table
+
+
 def optimized_distribution(lists: list[list[Any]], size: int, samples: int, limit: int, rng: np.random.Generator,
                            credit: str = "inverse") -> ListDistribution:
     """Optimized interleaving's lists and their probabilities from the linear program (see the
@@ -248,13 +266,7 @@ def optimized_distribution(lists: list[list[Any]], size: int, samples: int, limi
             if len(seen) >= samples:
                 break
         allowed = [list(k) for k in seen]
-    rank_of = [{d: r + 1 for r, d in enumerate(ranking)} for ranking in lists]
-    table = np.zeros((len(allowed), size, len(lists)))
-    for i, docs in enumerate(allowed):
-        for j, doc in enumerate(docs):
-            for x, ranks in enumerate(rank_of):
-                rank = ranks.get(doc, len(lists[x]) + 1)
-                table[i, j, x] = 1.0 / rank if credit == "inverse" else -float(rank)
+    table = _credit_table(lists, allowed, size, credit)
     cumulative = np.cumsum(table, axis=1)                               # lists x depth x rankings
     unbiased = np.concatenate([(cumulative[:, :, x] - cumulative[:, :, x + 1]).T for x in range(len(lists) - 1)])
     click_prob = 1.0 / np.arange(1, size + 1)

@@ -29,25 +29,58 @@ def probabilistic_posterior(docs: Sequence[Any], lists: Sequence[Sequence[Any]],
     [[0.666667, 0.333333], [0.5, 0.5]]
     """
     weights = [1.0 / np.arange(1, len(r) + 1) ** tau for r in lists]
-    position = [{d: i for i, d in enumerate(r)} for r in lists]
-    left = [np.ones(len(r), dtype=bool) for r in lists]
+    shown = _Shown(lists)
     out = np.zeros((len(docs), len(lists)))
     for row, doc in enumerate(docs):
         likelihood = np.zeros(len(lists))
-        for t in range(len(lists)):
-            if not left[t].any():
-                continue   # a ranking with nothing left is not drawn
-            at = position[t].get(doc)
-            if at is not None and left[t][at]:
-                likelihood[t] = weights[t][at] / weights[t][left[t]].sum()
+        for t, at in enumerate(shown.places(doc)):
+            # a ranking with nothing left is not drawn, and one that showed the document cannot
+            if at is not None and shown.left[t][at]:
+                likelihood[t] = weights[t][at] / weights[t][shown.left[t]].sum()
         total = likelihood.sum()
         if total > 0:
             out[row] = likelihood / total
-        for t in range(len(lists)):
-            at = position[t].get(doc)
-            if at is not None:
-                left[t][at] = False
+        shown.add(doc)
     return out
+
+
+class _Shown:
+    """The documents each ranking has left to show, as a list is drawn top-down: ``left[t]``
+    marks ranking ``t``'s positions not yet shown (by any ranking), ``remaining[t]`` counts them."""
+
+    def __init__(self, lists: Sequence[Sequence[Any]]) -> None:
+        self.position = [{d: i for i, d in enumerate(r)} for r in lists]
+        self.left = [np.ones(len(r), dtype=bool) for r in lists]
+        self.remaining = [len(r) for r in lists]
+
+    def places(self, doc: Any) -> list[int | None]:
+        """The document's position in each ranking (None where absent)."""
+        return [position.get(doc) for position in self.position]
+
+    def add(self, doc: Any) -> list[tuple[int, int]]:
+        """The document is shown: no ranking may show it again. Returns the (ranking, position)
+        pairs it closed."""
+        closed = [(t, at) for t, at in enumerate(self.places(doc)) if at is not None and self.left[t][at]]
+        for t, at in closed:
+            self.left[t][at] = False
+            self.remaining[t] -= 1
+        return closed
+
+
+def draw_index(p: np.ndarray, rng: np.random.Generator) -> int:
+    """An index drawn with probability proportional to ``p`` (non-negative, not all 0), consuming
+    one uniform from ``rng``: what ``rng.choice(len(p), p=p / p.sum())`` draws, bit for bit,
+    without its checks (numpy's inverse CDF: cumulative sum, renormalised, searched to the
+    right).
+
+    >>> p = np.array([0.5, 0.0, 2.0, 1.5])
+    >>> ours = [draw_index(p, np.random.default_rng(seed)) for seed in range(6)]
+    >>> ours == [int(np.random.default_rng(seed).choice(4, p=p / p.sum())) for seed in range(6)]
+    True
+    """
+    cdf = np.cumsum(p / p.sum())
+    cdf /= cdf[-1]
+    return int(cdf.searchsorted(rng.random(), side="right"))
 
 
 @dataclass
@@ -184,23 +217,18 @@ def _team_draft(lists: list[list[Any]], size: int, rng: np.random.Generator) -> 
 
 def _probabilistic(lists: list[list[Any]], size: int, rng: np.random.Generator,
                    tau: float) -> tuple[list[Any], list[int]]:
-    weights = [1.0 / np.arange(1, len(r) + 1) ** tau for r in lists]
-    left = [np.ones(len(r), dtype=bool) for r in lists]
-    position = [{d: i for i, d in enumerate(r)} for r in lists]
+    weights_left = [1.0 / np.arange(1, len(r) + 1) ** tau for r in lists]   # 0 once shown
+    shown = _Shown(lists)
     docs: list[Any] = []
     teams: list[int] = []
     while len(docs) < size:
-        open_teams = [t for t in range(len(lists)) if left[t].any()]
+        open_teams = [t for t, count in enumerate(shown.remaining) if count]
         if not open_teams:
             break
         team = open_teams[int(rng.integers(len(open_teams)))]
-        p = np.where(left[team], weights[team], 0.0)
-        pick = int(rng.choice(len(p), p=p / p.sum()))
-        doc = lists[team][pick]
+        doc = lists[team][draw_index(weights_left[team], rng)]
         docs.append(doc)
         teams.append(team)
-        for t in range(len(lists)):
-            at = position[t].get(doc)
-            if at is not None:
-                left[t][at] = False
+        for t, at in shown.add(doc):
+            weights_left[t][at] = 0.0
     return docs, teams
