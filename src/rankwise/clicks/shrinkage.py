@@ -27,6 +27,8 @@ prior mean ``a / (a + b)``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 EMPIRICAL = "empirical"
@@ -76,25 +78,71 @@ def marginal_log_likelihood(successes: np.ndarray, trials: np.ndarray, hyper: tu
 def trigamma(x: np.ndarray) -> np.ndarray:
     """The trigamma function (second derivative of ln Gamma) for positive ``x``: the
     recurrence ``psi1(x) = psi1(x + 1) + 1 / x^2`` up to 6, then the asymptotic series (to
-    about 1e-11 relative; some ten times faster than ``scipy.special.polygamma(1, x)``).
+    about 1e-10 relative; about four times faster than ``scipy.special.polygamma(1, x)`` on a
+    thousand values).
+
+    The values below 6 take the recurrence's six steps at once: the shifted values ``x, x + 1,
+    (x + 1) + 1, ...`` and their terms, added in order, so each element gets the bits a
+    step-by-step loop gives it (``trigamma_of`` is that loop, for one number).
 
     >>> from scipy.special import polygamma
     >>> x = np.array([0.01, 0.5, 3.0, 40.0])
     >>> bool(np.allclose(trigamma(x), polygamma(1, x), rtol=1e-10))
     True
+    >>> trigamma(x).tolist() == [trigamma_of(float(v)) for v in x]
+    True
     """
-    x = np.array(x, dtype=np.float64, copy=True)
-    out = np.zeros_like(x)
-    for _ in range(6):
-        small = x < 6.0
-        if not small.any():
-            break
-        out[small] += 1.0 / (x[small] * x[small])
-        x[small] += 1.0
+    x = np.asarray(x, dtype=np.float64)
+    flat = x.reshape(-1)
+    low = flat < _SERIES_FROM
+    out = np.empty_like(flat)
+    out[~low] = _trigamma_series(flat[~low])
+    if low.any():
+        out[low] = _trigamma_recurrence(flat[low])
+    return out.reshape(x.shape)
+
+
+def _trigamma_recurrence(x: np.ndarray) -> np.ndarray:
+    """``trigamma`` of values below 6 (1-D): the six shifts as rows, each term where its shift is
+    still below 6, added row by row; the series at the first shift past 6."""
+    shifted = np.empty((_RECURRENCE + 1, len(x)))
+    shifted[0] = x
+    for k in range(_RECURRENCE):
+        np.add(shifted[k], 1.0, out=shifted[k + 1])
+    below = shifted[:_RECURRENCE] < _SERIES_FROM
+    terms = np.where(below, 1.0 / (shifted[:_RECURRENCE] * shifted[:_RECURRENCE]), 0.0)
+    out = terms[0].copy()
+    for k in range(1, _RECURRENCE):
+        out += terms[k]          # in the loop's order (a sum over the rows might pair them)
+    return out + _trigamma_series(shifted[below.sum(axis=0), np.arange(len(x))])
+
+
+_RECURRENCE = 6
+_SERIES_FROM = 6.0
+
+
+def _trigamma_series(x: Any) -> Any:
+    """The asymptotic series of trigamma at ``x >= 6`` (an array or a float, the same bits)."""
     inverse = 1.0 / x
     square = inverse * inverse
-    series = inverse + square / 2 + inverse * square * (1 / 6 - square * (1 / 30 - square * (1 / 42 - square / 30)))
-    return out + series
+    return inverse + square / 2 + inverse * square * (1 / 6 - square * (1 / 30 - square * (1 / 42 - square / 30)))
+
+
+def trigamma_of(x: float) -> float:
+    """``trigamma`` of one positive number, in plain floats (the same operations in the same order,
+    so the same bits, without an array's overhead).
+
+    >>> round(trigamma_of(1.0), 9)    # pi^2 / 6 = 1.6449340668..., to the series' 1.2e-10 relative
+    1.644934067
+    """
+    out = 0.0
+    for _ in range(_RECURRENCE):
+        if x >= _SERIES_FROM:
+            break
+        square = x * x
+        out += 1.0 / square if square else float("inf")   # as numpy's 1 / 0 (x below 1e-154)
+        x += 1.0
+    return float(out + _trigamma_series(x))
 
 
 def beta_hyperparameters(successes: np.ndarray, trials: np.ndarray,
@@ -136,9 +184,9 @@ def beta_hyperparameters(successes: np.ndarray, trials: np.ndarray,
         psi_total = digamma(total)
         da = (digamma(s + a) - psi_total).sum() + count * (digamma(both) - digamma(a)) - HYPERPRIOR / both
         db = (digamma(failures + b) - psi_total).sum() + count * (digamma(both) - digamma(b)) - HYPERPRIOR / both
-        shared = -trigamma(total).sum() + count * trigamma(np.array([both]))[0] + HYPERPRIOR / both ** 2
-        daa = trigamma(s + a).sum() - count * trigamma(np.array([a]))[0] + shared
-        dbb = trigamma(failures + b).sum() - count * trigamma(np.array([b]))[0] + shared
+        shared = -trigamma(total).sum() + count * trigamma_of(float(both)) + HYPERPRIOR / both ** 2
+        daa = trigamma(s + a).sum() - count * trigamma_of(float(a)) + shared
+        dbb = trigamma(failures + b).sum() - count * trigamma_of(float(b)) + shared
         gradient = np.array([a * da, b * db])
         hessian = np.array([[a * da + a * a * daa, a * b * shared], [a * b * shared, b * db + b * b * dbb]])
         return gradient, hessian
@@ -234,7 +282,7 @@ def _newton_concentration(s: np.ndarray, n: np.ndarray, m: np.ndarray, t: float,
         first = float((m * (digamma(s + a) - digamma(a)) + f * (digamma(n - s + b) - digamma(b))
                        - digamma(n + kappa) + digamma(kappa)).sum())
         second = float((m * m * (trigamma(s + a) - trigamma(a)) + f * f * (trigamma(n - s + b) - trigamma(b))
-                        - trigamma(n + kappa) + trigamma(np.full(len(n), kappa))).sum())
+                        - trigamma(n + kappa) + trigamma_of(kappa)).sum())
         slope = kappa * first - HYPERPRIOR
         curvature = kappa * first + kappa * kappa * second
         if not curvature < 0:
@@ -249,4 +297,4 @@ def _newton_concentration(s: np.ndarray, n: np.ndarray, m: np.ndarray, t: float,
 
 
 __all__ = ["EMPIRICAL", "beta_hyperparameters", "concentration", "marginal_log_likelihood", "posterior_mean",
-           "pseudo_counts", "trigamma"]
+           "pseudo_counts", "trigamma", "trigamma_of"]
