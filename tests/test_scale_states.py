@@ -94,7 +94,8 @@ def test_a_click_model_fitted_on_the_cluster_equals_the_local_fit(dask_client, m
     # each pass is a round trip to the cluster (about 0.25 s): PBM and SQUAREM run to their own
     # stop (96 and 92 passes on this log), so the stopping rule is checked on the cluster; the
     # others stop at 20 passes (plain EM under the empirical prior would need a thousand)
-    passes = None if model == "PBM" and acceleration == "squarem" or (model, prior) == ("PBM", (1, 2)) else 20
+    runs_to_its_stop = (model, acceleration) == ("PBM", "squarem") or (model, prior) == ("PBM", (1, 2))
+    passes = None if runs_to_its_stop else 20
     local = getattr(clicks, model)(prior=prior).fit(log, chunk_size=40, workers=1, acceleration=acceleration,
                                                     **({"iterations": passes} if passes else {}))
     remote = fit_click_model(getattr(clicks, model)(prior=prior), log, client=dask_client, chunk_size=40,
