@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise.counterfactual.estimators import estimate, estimate_all, from_action_dist, round_terms
+from rankwise.counterfactual.estimators import (
+    RoundTerms,
+    estimate,
+    estimate_all,
+    from_action_dist,
+    round_terms,
+)
 from rankwise.counterfactual.ranking import (
     cascade_propensities,
     pbm_ips,
@@ -58,6 +64,24 @@ def test_estimators_equal_obp_formulas_by_hand() -> None:
     assert value("switch-dr", clip=1.5) == pytest.approx(0.305)
     # switch-DR at 2.0: rounds 1, 3 and 4 (w = 0.4, 1.6, 2.0): 0.255 + (0.2 + 0.64 - 0.6) / 4 = 0.315
     assert value("switch-dr", clip=2.0) == pytest.approx(0.315)
+
+
+TERM_KINDS = (np.ones, np.zeros, lambda n: np.full(n, -0.0), lambda n: np.full(n, 2.0),
+              lambda n: np.random.default_rng(n).random(n), lambda n: np.random.default_rng(n).normal(size=n))
+
+
+@pytest.mark.parametrize("kinds", [(a, b, c) for a in range(6) for b in (0, 3, 4, 5) for c in (0, 1, 2, 4)])
+def test_resampled_value_keeps_the_bits_of_gathering_every_term(kinds) -> None:
+    # The reference gathers all three terms, as value(rows) did before constant terms (1 or
+    # +0 in every round) were skipped; every value must be the same double, -0.0, 0/0 and
+    # x/0 included (a denominator of zeros or of -0.0 is kept here on purpose)
+    n = 257
+    numerator, denominator, added = (TERM_KINDS[k](n) for k in kinds)
+    rows = np.random.default_rng(7).integers(0, n, size=(5, n))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = numerator[rows].sum(axis=-1) / denominator[rows].sum(axis=-1) + added[rows].mean(axis=-1)
+        got = RoundTerms(numerator, denominator, added).value(rows)
+    assert got.tobytes() == expected.tobytes()
 
 
 def test_estimate_row_and_table() -> None:
