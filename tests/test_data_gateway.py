@@ -139,3 +139,24 @@ def test_the_parser_decides_what_a_statement_is() -> None:
         read_statement("SELECT 1; DROP TABLE events", "pg", "postgres")
     with pytest.raises(OptionError, match="it holds a INSERT statement"):
         read_statement("INSERT INTO t VALUES (1)", "pg", "postgres")
+
+
+@pytest.mark.parametrize(("query", "dialect", "inside"), [
+    ("WITH d AS (DELETE FROM events RETURNING *) SELECT * FROM d", "postgres", "DELETE"),
+    ("WITH x AS (INSERT INTO a VALUES (1) RETURNING *) SELECT * FROM x", "postgres", "INSERT"),
+    ("WITH u AS (UPDATE events SET value = 0 RETURNING *) SELECT * FROM u", "postgres", "UPDATE"),
+    ("SELECT * INTO copied FROM events", "postgres", "INTO"),
+    ("SELECT * INTO copied FROM events", "tsql", "INTO"),
+    ("SELECT * FROM events FOR UPDATE", "postgres", "LOCK"),
+    ("SELECT * FROM (SELECT * FROM events FOR UPDATE) AS t", "mysql", "LOCK"),
+])
+def test_a_select_that_writes_inside_is_refused(query, dialect, inside) -> None:
+    # the outer expression is a query, but a PostgreSQL data-modifying CTE, SELECT INTO or a
+    # row lock writes: the whole tree is read before the backend sees the text
+    pytest.importorskip("sqlglot", reason="another backend's dialect is read by sqlglot (comes with Ibis)")
+    from rankwise.data.gateway import read_statement
+    from rankwise.errors import OptionError
+
+    with pytest.raises(OptionError, match=f"this SELECT holds {inside}[ ,]"):
+        read_statement(query, "pg", dialect)
+    assert read_statement("WITH d AS (SELECT * FROM events) SELECT * FROM d", "pg", dialect)

@@ -106,7 +106,29 @@ def _sqlglot_statement_types(sql: str, source: str, dialect: str) -> list[str]:
         parsed = [e for e in sqlglot.parse(sql, read=dialect or None) if e is not None]
     except Exception as error:   # sqlglot's ParseError and TokenError
         raise OptionError(f"{source}: --query does not parse: {first_line(error)}") from None
+    for statement in parsed:
+        if isinstance(statement, expressions.Query):
+            _refuse_writes_inside(statement, source, expressions)
     return ["SELECT" if isinstance(e, expressions.Query) else type(e).__name__.upper() for e in parsed]
+
+
+_WRITES_INSIDE = ("DML", "Insert", "Update", "Delete", "Merge", "Into", "Create", "Drop", "Alter", "TruncateTable",
+                  "Copy", "Command", "Lock", "Attach", "Detach", "Pragma", "Use", "Grant", "Analyze", "Transaction",
+                  "Commit", "Rollback", "Kill", "Cache", "Uncache", "Refresh", "LoadData", "Export")
+"""sqlglot expressions that write, lock or change a session; a SELECT holding one (PostgreSQL's
+``WITH d AS (DELETE ... RETURNING *) SELECT ...``, ``SELECT ... INTO t``, ``FOR UPDATE``) is
+no read statement, though its outer expression is a query."""
+
+
+def _refuse_writes_inside(query: Any, source: str, expressions: Any) -> None:
+    kinds = tuple(getattr(expressions, name) for name in _WRITES_INSIDE if hasattr(expressions, name))
+    for node in query.walk():
+        node = node[0] if isinstance(node, tuple) else node   # older sqlglot walks (node, parent, key)
+        if isinstance(node, kinds):
+            text = node.sql().strip()
+            shown = f" ({text.splitlines()[0]})" if text else ""
+            raise OptionError(f"{source}: --query must be one read statement (SELECT ...); this SELECT holds "
+                              f"{type(node).__name__.upper()}{shown}, which writes or locks")
 
 
 def read_statement(sql: str, source: str, dialect: str = "duckdb") -> str:
