@@ -191,6 +191,25 @@ def test_repeated_rows_are_counted_in_a_warning_and_undefined_users_named() -> N
     assert out.table["value"].iloc[0] == 1.0   # a, b, c of a, b, c
 
 
+def test_a_rank_given_twice_in_a_list_is_counted_in_a_warning(tmp_path) -> None:
+    # u: a and b both at rank 1, c at 2 (rows out of order); v: x at 1, y at 2; w: p, q at 1
+    # under two draws of a stochastic policy, one place each: one tie in u alone
+    reco = tmp_path / "reco.csv"
+    reco.write_text("user,item,rank\nu,c,2\nv,x,1\nu,a,1\nv,y,2\nu,b,1\n")
+    out = beyond_accuracy(str(reco), ["coverage@3"], catalogue=["a", "b", "c", "x", "y"])
+    assert [w for w in out.warnings if "repeat a rank" in w] == [
+        "run: 1 recommendation(s) repeat a rank their list already has: tied items keep the file's order"]
+    assert out.table["value"].iloc[0] == 1.0
+    draws = tmp_path / "draws.csv"
+    draws.write_text("user,item,rank,draw\nw,p,1,0\nw,q,1,1\n")
+    assert not [w for w in beyond_accuracy(str(draws), ["coverage@1"], catalogue=["p", "q"]).warnings
+                if "repeat a rank" in w]
+    scored = tmp_path / "scored.csv"   # equal scores are ties of the model, not a malformed list
+    scored.write_text("user,item,score\nu,a,0.5\nu,b,0.5\n")
+    assert not [w for w in beyond_accuracy(str(scored), ["coverage@2"], catalogue=["a", "b"]).warnings
+                if "repeat a rank" in w]
+
+
 def test_every_metric_is_declared_with_its_reference() -> None:
     for member in BEYOND_ACCURACY.values():
         assert member.reference and member.params[0].name == "k" and member.params[0].cutoff

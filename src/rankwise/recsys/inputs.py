@@ -375,6 +375,10 @@ class RecsysData:
             rank_key = _rank_key(frame, source)
             draw = _column(frame, DRAW_COLUMNS, "draw", source, required=False)
             draw_ids = None if draw is None else frame.ids(draw)
+        tied = _tied_ranks(frame, source, users, draw_ids) if frame is not None else 0
+        if tied:
+            notes.append(f"{tied} recommendation(s) repeat a rank their list already has: tied items keep the "
+                         "file's order")
         # group by user (and draw), keeping the order of first appearance and the rank order inside each list
         if draw_ids is None:
             grouped = run_codes(users)
@@ -615,6 +619,33 @@ def _rank_key(frame: _Table, source: str) -> np.ndarray | None:
     if rank is not None:
         return frame.numbers(rank)
     return None
+
+
+def _tied_ranks(frame: _Table, source: str, users: np.ndarray, draws: np.ndarray | None) -> int:
+    """How many rows repeat a rank that another row of the same list (user, and draw) holds,
+    when the order comes from a rank column (a score may tie; a rank names one place).
+
+    >>> import pandas as pd
+    >>> table = _Table(pd.DataFrame({"user": ["u", "u", "v", "v"], "item": list("abab"), "rank": [1, 1, 1, 2]}), "t")
+    >>> _tied_ranks(table, "t", np.array(["u", "u", "v", "v"], dtype=object), None)
+    1
+    """
+    if _column(frame, SCORE_COLUMNS, "score", source, required=False) is not None:
+        return 0
+    column = _column(frame, RANK_COLUMNS, "rank", source, required=False)
+    if column is None or len(users) < 2:
+        return 0
+    import pandas as pd
+
+    rank = frame.numbers(column)
+    grouped = run_codes(users) if draws is None else None
+    codes = grouped[0] if grouped is not None else pd.factorize(keys_of(users), sort=False)[0]
+    if draws is not None:
+        codes = codes * (len(draws) + 1) + pd.factorize(keys_of(draws), sort=False)[0]
+    if not _in_list_order(codes, rank):
+        order = np.lexsort((rank, codes))
+        codes, rank = codes[order], rank[order]
+    return int(np.count_nonzero((rank[1:] == rank[:-1]) & (codes[1:] == codes[:-1])))
 
 
 def run_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

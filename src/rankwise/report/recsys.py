@@ -51,7 +51,8 @@ def beyond_grid(result: Any, digits: int = 4) -> Grid:
         notes.append(f"* differs from {baseline}: paired {settings.get('test')} test on the users both runs have, "
                      f"{settings.get('correction')}-corrected over the table, p < {settings.get('alpha')}")
     notes += [f"warning: {w}" for w in result.warnings]
-    return Grid(f"beyond accuracy ({users} users)", ["run"] + [m + arrows[m] for m in metrics], rows,
+    title = f"beyond accuracy ({users} user{'' if users == 1 else 's'})"
+    return Grid(title, ["run"] + [m + arrows[m] for m in metrics], rows,
                 [False] + [True] * len(metrics), note="\n".join(notes))
 
 
