@@ -67,7 +67,6 @@ def cumulative_looks(data: Any, plan: Plan, control: str, arms: Sequence[str], o
 
 def _timed_rows(data: Any, plan: Plan, metrics: Mapping[str, Metric], only_units: Any) -> tuple[Any, np.ndarray]:
     """The rows the looks read (one Arrow table; a slice's units only) and each row's day."""
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -92,15 +91,58 @@ def _timed_rows(data: Any, plan: Plan, metrics: Mapping[str, Metric], only_units
         if pa.types.is_dictionary(ids.type):
             ids = ids.dictionary_decode()
         table = table.filter(pc.is_in(ids.cast(only_units.type), value_set=only_units))
-    times = table.column(timestamp)
-    if pa.types.is_integer(times.type) or pa.types.is_floating(times.type):   # seconds since the epoch
-        days = pd.to_datetime(times.to_pandas(), unit="s").dt.floor("D").to_numpy()
-    else:
-        local = pd.to_datetime(times.to_pandas())
-        if local.dt.tz is not None:   # the days of the times' own zone, as wall-clock dates
-            local = local.dt.tz_localize(None)
-        days = local.dt.floor("D").to_numpy()
+    try:
+        days = _days(table.column(timestamp))
+    except (ValueError, TypeError, OverflowError) as error:   # pandas' parse errors, out-of-bounds dates
+        raise _unreadable_time(pieces, timestamp, error) from None
     return table, days.astype("datetime64[us]")   # one resolution whichever engine or reader gave the times
+
+
+def _days(times: Any) -> np.ndarray:
+    """The day of each time: seconds since the epoch, or times (text, timestamps, dates) as
+    pandas reads them, each in its own zone's wall-clock date."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if pa.types.is_integer(times.type) or pa.types.is_floating(times.type):   # seconds since the epoch
+        return np.asarray(pd.to_datetime(times.to_pandas(), unit="s").dt.floor("D").to_numpy())
+    local = pd.to_datetime(times.to_pandas())
+    if local.dt.tz is not None:   # the days of the times' own zone, as wall-clock dates
+        local = local.dt.tz_localize(None)
+    return np.asarray(local.dt.floor("D").to_numpy())
+
+
+def _unreadable_time(pieces: Any, timestamp: str, error: BaseException) -> InputError:
+    """The error for times the looks cannot read: the first row that does not read as the
+    times of its file do (its file, line and value), else the parser's own first line."""
+    import warnings
+
+    import pandas as pd
+
+    from rankwise.data.tables import location
+
+    for name, first, piece in pieces:
+        times = piece.column(timestamp)
+        try:
+            _days(times)
+            continue
+        except (ValueError, TypeError, OverflowError):
+            pass
+        values = times.to_pandas()
+        unit = "s" if values.dtype.kind in "iuf" else None
+        with warnings.catch_warnings():   # pandas warns when it guesses each value's format
+            warnings.simplefilter("ignore")
+            parsed = pd.to_datetime(values, unit=unit, errors="coerce")
+        bad = np.flatnonzero(np.asarray(parsed.isna()))
+        if len(bad):
+            row = int(bad[0])
+            value = values.iloc[row]
+            value = value.item() if isinstance(value, np.generic) else value
+            return InputError(f"expected a time (ISO 8601, such as 2026-03-01 12:00:00, written as the file's other "
+                              f"times are, or seconds since 1970), got {value!r}", field=timestamp,
+                              **location(name, first, row))
+    message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return InputError(f"the times do not read as times: {message}", field=timestamp, source=pieces[0][0])
 
 
 def _look(upto: Any, plan: Plan, metrics: Mapping[str, Metric], control: str,

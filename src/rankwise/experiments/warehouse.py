@@ -306,7 +306,10 @@ def _configure(connection: Any, spill: str | None) -> None:
         connection.execute(f"SET temp_directory = {_text(spill)}")
 
 
-def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any, Any], Any]) -> Any:
+def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any, Any], Any],
+         inputs: Sequence[Any] = ()) -> Any:
+    """``finish(connection, per_unit(connection))`` on a configured connection; a DuckDB error
+    becomes rankwise's, naming the database, else the files of ``inputs`` (events, exposures)."""
     import tempfile
 
     duckdb = _duckdb()
@@ -319,6 +322,8 @@ def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any,
                 plan = per_unit(connection)
             except duckdb.Error as error:   # a view that binds but cannot be read (types, files)
                 source = data_source_name(connection)
+                files = [str(x) for x in inputs if isinstance(x, (str, os.PathLike))]
+                source = ", ".join(files) if source == "<events>" and files else source
                 raise InputError(f"DuckDB could not read it: {str(error).splitlines()[0]}", source=source) from None
             try:
                 return finish(connection, plan)
@@ -359,7 +364,8 @@ def duckdb_units(data: Any, definitions: Sequence[Definition], plain_sums: Seque
                        plan.constants), plan.left_out)
 
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
-                                                 plain_counts, exposures, window, timestamp, constants), finish)
+                                                 plain_counts, exposures, window, timestamp, constants), finish,
+                (data, exposures))
 
 
 def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Sequence[str], unit: str,
@@ -393,7 +399,7 @@ def duckdb_daily(data: Any, definitions: Sequence[Definition], plain_sums: Seque
 
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
                                                  plain_counts, exposures, window, timestamp, constants,
-                                                 daily=True, check=check), finish)
+                                                 daily=True, check=check), finish, (data, exposures))
 
 
 def duckdb_labels(data: Any, unit: str, dimension: str, connection: Any = None) -> Any:
@@ -496,7 +502,8 @@ def duckdb_moments(data: Any, definitions: Sequence[Definition], plain_sums: Seq
         return moments, both, plan.events, plan.left_out
 
     return _run(connection, lambda c: _per_unit(c, data, definitions, plain_sums, unit, variant, event,
-                                                 plain_counts, exposures, window, timestamp), finish)
+                                                 plain_counts, exposures, window, timestamp), finish,
+                (data, exposures))
 
 
 def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, timestamp: str | None,
