@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,28 @@ def test_a_metric_family_is_declared_like_every_other_member() -> None:
         assert all(p.name and p.description for p in fam.params), fam.name
     alpha = registry.family("alpha_DCG")   # declared with the reference it is tested against
     assert alpha.reference == "ndeval 4.5 (pyndeval), ir_measures" and "alpha-dcg" in alpha.cutoff_aliases
+
+
+def test_a_cut_off_beyond_a_64_bit_long_reads_as_cs_atol_reads_it() -> None:
+    # trec_eval reads cut-offs with atol, which clamps to 2^63 - 1: a cut-off beyond every list,
+    # so nDCG at it is nDCG over the whole list (it was an OverflowError in the kernel)
+    import rankwise
+
+    data = Path(__file__).parent / "data"
+    huge = "10000000000000000000"   # 10^19 > 2^63 - 1
+    assert parse_metric(f"ndcg@{huge}").cutoffs == (2**63 - 1,)
+    assert parse_metric(f"ndcg_cut.5,{huge}").cutoffs == (5, 2**63 - 1)
+    summary = rankwise.evaluate(str(data / "qrels.test"), str(data / "results.test"), [f"ndcg@{huge}", "ndcg"]).summary
+    assert summary.iloc[0][f"ndcg@{huge}"] == summary.iloc[0]["ndcg"]   # named as written
+
+
+def test_an_unknown_argument_lists_each_argument_once_and_points_k_to_the_cut_off() -> None:
+    import pytest
+
+    from rankwise.metrics.names import MetricParameterError
+
+    expected = "expected rel, gains, ties, universe, retrieved, judged_only, depth, score_precision, zero_division"
+    with pytest.raises(MetricParameterError, match=re.escape(f"{expected} (a cut-off follows the name: nDCG@3)")):
+        parse_metric("nDCG(k=3)")
+    with pytest.raises(MetricParameterError, match=r"unknown argument\(s\) k; expected [^(]*$"):
+        parse_metric("bpref(k=3)")   # no cut-off spelling: no hint

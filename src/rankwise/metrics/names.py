@@ -26,11 +26,30 @@ _CONVENTION_ARGS = ("ties", "gains", "universe", "retrieved", "judged_only", "de
                     "zero_division")
 
 
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+"""C's ``atol`` (``strtol``) clamps a number outside a 64-bit long to these, as trec_eval reads it."""
+
+
 def _atol(text: str) -> int:
+    """An integer as C's ``atol`` reads it: its leading digits, clamped to a 64-bit long (a
+    cut-off beyond any list, ``ndcg_cut.10000000000000000000``, counts every document).
+
+    >>> _atol("10abc"), _atol("10000000000000000000")
+    (10, 9223372036854775807)
+    """
     m = re.match(r"\s*[+-]?\d+", text)
     if not m:
         raise MetricParameterError(f"expected an integer cut-off, got {text!r}")
-    return int(m.group())
+    return min(max(int(m.group()), LONG_MIN), LONG_MAX)
+
+
+def _takes_cutoff(spelling: str) -> bool:
+    """Whether ``spelling`` is written with ``@k``.
+
+    >>> _takes_cutoff("nDCG"), _takes_cutoff("bpref"), _takes_cutoff("num_q")
+    (True, False, False)
+    """
+    return spelling.lower() in {str(n).lower() for n in _AT}
 
 
 def _atof(text: str) -> float:
@@ -332,9 +351,11 @@ def _parse_with_arguments(name: str, base: str, arguments: str, cut: str | None)
     if args:
         if "dcg" in args:
             raise MetricParameterError(f"{name}: dcg= applies to nDCG and DCG only")
-        expected = ["rel"] + [p.name for p in family.params] + list(_CONVENTION_ARGS)
+        expected = list(dict.fromkeys(["rel"] + [p.name for p in family.params] + list(_CONVENTION_ARGS)))
+        base, k = re.split(r"[(@]", name, maxsplit=1)[0], str(args.get("k", "")).strip()
+        hint = f" (a cut-off follows the name: {base}@{k})" if k.isdigit() and _takes_cutoff(base) else ""
         raise MetricParameterError(f"{name}: unknown argument(s) {', '.join(sorted(args))}; expected "
-                                   f"{', '.join(expected)}")
+                                   f"{', '.join(expected)}{hint}")
     order = [p.name for p in family.params]
     params = tuple((k, values[k]) for k in sorted(values, key=order.index))
     printable = spec.printable if params == spec.params else (
