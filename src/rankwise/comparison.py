@@ -14,7 +14,7 @@ from rankwise.errors import Notice, OptionError, RankwiseError, notice_dicts
 from rankwise.evaluation import Result, evaluate
 from rankwise.params import Registry
 from rankwise.results import json_plain
-from rankwise.stats import corrections, intervals, many, paired
+from rankwise.stats import checks, corrections, intervals, many, paired
 
 
 def _tukey(matrix: np.ndarray) -> tuple[np.ndarray, float | None]:
@@ -144,6 +144,8 @@ def compare(
 
     member, test_params = COMPARISON_TESTS.parse(test)
     correction = corrections.CORRECTION_METHODS.canonical(correction)
+    alpha = checks.significance_level(alpha)
+    permutations = checks.resample_count(permutations, least=1 if member.resampled else 0)
     if bootstrap_ci not in (None, "percentile", "BCa", "bca"):
         raise OptionError(f"bootstrap_ci={bootstrap_ci!r}: expected percentile, BCa or None")
     result = evaluate(qrels, runs, metrics, **conventions)

@@ -26,6 +26,7 @@ import numpy as np
 from rankwise.data.distinct import distinct
 from rankwise.errors import RankwiseError
 from rankwise.results import signed
+from rankwise.stats.checks import resample_count, significance_level
 
 Weights = Literal["unweighted", "linear", "quadratic"]
 """Cohen's kappa weights for disagreements: none, linear in the distance, quadratic."""
@@ -173,6 +174,8 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
 
     from rankwise.data.load import load_qrels
     from rankwise.engine.align import QrelsIndex
+
+    resample_count(resamples), significance_level(confidence, "confidence")   # both refused out of range
 
     frames = []
     notes: list[str] = []

@@ -148,10 +148,11 @@ def offline_online(experiments: Any, offline: str = "offline", online: str = "on
     """
     from scipy.stats import kendalltau, pearsonr, spearmanr
 
+    from rankwise.stats.checks import resample_count, significance_level
     from rankwise.stats.resampling import bootstrap_statistic, percentile_interval
 
-    if not 0 < alpha < 1:
-        raise RankwiseError(f"alpha must be in (0, 1), got {alpha}")
+    significance_level(alpha)
+    resample_count(resamples)
     frame, source = _frame(experiments)
     first_line = 2 if source.endswith((".csv", ".tsv", ".txt", ".gz")) else 1
     wanted = [c for c in (offline, online, experiment, online_p) if c is not None]

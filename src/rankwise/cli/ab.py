@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import with_signature
+from rankwise.cli.options import Digits, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
@@ -254,7 +254,7 @@ def ab(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     output_format: Annotated[ABFormat, typer.Option("-f", "--format", help="Output format.")] = ABFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    digits: Digits = 4,
 ) -> None:
     """Analyse an A/B experiment: every metric in every arm against the control, with intervals,
     corrected p-values, CUPED, the sample-ratio check and peeking-safe tests."""

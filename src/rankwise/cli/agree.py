@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat, with_signature
+from rankwise.cli.options import Digits, ReportFormat, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import inputs as _inputs
@@ -33,7 +33,7 @@ def agree_command(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     top_k: Annotated[int, typer.Option("--top-k", help="Systems compared by top-k overlap.")] = 3,
     rel_level: Annotated[int, typer.Option("-l", "--rel-level", help="Relevance level of the metric.")] = 1,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    digits: Digits = 4,
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     plot: Annotated[str | None, typer.Option(
@@ -95,7 +95,7 @@ def offline_online_command(
                                                          "interval.")] = 0.05,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples over experiments.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON keeps every digit).")] = 4,
+    digits: Digits = 4,
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
     plot: Annotated[str | None, typer.Option("--plot", help="Write the scatter of offline against online changes "

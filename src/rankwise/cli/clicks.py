@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import with_signature
+from rankwise.cli.options import Digits, with_signature
 from rankwise.cli.output import deprecated_flag
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
@@ -183,7 +183,7 @@ def evaluate(
     model_short: Annotated[list[Path] | None, typer.Option("-m", hidden=True)] = None,
     fmt: Annotated[ClicksFormat, typer.Option("--format", "-f", help="Output format.")] = ClicksFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    digits: Digits = 4,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw conditional perplexity per rank, one line "
                                                               "per model (.png, .svg or .pdf).")] = None,
     chunk_size: ChunkSize = 250_000,

@@ -13,6 +13,7 @@ import typer
 from rankwise.cli.app import app
 from rankwise.cli.options import (
     DEFAULT_METRICS,
+    Digits,
     Metrics,
     with_columns,
     with_conventions,
@@ -52,7 +53,6 @@ Qrels = Annotated[str, typer.Argument(help="Relevance judgments (TREC qrels, Par
 Runs = Annotated[list[str], typer.Argument(
     help="Runs (TREC, Parquet, JSON, JSONL; - for stdin); NAME=PATH names a run.")]
 Output = Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")]
-Digits = Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")]
 
 
 @app.command()

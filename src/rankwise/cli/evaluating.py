@@ -30,6 +30,9 @@ def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None
     run,query,P@1
     bm25,all,1.0
     """
+    from rankwise.cli.vocabulary import decimals
+
+    decimals(digits)
     from rankwise.errors import RankwiseError
     from rankwise.evaluation import evaluate as run_evaluate
     from rankwise.report import tables

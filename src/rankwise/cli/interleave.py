@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat, with_signature
+from rankwise.cli.options import Digits, ReportFormat, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
@@ -35,7 +35,7 @@ def compare(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables.")] = 4,
+    digits: Digits = 4,
 ) -> None:
     """Wins, ties and losses per pair of rankers, delta with a bootstrap interval, sign test and Holm."""
     from rankwise.interleaving.interleave import preferences, read_credits

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat, with_signature
+from rankwise.cli.options import Digits, ReportFormat, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
@@ -38,11 +38,11 @@ def ope(
     prior: Annotated[float, typer.Option(
         "--prior", help="Reward model: pseudo-rounds shrinking each action's mean toward its position's.")] = 1.0,
     alpha: Annotated[float, typer.Option("--alpha", help="Intervals at 1 - alpha.")] = 0.05,
-    resamples: Annotated[int, typer.Option("--resamples", min=0, help="Bootstrap resamples (0: no interval).")] = 2000,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples (0: no interval).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    digits: Digits = 4,
 ) -> None:
     """Estimate a target policy's mean reward from rounds logged under another policy (IPS,
     SNIPS, direct method, doubly robust and variants), with bootstrap intervals."""

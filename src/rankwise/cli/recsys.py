@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rankwise.cli.app import app
-from rankwise.cli.options import ReportFormat, with_columns, with_paired_tests, with_signature
+from rankwise.cli.options import Digits, ReportFormat, with_columns, with_paired_tests, with_signature
 from rankwise.cli.output import emit as _emit
 from rankwise.cli.output import fail as _fail
 from rankwise.cli.output import show_grids as _show_grids
@@ -55,7 +55,7 @@ def beyond(
         "--per-user", help="CSV: one row per run x user instead of one per run x metric.")] = False,
     output_format: Annotated[ReportFormat, typer.Option("-f", "--format", help="Output format.")] = ReportFormat.table,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file.")] = None,
-    digits: Annotated[int, typer.Option(help="Decimals shown in tables (JSON and CSV keep every digit).")] = 4,
+    digits: Digits = 4,
     statistics: dict | None = None,
 ) -> None:
     """Coverage, novelty, popularity bias, diversity, personalisation, calibration and

@@ -71,6 +71,27 @@ def conventions_from(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_DIGITS = 17
+"""The most decimals a table shows (a double holds about 17 significant digits)."""
+
+
+def decimals(digits: int) -> int:
+    """``--digits`` checked: a whole number of decimals from 0 to ``MAX_DIGITS``.
+
+    >>> decimals(4)
+    4
+    >>> decimals(-3)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.OptionError: --digits must be between 0 and 17, got -3
+    """
+    from rankwise.errors import OptionError
+
+    if not 0 <= digits <= MAX_DIGITS:
+        raise OptionError(f"--digits must be between 0 and {MAX_DIGITS}, got {digits}")
+    return digits
+
+
 FORMATS = {"table": "a rich table on a terminal, plain text elsewhere", "text": "plain aligned text",
            "json": "every number, JSON", "csv": "every number, CSV", "markdown": "a Markdown table",
            "html": "one self-contained page", "latex": "a LaTeX table", "trec": "trec_eval's text",

@@ -204,10 +204,10 @@ def round_terms(estimator: str, reward: Any, behavior: Any, target: Any, q_logge
 def bootstrap_interval(terms: RoundTerms, alpha: float = 0.05, resamples: int = 2000,
                        seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of ``terms.value()``, resampling rounds with replacement."""
+    from rankwise.stats.checks import resample_count, significance_level
     from rankwise.stats.resampling import bootstrap_statistic, percentile_interval
 
-    if resamples < 0:
-        raise ValueError(f"resamples must be 0 (no interval) or more, got {resamples}")
+    alpha, resamples = significance_level(alpha), resample_count(resamples)
 
     def value(rows: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -29,6 +29,7 @@ from rankwise.experiments.ab_tests import AB_TESTS, ABTest, TestSettings
 from rankwise.experiments.definitions import Definition
 from rankwise.experiments.metric_table import metric_table, with_covariate
 from rankwise.experiments.metrics import is_event_quantile
+from rankwise.stats.checks import resample_count, significance_level
 from rankwise.stats.corrections import CORRECTION_METHODS
 from rankwise.stats.sequential import SEQUENTIAL_DESIGNS, Design
 from rankwise.stats.twosample import RELATIVE, Alternative, Relative
@@ -221,8 +222,8 @@ def plan(metrics: Mapping[str, Any] | Sequence[Any] | str, settings: ABSettings,
             design.sequential, tuning=tuning, mixture_effect=mixture_effect)
     _check_design(design, test, sequential)
     correction = CORRECTION_METHODS.canonical(design.correction)
-    if not 0 < design.alpha < 1:
-        raise OptionError(f"alpha must be between 0 and 1, got {design.alpha}")
+    significance_level(design.alpha)
+    resample_count(design.resamples)
     table, definitions = metric_table(metrics)
     if not table:
         raise OptionError("give at least one metric (NAME=COL, NAME=COL>0, NAME=NUM/DEN or a definition over "

@@ -119,10 +119,12 @@ def preferences(credits: np.ndarray, names: Sequence[str] | None = None, alpha: 
     """
     import pandas as pd
 
+    from rankwise.stats.checks import resample_count, significance_level
     from rankwise.stats.corrections import holm
     from rankwise.stats.distributions import sign_test_p
     from rankwise.stats.resampling import multinomial_counts, percentile_interval
 
+    alpha, resamples = significance_level(alpha), resample_count(resamples)
     credits = np.atleast_2d(np.asarray(credits))
     labels = list(names) if names is not None else [f"ranker {i}" for i in range(credits.shape[1])]
     if len(labels) != credits.shape[1]:

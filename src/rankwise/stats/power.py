@@ -14,6 +14,7 @@ import math
 from typing import TYPE_CHECKING
 
 from rankwise.errors import OptionError
+from rankwise.stats.checks import significance_level
 from rankwise.stats.distributions import NORMAL
 
 if TYPE_CHECKING:
@@ -25,8 +26,7 @@ def _z(q: float) -> float:
 
 
 def _check(alpha: float, power: float | None = None) -> None:
-    if not 0 < alpha < 1:
-        raise OptionError(f"alpha must be between 0 and 1, got {alpha}")
+    significance_level(alpha)
     if power is not None and not 0 < power < 1:
         raise OptionError(f"power must be between 0 and 1, got {power}")
 
