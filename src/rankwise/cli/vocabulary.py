@@ -84,6 +84,12 @@ def decimals(digits: int) -> int:
     Traceback (most recent call last):
     ...
     rankwise.errors.OptionError: --digits must be between 0 and 17, got -3
+    >>> decimals(0), decimals(17)
+    (0, 17)
+    >>> decimals(18)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.OptionError: --digits must be between 0 and 17, got 18
     """
     from rankwise.errors import OptionError
 

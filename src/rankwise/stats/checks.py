@@ -23,6 +23,15 @@ def significance_level(alpha: Any, name: str = "alpha") -> float:
     Traceback (most recent call last):
     ...
     rankwise.errors.OptionError: alpha must be between 0 and 1 (exclusive), got 2
+    >>> for bad in (0, 1, -0.1, float("nan")):
+    ...     try:
+    ...         significance_level(bad)
+    ...     except OptionError:
+    ...         print("refused", bad)
+    refused 0
+    refused 1
+    refused -0.1
+    refused nan
     """
     try:
         value = float(alpha)
