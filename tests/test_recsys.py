@@ -257,3 +257,14 @@ def test_serendipity_and_ild_in_pieces_equal_one_piece(monkeypatch: pytest.Monke
     pieces = beyond_accuracy(reco, names, train=train, features=features).table["value"].to_numpy()
     np.testing.assert_allclose(pieces, whole, rtol=1e-12)
     assert np.isfinite(whole).all()
+
+
+def test_the_statistics_settings_are_refused_out_of_range_with_one_run() -> None:
+    # one run compares nothing, but alpha 2 or -5 resamples are still no settings (the library
+    # checks them, not only the command line)
+    from rankwise.errors import OptionError
+
+    with pytest.raises(OptionError, match="alpha must be between 0 and 1"):
+        beyond_accuracy({"u": ["a"]}, "coverage@1", catalogue=["a"], alpha=2)
+    with pytest.raises(OptionError, match="resamples must be a whole number of at least 0"):
+        beyond_accuracy({"u": ["a"]}, "coverage@1", catalogue=["a"], permutations=-5)

@@ -175,7 +175,7 @@ def label_agreement(qrels_a: Any, qrels_b: Any, levels: list[int] | None = None,
     from rankwise.data.load import load_qrels
     from rankwise.engine.align import QrelsIndex
 
-    resample_count(resamples), significance_level(confidence, "confidence")   # both refused out of range
+    resamples, confidence = resample_count(resamples), significance_level(confidence, "confidence")
 
     frames = []
     notes: list[str] = []

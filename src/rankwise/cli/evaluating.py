@@ -31,12 +31,11 @@ def evaluate_files(qrels: str, runs: list[str], metrics: list[str] | None = None
     bm25,all,1.0
     """
     from rankwise.cli.vocabulary import decimals
-
-    decimals(digits)
     from rankwise.errors import RankwiseError
     from rankwise.evaluation import evaluate as run_evaluate
     from rankwise.report import tables
 
+    decimals(digits)   # the quick path reads --digits without Typer's callback
     with inputs(qrels, runs) as (qrels_in, runs_in):
         try:
             if continuous:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rankwise.cli.vocabulary import DEFAULT_METRICS, as_flags, conventions_from  # noqa: F401  (re-exported)
+from rankwise.cli.vocabulary import DEFAULT_METRICS, as_flags, conventions_from, decimals  # noqa: F401  (re-exported)
 
 
 class ReportFormat(str, Enum):
@@ -112,12 +112,9 @@ def _statistics_from(options: dict[str, Any]) -> dict[str, Any]:
     """The keywords of ``rankwise.compare``; the deprecated ``--permutations`` still gives
     ``permutations`` (the resamples), with a warning."""
     from rankwise.cli.output import deprecated_flag
-    from rankwise.stats.checks import resample_count, significance_level
 
     old = options.pop("permutations_old", None)
     options["permutations"] = deprecated_flag(options["permutations"], old, "--resamples", "--permutations", None)
-    significance_level(options["alpha"])   # refused even where one run leaves it unused
-    resample_count(options["permutations"])
     return options
 
 
@@ -129,13 +126,7 @@ bootstrap interval): ``rankwise beyond``'s runs against a baseline."""
 """Add the statistics options of ``compare`` and ``report`` (the keywords of
 ``rankwise.compare``); the command receives them as one ``statistics`` dict."""
 
-def _checked_digits(value: int) -> int:
-    from rankwise.cli.vocabulary import decimals
-
-    return decimals(value)
-
-
-Digits = Annotated[int, typer.Option("--digits", callback=_checked_digits,
+Digits = Annotated[int, typer.Option("--digits", callback=decimals,
                                      help="Decimals shown in tables, 0 to 17 (JSON and CSV keep every digit).")]
 """The one ``--digits`` option of every command that prints a table."""
 

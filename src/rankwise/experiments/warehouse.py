@@ -273,13 +273,17 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     return PerUnit(query, columns, names, integer, left_out, events, source, list(constants), per_day)
 
 
+UNNAMED_SOURCE = "<events>"
+"""What an error names when the connection has no attached database (files or frames were read)."""
+
+
 def data_source_name(connection: Any) -> str:
     """What the error of a failed read names: the attached database, or the files read."""
     try:
         rows = connection.execute("SELECT path FROM duckdb_databases() WHERE database_name = 'source'").fetchall()
     except Exception:   # a connection in a failed state
         rows = []
-    return str(rows[0][0]) if rows and rows[0][0] else "<events>"
+    return str(rows[0][0]) if rows and rows[0][0] else UNNAMED_SOURCE
 
 
 DEFAULT_MEMORY = "2GB"
@@ -323,7 +327,7 @@ def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any,
             except duckdb.Error as error:   # a view that binds but cannot be read (types, files)
                 source = data_source_name(connection)
                 files = [str(x) for x in inputs if isinstance(x, (str, os.PathLike))]
-                source = ", ".join(files) if source == "<events>" and files else source
+                source = ", ".join(files) if source == UNNAMED_SOURCE and files else source
                 raise InputError(f"DuckDB could not read it: {str(error).splitlines()[0]}", source=source) from None
             try:
                 return finish(connection, plan)

@@ -12,6 +12,7 @@ import numpy as np
 from rankwise._version import __version__
 from rankwise.recsys.inputs import RecsysData
 from rankwise.recsys.metrics import parse
+from rankwise.stats.checks import resample_count, significance_level
 
 
 @dataclass
@@ -160,6 +161,7 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     accuracy = [label for label, member, _ in parsed if isinstance(member, _Accuracy)]
     test_member, test_params = PAIRED_TESTS.parse(test_name)
     correction = CORRECTION_METHODS.canonical(correction)
+    alpha, permutations = significance_level(alpha), resample_count(permutations)   # even with one run
     if isinstance(runs, Mapping) and runs and all(not isinstance(v, (list, tuple, np.ndarray))
                                                   for v in runs.values()):
         named = [(str(k), v) for k, v in runs.items()]

@@ -375,7 +375,7 @@ class RecsysData:
             rank_key = _rank_key(frame, source)
             draw = _column(frame, DRAW_COLUMNS, "draw", source, required=False)
             draw_ids = None if draw is None else frame.ids(draw)
-        tied = _tied_ranks(frame, source, users, draw_ids) if frame is not None else 0
+        tied = _tied_ranks(frame, source, users, draw_ids, rank_key) if rank_key is not None else 0
         if tied:
             notes.append(f"{tied} recommendation(s) repeat a rank their list already has: tied items keep the "
                          "file's order")
@@ -621,23 +621,20 @@ def _rank_key(frame: _Table, source: str) -> np.ndarray | None:
     return None
 
 
-def _tied_ranks(frame: _Table, source: str, users: np.ndarray, draws: np.ndarray | None) -> int:
+def _tied_ranks(frame: _Table, source: str, users: np.ndarray, draws: np.ndarray | None, rank: np.ndarray) -> int:
     """How many rows repeat a rank that another row of the same list (user, and draw) holds,
-    when the order comes from a rank column (a score may tie; a rank names one place).
+    when the order ``rank`` (``_rank_key``) comes from a rank column (a score may tie; a rank
+    names one place).
 
     >>> import pandas as pd
     >>> table = _Table(pd.DataFrame({"user": ["u", "u", "v", "v"], "item": list("abab"), "rank": [1, 1, 1, 2]}), "t")
-    >>> _tied_ranks(table, "t", np.array(["u", "u", "v", "v"], dtype=object), None)
+    >>> _tied_ranks(table, "t", np.array(["u", "u", "v", "v"], dtype=object), None, np.array([1, 1, 1, 2]))
     1
     """
-    if _column(frame, SCORE_COLUMNS, "score", source, required=False) is not None:
-        return 0
-    column = _column(frame, RANK_COLUMNS, "rank", source, required=False)
-    if column is None or len(users) < 2:
+    if _column(frame, SCORE_COLUMNS, "score", source, required=False) is not None or len(users) < 2:
         return 0
     import pandas as pd
 
-    rank = frame.numbers(column)
     grouped = run_codes(users) if draws is None else None
     codes = grouped[0] if grouped is not None else pd.factorize(keys_of(users), sort=False)[0]
     if draws is not None:
