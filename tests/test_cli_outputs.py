@@ -167,6 +167,39 @@ def test_no_command_writes_over_its_input(case, files, tmp_path, rankwise_cli) -
     assert not [p for p in protected.parent.iterdir() if p.name.endswith(".part")]
 
 
+DIRECTORY_READERS = {
+    "evaluate": ["evaluate", "{qrels}", "{dataset}", "-m", "map", "-f", "json"],
+    "compare": ["compare", "{qrels}", "{dataset}", "{run2}", "-m", "map"],
+    "fuse": ["fuse", "{dataset}", "{run2}"],
+    "report": ["report", "{qrels}", "{dataset}", "{run2}", "-m", "map"],
+    "agree": ["agree", "{qrels}", "{qrels}", "{dataset}", "{run2}"],
+}
+"""Commands that read a directory (a Parquet dataset) as a run."""
+
+
+@pytest.mark.parametrize("case", sorted(DIRECTORY_READERS))
+def test_no_command_writes_over_a_file_of_an_input_directory(case, files, tmp_path, rankwise_cli) -> None:
+    """A file inside an input directory is an input (the command read it): an output naming it,
+    a symlink to it or a hard link to it is refused, the dataset left byte for byte (a JSON
+    result replaced the Parquet part it was computed from)."""
+    from rankwise.data import load_run
+
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    load_run(files["run"]).to_dataframe().to_parquet(dataset / "part-0.parquet")
+    names = {**{k: str(v) for k, v in files.items()}, "dataset": str(dataset)}
+    argv = [a.format(**names) for a in DIRECTORY_READERS[case]]
+    assert rankwise_cli([*argv, "-o", str(tmp_path / "fresh.out")]) == 0, case
+    part = dataset / "part-0.parquet"
+    link, hard = tmp_path / "link.parquet", tmp_path / "hard.parquet"
+    link.symlink_to(part)
+    os.link(part, hard)
+    before = _digest(dataset)
+    for target in (part, link, hard):
+        assert rankwise_cli([*argv, "-o", str(target)]) != 0, (case, target)
+        assert _digest(dataset) == before, (case, target)
+
+
 FULL_DISK = sorted(c for c, (_, option, _, directory) in WRITERS.items() if not directory
                    and c not in ("clicks split --train", "clicks split --held-out"))
 

@@ -84,6 +84,47 @@ def test_all_qrels_shapes_agree(tmp_path: Path) -> None:
         assert load_qrels(source).to_dict() == judgments
 
 
+def _id_sources(tmp_path: Path, frame: pd.DataFrame, stem: str) -> list:
+    """The id columns every source kind gives: Parquet (pandas writes ``large_string``), a
+    Parquet dataset directory, Arrow ``large_string`` and dictionary columns in a DataFrame."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame.to_parquet(tmp_path / f"{stem}.parquet")
+    (tmp_path / stem).mkdir()
+    frame.to_parquet(tmp_path / stem / "part-0.parquet")
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    large = table.cast(pa.schema([pa.field(f.name, pa.large_string() if pa.types.is_string(f.type) else f.type)
+                                  for f in table.schema]))
+    pq.write_table(large, tmp_path / f"{stem}-large.parquet")
+    encoded = frame.astype({c: "category" for c in frame.columns if frame[c].dtype == object})
+    return [tmp_path / f"{stem}.parquet", tmp_path / stem, tmp_path / f"{stem}-large.parquet",
+            large.to_pandas(types_mapper=pd.ArrowDtype), encoded]
+
+
+def test_every_source_gives_ids_of_one_type(tmp_path: Path) -> None:
+    """Ids read from any source are Arrow ``string`` (Parquet from pandas is ``large_string``):
+    runs from two sources combine, as fusion combines them (a Parquet run fused with a TREC
+    run was an ``ArrowTypeError``)."""
+    import pyarrow as pa
+
+    from rankwise.fusion import fuse
+
+    trec = load_run(_write(tmp_path, "r.trec", RUN_TEXT))
+    runs = pd.DataFrame({"qid": ["q1", "q1", "q2"], "docno": ["d1", "d2", "d3"], "score": [2.5, 1.5, 0.5]})
+    judged = pd.DataFrame({"query": ["q1", "q2"], "doc": ["d1", "d3"], "label": [1, 2]})
+    expected = fuse([trec, trec], "rrf").to_dict()
+    for source in _id_sources(tmp_path, runs, "r"):
+        run = load_run(source)
+        assert (run.query.type, run.doc.type) == (pa.string(), pa.string()), source
+        assert run.to_dict() == trec.to_dict()
+        assert fuse([run, trec], "rrf").to_dict() == expected, source
+    for source in _id_sources(tmp_path, judged, "q"):
+        qrels = load_qrels(source)
+        assert (qrels.query.type, qrels.doc.type) == (pa.string(), pa.string()), source
+        assert qrels.to_dict() == {"q1": {"d1": 1}, "q2": {"d3": 2}}
+
+
 @pytest.mark.parametrize("text,line,field,message", [
     ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2\n", 2, None, "malformed line: expected 6 fields"),
     ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 nan t\n", 2, "score", "NaN scores have no order"),

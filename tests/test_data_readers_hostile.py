@@ -2,9 +2,10 @@
 hostile family, made from a valid seed file of its own kind:
 
 missing, empty, header-only, binary, truncated gzip, bomb gzip, a line of 10^7 characters, a
-byte-order mark, the wrong delimiter, a repeated key, deep nesting, NaN and infinities, empty ids.
+byte-order mark, the wrong delimiter, a repeated key, deep nesting, NaN and infinities, empty ids,
+a directory where a file is expected.
 
-Missing, empty, binary, truncated gzip, bomb gzip and the endless line must be refused with a
+Missing, empty, binary, truncated gzip, bomb gzip, the endless line and a directory must be refused with a
 rankwise error naming the file; every other member either reads (the checks of
 tests/test_errors_fuzz.py hold: no NaN where the format has numbers, no row lost silently) or
 is refused with a rankwise error; nothing else may escape. The source is scanned for public
@@ -124,8 +125,17 @@ def test_every_reader_is_listed_and_walked() -> None:
 
 
 FAMILY = ("missing", "empty", "header-only", "binary", "truncated gzip", "bomb gzip", "endless line",
-          "byte-order mark", "wrong delimiter", "repeated key", "deep nesting", "nan and inf", "empty ids")
-MUST_REFUSE = {"missing", "empty", "binary", "truncated gzip", "bomb gzip", "endless line"}
+          "byte-order mark", "wrong delimiter", "repeated key", "deep nesting", "nan and inf", "empty ids",
+          "directory")
+MUST_REFUSE = {"missing", "empty", "binary", "truncated gzip", "bomb gzip", "endless line", "directory"}
+
+
+def _directory(target: Path) -> None:
+    """A directory where a file is expected: it holds a file named like Parquet that is not
+    (a directory is a Parquet dataset to the run and qrels readers) and a valid-looking line."""
+    target.mkdir()
+    (target / "part-0.parquet").write_bytes(b"not parquet")
+    (target / "lines.txt").write_bytes(QRELS)
 
 
 def _hostile(member: str, seed: bytes) -> bytes:
@@ -168,17 +178,21 @@ def test_every_reader_meets_the_hostile_family(name: str, member: str, tmp_path:
     monkeypatch.setenv("RANKWISE_MAX_INPUT_BYTES", str(4 * 2**20))
     suffix, seed, call = _seed(name)
     if name == "stored click log":
-        if member not in ("missing", "empty", "binary", "repeated key", "deep nesting"):
+        if member not in ("missing", "empty", "binary", "repeated key", "deep nesting", "directory"):
             pytest.skip("a stored log is a directory: its files are rankwise's own (checked in test_clicks.py)")
         target = tmp_path / "log"
-        if member != "missing":
+        if member == "directory":   # a directory of other files, no stored log in it
+            _directory(target)
+        elif member != "missing":
             target.mkdir()
             (target / "log.json").write_bytes(_hostile(member, json.dumps({"format": "x"}).encode()))
         _assert_refused_or_read(call, target, must_refuse=True)
         return
     gz = member in ("truncated gzip", "bomb gzip")
     path = tmp_path / f"input{suffix}{'.gz' if gz else ''}"
-    if member != "missing":
+    if member == "directory":
+        _directory(path)
+    elif member != "missing":
         path.write_bytes(_hostile(member, seed))
     _assert_refused_or_read(call, path, must_refuse=member in MUST_REFUSE)
 

@@ -50,7 +50,19 @@ def _name(path: str) -> str:
 
 
 def refuse_protected(path: str | os.PathLike[str]) -> None:
-    """An ``OutputError`` when ``path`` is one of the protected inputs (see ``protected_inputs``)."""
+    """An ``OutputError`` when ``path`` is one of the protected inputs (see ``protected_inputs``)
+    or a file inside a protected input directory (a Parquet dataset, a folder of runs: the
+    command reads its files), through symlinks and hard links.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp(); part = os.path.join(folder, "part-0.parquet")
+    >>> _ = open(part, "w").write("rows")
+    >>> with protected_inputs([folder]):
+    ...     refuse_protected(part)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.OutputError: part-0.parquet: is inside ..., an input directory of this command; ...
+    """
     target = os.fspath(path)
     if not os.path.exists(target):
         return
@@ -62,6 +74,37 @@ def refuse_protected(path: str | os.PathLike[str]) -> None:
         if same:
             raise OutputError(f"{_name(target)}: names an input of this command; write to another file "
                               "(the input was left as it was)")
+        if os.path.isdir(source) and _inside(target, source):
+            raise OutputError(f"{_name(target)}: is inside {source}, an input directory of this command; write "
+                              "outside it (the input was left as it was)")
+
+
+def _inside(target: str, directory: str) -> bool:
+    """Whether the existing file ``target`` is inside ``directory``: by its resolved path, or,
+    for a file with several hard links, by being the same file as one found under it.
+
+    >>> import os, tempfile
+    >>> folder, elsewhere = tempfile.mkdtemp(), tempfile.mkdtemp()
+    >>> part = os.path.join(folder, "a", "part.csv"); os.makedirs(os.path.dirname(part))
+    >>> _ = open(part, "w").close(); os.link(part, os.path.join(elsewhere, "link.csv"))
+    >>> _inside(part, folder), _inside(os.path.join(elsewhere, "link.csv"), folder), _inside(folder, elsewhere)
+    (True, True, False)
+    """
+    root = os.path.realpath(directory).rstrip(os.sep) + os.sep
+    if os.path.realpath(target).startswith(root):
+        return True
+    info = os.stat(target)
+    if info.st_nlink < 2 or not os.path.isfile(target):
+        return False
+    for folder, _, names in os.walk(directory):
+        for name in names:
+            try:
+                found = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if (found.st_dev, found.st_ino) == (info.st_dev, info.st_ino):
+                return True
+    return False
 
 
 def refuse_protected_tree(directory: str | os.PathLike[str]) -> None:

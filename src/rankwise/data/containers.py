@@ -49,7 +49,7 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
             raise InputError(f"expected an id, got a null ({values.null_count} in all)", source=source,
                              line=line_of(lines, row), field=field)
         if _is_text(values.type, keep_dictionary):
-            return values
+            return _small_offsets(values)
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if not isinstance(values, pa.Array):
@@ -68,7 +68,37 @@ def as_string_array(values: Any, keep_dictionary: bool = False, source: str = "<
         values = values.dictionary_decode()
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         values = kernels.cast(values, pa.string())
+    return _small_offsets(values)
+
+
+_SMALL_OFFSETS_BYTES = 2**31 - 1
+"""The most text bytes one ``pa.string()`` array (32-bit offsets) holds."""
+
+
+def _small_offsets(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Ids of one Arrow type whatever the source gave: ``large_string`` (Parquet written by
+    pandas, Polars, Arrow IPC) as ``string`` when every chunk's text fits 32-bit offsets, so
+    ids from two sources combine (a Parquet run fused with a TREC run); larger chunks stay
+    large. A dictionary keeps its indices, its values narrowed alike.
+
+    >>> _small_offsets(pa.array(["a", "bc"], type=pa.large_string())).type
+    DataType(string)
+    >>> _small_offsets(pa.array(["a"]).dictionary_encode().cast(pa.dictionary(pa.int32(), pa.large_string()))).type
+    DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    """
+    typ = values.type
+    if pa.types.is_dictionary(typ) and pa.types.is_large_string(typ.value_type):
+        narrow = pa.dictionary(typ.index_type, pa.string(), typ.ordered)
+        return values.cast(narrow) if _fits(values, lambda c: c.dictionary) else values
+    if pa.types.is_large_string(typ) and _fits(values, lambda c: c):
+        return kernels.cast(values, pa.string())
     return values
+
+
+def _fits(values: pa.Array | pa.ChunkedArray, text: Any) -> bool:
+    """Whether the text of every chunk (``text``: the chunk's strings) fits 32-bit offsets."""
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    return all(text(c).nbytes <= _SMALL_OFFSETS_BYTES for c in chunks)
 
 
 def line_of(lines: np.ndarray | None, row: int) -> int:

@@ -36,11 +36,12 @@ def load_qrels(obj: Any, continuous: bool = False) -> Qrels:
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
-        if path.endswith(_TABULAR_SUFFIXES):
+        kind = _file_kind(path)
+        if kind == "tabular":
             from rankwise.data.tabular_io import read_tabular_qrels
 
             return read_tabular_qrels(path, continuous)
-        if path.lower().endswith(_DELIMITED_SUFFIXES):
+        if kind == "delimited":
             from rankwise.data.delimited import read_delimited_qrels
 
             return read_delimited_qrels(path, continuous)
@@ -67,7 +68,7 @@ def load_run(obj: Any, name: str | None = None) -> Run:
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
-        kind = _run_file_kind(path)
+        kind = _file_kind(path)
         if kind == "tabular":
             from rankwise.data.tabular_io import read_tabular_run
 
@@ -109,11 +110,11 @@ def _file_identity(path: str) -> tuple[Any, ...] | None:
     return os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def _run_file_kind(path: str) -> str:
-    """How ``load_run`` reads this path: ``tabular`` (Parquet, JSON, JSONL, or a directory: a
+def _file_kind(path: str) -> str:
+    """How ``load_run`` and ``load_qrels`` read this path: ``tabular`` (Parquet, JSON, JSONL, or a directory: a
     Parquet dataset), ``delimited`` (CSV, TSV) or ``trec``.
 
-    >>> _run_file_kind("bm25.parquet"), _run_file_kind("bm25.TSV"), _run_file_kind("bm25.trec.gz")
+    >>> _file_kind("bm25.parquet"), _file_kind("bm25.TSV"), _file_kind("bm25.trec.gz")
     ('tabular', 'delimited', 'trec')
     """
     if path.endswith(_TABULAR_SUFFIXES) or os.path.isdir(path):
@@ -150,7 +151,7 @@ def reading_ahead(paths: Sequence[str]) -> Iterator[None]:
     try:
         for path in paths:
             identity = _file_identity(path)
-            if identity is not None and identity not in _AHEAD and _run_file_kind(path) == "trec":
+            if identity is not None and identity not in _AHEAD and _file_kind(path) == "trec":
                 _AHEAD[identity] = pool.submit(_read_trec_run, path)
                 started.append(identity)
         yield

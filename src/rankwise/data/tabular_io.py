@@ -15,11 +15,17 @@ from rankwise.errors import InputError
 def _read_parquet(path: str | os.PathLike[str]) -> Any:
     import pandas as pd
 
-    check_file(path)
+    if os.path.isdir(path):   # a directory is a Parquet dataset, as for runs
+        from rankwise.data.pieces import parquet_row_counts
+
+        parquet_row_counts(path)   # a directory without Parquet files, a file in it that is not Parquet
+    else:
+        check_file(path)
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
-        raise InputError(f"expected a Parquet file ({exc})", source=str(path)) from None
+        raise InputError(f"expected a Parquet file or a directory of Parquet files ({exc})",
+                         source=str(path)) from None
 
 
 def _loads(text: str, source: str, line: int | None = None) -> Any:
@@ -96,10 +102,11 @@ def read_tabular_run(path: str | os.PathLike[str], name: str | None = None) -> R
 
 
 def read_tabular_qrels(path: str | os.PathLike[str], continuous: bool = False) -> Qrels:
-    """Read qrels from Parquet, JSON (``{qid: {doc: label}}`` or records) or JSONL records;
-    ``continuous``: the labels are continuous relevance values."""
+    """Read qrels from Parquet (a file or a dataset directory), JSON (``{qid: {doc: label}}`` or
+    records) or JSONL records; ``continuous``: the labels are continuous relevance values."""
     source = str(path)
-    obj = _read_parquet(path) if source.endswith(".parquet") else _read_json_any(path)
+    parquet = source.endswith(".parquet") or os.path.isdir(path)
+    obj = _read_parquet(path) if parquet else _read_json_any(path)
     if isinstance(obj, dict):
         return Qrels.from_dict(obj, source=source, continuous=continuous)
     return Qrels.from_dataframe(obj, source=source, continuous=continuous)
