@@ -72,6 +72,39 @@ def test_a_query_that_writes_is_refused_and_nothing_changes(backend, query, data
     assert _state(folder) == before   # the database byte for byte, and no new file
 
 
+READS_THAT_WOULD_WRITE = [
+    "SELECT * FROM read_parquet('https://example.invalid/events.parquet')",   # installs httpfs
+    "SELECT * FROM sqlite_scan('{folder}/other.db', 'events')",               # installs sqlite_scanner
+    "SELECT * FROM checkpoint('source')",
+    "SELECT * FROM force_checkpoint()",
+]
+"""Read statements that DuckDB lets write: an extension is downloaded into the home directory
+by default (``~/.duckdb``); a checkpoint flushes a database."""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("query", READS_THAT_WOULD_WRITE)
+def test_a_read_statement_writes_nothing_anywhere(backend, query, database, tmp_path, monkeypatch, rankwise_cli,
+                                                  capsys) -> None:
+    """No extension is installed (the home directory stays empty), the database and its folder
+    are unchanged, and the query ends in a rankwise error naming the database (the extension
+    that is missing, or columns the events do not have)."""
+    if backend == "--ibis":
+        pytest.importorskip("ibis", reason="the Ibis backend needs ibis-framework (test extra)")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    folder = database.parent
+    before = _state(folder)
+    code = rankwise_cli([*ARGS, *_source(backend, database), "--query", query.format(folder=folder)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and database.name in err, err
+    if "https" in query or "sqlite_scan" in query:
+        assert "never installs one" in err, err
+    assert list(home.iterdir()) == []
+    assert _state(folder) == before
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_tables_are_named_as_the_user_names_them(backend, database, rankwise_cli, capsys) -> None:
     if backend == "--ibis":

@@ -10,6 +10,8 @@ error naming the source, table or query.
   writes, attaches, copies or sets is refused before it reaches the engine. DuckDB's statements
   are classified by DuckDB's parser (``duckdb.extract_statements``); another backend's by
   sqlglot in that backend's dialect.
+- ``duckdb_connection()``: every in-memory DuckDB connection rankwise opens, set so that no
+  statement downloads an extension (``NO_DOWNLOADS``).
 - ``attach_read_only(connection, path)``: the database attached read-only as ``source`` and made
   the default catalog, so a query names tables as the user names them (``events`` and
   ``source.events`` both work).
@@ -46,6 +48,24 @@ def duckdb_module() -> Any:
     except ImportError:
         raise OptionError("reading a DuckDB database needs DuckDB: pip install 'rankwise[duckdb]'") from None
     return duckdb
+
+
+NO_DOWNLOADS = {"autoinstall_known_extensions": False}
+"""The settings of every DuckDB connection rankwise opens: no statement installs an extension.
+By default a query that reads an ``https://`` or ``s3://`` path, or calls ``sqlite_scan``,
+downloads the extension it needs into the home directory (``~/.duckdb``): a write made by a
+read. Extensions already installed still load."""
+
+
+def duckdb_connection() -> Any:
+    """A new in-memory DuckDB connection with rankwise's settings (``NO_DOWNLOADS``).
+
+    >>> connection = duckdb_connection()
+    >>> connection.execute("SELECT current_setting('autoinstall_known_extensions')").fetchone()
+    (False,)
+    >>> connection.close()
+    """
+    return duckdb_module().connect(config=dict(NO_DOWNLOADS))
 
 
 def _what_file_is(head: bytes) -> str:
@@ -145,8 +165,25 @@ def read_statement(sql: str, source: str, dialect: str = "duckdb") -> str:
 
 
 def first_line(error: BaseException) -> str:
-    """The first line of an error's message (a backend's messages go on with context lines)."""
+    """The first line of an error's message (a backend's messages go on with context lines); an
+    extension the query needs and that is not installed is named with what to do.
+
+    >>> first_line(ValueError("Binder Error: no column x\\nLINE 1: SELECT x"))
+    'Binder Error: no column x'
+    >>> message = ('An error occurred while trying to automatically install the required extension '
+    ...            '\\'httpfs\\':\\nExtension not found.\\nInstall it first using "INSTALL httpfs".')
+    >>> print(first_line(ValueError(message)))  # doctest: +NORMALIZE_WHITESPACE
+    the query needs DuckDB's extension 'httpfs', which is not installed
+    (rankwise never installs one: run INSTALL httpfs in DuckDB first)
+    """
+    import re
+
     text = str(error).strip()
+    missing = re.search(r'Install it first using "INSTALL (\w+)"', text)
+    if missing:
+        name = missing.group(1)
+        return (f"the query needs DuckDB's extension {name!r}, which is not installed (rankwise never installs one: "
+                f"run INSTALL {name} in DuckDB first)")
     return text.splitlines()[0] if text else type(error).__name__
 
 
@@ -215,7 +252,7 @@ def ibis_connection(url: str) -> Any:
             raise InputError("no such database file (a database is read, never created)", source=path)
     try:
         if scheme == "duckdb":
-            return ibis.duckdb.connect(rest.split("?", 1)[0], read_only=True)
+            return ibis.duckdb.connect(rest.split("?", 1)[0], read_only=True, **NO_DOWNLOADS)
         return ibis.connect(url)
     except Exception as error:   # a backend's own error types: drivers, authentication, missing files
         raise backend_error(error, url) from None
@@ -226,5 +263,6 @@ def ibis_dialect(connection: Any) -> str:
     return str(getattr(connection, "name", "") or "")
 
 
-__all__ = ["FILE_BACKENDS", "attach_read_only", "backend_error", "check_table", "duckdb_database", "duckdb_module",
-           "first_line", "ibis_connection", "ibis_dialect", "read_statement", "sql_text", "tables_of"]
+__all__ = ["FILE_BACKENDS", "NO_DOWNLOADS", "attach_read_only", "backend_error", "check_table", "duckdb_connection",
+           "duckdb_database", "duckdb_module", "first_line", "ibis_connection", "ibis_dialect", "read_statement",
+           "sql_text", "tables_of"]

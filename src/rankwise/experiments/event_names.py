@@ -56,7 +56,7 @@ def event_types(data: Any, event: str) -> list[str]:
         from rankwise.experiments.definitions import quote_identifier
         from rankwise.experiments.warehouse import _relation
 
-        connection = gateway.duckdb_module().connect()
+        connection = gateway.duckdb_connection()
         try:
             _relation(connection, data, "rankwise_event_names")
             rows = connection.execute(f"SELECT DISTINCT CAST({quote_identifier(event)} AS VARCHAR) "

@@ -71,7 +71,7 @@ def connect_table(url: str, table: str | None = None, query: str | None = None) 
     try:
         if table is not None:
             try:
-                return connection.table(table)
+                return _named(connection.table(table), f"{url} (table {table!r})")
             except Exception:   # a missing table, named with the tables present when the backend lists them
                 present = _tables(connection)
                 if present is not None and table not in present:
@@ -79,7 +79,7 @@ def connect_table(url: str, table: str | None = None, query: str | None = None) 
                     raise InputError(f"no table or view named {table!r}; the database has {listed}",
                                      source=url) from None
                 raise
-        return connection.sql(statement)
+        return _named(connection.sql(statement), f"{url} (--query)")
     except InputError:
         raise
     except Exception as error:   # a backend's own error types: drivers, parsers, missing tables
@@ -97,7 +97,22 @@ def _tables(connection: Any) -> list[str] | None:
         return None
 
 
+_SOURCES: dict[int, tuple[Any, str]] = {}
+"""The tables ``connect_table`` made, by identity, with the source a message names (the URL
+and the table or ``--query``): an Ibis expression does not carry its connection's URL."""
+
+
+def _named(table: Any, source: str) -> Any:
+    _SOURCES[id(table)] = (table, source)
+    return table
+
+
 def _describe(table: Any) -> str:
+    """What a message names a table by: the URL it came from (``connect_table``), else its name
+    in its backend, else ``<ibis expression>``."""
+    known = _SOURCES.get(id(table))
+    if known is not None and known[0] is table:
+        return known[1]
     try:
         name = table.get_name()
     except Exception:   # an expression (a filter, a join) has no name of its own

@@ -319,7 +319,9 @@ def _run(connection: Any, per_unit: Callable[[Any], Any], finish: Callable[[Any,
     duckdb = _duckdb()
     own = connection is None
     with tempfile.TemporaryDirectory(prefix="rankwise-duckdb-") as spill:
-        connection = duckdb.connect() if own else connection
+        from rankwise.data import gateway
+
+        connection = gateway.duckdb_connection() if own else connection
         try:
             _configure(connection, spill if own else None)
             try:
