@@ -93,6 +93,7 @@ SEEDS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "metric definitions": _fuzz("metric definitions"),
     "interleaving credits": _fuzz("interleaving credits"),
     "per-variant statistics": _fuzz("statistics table"),
+    "catalogue": (".txt", b"item_id\ni1\ni2\ni3\n", lambda p: _call("rankwise.recsys.inputs:read_catalogue", p)),
     "corpus": (".jsonl", b'{"id": "d1", "title": "a b"}\n{"id": "d2", "title": "c"}\n',
                lambda p: list(_call("rankwise.rankeval.corpus:read_documents", p, "id", ["title"]))),
     "ratings": _fuzz("rank-eval ratings"),

@@ -43,11 +43,11 @@ def test_run_codes_by_hand() -> None:
 @given(parts=st.lists(ids, min_size=1, max_size=4), wide=st.booleans(), text=st.integers(-1, 3))
 def test_shared_codes_equal_one_coding_of_the_parts_joined(parts: list[list[int]], wide: bool, text: int) -> None:
     arrays = [np.asarray(p, dtype=np.int64) * (10**9 if wide else 1) for p in parts]
-    if 0 <= text < len(arrays):   # one input of string ids: every part is compared as objects
-        arrays[text] = np.array([f"i{v}" for v in parts[text]], dtype=object)
+    if 0 <= text < len(arrays):   # one input of string ids: every part is compared as text (10 is '10')
+        arrays[text] = np.array([f"i{v}" if v % 2 else str(v) for v in parts[text]], dtype=object)
     coded, vocabulary = shared_codes(arrays)
     joined = np.concatenate(arrays) if all(a.dtype.kind == "i" for a in arrays) else \
-        np.concatenate([a.astype(object) for a in arrays])
+        np.concatenate([np.array([str(v) for v in a.tolist()], dtype=object) for a in arrays])
     codes, expected = sorted_codes(joined)
     assert list(vocabulary) == list(expected)
     assert np.concatenate(coded).tolist() == codes.tolist()

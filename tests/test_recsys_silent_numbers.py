@@ -68,3 +68,33 @@ def test_a_mixture_has_a_bounded_number_of_components() -> None:
     declared, values = MODELS.parse("mixture(components=" + "+".join(["pbm"] * 10_000) + ")")
     with pytest.raises(OptionError, match="at most 16 components, got 10000"):
         declared.build(values)
+
+
+def test_an_item_on_several_group_rows_weighs_one(tmp_path) -> None:
+    """One row per item and genre (i2 on two rows) is the same input as ``B|C`` on one row:
+    i2 weighs 1/2 in B and 1/2 in C (it weighed 1 in each, counting twice in calibration); an
+    empty group field is counted in a warning."""
+    from rankwise.recsys.inputs import RecsysData
+
+    long_rows = tmp_path / "groups.csv"
+    long_rows.write_text("item,genre\ni1,A\ni2,B\ni2,C\ni3,\ni4,A|B\n")
+    one_row = tmp_path / "groups_one_row.csv"
+    one_row.write_text("item,genre\ni1,A\ni2,B|C\ni3,\ni4,A|B\n")
+    lists = {"u1": ["i1", "i2", "i3"], "u2": ["i2", "i4", "i1"]}
+    train = {"u1": ["i4", "i2"], "u2": ["i1"]}
+    data = RecsysData.build(lists, train=train, groups=str(long_rows))
+    weights = dict(zip(data.vocabulary.tolist(), data.groups.tolist(), strict=True))
+    assert data.group_names == ["A", "B", "C"]
+    assert weights == {"i1": [1, 0, 0], "i2": [0, 0.5, 0.5], "i3": [0, 0, 0], "i4": [0.5, 0.5, 0]}
+    assert any("1 item(s) have an empty group field" in note for note in data.notes)
+    by_rows = beyond_accuracy(lists, ["calibration@3"], train=train, groups=str(long_rows))
+    by_bars = beyond_accuracy(lists, ["calibration@3"], train=train, groups=str(one_row))
+    assert by_rows.table["value"].tolist() == by_bars.table["value"].tolist()
+
+
+def test_an_item_with_two_feature_rows_is_refused(tmp_path) -> None:
+    features = tmp_path / "features.csv"
+    features.write_text("item,f1,f2\ni1,1,0\ni2,0,1\ni2,1,1\n")
+    twice = r"features.csv:4: field 'item': item 'i2' is listed twice \(first on line 3\)"
+    with pytest.raises(InputError, match=twice):
+        beyond_accuracy({"u1": ["i1", "i2"]}, ["ild(similarity=cosine)@2"], features=str(features))

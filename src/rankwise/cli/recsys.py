@@ -48,7 +48,8 @@ def beyond(
     groups: Annotated[str | None, typer.Option(
         "--groups", help="Item groups or genres: an item column and a group column ('A|B' for several).")] = None,
     catalogue: Annotated[str | None, typer.Option(
-        "--catalogue", help="A file with one item id per line: the catalogue coverage is a share of.")] = None,
+        "--catalogue", help="The items coverage is a share of: one item id per line (a first line such as "
+        "'item_id' is a header), or a CSV, TSV or Parquet table with an item column.")] = None,
     rating_threshold: Annotated[float | None, typer.Option(
         "--rating-threshold", help="Held-out ratings at or above it are relevant.")] = None,
     per_user: Annotated[bool, typer.Option(
@@ -74,12 +75,7 @@ def beyond(
         name, _, path = run.partition("=") if "=" in run and not Path(run).exists() else (Path(run).stem, "", run)
         named[name] = path
     try:
-        items = None
-        if catalogue is not None:
-            if not Path(catalogue).exists():
-                raise RankwiseError(f"{catalogue}: no such file")
-            items = [line.strip() for line in Path(catalogue).read_text(encoding="utf-8").splitlines() if line.strip()]
-        result = beyond_accuracy(named, metric, train=train, test=held_out, catalogue=items, features=features,
+        result = beyond_accuracy(named, metric, train=train, test=held_out, catalogue=catalogue, features=features,
                                  groups=groups, rating_threshold=rating_threshold, user_groups=user_groups,
                                  test_name=statistics.get("test", "t"), baseline=statistics.get("baseline"),
                                  correction=statistics.get("correction", "holm"), alpha=statistics.get("alpha", 0.05),

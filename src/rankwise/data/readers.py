@@ -58,6 +58,7 @@ READERS: tuple[Reader, ...] = (
     Reader("interleaving credits", "rankwise.interleaving.interleave:read_credits", "per-query interleaving credits"),
     Reader("per-variant statistics", "rankwise.experiments.statistics_table:read_statistics",
            "sufficient statistics per variant"),
+    Reader("catalogue", "rankwise.recsys.inputs:read_catalogue", "the item catalogue of coverage"),
     Reader("corpus", "rankwise.rankeval.corpus:read_documents", "documents to index: JSONL or CSV/TSV"),
     Reader("ratings", "rankwise.rankeval.judging:read_ratings", "relevance ratings (CSV)"),
     Reader("rank-eval spec", "rankwise.rankeval.spec:load_spec", "a rank-eval spec (JSON or YAML)"),

@@ -69,16 +69,82 @@ def _comment_lines(path: Path) -> int:
 
 def read_table(path: Path, columns: Sequence[str] | None, ids: Sequence[str] = ()) -> Any:
     """One event file as an Arrow table with ``columns`` (missing ones named in the error;
-    None: every column). ``ids`` are identifier columns: a text file whose reader took one for
-    floating-point numbers (ids beyond int64, or with a decimal point) is read again with it as
-    text, so that distinct ids never round to one number."""
+    None: every column). ``ids`` are identifier columns: a CSV or TSV file's are read as text
+    and kept as text unless every one is a plain integer (``exact_ids``), so that distinct ids
+    never become one number (``007``, ``7`` and ``+7``; ids beyond int64; ``1.0`` and ``1``);
+    a JSON file whose reader took one for floating-point numbers is read again with it as text."""
     import pyarrow as pa
 
-    table = _read_table(path, columns)
-    if _suffix(path) in (".parquet", ".pq") or not ids:
+    suffix = _suffix(path)
+    if suffix in (".parquet", ".pq") or not ids:
+        return _read_table(path, columns)
+    if suffix not in (".jsonl", ".ndjson", ".json"):
+        table = _read_table(path, columns, ids)
+        for name in ids:
+            if name in table.column_names:
+                at = table.column_names.index(name)
+                table = table.set_column(at, name, exact_ids(table.column(at)))
         return table
+    table = _read_table(path, columns)
     floats = [c for c in ids if c in table.column_names and pa.types.is_floating(table.schema.field(c).type)]
     return _read_table(path, columns, floats) if floats else table
+
+
+def exact_ids(column: Any) -> Any:
+    """Identifiers read as text, as int64 when every one is written as int64 writes it (digits,
+    no leading zero or sign ``+``; integers hash fast), else as the text they are: ``007``, ``7``
+    and ``0x7`` are three ids, as they are in a TREC file.
+
+    >>> import pyarrow as pa
+    >>> exact_ids(pa.chunked_array([["7", "-12", "0"]])).type, exact_ids(pa.chunked_array([["7", "007"]])).type
+    (DataType(int64), DataType(string))
+    >>> [exact_ids(pa.chunked_array([[v, "1"]])).type for v in ("+7", "-0", "0x1", "9223372036854775808", "1.0", "u1")]
+    [DataType(string), DataType(string), DataType(string), DataType(string), DataType(string), DataType(string)]
+    """
+    import pyarrow as pa
+
+    if not pa.types.is_string(column.type) or column.null_count:
+        return column   # empty ids are the caller's to refuse, named by their line
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    numbers = []
+    for chunk in chunks:
+        whole = _plain_integers(chunk)
+        if whole is None:
+            return column
+        numbers.append(whole)
+    return pa.chunked_array(numbers, type=pa.int64()) if isinstance(column, pa.ChunkedArray) else numbers[0]
+
+
+_SAMPLE_IDS = 1024
+"""Values cast first: Arrow's failed cast of a long text column to integers takes seconds."""
+
+
+def _plain_integers(chunk: Any) -> Any:
+    """The chunk as int64 if every value is a plain integer (``exact_ids``), else None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rankwise.data.arrow import offsets
+
+    if len(chunk) == 0 or chunk.buffers()[2] is None:
+        return pa.array([], type=pa.int64()) if len(chunk) == 0 else None
+    bounds = offsets(chunk)
+    text = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)
+    starts, lengths = bounds[:-1], np.diff(bounds)
+    if bool((lengths == 0).any()):
+        return None
+    first = text[starts]
+    second = text[np.minimum(starts + 1, len(text) - 1)]
+    digit = (first >= ord("0")) & (first <= ord("9"))
+    plain = (digit & ((first != ord("0")) | (lengths == 1))) | \
+        ((first == ord("-")) & (lengths > 1) & (second >= ord("1")) & (second <= ord("9")))
+    if not bool(plain.all()):
+        return None   # a letter, a sign +, a leading zero: text
+    try:
+        pc.cast(chunk.slice(0, _SAMPLE_IDS), pa.int64())
+        return pc.cast(chunk, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] = ()) -> Any:
@@ -104,10 +170,11 @@ def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] =
             import pyarrow.csv as pacsv
 
             delimiter = "\t" if suffix in (".tsv", ".txt") else ","
+            # text columns are read as bytes, then checked to be UTF-8 below (the line of a bad byte named)
             table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                    read_options=pacsv.ReadOptions(use_threads=True, skip_rows=_comment_lines(path)),
                                    convert_options=pacsv.ConvertOptions(
-                                       null_values=[""], column_types={c: pa.string() for c in text}))
+                                       null_values=[""], column_types={c: pa.binary() for c in text}))
         names = list(table.column_names)   # decoded here: a header that is not UTF-8 fails inside the try
     except (pa.ArrowInvalid, OSError, EOFError) as exc:
         raise _unreadable(path, exc) from None
@@ -120,13 +187,23 @@ def _read_table(path: Path, columns: Sequence[str] | None, text: Sequence[str] =
                          source=str(path), line=1)
     _require(names, columns, path)
     if suffix not in (".parquet", ".pq"):   # the text readers keep a column that is not UTF-8 as bytes
-        raw = [f.name for f in table.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
-        if raw:
-            column = table.column(raw[0])
-            row = next(i for i, v in enumerate(column.to_pylist()) if v is not None and not _utf8(v))
-            raise InputError("invalid UTF-8; expected UTF-8 text", field=raw[0],
-                             **location(str(path), _first_line(path), row))
+        for at, field in enumerate(table.schema):
+            if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+                table = table.set_column(at, field.name, _utf8_column(table.column(at), path, field.name))
     return table if columns is None else table.select(list(columns))
+
+
+def _utf8_column(column: Any, path: Path, name: str) -> Any:
+    """A column read as bytes, as text once checked to be UTF-8 (else the line of the first
+    value that is not is named)."""
+    import pyarrow as pa
+
+    try:
+        return column.cast(pa.string())
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        row = next(i for i, v in enumerate(column.to_pylist()) if v is not None and not _utf8(v))
+        raise InputError("invalid UTF-8; expected UTF-8 text", field=name,
+                         **location(str(path), _first_line(path), row)) from None
 
 
 def _unreadable(path: Path, exc: Exception) -> InputError:

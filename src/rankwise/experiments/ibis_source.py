@@ -275,7 +275,7 @@ def _exposed(rows: Any, exposures: Any, unit: str, variant: str, timestamp: str,
 
         from rankwise.data.tables import tables_of
 
-        pieces = tables_of(exposures, [unit, variant, timestamp])
+        pieces = tables_of(exposures, [unit, variant, timestamp], ids=[unit, variant])
         source = ", ".join(dict.fromkeys(name for name, _, _ in pieces))
         tables = [table for _, _, table in pieces]
         exposures = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]

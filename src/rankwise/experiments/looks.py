@@ -75,7 +75,8 @@ def _timed_rows(data: Any, plan: Plan, metrics: Mapping[str, Metric], only_units
     unit, variant, timestamp = plan.source.unit, plan.source.variant, plan.source.timestamp
     assert timestamp is not None   # the looks are asked for by their timestamp
     sums, counts, constants = unit_columns(metrics)
-    pieces = tables_of(data, list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants])))
+    pieces = tables_of(data, list(dict.fromkeys([unit, variant, timestamp, *sums, *counts, *constants])),
+                       ids=[unit, variant])
     for name, first, piece in pieces:   # an event without a time would belong to no look
         times = piece.column(timestamp)
         if times.null_count:

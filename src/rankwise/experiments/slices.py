@@ -84,7 +84,7 @@ def unit_labels(data: Any, unit: str, dimension: str, units: Units) -> tuple[np.
         raise OptionError("slices need the units' ids; this path keeps none")
     kind = units.unit_ids.type
     parts = []
-    for _, _, table in tables_of(data, [unit, dimension]):
+    for _, _, table in tables_of(data, [unit, dimension], ids=[unit]):
         ids = table.column(unit).combine_chunks()
         values = table.column(dimension).combine_chunks()
         if pa.types.is_dictionary(values.type):

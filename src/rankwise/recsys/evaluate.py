@@ -127,7 +127,8 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
     ``rankwise.evaluate`` against ``test``, its held-out items relevant). ``runs``: one run (a
     dict of ordered lists per user, a DataFrame or a file of user, item and score/rank rows) or
     a mapping of run names to runs. ``train``: the training interactions (popularity, novelty,
-    history); ``test``: held-out interactions (relevance); ``catalogue``: every item id;
+    history); ``test``: held-out interactions (relevance); ``catalogue``: every item id (or a
+    file of them, ``read_catalogue``);
     ``features``: item vectors; ``groups``: item groups or genres; ``user_groups``: a group per
     user (``{user: group}`` or a table), which adds one row per user group for every per-user
     metric.

@@ -37,6 +37,9 @@ FEATURE_COLUMNS = ("features", "embedding", "vector", "item_features")
 GROUP_COLUMNS = ("group", "genre", "genres", "category", "categories", "provider", "class")
 DRAW_COLUMNS = ("sample", "draw", "sample_id", "draw_id")
 """A column numbering the rankings drawn from a stochastic policy: each (user, draw) is one list."""
+ID_COLUMNS = (*USER_COLUMNS, *ITEM_COLUMNS)
+"""Columns read as identifiers (``rankwise.data.tables.exact_ids``: ``007`` and ``7`` stay two
+items; ids beyond int64 stay exact)."""
 
 
 class _Table:
@@ -50,7 +53,7 @@ class _Table:
 
         if isinstance(data, (str, os.PathLike)) and not os.path.exists(data):
             raise InputError("no such file", source=str(data))
-        self.pieces = tables_of(data, None)
+        self.pieces = tables_of(data, None, ids=_id_columns(data))
         self.source = source
         self.columns = list(self.pieces[0][2].column_names) if self.pieces else []
         for name, _, table in self.pieces[1:]:
@@ -104,6 +107,29 @@ class _Table:
 
     def values(self, column: str) -> list[Any]:
         return [v for _, _, table in self.pieces for v in table.column(column).to_pylist()]
+
+    def where(self, row: int) -> dict[str, Any]:
+        """The file and line (or Parquet row) of the table's row ``row`` (0-based, over every
+        piece), as keyword arguments of ``InputError``."""
+        from rankwise.data.tables import location
+
+        for name, first, table in self.pieces:
+            if row < table.num_rows:
+                return location(name, first, row)
+            row -= table.num_rows
+        return {"source": self.source}
+
+
+def _id_columns(data: Any) -> list[str]:
+    """The columns of a file read as identifiers: those named as user or item columns (in any
+    case) and those the user named with ``--columns``."""
+    if not isinstance(data, (str, os.PathLike)):
+        return []
+    from rankwise.data.columns import RECSYS_ROLES, named_column
+    from rankwise.data.tables import column_names_of
+
+    named = {named_column(key) for key in RECSYS_ROLES} - {None}
+    return [c for c in column_names_of(data) if c.lower() in ID_COLUMNS or c in named]
 
 
 def source_of(data: Any, default: str) -> str:
@@ -419,7 +445,11 @@ class RecsysData:
         for pairs in (train_pairs, test_pairs):
             if pairs is not None:
                 extra.append(pairs[1])
-        catalogue_ids = None if catalogue is None else np.asarray(list(catalogue), dtype=object)
+        if isinstance(catalogue, (str, os.PathLike)):
+            catalogue, read_notes = read_catalogue(catalogue)
+            notes.extend(read_notes)
+        catalogue_ids = None if catalogue is None else \
+            (catalogue if isinstance(catalogue, np.ndarray) else np.asarray(list(catalogue), dtype=object))
         if catalogue_ids is not None:
             extra.append(catalogue_ids)
         feature_ids, feature_matrix = _features(features) if features is not None else (None, None)
@@ -475,6 +505,10 @@ class RecsysData:
             matrix[next(codes)] = feature_matrix
             data.features = matrix
         if group_ids is not None and group_lists is not None:
+            ungrouped = sum(1 for listed in group_lists if not listed)
+            if ungrouped:
+                notes.append(f"{ungrouped} item(s) have an empty group field: they belong to no group (calibration "
+                             "and group fairness leave them out)")
             names = sorted({g for gs in group_lists for g in gs})
             index = {g: j for j, g in enumerate(names)}
             weights = np.zeros((len(vocabulary), len(names)))
@@ -507,10 +541,11 @@ def shared_codes(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]
     >>> codes, names = shared_codes([np.array([7, 3]), np.array([3, 9])])
     >>> [c.tolist() for c in codes], names.tolist()
     ([[1, 0], [0, 2]], [3, 7, 9])
-    >>> codes, names = shared_codes([np.array(["b", "a"], dtype=object), np.array([2])])
-    >>> [c.tolist() for c in codes], names.tolist()
-    ([[2, 1], [0]], [2, 'a', 'b'])
+    >>> codes, names = shared_codes([np.array(["b", "2"], dtype=object), np.array([2])])
+    >>> [c.tolist() for c in codes], names.tolist()   # integer ids meet text ids as their text
+    ([[1, 0], [0]], ['2', 'b'])
     """
+    parts = [as_integers(p) for p in parts]
     total = sum(len(p) for p in parts)
     kinds = {p.dtype.kind for p in parts if len(p)}
     if kinds and kinds <= {"i", "u"}:
@@ -525,7 +560,7 @@ def shared_codes(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]
     import pandas as pd
 
     joined = np.concatenate(parts) if len(kinds) <= 1 and kinds <= {"i", "u"} else \
-        np.concatenate([p.astype(object) for p in parts])
+        np.concatenate([as_text(p) for p in parts])
     factorized, distinct_ids = pd.factorize(keys_of(joined), sort=True)
     codes, vocabulary = factorized.astype(np.int64, copy=False), np.asarray(distinct_ids)
     bounds = np.cumsum([0] + [len(p) for p in parts])
@@ -594,19 +629,54 @@ def keys_of(ids: np.ndarray) -> Any:
 
 
 def _alike(first: np.ndarray, second: np.ndarray) -> tuple[Any, Any]:
-    """Two id arrays as Series of one kind (integers when both are, objects otherwise), so
-    that a merge or a membership test compares like with like.
+    """Two id arrays as Series of one kind (integers when both are, text otherwise: ``as_text``),
+    so that a merge or a membership test compares like with like.
 
     >>> [s.dtype.kind for s in _alike(np.array([1, 2]), np.array([2]))]
     ['i', 'i']
-    >>> [s.dtype.kind for s in _alike(np.array([1, 2]), np.array(["2"], dtype=object))]
-    ['O', 'O']
+    >>> [s.tolist() for s in _alike(np.array([1, 2]), np.array(["2"], dtype=object))]
+    [['1', '2'], ['2']]
     """
     import pandas as pd
 
+    first, second = as_integers(first), as_integers(second)
     if first.dtype.kind in "iu" and second.dtype.kind in "iu":
         return pd.Series(first.astype(np.int64)), pd.Series(second.astype(np.int64))
-    return pd.Series(first, dtype=object), pd.Series(second, dtype=object)
+    return pd.Series(as_text(first), dtype=object), pd.Series(as_text(second), dtype=object)
+
+
+def as_text(ids: np.ndarray) -> np.ndarray:
+    """Ids as text objects: where one input's ids are integers (a CSV file's,
+    ``rankwise.data.tables.exact_ids``) and another's text (Parquet, a list), the item 10 and
+    the item '10' are one item.
+
+    >>> as_text(np.array([10, 2])).tolist(), as_text(np.array(["a", 3], dtype=object)).tolist()
+    (['10', '2'], ['a', '3'])
+    """
+    import pandas as pd
+
+    if ids.dtype.kind == "O" and pd.api.types.infer_dtype(ids, skipna=False) == "string":
+        return ids
+    if ids.dtype.kind in "iuU":
+        return ids.astype(str).astype(object)
+    return np.array([v if isinstance(v, str) else str(v) for v in ids.tolist()], dtype=object)
+
+
+def as_integers(ids: np.ndarray) -> np.ndarray:
+    """An object array of Python integers (the keys of a dict) as int64, so that it meets a
+    file's integer ids as integers; any other array as it is.
+
+    >>> as_integers(np.array([3, 1], dtype=object)).dtype, as_integers(np.array(["a"], dtype=object)).dtype
+    (dtype('int64'), dtype('O'))
+    """
+    import pandas as pd
+
+    if ids.dtype.kind == "O" and len(ids) and pd.api.types.infer_dtype(ids, skipna=False) == "integer":
+        try:
+            return ids.astype(np.int64)
+        except OverflowError:   # beyond int64: compared as objects
+            return ids
+    return ids
 
 
 def _rank_key(frame: _Table, source: str) -> np.ndarray | None:
@@ -713,6 +783,7 @@ def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:
         item = _column(frame, ITEM_COLUMNS, "item id", source)
         assert item is not None
         ids = frame.ids(item)
+        _refuse_repeated_items(ids, frame, "features")
         vector = _column(frame, FEATURE_COLUMNS, "feature vector", source, required=False)
         if vector is not None:
             rows = [np.asarray(v, dtype=np.float64).ravel() for v in frame.values(vector)]
@@ -729,6 +800,54 @@ def _features(data: Any) -> tuple[np.ndarray, np.ndarray]:
     return ids, np.vstack(rows) if rows else np.zeros((0, 0))
 
 
+def read_catalogue(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
+    """The item ids of a catalogue file and notes on what was left out: one id per line (text,
+    ``.gz`` too; a first line naming an item column, such as ``item_id``, is a header), or a
+    CSV, TSV or Parquet table with an item column. Ids are read as the recommendation files'
+    ids are (``rankwise.data.tables.exact_ids``: ``10`` is the integer 10, ``007`` stays text).
+    Empty lines and items listed twice are counted in the notes; a file with no item is an error.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "items.txt")
+    >>> _ = open(path, "w").write("item_id\\n10\\n20\\n\\n20\\n30\\n")
+    >>> ids, notes = read_catalogue(path)
+    >>> ids.tolist()
+    [10, 20, 30]
+    >>> notes
+    ['items.txt: 1 empty line(s) skipped', 'items.txt: 1 item(s) listed more than once: each counts once']
+    """
+    import pyarrow as pa
+
+    from rankwise.data.tables import exact_ids
+    from rankwise.data.trec_io import check_file, read_text
+
+    source = os.fspath(path)
+    shown = os.path.basename(source)
+    check_file(path)
+    lower = source.lower()
+    if lower.endswith((".csv", ".tsv", ".parquet", ".pq", ".jsonl", ".csv.gz", ".tsv.gz")):
+        frame = _frame(path, source)
+        column = _column(frame, ITEM_COLUMNS, "item id", source)
+        assert column is not None
+        ids = frame.ids(column)
+        empty = 0
+    else:
+        lines = read_text(path).splitlines()
+        if lines and lines[0].strip().lower() in ITEM_COLUMNS:
+            lines = lines[1:]
+        kept = [line.strip() for line in lines if line.strip()]
+        empty = len(lines) - len(kept)
+        ids = np.asarray(exact_ids(pa.chunked_array([kept], type=pa.string())).to_numpy(zero_copy_only=False))
+        ids = ids if ids.dtype.kind in "iu" else ids.astype(object)
+    if len(ids) == 0:
+        raise InputError("no items: expected one item id per line (or a table with an item column)", source=source)
+    notes = [f"{shown}: {empty} empty line(s) skipped"] if empty else []
+    unique = ~keys_of(ids).duplicated().to_numpy()
+    if not unique.all():
+        notes.append(f"{shown}: {int((~unique).sum())} item(s) listed more than once: each counts once")
+    return ids[unique], notes
+
+
 def _groups(data: Any) -> tuple[np.ndarray, list[list[str]]]:
     """(item ids, groups of each) from {item: group or [groups]} or a table with an item column
     and a group column (several groups separated by ``|``, MovieLens' genres)."""
@@ -742,6 +861,40 @@ def _groups(data: Any) -> tuple[np.ndarray, list[list[str]]]:
         group = _column(frame, GROUP_COLUMNS, "group", source)
         assert item is not None and group is not None
         ids, values = frame.ids(item), frame.values(group)
-    lists = [[str(g) for g in v] if isinstance(v, (list, tuple, set, np.ndarray))
+    lists = [[] if v is None else [str(g) for g in v] if isinstance(v, (list, tuple, set, np.ndarray))
              else [g for g in str(v).split("|") if g] for v in values]
-    return ids, lists
+    return _groups_per_item(ids, lists)
+
+
+def _groups_per_item(ids: np.ndarray, lists: list[list[str]]) -> tuple[np.ndarray, list[list[str]]]:
+    """Each item once with every group its rows give (a table of one row per item and genre
+    lists an item on several rows: its groups are their union, so it weighs 1 in all).
+
+    >>> ids, lists = _groups_per_item(np.array(["i1", "i2", "i1"], dtype=object), [["A"], ["B"], ["C", "A"]])
+    >>> ids.tolist(), lists
+    (['i1', 'i2'], [['A', 'C'], ['B']])
+    """
+    merged: dict[Any, list[str]] = {}
+    for item, listed in zip(keys_of(ids).tolist(), lists, strict=True):
+        known = merged.setdefault(item, [])
+        known.extend(g for g in listed if g not in known)
+    if len(merged) == len(ids):
+        return ids, lists
+    kept = ids[~keys_of(ids).duplicated().to_numpy()]
+    return kept, [merged[k] for k in keys_of(kept).tolist()]
+
+
+def _refuse_repeated_items(ids: np.ndarray, frame: _Table, what: str) -> None:
+    """An error naming the line of the first item listed a second time (two vectors for one
+    item: which one would hold?)."""
+    keys = keys_of(ids)
+    repeats = np.flatnonzero(keys.duplicated().to_numpy())
+    if len(repeats):
+        row = int(repeats[0])
+        first = int(np.flatnonzero((keys == keys.iloc[row]).to_numpy())[0])
+        raise InputError(f"item {ids[row]!r} is listed twice (first on {_place(frame.where(first))}); expected one "
+                         f"row per item in the {what}", field="item", **frame.where(row))
+
+
+def _place(where: dict[str, Any]) -> str:
+    return f"line {where['line']}" if "line" in where else str(where["source"])
