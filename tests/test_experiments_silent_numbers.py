@@ -29,6 +29,33 @@ def test_a_misspelt_event_is_an_error_naming_the_events(spec, engine) -> None:
     assert "its events are " + ", ".join(map(repr, present)) in message
 
 
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize(("spec", "column", "value"), [
+    ("sum(value where event = purchse)", "event", "purchse"),
+    ("count(click where variant = contrl)", "variant", "contrl"),
+    ("sum(value where event in (purchse, clik))", "event", "purchse"),
+])
+def test_a_misspelt_value_of_a_condition_is_an_error_naming_the_values(spec, column, value, engine) -> None:
+    """A condition no row meets made the whole metric zero in every arm, silently (the check
+    named only a count's event type)."""
+    if engine == "duckdb":
+        pytest.importorskip("duckdb", reason="the DuckDB engine needs the duckdb test extra")
+    present = sorted(str(v) for v in pd.read_csv(EVENTS)[column].unique())
+    with pytest.raises(InputError) as error:
+        experiments.analyze(str(EVENTS), unit="user_id", metrics={"m": spec}, engine=engine)
+    message = str(error.value)
+    assert f"names {column} {value!r}, which the data does not hold" in message and "events.csv" in message
+    assert ", ".join(map(repr, present)) in message
+
+
+def test_a_condition_on_a_number_is_not_looked_up() -> None:
+    """``value = 7`` compares numbers: a value no row holds is a true zero, not a spelling."""
+    frame = pd.DataFrame({"unit": [1, 2, 3, 4], "variant": ["a", "b", "a", "b"], "event": ["buy"] * 4,
+                          "value": [1.0, 2.0, 3.0, 4.0]})
+    result = experiments.analyze(frame, metrics={"sevens": "sum(value where value = 7)"})
+    assert result.table["value"].tolist() == [0.0]
+
+
 def test_an_event_that_exists_but_never_happened_in_the_arms_is_zero_not_an_error() -> None:
     frame = pd.DataFrame({"unit": [1, 2, 3, 4], "variant": ["a", "b", "a", "b"], "event": ["view"] * 3 + ["buy"]})
     # 'buy' is present (one row): a real count, a zero in arm a

@@ -1,11 +1,13 @@
-"""A misspelt event name is an error, never a column of zeros: when an aggregation that names an
-event type (``count(clicks)``, ``any(purchase)``) counted nothing in every variant, the event
-types the data holds are read (only then: the common path pays nothing) and a name that is not
-among them is refused, with the names present.
+"""A misspelt event name is an error, never a column of zeros: when an aggregation counted or
+summed nothing in every variant, each value its conditions name (the event type of
+``count(clicks)``, ``any(purchase)``; the values of ``sum(value where event = purchse)`` and
+``count(view where country = DEE)``) is looked up in the data (only then: the common path pays
+nothing), and a value that no row holds is refused, with the values present. Numeric values
+(``amount = 5``) compare as numbers and are not looked up.
 
 >>> from rankwise.experiments.definitions import parse_definition
 >>> definition = parse_definition("count(clicks)", "c")
->>> missing_events([definition], {"event": ["click", "view", "click"]}, "event", ["clicks"])
+>>> missing_events([definition], {"event": ["click", "view", "click"]}, "event", [("event", "clicks", "count(clicks)")])
 Traceback (most recent call last):
 ...
 rankwise.errors.InputError: <input>: field 'event': count(clicks) names event 'clicks', ...; its events are 'click', ...
@@ -28,18 +30,33 @@ _SHOWN = 30
 """Event types listed in the error at most."""
 
 
-def zero_event_targets(definitions: Sequence[Definition], moments: VariantMoments) -> list[str]:
-    """The event types named by aggregations whose per-unit column is zero in every variant."""
-    zero: list[str] = []
+def zero_event_targets(definitions: Sequence[Definition], moments: VariantMoments,
+                       event: str = "event") -> list[tuple[str, str, str]]:
+    """``(column, value, aggregation as written)`` for each value an ``=`` or ``in`` condition
+    names (a count's event type included) in an aggregation whose per-unit column is zero in
+    every variant; numeric values are left out."""
+    zero: list[tuple[str, str, str]] = []
     for definition in definitions:
         for aggregate in definition.aggregates():
-            if aggregate.sums or aggregate.target == "*":
+            if aggregate.target == "*" and not aggregate.where:
                 continue
             found = [moments.columns.index(c) for c in (aggregate.column, indicator(aggregate.column))
                      if c in moments.columns]
-            if found and all(not np.any(moments.means[:, i]) for i in found):
-                zero.append(aggregate.target)
+            if not found or any(np.any(moments.means[:, i]) for i in found):
+                continue
+            for clause in aggregate.clauses(event):
+                if clause.op in ("=", "in"):
+                    zero += [(clause.column, value, aggregate.text()) for value in clause.values
+                             if not _number(value)]
     return list(dict.fromkeys(zero))
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def event_types(data: Any, event: str) -> list[str]:
@@ -69,7 +86,7 @@ def event_types(data: Any, event: str) -> list[str]:
     from rankwise.data.tables import tables_of
 
     found: set[str] = set()
-    pieces = tables_of([data] if isinstance(data, (str, os.PathLike)) else data, [event])
+    pieces = tables_of([data] if isinstance(data, (str, os.PathLike)) else data, [event], ids=[event])
     for _, _, table in pieces:
         column = table.column(event)
         found.update(str(v) for v in pc.unique(column.cast("string") if column.type != "string" else column)
@@ -77,21 +94,23 @@ def event_types(data: Any, event: str) -> list[str]:
     return sorted(found)
 
 
-def missing_events(definitions: Sequence[Definition], data: Any, event: str, zero: Sequence[str]) -> None:
-    """An ``InputError`` for the first of ``zero`` (event types that counted nothing) that the
-    data does not hold, naming the event types present."""
-    if not zero:
-        return
-    try:
-        present = event_types(data, event)
-    except Exception:   # the data cannot be read a second time (a stream): the zeros stand
-        return
-    for name in zero:
-        if name not in present:
-            spelled = next((a.text() for d in definitions for a in d.aggregates() if a.target == name), name)
-            listed = ", ".join(repr(p) for p in present[:_SHOWN]) + (" ..." if len(present) > _SHOWN else "")
-            raise InputError(f"{spelled} names event {name!r}, which the data does not hold; its events are "
-                             f"{listed or 'none'}", source=_described(data), field=event)
+def missing_events(definitions: Sequence[Definition], data: Any, event: str,
+                   zero: Sequence[tuple[str, str, str]]) -> None:
+    """An ``InputError`` for the first of ``zero`` (``zero_event_targets``: values named by
+    aggregations that counted nothing) that no row of the data holds, naming the values present."""
+    present: dict[str, list[str]] = {}
+    for column, value, spelled in zero:
+        if column not in present:
+            try:
+                present[column] = event_types(data, column)
+            except Exception:   # the data cannot be read a second time (a stream): the zeros stand
+                return
+        if value not in present[column]:
+            values = present[column]
+            listed = ", ".join(repr(p) for p in values[:_SHOWN]) + (" ..." if len(values) > _SHOWN else "")
+            what, its = ("event", "its events are") if column == event else (column, f"its values of {column} are")
+            raise InputError(f"{spelled} names {what} {value!r}, which the data does not hold; {its} "
+                             f"{listed or 'none'}", source=_described(data), field=column)
 
 
 def _described(data: Any) -> str:

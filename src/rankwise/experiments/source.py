@@ -224,7 +224,8 @@ def measure(data: Any, plan: Plan) -> Measured:
         measured = _adjusted(units, plan, table, looks_data, warnings)
     from rankwise.experiments.event_names import missing_events, zero_event_targets
 
-    missing_events(plan.definitions, data, source.event, zero_event_targets(plan.definitions, measured.moments))
+    missing_events(plan.definitions, data, source.event,
+                   zero_event_targets(plan.definitions, measured.moments, source.event))
     measured.plan = plan
     return measured
 
