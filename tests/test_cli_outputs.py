@@ -167,6 +167,33 @@ def test_no_command_writes_over_its_input(case, files, tmp_path, rankwise_cli) -
     assert not [p for p in protected.parent.iterdir() if p.name.endswith(".part")]
 
 
+def _output_pairs() -> list[tuple[str, str, str]]:
+    """(case, first option, second option) for every command of ``WRITERS`` with two outputs."""
+    options: dict[str, list[str]] = {}
+    for case, (_, option, _, directory) in WRITERS.items():
+        if not directory:
+            options.setdefault(case.split(" --")[0], []).append(option)
+    return [(command, first, second) for command, listed in sorted(options.items())
+            for first, second in zip(listed, listed[1:], strict=False)]
+
+
+@pytest.mark.parametrize(("command", "first", "second"), _output_pairs())
+def test_two_outputs_never_name_one_file(command, first, second, files, tmp_path, rankwise_cli, capsys) -> None:
+    """Two outputs of one command naming one file (directly or through a symlink) are refused
+    before anything runs: ``-o out.png --plot out.png`` left the table where the plot was."""
+    case = next(c for c in WRITERS if c.split(" --")[0] == command and WRITERS[c][1] == first)
+    argv, _, _, _ = _argv(rankwise_cli, files, tmp_path, case)
+    given = [i for i, a in enumerate(argv) if a in (first, second)]   # clicks split names its other output
+    argv = [a for i, a in enumerate(argv) if i not in given and i - 1 not in given]
+    target, link = tmp_path / "shared.png", tmp_path / "link.png"
+    link.symlink_to(target)
+    for other in (target, link):
+        capsys.readouterr()
+        assert rankwise_cli([*argv, first, str(target), second, str(other)]) == 2, (command, other)
+        assert f"{first} and {second} name one file" in capsys.readouterr().err
+        assert not target.exists()
+
+
 DIRECTORY_READERS = {
     "evaluate": ["evaluate", "{qrels}", "{dataset}", "-m", "map", "-f", "json"],
     "compare": ["compare", "{qrels}", "{dataset}", "{run2}", "-m", "map"],

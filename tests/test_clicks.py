@@ -491,7 +491,7 @@ def test_simulated_sessions_refuse_a_document_twice_and_keep_reader_notes(tmp_pa
     assert any("not plain numbers" in note for note in clicks.sessions_from_run(str(run)).notes)
 
 
-def test_cli_split_holds_out_whole_queries_reproducibly(tmp_path: Path) -> None:
+def test_cli_split_holds_out_whole_queries_reproducibly(tmp_path: Path, rankwise_cli, capsys) -> None:
     log = DATA / "clara2_head.tsv"
     out = _cli("split", log, "--train", tmp_path / "train.parquet", "--held-out", tmp_path / "test.parquet",
                "--by", "query", "--seed", "3")
@@ -502,8 +502,10 @@ def test_cli_split_holds_out_whole_queries_reproducibly(tmp_path: Path) -> None:
     assert (train.sessions, test.sessions) == (expected_train.sessions, expected_test.sessions) == (252, 53)
     assert not {train.query_ids[q] for q in train.query} & {test.query_ids[q] for q in test.query}
     assert "305 sessions by query: 252 ->" in out.output
-    same = _cli("split", log, "--train", tmp_path / "a", "--held-out", tmp_path / "a")
-    assert same.exit_code == 2 and "--train and --held-out are the same path" in same.output
+    capsys.readouterr()
+    twice = str(tmp_path / "a")
+    same = rankwise_cli(["clicks", "split", str(log), "--train", twice, "--held-out", twice])
+    assert same == 2 and "--train and --held-out name one file" in capsys.readouterr().err
     assert not (tmp_path / "a").exists()
 
 

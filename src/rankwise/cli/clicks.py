@@ -448,8 +448,6 @@ def split(
     try:
         data = _read(log, log_format, columns)
         whole = data.load() if hasattr(data, "directory") else data
-        if train.resolve() == held_out.resolve():
-            raise RankwiseError(f"--train and --held-out are the same path: {train}")
         fit_part, kept_out = whole.split(test_share=test_share, seed=seed, by=by.value)
         _write_log(fit_part, train)
         _write_log(kept_out, held_out)

@@ -40,10 +40,11 @@ def _dispatch(argv: list[str]) -> None:
     if quick:
         numpy_for_short_commands()  # before NumPy is imported
     release_freed_pages()
-    from rankwise.cli.output import command_inputs, fail
+    from rankwise.cli.output import command_inputs, fail, refuse_shared_outputs
     from rankwise.errors import RankwiseError
     from rankwise.protected import protected_inputs
 
+    refuse_shared_outputs(argv)   # two outputs of one command never name one file
     try:   # no command writes over one of its inputs (rankwise.protected)
         with protected_inputs(command_inputs(argv)):
             _run_command(argv, quick)

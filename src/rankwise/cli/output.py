@@ -165,6 +165,42 @@ def output_options(argv: list[str]) -> tuple[str, ...]:
     return OUTPUT_OPTIONS
 
 
+def refuse_shared_outputs(argv: list[str]) -> None:
+    """Fail when two output options of the command line name one file (``-o out.png --plot
+    out.png``: the table replaced the plot); the same file through a symlink or a hard link
+    counts, standard output (``-``) and devices do not.
+
+    >>> refuse_shared_outputs(["beyond", "reco.csv", "-o", "a.csv", "--plot", "a.png"])
+    >>> refuse_shared_outputs(["beyond", "reco.csv", "-o", "out.png", "--plot=./out.png"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    outputs = output_options(argv)
+    named: list[tuple[str, str]] = []
+    for at, arg in enumerate(argv):
+        option, equals, value = arg.partition("=")
+        if equals and option in outputs:
+            named.append((option, value))
+        elif arg in outputs and at + 1 < len(argv):
+            named.append((arg, argv[at + 1]))
+    seen: list[tuple[str, str]] = []
+    for option, path in named:
+        if path in ("", "-") or path.startswith("/dev/"):
+            continue
+        for other, earlier in seen:
+            if _same_output(path, earlier):
+                fail(f"{other} and {option} name one file, {path}: each output needs its own (one would replace "
+                     "the other)")
+        seen.append((option, path))
+
+
+def _same_output(first: str, second: str) -> bool:
+    if os.path.exists(first) and os.path.exists(second):
+        return os.path.samefile(first, second)
+    return os.path.realpath(first) == os.path.realpath(second)
+
+
 def command_inputs(argv: list[str]) -> list[str]:
     """The existing files and directories a command line names, other than its outputs: each
     argument, the ``PATH`` of ``NAME=PATH`` and of ``--option=PATH``; the value of an output
