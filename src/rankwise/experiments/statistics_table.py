@@ -71,7 +71,7 @@ def read_statistics(data: Any, columns: Sequence[str], pairs: Sequence[tuple[str
     index = {c: i for i, c in enumerate(columns)}
     found: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
     read: list[str] = []
-    for name, first, table in tables_of(data, None):
+    for name, first, table in tables_of(data, None, ids=[variant]):   # "01" and "1" are two variants
         read.append(name)
         names = table.column_names
         wanted: list[tuple[str, tuple[int, int] | None]] = [(variant, None), ("n", None)]
