@@ -45,12 +45,20 @@ def test_the_formats_are_read(tmp_path: Path) -> None:
     assert read_labels(tmp_path / "qrels.txt", "yandex").values.tolist() == [["3", "17", 2], ["3", "18", 0]]
 
 
+def test_gzipped_labels_are_read_as_every_file_is(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "labels.tsv.gz"
+    path.write_bytes(gzip.compress(b"query\turl\trelevance\n3\t17\t2\n"))
+    assert read_labels(path).values.tolist() == [["3", "17", 2]]
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("query\turl\trelevance\n3\t17\thigh\n", r"labels.txt:2: field 'label': expected an integer label, got 'high'"),
     ("query\turl\trelevance\n3\t17\n", r"labels.txt:2: expected 3 fields \(table labels\), got 2"),
     ("query\tpage\trelevance\n3\t17\t1\n", r"labels.txt:1: no document column; expected one of url, doc"),
     ("3 0 17 2\n3 0 17 1\n", "query '3' document '17' is labelled twice with different labels"),
-    ("", "no labels: the file is empty"),
+    ("", "labels.txt: the file is empty"),
 ])
 def test_bad_label_files_name_the_line_and_field(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "labels.txt"

@@ -215,6 +215,18 @@ def test_pyserini_ranks_come_from_the_rank_column() -> None:
         "fusion=rrf|k=60|norm=none|ranks=file|ties=docid_asc|depth=all"
 
 
+def test_ranks_from_a_gzipped_run_file(tmp_path) -> None:
+    """The rank column is read through the same door as the run (a .gz run was a raw
+    UnicodeDecodeError with ranks='file')."""
+    import gzip
+
+    runs = [str(PYSERINI / "simple_trec_run_fusion_1.txt"), str(PYSERINI / "simple_trec_run_fusion_2.txt")]
+    packed = tmp_path / "run2.txt.gz"
+    packed.write_bytes(gzip.compress(Path(runs[1]).read_bytes()))
+    assert _as_dict(fuse([runs[0], str(packed)], "rrf", profile="pyserini")) == \
+        _as_dict(fuse(runs, "rrf", profile="pyserini"))
+
+
 def test_input_depth_keeps_each_runs_first_ranks() -> None:
     a = {"q": {"x": 3.0, "y": 2.0, "z": 1.0}}
     b = {"q": {"z": 3.0, "w": 2.0}}

@@ -60,13 +60,9 @@ def read_labels(path: str | os.PathLike[str], fmt: str = "auto") -> Any:
     if fmt not in FORMATS:
         raise InputError(f"unknown labels format {fmt!r}; expected one of {', '.join(FORMATS)}", source=str(path))
     source = str(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = [line.rstrip("\r\n") for line in handle]
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror or error})", source=source) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"invalid UTF-8 ({error.reason})", source=source) from None
+    from rankwise.data.trec_io import read_text
+
+    lines = read_text(path).splitlines()   # .gz, the input limits and UTF-8 checked, as every reader
     rows = [(number, line.replace(",", "\t").split() if "\t" not in line else line.split("\t"))
             for number, line in enumerate(lines, 1) if line.strip()]
     if not rows:

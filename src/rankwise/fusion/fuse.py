@@ -119,13 +119,14 @@ def file_ranks(source: Any, run: Run) -> np.ndarray:
 
     if not isinstance(source, (str, os.PathLike)):
         raise RankwiseError("ranks='file' reads the rank column of TREC files; give the runs as paths")
+    from rankwise.data.trec_io import read_text
+
     values, lines = [], []
-    with open(source, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            fields = line.split()
-            if fields and not fields[0].startswith("#"):
-                values.append(fields[3] if len(fields) > 3 else "")
-                lines.append(number)
+    for number, line in enumerate(read_text(source).splitlines(), 1):   # .gz and the input limits, as load_run
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            values.append(fields[3] if len(fields) > 3 else "")
+            lines.append(number)
     if len(values) != len(run):
         raise RankwiseError(f"{source}: {len(values)} lines with a rank, {len(run)} rows read")
     out = np.empty(len(values))
