@@ -303,6 +303,11 @@ def test_integral_ratings_from_pandas_and_callable_from_the_working_directory(tm
     ratings = tmp_path / "r.csv"
     ratings.write_text("request_id,_index,_id,rating\nq,i,u,1.0\nq,i,a,3\n")
     assert judging.read_ratings(ratings) == ({"q": {"u": 1, "a": 3}}, 0)
+    import gzip
+
+    packed = tmp_path / "r.csv.gz"   # a gzipped CSV is a CSV (it was read as TREC qrels and refused)
+    packed.write_bytes(gzip.compress(ratings.read_bytes()))
+    assert judging.read_ratings(packed) == ({"q": {"u": 1, "a": 3}}, 0)
     ratings.write_text("request_id,_index,_id,rating\nq,i,u,0.5\n")
     with pytest.raises(judging.InputError, match="r.csv:2: field 'rating': expected an integer, got '0.5'"):
         judging.read_ratings(ratings)

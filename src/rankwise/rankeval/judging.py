@@ -26,8 +26,8 @@ def write_unrated(rows: list[dict[str, Any]], path: str | Path) -> int:
 
 
 def read_ratings(path: str | Path, match_index: bool = False) -> tuple[dict[str, dict[str, int]], int]:
-    """Ratings from a CSV with ``request_id``, ``_id`` and ``rating`` columns (rows whose rating
-    is still empty are skipped and counted) or from TREC qrels; returns (ratings, skipped),
+    """Ratings from a CSV (``.csv.gz`` too) with ``request_id``, ``_id`` and ``rating`` columns
+    (rows whose rating is still empty are skipped and counted) or from TREC qrels; returns (ratings, skipped),
     keyed by ``document_key``: with ``match_index`` the CSV needs an ``_index`` column (TREC
     qrels have none).
 
@@ -40,7 +40,7 @@ def read_ratings(path: str | Path, match_index: bool = False) -> tuple[dict[str,
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", source=str(path))
-    if path.suffix.lower() == ".csv":
+    if path.name.lower().endswith((".csv", ".csv.gz")):
         return _csv(path, match_index)
     if match_index:
         raise InputError("TREC qrels carry no _index; matching ratings on _index and _id needs a CSV with "
