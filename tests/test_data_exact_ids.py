@@ -55,6 +55,24 @@ def test_every_ab_door_keeps_three_users_three(engine, extra, tmp_path: Path, ra
         assert by_slice["FR"] == ("2", "1") and by_slice["DE"] == ("1", "2")
 
 
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_ids_past_int64_and_with_a_decimal_point_stay_distinct(engine, tmp_path: Path, rankwise_cli, capsys) -> None:
+    """DuckDB's CSV sniffer read these ids as DOUBLE: three users per arm became one."""
+    if engine == "duckdb":
+        pytest.importorskip("duckdb", reason="the DuckDB engine needs the duckdb extra")
+    events = tmp_path / "events.csv"
+    events.write_text("user_id,variant,event,value\n" + "".join(
+        f"{u},{v},click,{x}\n" for u, v, x in (
+            ("30000000000000000000001", "control", 1), ("30000000000000000000002", "control", 2), ("1.0", "control", 4),
+            ("1", "treatment", 1), ("40000000000000000000002", "treatment", 3), ("1.00", "treatment", 1))))
+    capsys.readouterr()
+    assert rankwise_cli(["ab", str(events), "--unit", "user_id", "-m", "v=sum(value)", "--engine", engine,
+                         "-f", "csv"]) == 0
+    row = _rows(capsys.readouterr().out)[0]
+    assert (row["n_control"], row["n"]) == ("3", "3")
+    assert float(row["control_value"]) == pytest.approx(7 / 3) and float(row["value"]) == pytest.approx(5 / 3)
+
+
 def test_recommendation_items_keep_their_leading_zeros_and_digits(tmp_path: Path) -> None:
     from rankwise.recsys.inputs import RecsysData
 

@@ -75,7 +75,7 @@ def event_types(data: Any, event: str) -> list[str]:
 
         connection = gateway.duckdb_connection()
         try:
-            _relation(connection, data, "rankwise_event_names")
+            _relation(connection, data, "rankwise_event_names", ids=[event])
             rows = connection.execute(f"SELECT DISTINCT CAST({quote_identifier(event)} AS VARCHAR) "
                                       "FROM rankwise_event_names LIMIT 10000").fetchall()
         finally:

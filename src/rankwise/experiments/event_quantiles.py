@@ -159,7 +159,7 @@ def _duckdb(data: Any, unit: str, metrics: Sequence[Quantile], units: Units) -> 
     columns = list(dict.fromkeys(m.column for m in metrics))
 
     def prepare(connection: Any) -> str:
-        source = _relation(connection, data, "rankwise_events")
+        source = _relation(connection, data, "rankwise_events", ids=[unit])
         types = _types(connection, "rankwise_events", source, [unit, *columns])
         for c in columns:
             if not _is_numeric(types[c]):

@@ -59,8 +59,11 @@ class DuckDBSource:
         return f"{self.database} ({'table ' + self.table if self.table else 'query'})"
 
 
-def _relation(connection: Any, data: Any, name: str) -> str:
-    """Register ``data`` as view ``name`` and return a description of it."""
+def _relation(connection: Any, data: Any, name: str, ids: Sequence[str] = ()) -> str:
+    """Register ``data`` as view ``name`` and return a description of it. ``ids``: identifier
+    columns, which a CSV or TSV file gives as integers or as text, never as other numbers (ids
+    past int64 or written ``1.0`` would round to one: the memory engine's rule,
+    ``rankwise.data.tables.exact_ids``)."""
     import pyarrow as pa
 
     if isinstance(data, DuckDBSource):
@@ -106,6 +109,13 @@ def _relation(connection: Any, data: Any, name: str) -> str:
               "tsv": f"read_csv({listed}, header = true, delim = '\t', auto_detect = true)",
               "json": f"read_json_auto({listed}, format = 'newline_delimited')"}[kind]
     connection.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {reader}")
+    if kind in ("csv", "tsv") and ids:
+        sniffed = {str(r[0]): str(r[1]).upper() for r in connection.execute(f"DESCRIBE {name}").fetchall()}
+        text = [c for c in ids if c in sniffed and not _is_integer(sniffed[c]) and sniffed[c] != "VARCHAR"]
+        if text:
+            typed = ", ".join(f"{_text(c)}: 'VARCHAR'" for c in text)
+            connection.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM "
+                               f"{reader[:-1]}, types = {{{typed}}})")
     return ", ".join(files)
 
 
@@ -195,7 +205,7 @@ def _per_unit(connection: Any, data: Any, definitions: Sequence[Definition], pla
     bad rows) and write the per-unit query (``constants``: per-unit covariates, one value per
     unit; ``daily``: the per-unit-day query too, by ``timestamp``, which is read and checked
     whenever it is given)."""
-    source = _relation(connection, data, "rankwise_events")
+    source = _relation(connection, data, "rankwise_events", ids=[unit, variant])
     from rankwise.experiments.event_rows import aggregates_of
 
     aggregates = aggregates_of(definitions)
@@ -422,7 +432,7 @@ def duckdb_labels(data: Any, unit: str, dimension: str, connection: Any = None) 
     from types import SimpleNamespace
 
     def plan(connection: Any) -> Any:
-        source = _relation(connection, data, "rankwise_labels")
+        source = _relation(connection, data, "rankwise_labels", ids=[unit])
         types = _types(connection, "rankwise_labels", source, [unit, dimension])
         return SimpleNamespace(source=source, unit_type="BIGINT" if _is_integer(types[unit]) else "VARCHAR")
 
@@ -517,7 +527,7 @@ def _exposed_rows(connection: Any, exposures: Any, unit: str, variant: str, time
                   unit_type: str, daily: bool = False) -> tuple[str, dict[str, int]]:
     if timestamp is None:
         raise OptionError("exposures are joined to events by time: give the timestamp column (--timestamp)")
-    exposure_source = _relation(connection, exposures, "rankwise_exposures")
+    exposure_source = _relation(connection, exposures, "rankwise_exposures", ids=[unit, variant])
     exposure_types = _types(connection, "rankwise_exposures", exposure_source, [unit, variant, timestamp])
     u, v = quote_identifier(unit), quote_identifier(variant)
     _check(connection, "rankwise_exposures", exposure_source,
