@@ -97,6 +97,10 @@ SEEDS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "corpus": (".jsonl", b'{"id": "d1", "title": "a b"}\n{"id": "d2", "title": "c"}\n',
                lambda p: list(_call("rankwise.rankeval.corpus:read_documents", p, "id", ["title"]))),
     "ratings": _fuzz("rank-eval ratings"),
+    "index metadata": (".json", json.dumps({"id_field": "id", "fields": ["title"], "analyzer": "default",
+                                            "documents": 2, "empty_fields": {}, "corpus": "c.jsonl",
+                                            "rankwise": "0.1.0"}).encode(),
+                       lambda p: _call("rankwise.rankeval.tantivy_index:read_index_meta", p)),
     "rank-eval spec": _fuzz("rank-eval spec"),
 }
 CLUSTER = {"Dask frame": "read through Dask (tests/test_scale_cluster.py feeds it runs and qrels)",

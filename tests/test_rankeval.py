@@ -39,6 +39,36 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> TantivyBackend:
     return TantivyBackend(root / "index", name="docs")
 
 
+def test_a_damaged_index_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """A built index is a saved artefact: its metadata with a wrong shape (``fields`` a string
+    was read letter by letter), an unknown or missing key (a KeyError), and its segment files
+    damaged (tantivy's ValueError) are each an error naming the index."""
+    import shutil
+
+    from rankwise.errors import InputError, RankwiseError
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
+    built = build_index(corpus, tmp_path / "index", "id", ["title", "body"])
+    cases = [({**built, "fields": "title"}, r"field 'fields': expected a non-empty list of field names, got 'title'"),
+             ({**built, "version": 2}, r"unknown key\(s\) 'version'"),
+             ({k: v for k, v in built.items() if k != "analyzer"}, r"missing key\(s\) 'analyzer'"),
+             ({**built, "documents": -1}, r"field 'documents': expected a count of documents"),
+             ({**built, "analyzer": "klingon"}, r"field 'analyzer': expected one of default, en_stem")]
+    for number, (meta, message) in enumerate(cases):
+        copy = tmp_path / f"copy{number}"
+        shutil.copytree(tmp_path / "index", copy)
+        (copy / "rankwise-index.json").write_text(json.dumps(meta))
+        with pytest.raises(InputError, match="rankwise-index.json.*" + message):
+            TantivyBackend(copy)
+    damaged = tmp_path / "damaged"
+    shutil.copytree(tmp_path / "index", damaged)
+    for segment in damaged.glob("*.idx"):
+        segment.unlink()
+    with pytest.raises(RankwiseError, match="damaged: cannot open the index .*; rebuild it"):
+        TantivyBackend(damaged)
+
+
 def ids(backend: TantivyBackend, query: dict, size: int = 10) -> list[str]:
     return [h.doc_id for h in backend.search({"query": query}, size)]
 

@@ -62,6 +62,7 @@ READERS: tuple[Reader, ...] = (
     Reader("corpus", "rankwise.rankeval.corpus:read_documents", "documents to index: JSONL or CSV/TSV"),
     Reader("ratings", "rankwise.rankeval.judging:read_ratings", "relevance ratings (CSV)"),
     Reader("rank-eval spec", "rankwise.rankeval.spec:load_spec", "a rank-eval spec (JSON or YAML)"),
+    Reader("index metadata", "rankwise.rankeval.tantivy_index:read_index_meta", "the metadata of a built index"),
     Reader("Dask frame", "rankwise.scale.dask_engine:read_frame", "a run or qrels file for Dask"),
     Reader("Spark frame", "rankwise.scale.spark_engine:read_frame", "a run or qrels file for Spark"),
 )

@@ -105,6 +105,61 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     return meta
 
 
+_META_KEYS: dict[str, type | tuple[type, ...]] = {
+    "id_field": str, "fields": list, "analyzer": str, "documents": int, "empty_fields": dict, "corpus": str,
+    "rankwise": str,
+}
+"""The keys of ``META`` and the type of each value (``build_index`` writes every one)."""
+
+
+def read_index_meta(path: str | Path) -> dict[str, Any]:
+    """The metadata ``build_index`` wrote (``META``), checked as a saved artefact: valid JSON
+    with each key once, every key of ``_META_KEYS`` and no other, each value of its type
+    (``fields`` a non-empty list of names, ``documents`` a count, ``analyzer`` one of
+    ``ANALYZERS``); anything else is an error naming the file and the key.
+
+    >>> import tempfile, json, os
+    >>> path = os.path.join(tempfile.mkdtemp(), META)
+    >>> _ = open(path, "w").write(json.dumps({"id_field": "id", "fields": "title", "analyzer": "default",
+    ...     "documents": 2, "empty_fields": {}, "corpus": "c.jsonl", "rankwise": "0.1.0"}))
+    >>> read_index_meta(path)
+    Traceback (most recent call last):
+    ...
+    rankwise.errors.InputError: ...: field 'fields': expected a non-empty list of field names, got 'title'; ...
+    """
+    from rankwise.data.documents import read_document
+    from rankwise.errors import InputError
+
+    source = str(path)
+    meta = read_document(path)
+    if not isinstance(meta, dict):
+        raise InputError(f"expected a JSON object, got {type(meta).__name__}; rebuild the index", source=source)
+    unknown = sorted(set(meta) - set(_META_KEYS))
+    missing = [k for k in _META_KEYS if k not in meta]
+    if unknown or missing:
+        said = "; ".join(part for part in (f"unknown key(s) {', '.join(map(repr, unknown))}" if unknown else "",
+                                            f"missing key(s) {', '.join(map(repr, missing))}" if missing else "")
+                         if part)
+        raise InputError(f"{said}; expected {', '.join(_META_KEYS)}; rebuild the index", source=source)
+    for key, kind in _META_KEYS.items():
+        value = meta[key]
+        bad = not isinstance(value, kind) or isinstance(value, bool)
+        if key == "fields":
+            bad = bad or not value or not all(isinstance(f, str) and f for f in value)
+            what = "a non-empty list of field names"
+        elif key == "documents":
+            bad = bad or value < 0
+            what = "a count of documents"
+        elif key == "analyzer":
+            bad = bad or value not in ANALYZERS
+            what = f"one of {', '.join(ANALYZERS)}"
+        else:
+            what = f"a {kind.__name__ if isinstance(kind, type) else kind[0].__name__}"
+        if bad:
+            raise InputError(f"expected {what}, got {value!r}; rebuild the index", source=source, field=key)
+    return meta
+
+
 class TantivyBackend:
     """Search a directory built by ``build_index`` with Elasticsearch query DSL.
 
@@ -119,9 +174,12 @@ class TantivyBackend:
         meta_path = path / META
         if not meta_path.exists():
             raise RankwiseError(f"{path}: not a rankwise index (no {META}); build one with `rankwise index build`")
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        self.meta = read_index_meta(meta_path)
         self.name = name or path.name
-        self.index = tantivy.Index.open(str(path))
+        try:
+            self.index = tantivy.Index.open(str(path))
+        except ValueError as error:   # the index files themselves damaged or missing
+            raise RankwiseError(f"{path}: cannot open the index ({error}); rebuild it") from None
         self.index.register_tokenizer("rankwise", _analyzer(self.meta["analyzer"]))
         self.searcher = self.index.searcher()
         if not (path / IDS).exists():
