@@ -87,3 +87,19 @@ def test_an_unknown_argument_lists_each_argument_once_and_points_k_to_the_cut_of
         parse_metric("nDCG(k=3)")
     with pytest.raises(MetricParameterError, match=r"unknown argument\(s\) k; expected [^(]*$"):
         parse_metric("bpref(k=3)")   # no cut-off spelling: no hint
+
+
+def test_an_elasticsearch_metric_text_goes_through_the_document_door() -> None:
+    """``-m '{"precision": {"k": 1, "k": 5}}'`` took k=5 silently; bad JSON and a list of
+    parameters were raw JSONDecodeError and TypeError tracebacks."""
+    import pytest
+
+    from rankwise.errors import RankwiseError
+    from rankwise.metrics.names import parse_metric
+
+    assert parse_metric('{"precision": {"k": 5}}').params[0] == ("k", 5)
+    for text, message in (('{"precision": {"k": 1, "k": 5}}', r"the key 'k' appears twice in one object"),
+                          ('{"precision": {"k": 1}', r"not valid JSON \(Expecting ',' delimiter"),
+                          ('{"precision": [1]}', r"the parameters of precision are an object.*got list")):
+        with pytest.raises(RankwiseError, match=message):
+            parse_metric(text)

@@ -201,12 +201,18 @@ def parse_elasticsearch(metric: dict | str) -> MetricSpec:
     """
     import json
 
+    from rankwise.data.documents import parse_json
+
     written = metric if isinstance(metric, str) else json.dumps(metric, sort_keys=True)
-    obj = json.loads(metric) if isinstance(metric, str) else metric
+    # the document door: a key given twice, bad JSON and deep nesting are errors naming the metric
+    obj = parse_json(metric, metric) if isinstance(metric, str) else metric
     label = written
     if not isinstance(obj, dict) or len(obj) != 1:
         raise MetricParameterError(f"{label}: expected one Elasticsearch metric, e.g. {{\"dcg\": {{\"k\": 10}}}}")
     (kind, params), = obj.items()
+    if params is not None and not isinstance(params, dict):
+        raise MetricParameterError(f"{label}: the parameters of {kind} are an object, e.g. {{\"k\": 10}}; got "
+                                   f"{type(params).__name__}")
     family = _ES.get(kind)
     if family is None:
         raise MetricParameterError(f"{label}: unknown Elasticsearch metric {kind!r}; expected one of "
