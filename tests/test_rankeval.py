@@ -391,3 +391,13 @@ def test_a_system_whose_requests_all_failed_is_shown_failed(index: TantivyBacken
     grid = _grids(result)[0]
     assert grid.rows[0][1] == "-"
     assert "all 1 request(s) failed; the first: unsupported_query: query.fuzzy: not supported" in grid.note
+
+
+def test_a_rendered_template_that_gives_a_key_twice_is_refused() -> None:
+    """A template written as text can render a key twice: Elasticsearch refuses the body
+    (strict duplicate detection); rankwise took the last value."""
+    from rankwise.rankeval.templates import TemplateError, render
+
+    with pytest.raises(TemplateError, match="template 't': the rendered body gives the key 'title' twice"):
+        render("t", '{"query": {"match": {"title": "{{q}}", "title": "x"}}}', {"q": "a"})
+    assert render("t", '{"query": {"match": {"title": "{{q}}"}}}', {"q": "a"}) == {"query": {"match": {"title": "a"}}}

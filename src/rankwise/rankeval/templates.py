@@ -54,8 +54,15 @@ def render(template_id: str, source: dict[str, Any] | str, params: dict[str, Any
     except TemplateNotFoundError:
         raise TemplateError(f"template {template_id!r}: partials ({{{{> name}}}}) are not supported: Elasticsearch's "
                             "search templates have none") from None
+    from rankwise.data.documents import RepeatedKey, unique_keys
+
     try:
-        body = json.loads(rendered)
+        body = json.loads(rendered, object_pairs_hook=unique_keys)
+    except RepeatedKey as repeated:   # Elasticsearch refuses a duplicate key too (strict duplicate detection)
+        raise TemplateError(f"template {template_id!r}: the rendered body gives the key {repeated.key!r} twice in one "
+                            "object") from None
+    except RecursionError:
+        raise TemplateError(f"template {template_id!r}: the rendered body is nested too deeply") from None
     except json.JSONDecodeError as err:
         raise TemplateError(f"template {template_id!r}: the rendered body is not JSON ({err.msg} at column "
                             f"{err.colno}): {rendered[:200]}") from None
