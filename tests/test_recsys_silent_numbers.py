@@ -98,3 +98,23 @@ def test_an_item_with_two_feature_rows_is_refused(tmp_path) -> None:
     twice = r"features.csv:4: field 'item': item 'i2' is listed twice \(first on line 3\)"
     with pytest.raises(InputError, match=twice):
         beyond_accuracy({"u1": ["i1", "i2"]}, ["ild(similarity=cosine)@2"], features=str(features))
+
+
+def test_a_user_in_two_groups_or_none_is_refused(tmp_path) -> None:
+    """The last row's group was taken silently (u1 counted in g2 only); an empty group was the
+    group 'None'. The same group twice is one membership."""
+    lists = {"u1": ["a", "b"], "u2": ["b", "c"]}
+    train = {"u1": ["c"], "u2": ["a"]}
+    groups = tmp_path / "users.csv"
+    groups.write_text("user,group\nu1,g1\nu2,g2\nu1,g2\n")
+    with pytest.raises(InputError, match=r"users.csv:4: field 'group': user 'u1' is in two groups, 'g1' \(line 2\)"):
+        beyond_accuracy(lists, ["novelty@2"], train=train, user_groups=str(groups))
+    groups.write_text("user,group\nu1,g1\nu2,\n")
+    with pytest.raises(InputError, match=r"users.csv:3: field 'group': user 'u2' has an empty group"):
+        beyond_accuracy(lists, ["novelty@2"], train=train, user_groups=str(groups))
+    groups.write_text("user,group\nu1,g1\nu1,g1\nu2,g2\n")
+    rows = beyond_accuracy(lists, ["novelty@2"], train=train, user_groups=str(groups)).table
+    by_group = dict(zip(rows["user_group"], rows["value"], strict=True))
+    assert sorted(by_group) == ["all", "g1", "g2"]
+    alone = beyond_accuracy({"u1": lists["u1"]}, ["novelty@2"], train=train).table["value"].tolist()
+    assert by_group["g1"] == pytest.approx(alone[0])   # g1 holds u1 alone, listed twice

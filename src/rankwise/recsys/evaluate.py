@@ -106,14 +106,27 @@ def _read_user_groups(user_groups: Any) -> dict[Any, str]:
     """{user: group} from a dict or a table with a user column and a group column."""
     if isinstance(user_groups, Mapping):
         return {u: str(g) for u, g in user_groups.items()}
-    from rankwise.recsys.inputs import GROUP_COLUMNS, USER_COLUMNS, _column, _frame, source_of
+    from rankwise.recsys.inputs import GROUP_COLUMNS, USER_COLUMNS, _column, _frame, _place, source_of
 
     source = source_of(user_groups, "<user groups>")
     frame = _frame(user_groups, source)
     user = _column(frame, USER_COLUMNS, "user id", source)
     group = _column(frame, GROUP_COLUMNS + ("segment", "cohort"), "group", source)
     assert user is not None and group is not None
-    return dict(zip(frame.ids(user).tolist(), (str(g) for g in frame.values(group)), strict=True))
+    from rankwise.errors import InputError
+
+    out: dict[Any, str] = {}
+    first: dict[Any, int] = {}
+    for row, (who, value) in enumerate(zip(frame.ids(user).tolist(), frame.values(group), strict=True)):
+        if value is None or not str(value).strip():
+            raise InputError(f"user {who!r} has an empty {group}; expected one group per user", field=group,
+                             **frame.where(row))
+        if who in out and out[who] != str(value):   # which group would the user's lists count in?
+            raise InputError(f"user {who!r} is in two groups, {out[who]!r} ({_place(frame.where(first[who]))}) and "
+                             f"{str(value)!r}; expected one group per user", field=group, **frame.where(row))
+        out.setdefault(who, str(value))
+        first.setdefault(who, row)
+    return out
 
 
 def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = None, test: Any = None,
