@@ -119,6 +119,18 @@ def test_bandit_actions_stay_distinct(tmp_path: Path) -> None:
     assert read_bandit_log(str(log)).action.tolist() == ["01", "1", "001"]
 
 
+def test_a_target_policy_names_the_logged_actions_as_the_log_does(tmp_path: Path, rankwise_cli, capsys) -> None:
+    """Actions 01 and 02 in the log and in the policy table: the policy's were read as 1 and 2,
+    never met the log's, and IPS was 0.0. IPS = (1 x 0.9/0.5 + 0 + 1 x 0.9/0.5 + 1 x 0.1/0.5) / 4 = 0.95."""
+    log, policy = tmp_path / "log.csv", tmp_path / "policy.csv"
+    log.write_text("action,position,reward,pscore\n01,1,1,0.5\n02,1,0,0.5\n01,1,1,0.5\n02,1,1,0.5\n")
+    policy.write_text("action,probability\n01,0.9\n02,0.1\n")
+    capsys.readouterr()
+    assert rankwise_cli(["ope", str(log), "--policy", str(policy), "--no-position", "-f", "csv"]) == 0
+    rows = {r["estimator"]: r for r in _rows(capsys.readouterr().out)}
+    assert float(rows["ips"]["value"]) == pytest.approx(0.95)
+
+
 def test_plain_integer_ids_stay_integers(tmp_path: Path) -> None:
     """The fast path holds: ids written as int64 writes them are read as int64."""
     from rankwise.data.tables import read_table

@@ -156,7 +156,7 @@ def policy_from_log(log: BanditLog, rescale: bool = True) -> Policy:
 def policy_from_table(data: Any) -> Policy:
     """A policy table: ``action``, ``probability`` and optionally ``position`` (else every
     position)."""
-    return _policy_from_pieces(tables_of(data, None))
+    return _policy_from_pieces(tables_of(data, None, ids=["action"]))
 
 
 def _policy_from_pieces(pieces: list[tuple[str, int, Any]]) -> Policy:
@@ -189,7 +189,7 @@ def target_policy(spec: Any, action: str = "action", position: str | None = "pos
     """
     if isinstance(spec, str) and spec == "uniform":
         return "uniform", []
-    pieces = tables_of(spec, None)
+    pieces = tables_of(spec, None, ids=list(dict.fromkeys(["action", action])))   # actions as the log reads them
     if all("probability" in table.column_names for _, _, table in pieces):
         return _policy_from_pieces(pieces), []
     other = _log_from_pieces(pieces, action, position, reward, pscore)
