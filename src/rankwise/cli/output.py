@@ -165,6 +165,30 @@ def output_options(argv: list[str]) -> tuple[str, ...]:
     return OUTPUT_OPTIONS
 
 
+def _output_arguments(argv: list[str]) -> list[tuple[int, str, str]]:
+    """``(position, option, path)`` of each output the command line names (``-o PATH``: the
+    path's position; ``--plot=PATH``: that argument's). The one reading of output options that
+    ``command_inputs`` and ``refuse_shared_outputs`` share.
+
+    >>> _output_arguments(["beyond", "reco.csv", "-o", "a.csv", "--plot=a.png"])
+    [(3, '-o', 'a.csv'), (4, '--plot', 'a.png')]
+    """
+    outputs = output_options(argv)
+    named: list[tuple[int, str, str]] = []
+    skip = False
+    for at, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        option, equals, value = arg.partition("=")
+        if equals and option in outputs:
+            named.append((at, option, value))
+        elif arg in outputs and at + 1 < len(argv):
+            named.append((at + 1, arg, argv[at + 1]))
+            skip = True
+    return named
+
+
 def refuse_shared_outputs(argv: list[str]) -> None:
     """Fail when two output options of the command line name one file (``-o out.png --plot
     out.png``: the table replaced the plot); the same file through a symlink or a hard link
@@ -176,16 +200,8 @@ def refuse_shared_outputs(argv: list[str]) -> None:
     ...
     SystemExit: 2
     """
-    outputs = output_options(argv)
-    named: list[tuple[str, str]] = []
-    for at, arg in enumerate(argv):
-        option, equals, value = arg.partition("=")
-        if equals and option in outputs:
-            named.append((option, value))
-        elif arg in outputs and at + 1 < len(argv):
-            named.append((arg, argv[at + 1]))
     seen: list[tuple[str, str]] = []
-    for option, path in named:
+    for _, option, path in _output_arguments(argv):
         if path in ("", "-") or path.startswith("/dev/"):
             continue
         for other, earlier in seen:
@@ -213,18 +229,12 @@ def command_inputs(argv: list[str]) -> list[str]:
     ['log.csv', 'log.csv']
     """
     outputs = output_options(argv)
+    written = {at for at, _, _ in _output_arguments(argv)}
     found: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
+    for at, arg in enumerate(argv):
+        if at in written or arg in outputs:
             continue
-        if arg in outputs:
-            skip = True
-            continue
-        option, equals, value = arg.partition("=")
-        if equals and option in outputs:
-            continue
+        _, equals, value = arg.partition("=")
         for candidate in (arg, value if equals else None):
             if candidate and os.path.exists(candidate):
                 found.append(candidate)

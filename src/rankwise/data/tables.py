@@ -126,8 +126,10 @@ def _plain_integers(chunk: Any) -> Any:
 
     from rankwise.data.arrow import offsets
 
-    if len(chunk) == 0 or chunk.buffers()[2] is None:
-        return pa.array([], type=pa.int64()) if len(chunk) == 0 else None
+    if len(chunk) == 0:
+        return pa.array([], type=pa.int64())
+    if chunk.buffers()[2] is None:   # every value empty
+        return None
     bounds = offsets(chunk)
     text = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)
     starts, lengths = bounds[:-1], np.diff(bounds)

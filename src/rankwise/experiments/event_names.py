@@ -5,9 +5,7 @@ summed nothing in every variant, each value its conditions name (the event type 
 nothing), and a value that no row holds is refused, with the values present. Numeric values
 (``amount = 5``) compare as numbers and are not looked up.
 
->>> from rankwise.experiments.definitions import parse_definition
->>> definition = parse_definition("count(clicks)", "c")
->>> missing_events([definition], {"event": ["click", "view", "click"]}, "event", [("event", "clicks", "count(clicks)")])
+>>> missing_events({"event": ["click", "view", "click"]}, "event", [("event", "clicks", "count(clicks)")])
 Traceback (most recent call last):
 ...
 rankwise.errors.InputError: <input>: field 'event': count(clicks) names event 'clicks', ...; its events are 'click', ...
@@ -30,7 +28,7 @@ _SHOWN = 30
 """Event types listed in the error at most."""
 
 
-def zero_event_targets(definitions: Sequence[Definition], moments: VariantMoments,
+def unmet_conditions(definitions: Sequence[Definition], moments: VariantMoments,
                        event: str = "event") -> list[tuple[str, str, str]]:
     """``(column, value, aggregation as written)`` for each value an ``=`` or ``in`` condition
     names (a count's event type included) in an aggregation whose per-unit column is zero in
@@ -94,9 +92,8 @@ def event_types(data: Any, event: str) -> list[str]:
     return sorted(found)
 
 
-def missing_events(definitions: Sequence[Definition], data: Any, event: str,
-                   zero: Sequence[tuple[str, str, str]]) -> None:
-    """An ``InputError`` for the first of ``zero`` (``zero_event_targets``: values named by
+def missing_events(data: Any, event: str, zero: Sequence[tuple[str, str, str]]) -> None:
+    """An ``InputError`` for the first of ``zero`` (``unmet_conditions``: values named by
     aggregations that counted nothing) that no row of the data holds, naming the values present."""
     present: dict[str, list[str]] = {}
     for column, value, spelled in zero:
@@ -124,4 +121,4 @@ def _described(data: Any) -> str:
     return "<input>"
 
 
-__all__ = ["event_types", "missing_events", "zero_event_targets"]
+__all__ = ["event_types", "missing_events", "unmet_conditions"]

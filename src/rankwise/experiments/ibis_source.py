@@ -98,12 +98,16 @@ def _tables(connection: Any) -> list[str] | None:
 
 
 _SOURCES: dict[int, tuple[Any, str]] = {}
-"""The tables ``connect_table`` made, by identity, with the source a message names (the URL
-and the table or ``--query``): an Ibis expression does not carry its connection's URL."""
+"""The tables ``connect_table`` made, by identity (a weak reference: the table is not kept
+alive), with the source a message names (the URL and the table or ``--query``): an Ibis
+expression does not carry its connection's URL."""
 
 
 def _named(table: Any, source: str) -> Any:
-    _SOURCES[id(table)] = (table, source)
+    import weakref
+
+    key = id(table)
+    _SOURCES[key] = (weakref.ref(table, lambda _: _SOURCES.pop(key, None)), source)
     return table
 
 
@@ -111,7 +115,7 @@ def _describe(table: Any) -> str:
     """What a message names a table by: the URL it came from (``connect_table``), else its name
     in its backend, else ``<ibis expression>``."""
     known = _SOURCES.get(id(table))
-    if known is not None and known[0] is table:
+    if known is not None and known[0]() is table:
         return known[1]
     try:
         name = table.get_name()

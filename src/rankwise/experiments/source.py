@@ -222,10 +222,9 @@ def measure(data: Any, plan: Plan) -> Measured:
     else:
         assert units is not None
         measured = _adjusted(units, plan, table, looks_data, warnings)
-    from rankwise.experiments.event_names import missing_events, zero_event_targets
+    from rankwise.experiments.event_names import missing_events, unmet_conditions
 
-    missing_events(plan.definitions, data, source.event,
-                   zero_event_targets(plan.definitions, measured.moments, source.event))
+    missing_events(data, source.event, unmet_conditions(plan.definitions, measured.moments, source.event))
     measured.plan = plan
     return measured
 

@@ -105,7 +105,7 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     return meta
 
 
-_META_KEYS: dict[str, type | tuple[type, ...]] = {
+_META_KEYS: dict[str, type] = {
     "id_field": str, "fields": list, "analyzer": str, "documents": int, "empty_fields": dict, "corpus": str,
     "rankwise": str,
 }
@@ -136,11 +136,10 @@ def read_index_meta(path: str | Path) -> dict[str, Any]:
         raise InputError(f"expected a JSON object, got {type(meta).__name__}; rebuild the index", source=source)
     unknown = sorted(set(meta) - set(_META_KEYS))
     missing = [k for k in _META_KEYS if k not in meta]
-    if unknown or missing:
-        said = "; ".join(part for part in (f"unknown key(s) {', '.join(map(repr, unknown))}" if unknown else "",
-                                            f"missing key(s) {', '.join(map(repr, missing))}" if missing else "")
-                         if part)
-        raise InputError(f"{said}; expected {', '.join(_META_KEYS)}; rebuild the index", source=source)
+    said = ([f"unknown key(s) {', '.join(map(repr, unknown))}"] if unknown else []) + \
+        ([f"missing key(s) {', '.join(map(repr, missing))}"] if missing else [])
+    if said:
+        raise InputError(f"{'; '.join(said)}; expected {', '.join(_META_KEYS)}; rebuild the index", source=source)
     for key, kind in _META_KEYS.items():
         value = meta[key]
         bad = not isinstance(value, kind) or isinstance(value, bool)
@@ -154,7 +153,7 @@ def read_index_meta(path: str | Path) -> dict[str, Any]:
             bad = bad or value not in ANALYZERS
             what = f"one of {', '.join(ANALYZERS)}"
         else:
-            what = f"a {kind.__name__ if isinstance(kind, type) else kind[0].__name__}"
+            what = f"a {kind.__name__}"
         if bad:
             raise InputError(f"expected {what}, got {value!r}; rebuild the index", source=source, field=key)
     return meta

@@ -3,6 +3,7 @@ recommendation lists, in the one result shape (``rankwise.results``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,6 +190,11 @@ def beyond_accuracy(runs: Any, metrics: str | Sequence[str], *, train: Any = Non
               "features": features is not None, "groups": groups is not None}
     by_user_group = _read_user_groups(user_groups) if user_groups is not None else None
     rows, per_user_frames, warnings = [], [], []
+    if isinstance(catalogue, (str, os.PathLike)):   # one file for every run: read once, its notes said once
+        from rankwise.recsys.inputs import read_catalogue
+
+        catalogue, notes = read_catalogue(catalogue)
+        warnings += notes
     for run_name, run in named:
         data = RecsysData.build(run, train=train, test=test, catalogue=catalogue, features=features, groups=groups,
                                 rating_threshold=rating_threshold)
