@@ -136,3 +136,103 @@ def test_ctrl_c_in_a_command_exits_130_without_a_traceback(tmp_path: Path) -> No
     os.close(write_end)
     assert child.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
+
+
+# Directories rankwise writes (a search index, a stored click log) appear whole or not at all
+# too (``atomic.atomic_directory``): built beside their place and moved there when complete.
+CLICKS = DATA / "clicks" / "clara2_head.tsv"
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _index_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str], str]:
+    good = tmp_path / "docs.jsonl"
+    good.write_text('{"id": "d1", "title": "red apple"}\n{"id": "d2", "title": "green pear"}\n')
+    bad = tmp_path / "bad.jsonl"   # two documents are indexed before the third fails
+    bad.write_text(good.read_text() + '{"id": "d3", "title": ["not", "text"]}\n')
+    argv = ["index", "build", "-o", str(tmp_path / "out"), "--fields", "title", "--overwrite"]
+    return [*argv, str(good)], [*argv, str(bad)], "rankwise-index.json"
+
+
+def _stored_log_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str], str]:
+    from rankwise.clicks import store
+
+    finish = store.LogWriter._finish
+
+    def full_disk(self: Any, folder: Path, chunk_size: int) -> None:   # half the files, then no space
+        (folder / "pairs.i32").write_bytes(b"\0" * 8)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    argv = ["clicks", "convert", str(CLICKS), "-o", str(tmp_path / "out")]
+    monkeypatch.setattr(store.LogWriter, "_finish", finish)
+    return argv, argv, "log.json", full_disk   # type: ignore[return-value]
+
+
+DIRECTORY_OUTPUTS = {"index build": _index_case, "clicks convert (stored log)": _stored_log_case}
+
+
+@pytest.mark.parametrize("case", sorted(DIRECTORY_OUTPUTS))
+def test_a_directory_output_is_whole_or_untouched(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = DIRECTORY_OUTPUTS[case](tmp_path, monkeypatch)
+    first, failing, marker = made[:3]
+    runner = CliRunner()
+    assert runner.invoke(app, first).exit_code == 0
+    out = tmp_path / "out"
+    before, listing = _tree(out), sorted(os.listdir(tmp_path))
+    assert marker in before
+    if len(made) > 3:   # the failure comes from the disk, half-way through the writing
+        from rankwise.clicks import store
+
+        monkeypatch.setattr(store.LogWriter, "_finish", made[3])
+    result = runner.invoke(app, failing)
+    assert result.exit_code == 2, result.output
+    assert _tree(out) == before                            # the old directory, whole
+    assert sorted(os.listdir(tmp_path)) == listing         # no half-built directory beside it
+    fresh = tmp_path / "fresh"
+    result = runner.invoke(app, [a if a != str(out) else str(fresh) for a in failing])
+    assert result.exit_code == 2 and not fresh.exists()    # a failed first build leaves nothing
+
+
+@pytest.mark.parametrize("case", sorted(DIRECTORY_OUTPUTS))
+def test_a_directory_output_never_replaces_a_directory_it_did_not_write(case: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = DIRECTORY_OUTPUTS[case](tmp_path, monkeypatch)[0]
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    result = CliRunner().invoke(app, first)
+    assert result.exit_code == 2 and "choose another directory" in result.output
+    assert _tree(out) == {"thesis.tex": b"years of work"}
+    out.joinpath("thesis.tex").unlink()                    # an empty directory is filled
+    assert CliRunner().invoke(app, first).exit_code == 0 and oct(out.stat().st_mode & 0o777) != "0o700"
+
+
+def test_a_stored_log_written_from_a_stream_that_fails_is_not_left_looking_whole(tmp_path: Path) -> None:
+    from rankwise.clicks import ClickLog, open_log, save_log, write_log
+
+    out = tmp_path / "log"
+    save_log(ClickLog.from_arrays(["q"], [["a", "b"]], [[0, 1]]), out)
+
+    def stream() -> Any:
+        yield ClickLog.from_arrays(["r"], [["c"]], [[1]])
+        raise ValueError("the source broke")
+
+    with pytest.raises(ValueError, match="the source broke"):
+        write_log(stream(), out, ranks=2)
+    kept = open_log(out)      # before: the broken stream's one session was closed as a whole log
+    assert (kept.sessions, kept.query_ids, kept.doc_ids) == (1, ["q"], ["a", "b"])
+    assert sorted(os.listdir(tmp_path)) == ["log"]
+
+
+def test_only_the_gateway_makes_directories() -> None:
+    """A new directory output cannot bypass ``atomic_directory``: no other module makes one."""
+    import re
+
+    source = Path(atomic.__file__).resolve().parents[1]
+    makers = re.compile(r"\.mkdir\(|os\.makedirs\(|os\.mkdir\(")
+    found = [f"{p.relative_to(source)}: {line.strip()}" for p in sorted(source.rglob("*.py")) if p.name != "atomic.py"
+             for line in p.read_text(encoding="utf-8").splitlines()
+             if makers.search(line) and not line.lstrip().startswith((">>>", "..."))]   # examples may
+    assert found == []

@@ -371,7 +371,7 @@ def test_overwrite_replaces_only_a_rankwise_index(tmp_path: Path) -> None:
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "thesis.tex").write_text("years of work")
-    with pytest.raises(RankwiseError, match="is not a rankwise index .* remove the directory yourself"):
+    with pytest.raises(RankwiseError, match="is not a rankwise index .* choose another directory"):
         build_index(corpus, precious, "id", ["title"], overwrite=True)
     assert (precious / "thesis.tex").read_text() == "years of work"
     index = tmp_path / "index"

@@ -47,16 +47,17 @@ class LogWriter:
     """
 
     def __init__(self, directory: str | os.PathLike[str], ranks: int) -> None:
-        from rankwise.data.atomic import refuse_protected_tree
+        from contextlib import ExitStack
 
-        self.directory = Path(directory)
+        from rankwise.data.atomic import atomic_directory
         from rankwise.errors import OutputError
 
-        refuse_protected_tree(self.directory)
+        self.directory = Path(directory)
         if self.directory.exists() and not self.directory.is_dir():
             raise OutputError(f"{self.directory}: exists and is not a directory; a stored log is a directory (or give "
                               "the output a .parquet, .csv or .tsv suffix)")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self._stack = ExitStack()   # the log is written beside its place and moved there whole by close()
+        self._building = self._stack.enter_context(atomic_directory(self.directory, "log.json", "stored click log"))
         self.ranks = int(ranks)
         self.query_ids: list[str] = []
         self.doc_ids: list[str] = []
@@ -64,13 +65,22 @@ class LogWriter:
         self._doc_code: dict[str, int] = {}
         self.sessions = 0
         self.notes: list[str] = []
-        self._files = {name: open(self.directory / name, "wb") for name in ("query.i32", "keys.tmp", "clicks.i8")}
+        self._files = {name: open(self._building / name, "wb") for name in ("query.i32", "keys.tmp", "clicks.i8")}
 
     def __enter__(self) -> LogWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        if exc[0] is None:
+            self.close()
+        else:
+            self.discard(*exc)
+
+    def discard(self, *exc: Any) -> None:
+        """Drop what was written: the directory is left as it was (``exc``: the error, if any)."""
+        for handle in self._files.values():
+            handle.close()
+        self._stack.__exit__(*(exc or (None, None, None)))
 
     def _map(self, ids: list[str], codes: dict[str, int], into: list[str]) -> np.ndarray:
         out = np.empty(len(ids), dtype=np.int64)
@@ -100,28 +110,36 @@ class LogWriter:
         self.notes.extend(log.notes)
 
     def close(self, chunk_size: int = 1_000_000) -> None:
-        """Number the pairs and write ``pairs.i32``, ``pair_query.i32``, ``pair_doc.i32``
-        and ``log.json``."""
+        """Number the pairs, write ``pairs.i32``, ``pair_query.i32``, ``pair_doc.i32`` and
+        ``log.json``, and move the log to its directory, whole (an error leaves none)."""
         if self._files["query.i32"].closed:
             return
         for handle in self._files.values():
             handle.close()
-        keys_path = self.directory / "keys.tmp"
+        try:
+            self._finish(self._building, chunk_size)
+        except BaseException as error:
+            self._stack.__exit__(type(error), error, error.__traceback__)
+            raise
+        self._stack.close()
+
+    def _finish(self, folder: Path, chunk_size: int) -> None:
+        keys_path = folder / "keys.tmp"
         unique = np.empty(0, dtype=np.int64)
         for keys in _read_rows(keys_path, "<i8", self.ranks, self.sessions, chunk_size):
             unique = union(unique, keys[keys >= 0])
         if len(unique) >= 2**31:
             raise InputError("more than 2^31 (query, document) pairs", field="pairs")
-        with open(self.directory / "pairs.i32", "wb") as out:
+        with open(folder / "pairs.i32", "wb") as out:
             for keys in _read_rows(keys_path, "<i8", self.ranks, self.sessions, chunk_size):
                 pairs = np.where(keys >= 0, np.searchsorted(unique, keys), -1)
                 out.write(pairs.astype("<i4").tobytes())
         keys_path.unlink()
-        (unique // SHIFT).astype("<i4").tofile(self.directory / "pair_query.i32")
-        (unique % SHIFT).astype("<i4").tofile(self.directory / "pair_doc.i32")
+        (unique // SHIFT).astype("<i4").tofile(folder / "pair_query.i32")
+        (unique % SHIFT).astype("<i4").tofile(folder / "pair_doc.i32")
         meta = {"format": FORMAT, "version": 1, "sessions": self.sessions, "ranks": self.ranks,
                 "pairs": int(len(unique)), "query_ids": self.query_ids, "doc_ids": self.doc_ids, "notes": self.notes}
-        (self.directory / "log.json").write_text(json.dumps(meta))
+        (folder / "log.json").write_text(json.dumps(meta))
 
 
 def _read_rows(path: Path, dtype: str, width: int, rows: int, chunk_size: int,

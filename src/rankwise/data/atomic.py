@@ -34,9 +34,7 @@ from rankwise.protected import protected_inputs, refuse_protected, refuse_protec
 
 def _mode_for_new_file() -> int:
     """The permission bits an ordinary ``open(path, "w")`` would give (0o666 less the umask)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+    return 0o666 & ~_umask()
 
 
 _SYSTEM_FOLDERS = ("/dev/", "/proc/")
@@ -116,6 +114,82 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
         yield f
 
 
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike[str], marker: str, kind: str) -> Iterator[Path]:
+    """A temporary directory beside ``path`` to fill; when the block ends without an error it
+    takes the place of ``path``, whole, and whatever was there goes; an error or Ctrl-C removes it
+    and leaves ``path`` as it was. A directory at ``path`` is replaced only when it is empty or is
+    a ``kind`` (it holds the file ``marker``, which only rankwise writes there): any other
+    directory, a file, or a directory holding an input of the command is refused before anything
+    is written.
+
+    >>> import os, tempfile
+    >>> folder = os.path.join(tempfile.mkdtemp(), "index")
+    >>> with atomic_directory(folder, "meta.json", "rankwise index") as temporary:
+    ...     _ = (temporary / "meta.json").write_text("{}")
+    >>> try:
+    ...     with atomic_directory(folder, "meta.json", "rankwise index") as temporary:
+    ...         _ = (temporary / "half").write_text("...")
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> os.listdir(folder), os.listdir(os.path.dirname(folder))   # the old directory, no leftovers
+    (['meta.json'], ['index'])
+    """
+    import shutil
+    import tempfile
+
+    target = Path(path)
+    refuse_protected_tree(target)
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"{target}: exists and is not a directory; a {kind} is a directory")
+    if target.is_dir() and any(target.iterdir()) and not (target / marker).is_file():
+        raise OutputError(f"{target}: is not a {kind} (it has no {marker}) and is not empty; rankwise replaces "
+                          f"only a {kind} it wrote: choose another directory")
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=folder))
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write ({error.strerror or error})") from None
+    try:
+        yield temporary
+        os.chmod(temporary, 0o777 & ~_umask())
+        _replace_directory(temporary, target)
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write ({error.strerror or error}); the directory was left as it "
+                          "was") from None
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _replace_directory(new: Path, target: Path) -> None:
+    """Move the directory ``new`` to ``target``; a directory already there is moved aside first
+    and removed once ``new`` is in place (moved back if it cannot be)."""
+    import shutil
+    import tempfile
+
+    if not target.exists():
+        os.rename(new, target)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=new.parent))
+    old = aside / "old"
+    os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except OSError:
+        os.rename(old, target)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
 def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
     """``Path(path).write_text(text)``, whole or not at all."""
     with atomic_open(path, "w", encoding=encoding) as f:
@@ -128,5 +202,5 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         f.write(data)
 
 
-__all__ = ["atomic_open", "atomic_path", "protected_inputs", "refuse_protected", "refuse_protected_tree",
-           "write_bytes", "write_text"]
+__all__ = ["atomic_directory", "atomic_open", "atomic_path", "protected_inputs", "refuse_protected",
+           "refuse_protected_tree", "write_bytes", "write_text"]

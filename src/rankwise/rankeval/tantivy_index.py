@@ -4,7 +4,6 @@ Elasticsearch query DSL translated by ``rankwise.rankeval.dsl`` (BM25, k1 = 1.2,
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +47,6 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     >>> build_index(corpus, os.path.join(d, "index"), "id", ["title"])["documents"]
     2
     """
-    import tantivy
-
     if analyzer not in ANALYZERS:
         raise RankwiseError(f"analyzer {analyzer!r}: expected one of {', '.join(ANALYZERS)}")
     if not fields:
@@ -57,19 +54,18 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     if id_field in fields:
         raise RankwiseError(f"the id field {id_field!r} cannot also be a text field")
     out = Path(out)
-    from rankwise.data.atomic import refuse_protected_tree
+    from rankwise.data.atomic import atomic_directory
 
-    refuse_protected_tree(out)
-    if out.exists() and not out.is_dir():
-        raise RankwiseError(f"{out} exists and is not a directory")
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise RankwiseError(f"{out} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
-        if not (out / META).is_file():   # only a rankwise index is deleted, never any other directory
-            raise RankwiseError(f"{out} is not a rankwise index (it has no {META}); --overwrite replaces "
-                                "only an index rankwise built: remove the directory yourself or choose another")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.is_dir() and any(out.iterdir()) and (out / META).is_file() and not overwrite:
+        raise RankwiseError(f"{out} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+    with atomic_directory(out, META, "rankwise index") as building:   # whole or not at all
+        return _build(corpus, building, id_field, fields, analyzer)
+
+
+def _build(corpus: str | Path, out: Path, id_field: str, fields: list[str], analyzer: str) -> dict[str, Any]:
+    """Build the index in the (new, empty) directory ``out``."""
+    import tantivy
+
     builder = tantivy.SchemaBuilder()
     builder.add_text_field(id_field, stored=True, tokenizer_name="raw")
     builder.add_unsigned_field(ORD, fast=True)
@@ -79,30 +75,42 @@ def build_index(corpus: str | Path, out: str | Path, id_field: str, fields: list
     index = tantivy.Index(schema, path=str(out))
     index.register_tokenizer("rankwise", _analyzer(analyzer))
     writer = index.writer(heap_size=256_000_000, num_threads=1)  # one segment, in file order: reproducible ties
-    empty = dict.fromkeys(fields, 0)
-    count = 0
-    ids: list[str] = []
-    for _, doc_id, texts in read_documents(corpus, id_field, fields):
-        if "\n" in doc_id:
-            raise RankwiseError(f"document id {doc_id!r} contains a line break")
-        document = tantivy.Document()
-        document.add_text(id_field, doc_id)
-        document.add_unsigned(ORD, count)
-        ids.append(doc_id)
-        for name, text in texts.items():
-            if not text:
-                empty[name] += 1
-            document.add_text(name, text or "")
-        writer.add_document(document)
-        count += 1
+    try:
+        empty, ids = _add_documents(tantivy, writer, corpus, id_field, fields)
+    except BaseException:
+        writer.rollback()   # its threads write no more into the directory about to be removed
+        writer.wait_merging_threads()
+        raise
     writer.commit()
     writer.wait_merging_threads()
+    count = len(ids)
     meta = {"id_field": id_field, "fields": fields, "analyzer": analyzer, "documents": count,
             "empty_fields": {k: v for k, v in empty.items() if v}, "corpus": Path(corpus).name,
             "rankwise": __version__}
     (out / IDS).write_text("".join(i + "\n" for i in ids), encoding="utf-8")
     (out / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta
+
+
+def _add_documents(tantivy: Any, writer: Any, corpus: str | Path, id_field: str, fields: list[str]
+                   ) -> tuple[dict[str, int], list[str]]:
+    """Add each document of ``corpus`` to ``writer``; the documents with an empty or missing
+    field, by field, and the ids in file order."""
+    empty = dict.fromkeys(fields, 0)
+    ids: list[str] = []
+    for _, doc_id, texts in read_documents(corpus, id_field, fields):
+        if "\n" in doc_id:
+            raise RankwiseError(f"document id {doc_id!r} contains a line break")
+        document = tantivy.Document()
+        document.add_text(id_field, doc_id)
+        document.add_unsigned(ORD, len(ids))
+        ids.append(doc_id)
+        for name, text in texts.items():
+            if not text:
+                empty[name] += 1
+            document.add_text(name, text or "")
+        writer.add_document(document)
+    return empty, ids
 
 
 _META_KEYS: dict[str, type] = {
