@@ -94,6 +94,7 @@ SEEDS: dict[str, tuple[str, bytes, Callable[[Path], Any]]] = {
     "interleaving credits": _fuzz("interleaving credits"),
     "per-variant statistics": _fuzz("statistics table"),
     "catalogue": (".txt", b"item_id\ni1\ni2\ni3\n", lambda p: _call("rankwise.recsys.inputs:read_catalogue", p)),
+    "id lines": (".txt", b"unit\nu1\nu2\nu3\n", lambda p: _call("rankwise.data.id_lines:read_id_lines", p, ["unit"])),
     "corpus": (".jsonl", b'{"id": "d1", "title": "a b"}\n{"id": "d2", "title": "c"}\n',
                lambda p: list(_call("rankwise.rankeval.corpus:read_documents", p, "id", ["title"]))),
     "ratings": _fuzz("rank-eval ratings"),

@@ -116,6 +116,27 @@ def test_the_assign_command_matches_the_sdks_default_with_hash_version_1(tmp_pat
     assert sum(a != b for a, b in zip(outputs["2"], theirs, strict=True)) > 100   # the default differs
 
 
+def test_assign_reads_a_text_file_of_units_as_the_table_and_says_what_it_changed(tmp_path: Path) -> None:
+    """One id per line: a first line naming the --unit column was assigned as a unit 'user', and
+    empty lines, spaces around an id and repeats went unsaid (" u2" and "u2" hash apart)."""
+    from typer.testing import CliRunner
+
+    from rankwise.cli.main import app
+
+    (tmp_path / "users.txt").write_text("user\nu1\n\n u2\nu1\n")
+    (tmp_path / "users.csv").write_text("user\nu1\nu2\nu1\n")
+    runner = CliRunner()
+    text = runner.invoke(app, ["assign", str(tmp_path / "users.txt"), "--unit", "user", "--experiment", "e"])
+    table = runner.invoke(app, ["assign", str(tmp_path / "users.csv"), "--unit", "user", "--experiment", "e"])
+    assert text.exit_code == table.exit_code == 0
+    assert text.stdout == table.stdout and text.stdout.splitlines()[1:] == [
+        f"u1,{experiments.assign(['u1'], 'e')[0]}", f"u2,{experiments.assign(['u2'], 'e')[0]}",
+        f"u1,{experiments.assign(['u1'], 'e')[0]}"]
+    assert "users.txt: 1 empty line(s) skipped" in text.stderr
+    assert "users.txt: 1 unit(s) had spaces or tabs around them, removed (line 4)" in text.stderr
+    assert "users.txt: 1 unit(s) listed more than once (first at line 5)" in text.stderr
+
+
 def test_ramping_coverage_never_moves_a_unit() -> None:
     ids = _ids(20_000, 11)
     before = experiments.assign(ids, "ramp", [0.5, 0.5], 0.1)

@@ -367,15 +367,19 @@ def assign(
 
 
 def _unit_ids(paths: list[str], column: str) -> list[str]:
-    """Unit ids from tables (the ``column``) or from text files with one id per line."""
+    """Unit ids from tables (the ``column``) or from text files with one id per line (a first
+    line naming the column is a header; what was skipped or changed is said in warnings)."""
     from rankwise.data.tables import tables_of
 
     ids: list[str] = []
     for path in paths:
         if path.lower().removesuffix(".gz").endswith((".txt", ".ids")):
-            from rankwise.data.trec_io import read_text
+            from rankwise.cli.output import warn
+            from rankwise.data.id_lines import read_id_lines
 
-            ids += [line.strip() for line in read_text(path).splitlines() if line.strip()]
+            listed, notes = read_id_lines(path, [column], "unit")
+            ids += listed
+            warn(notes)
             continue
         for _, _, table in tables_of(path, [column], ids=[column]):
             ids += [str(v) if v is not None else "" for v in table.column(column).to_pylist()]

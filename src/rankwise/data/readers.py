@@ -59,6 +59,7 @@ READERS: tuple[Reader, ...] = (
     Reader("per-variant statistics", "rankwise.experiments.statistics_table:read_statistics",
            "sufficient statistics per variant"),
     Reader("catalogue", "rankwise.recsys.inputs:read_catalogue", "the item catalogue of coverage"),
+    Reader("id lines", "rankwise.data.id_lines:read_id_lines", "one id per line: units to assign, items"),
     Reader("corpus", "rankwise.rankeval.corpus:read_documents", "documents to index: JSONL or CSV/TSV"),
     Reader("ratings", "rankwise.rankeval.judging:read_ratings", "relevance ratings (CSV)"),
     Reader("rank-eval spec", "rankwise.rankeval.spec:load_spec", "a rank-eval spec (JSON or YAML)"),

@@ -818,8 +818,9 @@ def read_catalogue(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]
     """
     import pyarrow as pa
 
+    from rankwise.data.id_lines import read_id_lines
     from rankwise.data.tables import exact_ids
-    from rankwise.data.trec_io import check_file, read_text
+    from rankwise.data.trec_io import check_file
 
     source = os.fspath(path)
     shown = os.path.basename(source)
@@ -830,18 +831,14 @@ def read_catalogue(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]
         column = _column(frame, ITEM_COLUMNS, "item id", source)
         assert column is not None
         ids = frame.ids(column)
-        empty = 0
+        if len(ids) == 0:
+            raise InputError("no items: expected a table with an item column and a row per item", source=source)
+        notes: list[str] = []
     else:
-        lines = read_text(path).splitlines()
-        if lines and lines[0].strip().lower() in ITEM_COLUMNS:
-            lines = lines[1:]
-        kept = [line.strip() for line in lines if line.strip()]
-        empty = len(lines) - len(kept)
+        kept, notes = read_id_lines(path, ITEM_COLUMNS, "item")
+        notes = [note for note in notes if "more than once" not in note]   # said below, for tables too
         ids = np.asarray(exact_ids(pa.chunked_array([kept], type=pa.string())).to_numpy(zero_copy_only=False))
         ids = ids if ids.dtype.kind in "iu" else ids.astype(object)
-    if len(ids) == 0:
-        raise InputError("no items: expected one item id per line (or a table with an item column)", source=source)
-    notes = [f"{shown}: {empty} empty line(s) skipped"] if empty else []
     unique = ~keys_of(ids).duplicated().to_numpy()
     if not unique.all():
         notes.append(f"{shown}: {int((~unique).sum())} item(s) listed more than once: each counts once")
