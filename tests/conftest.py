@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests assert values, never speed (speed is shown by benchmarks/): no example may fail
+# for having taken longer than Hypothesis's default 200 ms on a loaded machine.
+settings.register_profile("rankwise", deadline=None)
+settings.load_profile("rankwise")
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"
