@@ -8,7 +8,8 @@ memory, while a page freed by one step can still serve the next without being fa
 afresh (giving pages back at once doubled the system time of a large evaluation). The short
 commands that evaluate keep them for the whole second (``SHORT_COMMAND_PAGES_KEPT_MS``), have
 glibc keep freed heap memory for reuse (``reuse_freed_heap``) and NumPy ask for no transparent
-huge pages and one OpenBLAS thread (``numpy_for_short_commands``).
+huge pages and one OpenBLAS thread (``numpy_for_short_commands``), and look for reference cycles
+rarely (``rare_cycle_collection``).
 """
 
 from __future__ import annotations
@@ -109,3 +110,30 @@ def numpy_for_short_commands() -> bool:
     for name, value in SHORT_COMMAND_NUMPY.items():
         os.environ.setdefault(name, value)
     return True
+
+
+SHORT_COMMAND_COLLECTION = (50_000, 20, 20)
+"""Python's garbage-collection thresholds for the short commands (the default is 700, 10, 10)."""
+
+
+def rare_cycle_collection() -> tuple[int, int, int]:
+    """Have Python look for reference cycles after 50,000 new objects instead of 700, for the
+    short commands that evaluate; returns the thresholds it replaced.
+
+    Importing NumPy, pyarrow and the modules of an evaluation creates hundreds of thousands of
+    objects, none of them garbage; with the default thresholds Python walked them in about 60
+    collections, with these in none. On a 100,000-row run (24 runs of each, in turn) the median
+    wall time fell from 0.355 s to 0.258 s and the processor time from 0.38 s to 0.27 s; on a
+    7-million-row run, from 1.51 s to 1.43 s. The evaluation itself makes few cycles (its data
+    are arrays), and the process ends as soon as it is done.
+
+    >>> import gc
+    >>> before = rare_cycle_collection(); gc.get_threshold()
+    (50000, 20, 20)
+    >>> gc.set_threshold(*before)
+    """
+    import gc
+
+    before = gc.get_threshold()
+    gc.set_threshold(*SHORT_COMMAND_COLLECTION)
+    return before
