@@ -33,6 +33,10 @@ FORMAT = "rankwise-click-log"
 SHIFT = np.int64(1 << 32)
 
 
+class _Discarded(Exception):
+    """Ends a writer's temporary directory without moving it into place (``LogWriter.discard``)."""
+
+
 class LogWriter:
     """Appends click logs (each with its own vocabularies) to a stored log; ``close()``
     numbers the (query, document) pairs in one more pass over the written sessions.
@@ -73,14 +77,17 @@ class LogWriter:
     def __exit__(self, *exc: Any) -> None:
         if exc[0] is None:
             self.close()
-        else:
-            self.discard(*exc)
+        else:   # an error while appending: nothing is left, the directory stays as it was
+            self._drop(exc[1])
 
-    def discard(self, *exc: Any) -> None:
-        """Drop what was written: the directory is left as it was (``exc``: the error, if any)."""
+    def discard(self) -> None:
+        """Drop what was written: the directory is left as it was."""
+        self._drop(_Discarded("the log was discarded"))
+
+    def _drop(self, error: BaseException) -> None:
         for handle in self._files.values():
             handle.close()
-        self._stack.__exit__(*(exc or (None, None, None)))
+        self._stack.__exit__(type(error), error, error.__traceback__)   # the temporary directory goes
 
     def _map(self, ids: list[str], codes: dict[str, int], into: list[str]) -> np.ndarray:
         out = np.empty(len(ids), dtype=np.int64)
@@ -119,7 +126,7 @@ class LogWriter:
         try:
             self._finish(self._building, chunk_size)
         except BaseException as error:
-            self._stack.__exit__(type(error), error, error.__traceback__)
+            self._drop(error)
             raise
         self._stack.close()
 

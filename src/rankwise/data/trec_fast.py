@@ -352,6 +352,7 @@ def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: d
     doubled = len(types) < len(names)
     if names[0] not in types or names[-1] not in types:
         raise ValueError("only fields between the first and the last can be left unconverted")
+
     def parse(piece: Piece, irregular: bool, hash_sign: bool) -> pa.Table | None:
         if irregular:
             return None
