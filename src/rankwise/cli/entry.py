@@ -34,19 +34,13 @@ def main() -> None:
 
 
 def _dispatch(argv: list[str]) -> None:
-    from rankwise.cli.process import (
-        FREED_PAGES_KEPT_MS,
-        SHORT_COMMAND_PAGES_KEPT_MS,
-        numpy_for_short_commands,
-        rare_cycle_collection,
-        release_freed_pages,
-    )
+    from rankwise.cli.process import numpy_for_short_commands, rare_cycle_collection, release_freed_pages
 
     quick = bool(argv) and argv[0] in ("trec-eval", "ndeval", "evaluate")
     if quick:
         numpy_for_short_commands()  # before NumPy is imported
         rare_cycle_collection()
-    release_freed_pages(SHORT_COMMAND_PAGES_KEPT_MS if quick else FREED_PAGES_KEPT_MS)
+    release_freed_pages()
     from rankwise.cli.output import command_inputs, fail, refuse_shared_outputs
     from rankwise.errors import RankwiseError
     from rankwise.protected import protected_inputs
