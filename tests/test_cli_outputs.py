@@ -51,6 +51,11 @@ def files(tmp_path_factory) -> dict[str, Path]:
     out["experiments"] = folder / "experiments.csv"
     out["experiments"].write_text("experiment,ndcg_delta,ctr_delta\n" + "".join(
         f"e{i},{i * 0.01:.2f},{i * 0.002 + (i % 2) * 0.001:.4f}\n" for i in range(6)))
+    out["database"] = folder / "events.ddb"   # read through --database and through an --ibis URL
+    import duckdb
+
+    with duckdb.connect(str(out["database"])) as connection:
+        connection.execute(f"CREATE TABLE events AS SELECT * FROM read_csv_auto('{out['events']}')")
     out["corpus"] = folder / "corpus.jsonl"
     out["corpus"].write_text("".join(json.dumps({"id": f"d{i}", "title": f"red apple {i}", "body": "fruit"}) + "\n"
                                      for i in range(5)))
@@ -90,6 +95,10 @@ WRITERS: dict[str, tuple[list[str], str, str, bool]] = {
     "report": (["report", "{qrels}", "{run}", "{run2}", "-m", "map"], "-o", "qrels", False),
     "fuse": (["fuse", "{run}", "{run2}"], "-o", "run", False),
     "ab": (["ab", "{events}", "--unit", "user_id", "-m", "clicks=count(click)"], "-o", "events", False),
+    "ab --database": (["ab", "--database", "{database}", "--table", "events", "--unit", "user_id", "-m",
+                       "clicks=count(click)"], "-o", "database", False),
+    "ab --ibis": (["ab", "--ibis", "duckdb://{database}", "--table", "events", "--unit", "user_id", "-m",
+                   "clicks=count(click)"], "-o", "database", False),
     "assign": (["assign", "{units}", "--experiment", "exp"], "-o", "units", False),
     "ope": (["ope", "{bandit}", "--policy", "uniform", "--no-position"], "-o", "bandit", False),
     "beyond": (["beyond", "{reco}", "-m", "coverage@5", "--train", "{train}"], "-o", "train", False),

@@ -219,14 +219,15 @@ def _same_output(first: str, second: str) -> bool:
 
 def command_inputs(argv: list[str]) -> list[str]:
     """The existing files and directories a command line names, other than its outputs: each
-    argument, the ``PATH`` of ``NAME=PATH`` and of ``--option=PATH``; the value of an output
-    option is left out. No command may write over one of them (``rankwise.data.atomic``).
+    argument, the ``PATH`` of ``NAME=PATH`` and of ``--option=PATH``, and the file of a URL
+    (``--ibis duckdb://events.ddb``); the value of an output option is left out. No command may
+    write over one of them (``rankwise.data.atomic``).
 
     >>> import os, tempfile
     >>> folder = tempfile.mkdtemp(); log = os.path.join(folder, "log.csv"); _ = open(log, "w").close()
     >>> out = os.path.join(folder, "out.csv"); _ = open(out, "w").close()
-    >>> [os.path.basename(p) for p in command_inputs(["ab", log, "-o", out, f"B={log}"])]
-    ['log.csv', 'log.csv']
+    >>> [os.path.basename(p) for p in command_inputs(["ab", log, "-o", out, f"B={log}", f"duckdb://{log}"])]
+    ['log.csv', 'log.csv', 'log.csv']
     """
     outputs = output_options(argv)
     written = {at for at, _, _ in _output_arguments(argv)}
@@ -234,12 +235,30 @@ def command_inputs(argv: list[str]) -> list[str]:
     for at, arg in enumerate(argv):
         if at in written or arg in outputs:
             continue
-        _, equals, value = arg.partition("=")
-        for candidate in (arg, value if equals else None):
+        for candidate in _named_paths(arg):
             if candidate and os.path.exists(candidate):
                 found.append(candidate)
                 break
     return found
+
+
+def _named_paths(arg: str) -> list[str]:
+    """What an argument may name on disk: itself, the ``PATH`` of ``NAME=PATH`` or
+    ``--option=PATH``, and the path of a URL (``duckdb://events.ddb``, ``sqlite:///data.db``,
+    ``file:///runs``; its query string left out).
+
+    >>> _named_paths("duckdb:///data/events.ddb?read_only=true")
+    ['duckdb:///data/events.ddb?read_only=true', 'true', '/data/events.ddb']
+    """
+    named = [arg]
+    _, equals, value = arg.partition("=")
+    if equals:
+        named.append(value)
+    for text in list(named):
+        scheme, separator, rest = text.partition("://")
+        if separator and scheme.replace("+", "").replace("-", "").isalnum():
+            named.append(rest.split("?", 1)[0])
+    return named
 
 
 _STDIN_COPIES: dict[str, str] = {}
