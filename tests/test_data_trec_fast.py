@@ -260,3 +260,33 @@ def test_a_file_of_several_pieces_starts_with_small_ones(tmp_path: Path, monkeyp
     assert cols is not None and sum(len(c) for c in cols.chunks["doc"]) == 50
     assert cols.column("query").to_pylist() == ["q1"] * 50 and cols.array("score").tolist() == [2.5] * 50
     assert cols.distinct == ["bm25"]
+
+
+@pytest.mark.parametrize("piece_bytes", [64, 1 << 20])
+def test_ids_beyond_ascii_in_any_piece_read_as_the_careful_reader_reads(tmp_path: Path, piece_bytes: int) -> None:
+    # ids are parsed as bytes and viewed as text when a piece is ASCII; a piece with other bytes
+    # is checked as UTF-8 (accented, CJK and 4-byte ids read whole), and a byte that is not
+    # UTF-8 in any piece sends the file to the careful reader, which names its line
+    lines = _lines(40)
+    lines[3] = lines[3].replace("d3", "d\u00e9j\u00e0")
+    lines[22] = lines[22].replace("q3", "q\u6587").replace("d22", "d\U0001f600")
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "run.trec"
+    path.write_bytes(text.encode())
+    reference, _ = parse_run_lines(text.encode(), "run.trec")
+    cols = trec_fast.read_regular(path, RUN_FIELDS, RUN_TYPES, " ", ("query", "doc", "score"), piece_bytes=piece_bytes)
+    assert cols is not None
+    assert cols.column("doc").type == pa.string() == cols.column("query").type
+    assert cols.column("query").to_pylist() == reference.queries
+    assert cols.column("doc").to_pylist() == reference.docs
+    assert cols.column("doc")[3].as_py() == "d\u00e9j\u00e0" and cols.column("doc")[22].as_py() == "d\U0001f600"
+    bad = text.encode().replace(b"d30 ", b"d\xe9 ")   # Latin-1, not UTF-8, in a later piece
+    path.write_bytes(bad)
+    assert trec_fast.read_regular(path, RUN_FIELDS, RUN_TYPES, " ", ("query", "doc", "score"),
+                                  piece_bytes=piece_bytes) is None
+    with pytest.raises(InputError, match="expected UTF-8 text") as err:
+        read_trec_run(path)
+    assert err.value.line == 31
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes("q1 0 d\u00e9 1\nq1 0 d2 0\n".encode())
+    assert read_trec_qrels(qrels).doc.to_pylist() == ["d\u00e9", "d2"]

@@ -5,7 +5,8 @@ empty fields, no other whitespace byte. The file is read in pieces of whole line
 parsed by Arrow on every core, checked, and only the columns an evaluation needs are kept (the
 ``Q0`` and rank fields are never converted: a byte scan, one piece ahead on its own thread,
 checks that none is empty; the next piece is parsed while the caller takes in the one before;
-the run tags go once reduced to their distinct values). Memory stays
+the run tags go once reduced to their distinct values; ids are parsed as bytes and become text
+by one ASCII check per piece, or a UTF-8 check when a piece holds other bytes). Memory stays
 near the size of the kept columns, not of the file, and the file's pages never count in the
 process.
 
@@ -347,7 +348,10 @@ def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: d
     # an empty number is read as null, which Arrow counts as it converts; an empty string is
     # found from its offsets (:func:`_regular_table`: letting strings be null costs Arrow a
     # null-value test per string, a tenth of the parse). The file then goes to the careful reader
-    convert_options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False, null_values=[""],
+    # ids are parsed as bytes and checked as text per piece (:func:`_as_text`)
+    text = [name for name, kind in types.items() if pa.types.is_string(kind)]
+    convert_options = pacsv.ConvertOptions(column_types={n: pa.binary() if n in text else t for n, t in types.items()},
+                                           strings_can_be_null=False, null_values=[""],
                                            include_columns=[n for n in names if n in types])
     doubled = len(types) < len(names)
     if names[0] not in types or names[-1] not in types:
@@ -360,9 +364,11 @@ def parsed_pieces(path: str | os.PathLike[str], names: tuple[str, ...], types: d
             table = pacsv.read_csv(pa.BufferReader(piece.data), read_options=read_options,
                                    parse_options=parse_options, convert_options=convert_options,
                                    memory_pool=arrow.POOL)
+            if not _regular_table(table, names[0], hash_sign):
+                return None
+            return _as_text(table, text)
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             return None
-        return table if _regular_table(table, names[0], hash_sign) else None
 
     pieces = _scanned(_pieces(path, piece_bytes), delimiter, doubled)
     try:
@@ -460,6 +466,41 @@ def _regular_table(table: pa.Table, first: str, hash_sign: bool) -> bool:
                 and any(_has_empty(chunk) for chunk in column.chunks):
             return False
     return not (hash_sign and any(_starts_with_hash(c) for c in table.column(first).chunks))
+
+
+def _as_text(table: pa.Table, names: list[str]) -> pa.Table:
+    """``table`` with its binary columns ``names`` as strings: a chunk of ASCII bytes is viewed
+    as one (ASCII is UTF-8), any other is cast, which checks its UTF-8 (``ArrowInvalid`` if
+    not). Arrow's parser checks UTF-8 value by value; one pass over the bytes is an eighth of
+    that, and ids are nearly always ASCII.
+
+    >>> table = pa.table({"doc": pa.array([b"d1", "d\\u00e9".encode()]), "n": [1, 2]})
+    >>> _as_text(table, ["doc"]).column("doc").to_pylist() == ["d1", "d\\u00e9"]
+    True
+    >>> _as_text(pa.table({"doc": pa.array([b"\\xff"])}), ["doc"])
+    Traceback (most recent call last):
+    pyarrow.lib.ArrowInvalid: Invalid UTF8 payload
+    """
+    for name in names:
+        column = table.column(name)
+        chunks = [chunk.view(pa.string()) if _ascii(chunk) else chunk.cast(pa.string()) for chunk in column.chunks]
+        table = table.set_column(table.schema.get_field_index(name), name, pa.chunked_array(chunks, pa.string()))
+    return table
+
+
+def _ascii(arr: pa.Array) -> bool:
+    """True if the values of a binary array hold no byte above 0x7F.
+
+    >>> beyond = pa.array([b"q1", b"d\\x80"])
+    >>> _ascii(pa.array([b"q1", b"d\\x7f"])), _ascii(beyond), _ascii(beyond.slice(0, 1))
+    (True, False, True)
+    """
+    data = arr.buffers()[2]
+    if data is None:
+        return True
+    bounds = value_offsets(arr)
+    first, last = int(bounds[0]), int(bounds[-1])
+    return int(np.bitwise_or.reduce(np.frombuffer(data, dtype=np.uint8)[first:last])) < 0x80
 
 
 def _has_empty(arr: pa.Array) -> bool:
