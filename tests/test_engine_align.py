@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import rankwise
 from rankwise.data.containers import Qrels, Run
 from rankwise.engine.conventions import Conventions
-from rankwise.engine.duplicates import earliest_repeat
+from rankwise.engine.duplicates import block_starts, earliest_repeat
 from rankwise.errors import InputError
 
 align = importlib.import_module("rankwise.engine.align")
@@ -79,7 +79,29 @@ def test_query_codes_of_a_run_column(layout: str) -> None:
     if layout == "chunked":
         column = pa.chunked_array([column.slice(0, 333), column.slice(333, 1), column.slice(334)])
     position = {q: i for i, q in enumerate(index.query_ids.tolist())}
-    assert align._query_codes(column, index).tolist() == [position.get(q, -1) for q in queries]
+    codes, starts = align._coded_queries(column, index)
+    assert codes.tolist() == [position.get(q, -1) for q in queries]
+    # the block starts found chunk by chunk are those of the codes (two unjudged queries in a
+    # row are one block of -1; a block may go on across a chunk boundary)
+    assert starts.tolist() == block_starts(codes).tolist()
+    assert align._query_codes(column, index).tolist() == codes.tolist()
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.sampled_from(["q0", "q1", "q2", "x", "y"]), st.integers(1, 4)), max_size=12),
+       st.lists(st.integers(0, 30), max_size=4), st.booleans())
+def test_block_starts_found_with_the_codes_are_those_of_the_codes(blocks: list[tuple[str, int]], cuts: list[int],
+                                                                  dictionary: bool) -> None:
+    index = align.QrelsIndex.build(_qrels({(q, "d"): 1 for q in ["q0", "q1", "q2"]}))
+    queries = [q for q, size in blocks for _ in range(size)]
+    edges = sorted({min(c, len(queries)) for c in cuts} | {0, len(queries)})
+    column = pa.array(queries, pa.string())
+    pieces = [column.slice(a, b - a) for a, b in zip(edges[:-1], edges[1:], strict=True)] or [column]
+    if dictionary:
+        pieces = [piece.dictionary_encode() for piece in pieces]
+    chunked = pa.chunked_array(pieces, pieces[0].type)
+    codes, starts = align._coded_queries(chunked, index)
+    assert starts.tolist() == block_starts(codes).tolist()
 
 
 def test_lookup_with_the_chunks_own_vocabulary_equals_the_whole() -> None:

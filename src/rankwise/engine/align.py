@@ -407,24 +407,46 @@ def _query_codes(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> np.nda
     >>> _query_codes(pa.array(["b", "b", "x", "a", "a"]), index).tolist()
     [1, 1, -1, 0, 0]
     """
+    return _coded_queries(query, index)[0]
+
+
+def _coded_queries(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_query_codes` and the rows where a block of one code begins
+    (:func:`~rankwise.engine.duplicates.block_starts` of the codes), found chunk by chunk on the
+    threads that code them: where runs of equal ids were looked up, a block begins at a run
+    whose code differs from the run before (no pass over the codes of every row).
+
+    >>> index = QrelsIndex.build(Qrels(pa.array(["a", "b"]), pa.array(["d", "d"]), np.ones(2, dtype=np.int64)))
+    >>> codes, starts = _coded_queries(pa.chunked_array([["b", "x", "y"], ["y", "a", "a"]]), index)
+    >>> codes.tolist(), starts.tolist()   # x and y are both unjudged: one block of -1
+    ([1, -1, -1, -1, 0, 0], [0, 1, 4])
+    """
     chunks = query.chunks if isinstance(query, pa.ChunkedArray) else [query]
     out = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
     bounds = np.concatenate(([0], np.cumsum([len(c) for c in chunks], dtype=np.int64)))
+    starts: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(chunks)
 
     def code(i: int) -> None:
         chunk, part = chunks[i], out[bounds[i]: bounds[i + 1]]
         if pa.types.is_dictionary(chunk.type):
             np.take(index.query_codes(chunk.dictionary), to_numpy(chunk.indices), out=part)
+            starts[i] = block_starts(part)
             return
-        starts = _run_starts(chunk)
-        if 4 * len(starts) <= len(chunk):
-            codes = index.query_codes(kernels.take(chunk, arrow.indices(starts)))
-            part[:] = np.repeat(codes, np.diff(np.append(starts, len(chunk))))
+        runs = _run_starts(chunk)
+        if 4 * len(runs) <= len(chunk):
+            codes = index.query_codes(kernels.take(chunk, arrow.indices(runs)))
+            part[:] = np.repeat(codes, np.diff(np.append(runs, len(chunk))))
+            starts[i] = runs[np.concatenate(([True], codes[1:] != codes[:-1]))] if len(runs) else runs
         else:
             part[:] = index.query_codes(chunk)
+            starts[i] = block_starts(part)
 
     _each_in_two_threads(code, len(chunks), len(out) >= PARALLEL_MIN_ROWS)
-    return out
+    for i in range(1, len(chunks)):   # a block that goes on from the chunk before does not begin here
+        if len(starts[i]) and bounds[i] > 0 and out[bounds[i] - 1] == out[bounds[i]]:
+            starts[i] = starts[i][1:]
+    return out, np.concatenate([chunk_starts + bounds[i] for i, chunk_starts in enumerate(starts)] or
+                               [np.zeros(0, dtype=np.int64)]).astype(np.int64)
 
 
 def _each_in_two_threads(work: Callable[[int], None], count: int, parallel: bool) -> None:
@@ -771,7 +793,7 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     ``missing='zero'``.
     """
     warnings: list[str] = list(run.notes)
-    qcode = _query_codes(run.query, index)
+    qcode, starts = _coded_queries(run.query, index)   # the block starts: found once, for the scan and the order
     known = qcode >= 0
     # duplicates matter only in queries that are evaluated (trec_eval checks those alone). One
     # pass hashes every document: it finds the slices where a pair may repeat and the rows whose
@@ -780,7 +802,6 @@ def align(run: Run, index: QrelsIndex, conv: Conventions) -> tuple[RankedLists, 
     # slice in the same pass, for every row whichever rows are kept. On a large run a second
     # thread starts the pass while this one sorts, then this one helps finish it
     judged = index.judged_filter if len(qcode) >= index.judgments else None
-    starts = block_starts(qcode)   # found once: the scan and the score order both use them
     scanner = DocumentScanner(run.doc, qcode, known, judged, SLICE_ROWS, starts, index.label_lookup(judged),
                               np.empty(len(qcode), dtype=index.label_dtype))
     speculative = None
