@@ -84,7 +84,6 @@ def test_query_codes_of_a_run_column(layout: str) -> None:
     # the block starts found chunk by chunk are those of the codes (two unjudged queries in a
     # row are one block of -1; a block may go on across a chunk boundary)
     assert starts.tolist() == block_starts(codes).tolist()
-    assert align._query_codes(column, index).tolist() == codes.tolist()
 
 
 @settings(max_examples=200)
@@ -112,7 +111,7 @@ def test_lookup_with_the_chunks_own_vocabulary_equals_the_whole() -> None:
     chunk_queries = [f"q{q}" for q in range(100, 110)]
     rows = [(q, f"d{d}") for q in chunk_queries for d in rng.choice(5000, 50)]
     rows += [(q, d) for (q, d) in pairs if q in chunk_queries]  # every judged pair once
-    qcode = align._query_codes(pa.array([q for q, _ in rows]), index)
+    qcode, _ = align._coded_queries(pa.array([q for q, _ in rows]), index)
     vocabulary, codes = index._vocabulary_for(qcode)
     assert codes is not None and len(vocabulary) <= 60  # the narrowed path is the one tested
     labels = index.lookup(qcode, pa.array([d for _, d in rows]))

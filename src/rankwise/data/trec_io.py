@@ -108,7 +108,7 @@ RUN_TYPES = {"query": pa.string(), "doc": pa.string(), "score": pa.float64(), "t
 empty), not converted: converting them cost an eighth of the parse. The tag is only checked and
 reduced to its distinct values, so it is read as bytes. Query ids stay plain strings: a
 dictionary costs a hash-table insert per row while parsing, and the join looks each run of
-equal ids up once (``engine.align._query_codes``)."""
+equal ids up once (``engine.align._coded_queries``)."""
 
 QRELS_TYPES = {"query": pa.string(), "doc": pa.string(), "label": pa.int64()}
 """Arrow types of the qrels fields the fast path converts (the iteration field is only checked)."""

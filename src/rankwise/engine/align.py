@@ -397,24 +397,16 @@ def _found_or_minus_one(codes: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.where(to_numpy(kernels.is_valid(codes)), to_numpy(codes, np.int32, raw=True), -1).astype(np.int32)
 
 
-def _query_codes(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> np.ndarray:
-    """Code of each row's query in the qrels' sorted query ids (int32), -1 for queries not judged.
+def _coded_queries(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
+    """The code of each row's query in the qrels' sorted query ids (int32, -1 for a query not
+    judged), and the rows where a block of one code begins
+    (:func:`~rankwise.engine.duplicates.block_starts` of the codes).
 
     Each distinct query is looked up once when the column is dictionary-encoded, and each run
     of equal ids when the rows come grouped by query (the usual run file), not once per row.
-
-    >>> index = QrelsIndex.build(Qrels(pa.array(["a", "b"]), pa.array(["d", "d"]), np.ones(2, dtype=np.int64)))
-    >>> _query_codes(pa.array(["b", "b", "x", "a", "a"]), index).tolist()
-    [1, 1, -1, 0, 0]
-    """
-    return _coded_queries(query, index)[0]
-
-
-def _coded_queries(query: pa.Array | pa.ChunkedArray, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_query_codes` and the rows where a block of one code begins
-    (:func:`~rankwise.engine.duplicates.block_starts` of the codes), found chunk by chunk on the
-    threads that code them: where runs of equal ids were looked up, a block begins at a run
-    whose code differs from the run before (no pass over the codes of every row).
+    The block starts are found chunk by chunk on the threads that code them: where runs of
+    equal ids were looked up, a block begins at a run whose code differs from the run before
+    (no pass over the codes of every row).
 
     >>> index = QrelsIndex.build(Qrels(pa.array(["a", "b"]), pa.array(["d", "d"]), np.ones(2, dtype=np.int64)))
     >>> codes, starts = _coded_queries(pa.chunked_array([["b", "x", "y"], ["y", "a", "a"]]), index)
