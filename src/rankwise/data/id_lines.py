@@ -15,11 +15,12 @@ from collections.abc import Iterable
 from rankwise.errors import InputError
 
 
-def read_id_lines(path: str | os.PathLike[str], header_names: Iterable[str] = (), what: str = "id"
-                  ) -> tuple[list[str], list[str]]:
+def read_id_lines(path: str | os.PathLike[str], header_names: Iterable[str] = (), what: str = "id",
+                  note_repeats: bool = True) -> tuple[list[str], list[str]]:
     """The ids of a file of one ``what`` per line (text, ``.gz`` too) and notes on what was
     skipped or changed; ``header_names``: the names a first line may give the column (in any
-    case), read as a header.
+    case), read as a header; ``note_repeats=False`` leaves repeats to a caller that notes them
+    its own way.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "units.txt")
@@ -60,6 +61,6 @@ def read_id_lines(path: str | os.PathLike[str], header_names: Iterable[str] = ()
     notes = [f"{shown}: {empty} empty line(s) skipped"] if empty else []
     if padded:
         notes.append(f"{shown}: {len(padded)} {what}(s) had spaces or tabs around them, removed (line {padded[0]})")
-    if repeated:
+    if repeated and note_repeats:
         notes.append(f"{shown}: {len(repeated)} {what}(s) listed more than once (first at line {repeated[0]})")
     return ids, notes

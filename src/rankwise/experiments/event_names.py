@@ -29,7 +29,7 @@ _SHOWN = 30
 
 
 def unmet_conditions(definitions: Sequence[Definition], moments: VariantMoments,
-                       event: str = "event") -> list[tuple[str, str, str]]:
+                     event: str = "event") -> list[tuple[str, str, str]]:
     """``(column, value, aggregation as written)`` for each value an ``=`` or ``in`` condition
     names (a count's event type included) in an aggregation whose per-unit column is zero in
     every variant; numeric values are left out."""

@@ -835,8 +835,7 @@ def read_catalogue(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]
             raise InputError("no items: expected a table with an item column and a row per item", source=source)
         notes: list[str] = []
     else:
-        kept, notes = read_id_lines(path, ITEM_COLUMNS, "item")
-        notes = [note for note in notes if "more than once" not in note]   # said below, for tables too
+        kept, notes = read_id_lines(path, ITEM_COLUMNS, "item", note_repeats=False)   # said below, for tables too
         ids = np.asarray(exact_ids(pa.chunked_array([kept], type=pa.string())).to_numpy(zero_copy_only=False))
         ids = ids if ids.dtype.kind in "iu" else ids.astype(object)
     unique = ~keys_of(ids).duplicated().to_numpy()
